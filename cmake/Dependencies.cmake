@@ -1,0 +1,25 @@
+# Every dependency comes from a Debian package; a missing one names the package to install.
+macro(slurmtwin_require name debian_package)
+  find_package(${name} ${ARGN} QUIET)
+  if(NOT ${name}_FOUND)
+    message(FATAL_ERROR "SlurmTwin needs ${name}: install the Debian package '${debian_package}' "
+                        "(apt-get install ${debian_package}), or run 'make deps'.")
+  endif()
+endmacro()
+
+slurmtwin_require(Boost libboost-graph-dev\ libboost-program-options-dev 1.74 COMPONENTS program_options graph)
+slurmtwin_require(Eigen3 libeigen3-dev NO_MODULE)
+slurmtwin_require(yaml-cpp libyaml-cpp-dev)
+slurmtwin_require(fmt libfmt-dev)
+slurmtwin_require(ZLIB zlib1g-dev)
+slurmtwin_require(LibLZMA liblzma-dev)
+if(SLURMTWIN_BUILD_TESTS)
+  slurmtwin_require(doctest doctest-dev)
+endif()
+# libtorch: Debian's libtorch-dev by default; -DTorch_DIR=... points at another build (e.g. CUDA).
+slurmtwin_require(Torch libtorch-dev)
+
+# yaml-cpp 0.7 on Debian exports the target 'yaml-cpp' without a namespace.
+if(TARGET yaml-cpp AND NOT TARGET yaml-cpp::yaml-cpp)
+  add_library(yaml-cpp::yaml-cpp ALIAS yaml-cpp)
+endif()

@@ -1,0 +1,84 @@
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+
+#include "traces/hostlist.hpp"
+#include "traces/site.hpp"
+#include "traces/text.hpp"
+#include "traces/time_format.hpp"
+
+using namespace slurmtwin;
+
+TEST_CASE("Slurm durations parse in every sacct/slurm.conf form") {
+  CHECK(parse_slurm_duration("5") == 5 * 60);                 // MM
+  CHECK(parse_slurm_duration("5:30") == 5 * 60 + 30);         // MM:SS
+  CHECK(parse_slurm_duration("01:02:03") == 3723);            // HH:MM:SS
+  CHECK(parse_slurm_duration("2-03") == 2 * 86400 + 3 * 3600);  // D-HH
+  CHECK(parse_slurm_duration("2-03:04") == 2 * 86400 + 3 * 3600 + 4 * 60);
+  CHECK(parse_slurm_duration("3-00:00:00") == 3 * 86400);
+  CHECK(parse_slurm_duration("00:00.006") == 0);  // sacct CPU-time form
+  CHECK(parse_slurm_duration("UNLIMITED") == kUnlimited);
+  CHECK(parse_slurm_duration("infinite") == kUnlimited);
+  CHECK(parse_slurm_duration("Partition_Limit") == kUnsetTime);
+  CHECK_FALSE(parse_slurm_duration("").has_value());
+  CHECK_FALSE(parse_slurm_duration("1:2:3:4").has_value());
+  CHECK_FALSE(parse_slurm_duration("abc").has_value());
+  CHECK_FALSE(parse_slurm_duration("-5").has_value());
+  CHECK(format_slurm_duration(3 * 86400) == "3-00:00:00");
+  CHECK(format_slurm_duration(3723) == "01:02:03");
+}
+
+TEST_CASE("timestamps round-trip through sacct's ISO form as UTC") {
+  CHECK(parse_timestamp("1970-01-01T00:00:00") == 0);
+  CHECK(parse_timestamp("2021-10-05T11:26:12") == 1633433172);  // date -u -d 2021-10-05T11:26:12 +%s
+  CHECK(parse_timestamp("2021-10-05 11:26:12") == 1633433172);
+  CHECK(parse_timestamp("Unknown") == kUnsetTime);
+  CHECK(parse_timestamp("None") == kUnsetTime);
+  CHECK_FALSE(parse_timestamp("2021-13-05T11:26:12").has_value());
+  CHECK_FALSE(parse_timestamp("yesterday").has_value());
+  CHECK(format_timestamp(1633433172) == "2021-10-05T11:26:12");
+  CHECK(format_timestamp(kUnsetTime) == "Unknown");
+}
+
+TEST_CASE("memory sizes convert to MB with binary units") {
+  CHECK(text::parse_memory_mb("500G") == 512000);
+  CHECK(text::parse_memory_mb("187000M") == 187000);
+  CHECK(text::parse_memory_mb("4000") == 4000);
+  CHECK(text::parse_memory_mb("320K") == 1);  // rounds up
+  CHECK(text::parse_memory_mb("1T") == 1048576);
+  CHECK_FALSE(text::parse_memory_mb("12Q").has_value());
+  CHECK_FALSE(text::parse_memory_mb("-1G").has_value());
+}
+
+TEST_CASE("hostlists expand with padding, lists and cross products, and compress back") {
+  const auto n = expand_hostlist("n[001-003,7],gn1");
+  REQUIRE(n.size() == 5);
+  CHECK(n[0] == "n001");
+  CHECK(n[2] == "n003");
+  CHECK(n[3] == "n7");
+  CHECK(n[4] == "gn1");
+  CHECK(expand_hostlist("n[001-087]").size() == 87);
+  CHECK(expand_hostlist("r[1-2]n[1-3]").size() == 6);
+  CHECK(expand_hostlist("cpn-q06-04-[01-02],cpn-u23-[17,25]") ==
+        std::vector<std::string>{"cpn-q06-04-01", "cpn-q06-04-02", "cpn-u23-17", "cpn-u23-25"});
+  CHECK_THROWS_AS(expand_hostlist("n[1-"), std::invalid_argument);
+  CHECK_THROWS_AS(expand_hostlist("n[5-1]"), std::invalid_argument);
+  CHECK_THROWS_AS(expand_hostlist("n[1-100000000]", 1000), std::invalid_argument);
+  CHECK(compress_hostlist(expand_hostlist("n[001-087],gn[001-002]")) == "n[001-087],gn[001-002]");
+  CHECK(compress_hostlist({"a1", "a2", "a4", "b"}) == "a[1-2,4],b");
+}
+
+TEST_CASE("TRES strings parse counts and per-MB weights") {
+  const auto t = parse_tres_counts("billing=4,cpu=20,gres/gpu=4,mem=193024M,node=1");
+  CHECK(t.at("cpu") == 20);
+  CHECK(t.at("gres/gpu") == 4);
+  CHECK(t.at("mem") == 193024);
+  CHECK(parse_tres_counts("mem=2G").at("mem") == 2048);
+  const auto w = parse_tres_weights("CPU=0,Mem=.03,GRES/gpu=30000");
+  CHECK(w.at("cpu") == 0.0);
+  CHECK(w.at("mem") == doctest::Approx(0.03));
+  CHECK(w.at("gres/gpu") == 30000.0);
+  CHECK(parse_tres_weights("Mem=0.25G").at("mem") == doctest::Approx(0.25 / 1024));
+  CHECK_THROWS_AS(parse_tres_counts("cpu"), std::invalid_argument);
+  CHECK_THROWS_AS(parse_tres_weights("cpu=x"), std::invalid_argument);
+}

@@ -1,0 +1,250 @@
+#pragma once
+// The value-type model of a Slurm site: nodes, partitions, QOS, the association tree and the
+// scheduler settings. Defaults are those of current Slurm (see docs/site-schema.md and
+// ../shared/reference/slurm-scheduling-spec.md). Produced by the importers and the YAML loader,
+// validated once, then treated as const.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "traces/job_record.hpp"
+
+namespace slurmtwin {
+
+/// A count of one TRES per name: "cpu=10,mem=2000,gres/gpu=2" (memory in MB).
+using TresMap = std::map<std::string, std::int64_t>;
+/// Weights per TRES name: "CPU=1.0,Mem=0.25G,GRES/gpu=2" (memory weight per MB). Keys lower-case.
+using TresWeights = std::map<std::string, double>;
+
+/// One GRES a node has, e.g. gpu:tesla_v100:2.
+struct NodeGres {
+  std::string name;
+  std::string type;
+  std::int64_t count = 0;
+  bool operator==(const NodeGres&) const = default;
+};
+
+struct Node {
+  std::string name;
+  std::uint32_t cpus = 1;  // CPUs = boards * sockets * cores * threads unless given
+  std::uint32_t boards = 1;
+  std::uint32_t sockets = 1;
+  std::uint32_t cores_per_socket = 1;
+  std::uint32_t threads_per_core = 1;
+  std::int64_t real_memory_mb = 1;  // Slurm default RealMemory=1
+  std::int64_t mem_spec_limit_mb = 0;
+  std::vector<NodeGres> gres;
+  std::uint32_t weight = 1;
+  std::vector<std::string> features;
+  std::string state = "UNKNOWN";  // as configured (State=)
+  bool operator==(const Node&) const = default;
+};
+
+enum class PreemptMode : std::uint8_t { kOff, kCancel, kRequeue, kSuspend, kGang, kSuspendGang, kWithin, kUnset };
+const char* to_string(PreemptMode mode);
+/// Parses "OFF", "CANCEL", "REQUEUE", "SUSPEND", "GANG", "SUSPEND,GANG", "WITHIN" (case-insensitive).
+PreemptMode parse_preempt_mode(std::string_view text);
+
+enum class OverSubscribe : std::uint8_t { kNo, kYes, kForce, kExclusive };
+
+struct Partition {
+  std::string name;
+  std::vector<std::string> nodes;  // node names, in slurm.conf order
+  bool is_default = false;
+  std::string state = "UP";
+  Seconds max_time = kUnlimited;         // s
+  Seconds default_time = kUnsetTime;     // s; unset = MaxTime applies
+  std::int64_t def_mem_per_cpu_mb = 0;   // 0 = unset
+  std::int64_t def_mem_per_node_mb = 0;
+  std::int64_t max_mem_per_cpu_mb = 0;
+  std::int64_t max_mem_per_node_mb = 0;
+  std::uint32_t min_nodes = 0;
+  std::uint32_t max_nodes = 0;  // 0 = unlimited
+  std::uint16_t priority_job_factor = 1;
+  std::uint16_t priority_tier = 1;
+  OverSubscribe oversubscribe = OverSubscribe::kNo;
+  std::uint16_t oversubscribe_count = 1;
+  bool exclusive_user = false;
+  std::vector<std::string> allow_qos;  // empty = ALL
+  std::vector<std::string> allow_accounts;  // empty = ALL
+  std::vector<std::string> deny_accounts;
+  std::string qos;  // partition QOS ("" = none)
+  PreemptMode preempt_mode = PreemptMode::kUnset;  // unset = cluster PreemptMode
+  Seconds grace_time = 0;
+  Seconds over_time_limit = 0;
+  TresWeights tres_billing_weights;
+  bool operator==(const Partition&) const = default;
+};
+
+/// QOS and association limits that Slurm enforces at scheduling time (the common subset we model).
+struct Limits {
+  TresMap grp_tres;
+  std::optional<std::int64_t> grp_jobs;
+  std::optional<std::int64_t> grp_submit_jobs;
+  TresMap max_tres_per_job;
+  TresMap max_tres_per_user;  // QOS MaxTRESPerUser
+  TresMap max_tres_per_node;
+  std::optional<std::int64_t> max_jobs_per_user;  // QOS MaxJobsPerUser / assoc MaxJobs
+  std::optional<std::int64_t> max_submit_jobs_per_user;  // QOS MaxSubmitJobsPerUser / assoc MaxSubmitJobs
+  std::optional<Seconds> max_wall;  // per job, s
+  bool operator==(const Limits&) const = default;
+};
+
+struct Qos {
+  std::string name;
+  std::uint32_t priority = 0;
+  double usage_factor = 1.0;
+  std::vector<std::string> preempt;  // QOS names this QOS may preempt
+  PreemptMode preempt_mode = PreemptMode::kUnset;  // unset = cluster default
+  std::optional<Seconds> preempt_exempt_time;
+  Seconds grace_time = 0;
+  std::set<std::string> flags;  // e.g. NoDecay, DenyOnLimit, OverPartQOS
+  Limits limits;
+  bool operator==(const Qos&) const = default;
+};
+
+/// Shares of an association: a number, or "parent" (the association takes its parent's place).
+struct Shares {
+  std::uint32_t value = 1;  // Slurm default Fairshare=1
+  bool parent = false;
+  bool operator==(const Shares&) const = default;
+};
+
+/// A non-user association: an account node in the tree. The root account is "root".
+struct Account {
+  std::string name;
+  std::string parent = "root";  // "" for root itself
+  Shares shares;
+  std::uint32_t priority = 0;  // association Priority
+  std::vector<std::string> qos;  // allowed QOS (inherited from parent when empty)
+  std::string default_qos;
+  Limits limits;
+  bool operator==(const Account&) const = default;
+};
+
+/// A user association: (user, account[, partition]).
+struct UserAssoc {
+  std::string user;
+  std::string account;
+  std::string partition;  // "" = any
+  Shares shares;
+  std::uint32_t priority = 0;
+  std::vector<std::string> qos;  // empty = inherited from the account
+  std::string default_qos;
+  Limits limits;
+  bool operator==(const UserAssoc&) const = default;
+};
+
+struct User {
+  std::string name;
+  std::string default_account;
+  std::string admin_level = "None";
+  bool operator==(const User&) const = default;
+};
+
+/// SchedulerParameters that shape scheduling (defaults: current Slurm, spec §1, §6).
+struct SchedulerParameters {
+  // main scheduler
+  std::uint32_t default_queue_depth = 100;
+  Seconds sched_interval = 60;
+  Seconds batch_sched_delay = 3;
+  std::int64_t sched_min_interval_us = 2;
+  std::int64_t max_sched_time_s = 2;  // 0 = derived default
+  std::uint32_t partition_job_depth = 0;  // 0 = unlimited
+  bool defer = false;
+  bool defer_batch = false;
+  // backfill
+  Seconds bf_interval = 30;
+  Seconds bf_window = 1440 * 60;  // bf_window is given in minutes in slurm.conf; stored in seconds
+  Seconds bf_resolution = 60;
+  std::uint32_t bf_max_job_test = 500;
+  std::uint32_t bf_max_job_user = 0;
+  std::uint32_t bf_max_job_part = 0;
+  std::uint32_t bf_max_job_user_part = 0;
+  std::uint32_t bf_max_job_start = 0;
+  std::uint32_t bf_max_job_array_resv = 20;
+  std::int64_t bf_min_prio_reserve = 0;
+  Seconds bf_min_age_reserve = 0;
+  bool bf_continue = false;
+  bool bf_busy_nodes = false;
+  bool bf_one_resv_per_job = false;
+  Seconds bf_max_time = 0;  // 0 = bf_interval
+  Seconds bf_yield_interval_us = 2'000'000;
+  Seconds bf_yield_sleep_us = 500'000;
+  std::map<std::string, std::string> other;  // options accepted but not modelled (e.g. max_script_size)
+  bool operator==(const SchedulerParameters&) const = default;
+};
+
+/// Cluster-wide scheduling and priority settings (slurm.conf).
+struct SchedulerSettings {
+  std::string scheduler_type = "sched/backfill";
+  std::string priority_type = "priority/multifactor";
+  std::uint32_t weight_age = 0;
+  std::uint32_t weight_assoc = 0;
+  std::uint32_t weight_fairshare = 0;
+  std::uint32_t weight_job_size = 0;
+  std::uint32_t weight_partition = 0;
+  std::uint32_t weight_qos = 0;
+  TresWeights weight_tres;  // PriorityWeightTRES, keys lower-case ("cpu", "mem", "gres/gpu")
+  Seconds decay_half_life = 7 * 86400;
+  Seconds calc_period = 300;
+  Seconds max_age = 7 * 86400;
+  bool favor_small = false;
+  std::set<std::string> priority_flags = {"FAIR_TREE"};  // upper-case flag names
+  std::string usage_reset_period = "NONE";  // NONE NOW DAILY WEEKLY MONTHLY QUARTERLY YEARLY
+  std::uint32_t fairshare_dampening_factor = 1;
+  SchedulerParameters params;
+  std::string preempt_type = "preempt/none";
+  PreemptMode preempt_mode = PreemptMode::kOff;
+  Seconds preempt_exempt_time = 0;
+  std::string select_type = "select/cons_tres";
+  std::set<std::string> select_type_parameters = {"CR_Core_Memory"};
+  Seconds kill_wait = 30;
+  Seconds over_time_limit = 0;
+  Seconds min_job_age = 300;
+  std::string enforce_part_limits = "NO";
+  std::set<std::string> accounting_storage_enforce;  // lower-case: associations, limits, qos, safe
+  std::vector<std::string> accounting_storage_tres;  // extra TRES tracked, e.g. gres/gpu
+  std::uint32_t first_job_id = 1;
+  bool job_requeue = true;
+  bool operator==(const SchedulerSettings&) const = default;
+};
+
+/// A whole site. Node order is the slurm.conf order (Slurm's node index order).
+struct Site {
+  std::string cluster_name = "cluster";
+  std::vector<Node> nodes;
+  std::vector<Partition> partitions;
+  std::vector<Qos> qos;
+  std::vector<Account> accounts;  // includes "root"
+  std::vector<UserAssoc> associations;
+  std::vector<User> users;
+  SchedulerSettings scheduler;
+  bool operator==(const Site&) const = default;
+
+  const Node* find_node(std::string_view name) const;
+  const Partition* find_partition(std::string_view name) const;
+  const Qos* find_qos(std::string_view name) const;
+  const Account* find_account(std::string_view name) const;
+  const User* find_user(std::string_view name) const;
+  /// Throwing twins: name the missing key.
+  const Partition& partition(std::string_view name) const;
+  const Qos& qos_named(std::string_view name) const;
+  /// The default partition (Default=YES), else the first one; nullptr when there are none.
+  const Partition* default_partition() const;
+};
+
+/// Checks cross references (partition nodes exist, QOS names, account parents, user default
+/// accounts); throws std::invalid_argument naming the first problem.
+void validate(const Site& site);
+
+/// Parses "cpu=10,mem=2G,gres/gpu=2,node=1" (memory converted to MB). Throws std::invalid_argument.
+TresMap parse_tres_counts(std::string_view text);
+/// Parses "CPU=1000,Mem=0.25G,GRES/gpu=3000": keys lower-cased, a unit suffix on a Mem weight
+/// converts it to per-MB (Mem=0.25G -> 0.25/1024). Throws std::invalid_argument.
+TresWeights parse_tres_weights(std::string_view text);
+
+}  // namespace slurmtwin

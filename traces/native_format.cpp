@@ -1,0 +1,192 @@
+#include "traces/native_format.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <type_traits>
+
+#include "traces/file_io.hpp"
+#include "traces/read_report.hpp"
+
+namespace slurmtwin {
+namespace {
+
+constexpr char kMagic[8] = {'S', 'T', 'W', 'T', 'R', 'A', 'C', 'E'};
+constexpr std::size_t kHeaderSize = sizeof kMagic + sizeof(std::uint32_t) + sizeof(std::uint64_t);
+
+std::uint64_t fnv1a(const char* data, std::size_t n) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (std::size_t i = 0; i < n; ++i) {
+    h ^= static_cast<unsigned char>(data[i]);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+class Writer {
+ public:
+  template <class T>
+  void put(T v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    const auto at = out_.size();
+    out_.resize(at + sizeof(T));
+    std::memcpy(out_.data() + at, &v, sizeof(T));
+  }
+  void put(const std::string& s) {
+    put(static_cast<std::uint32_t>(s.size()));
+    out_ += s;
+  }
+  void put(const NameDictionary& d) {
+    put(static_cast<std::uint32_t>(d.size()));
+    for (const auto& n : d.names()) put(n);
+  }
+  std::string& bytes() { return out_; }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  Reader(const std::string& bytes, std::size_t from, std::size_t to, const std::string& file)
+      : bytes_(bytes), at_(from), end_(to), file_(file) {}
+  template <class T>
+  T get() {
+    need(sizeof(T));
+    T v;
+    std::memcpy(&v, bytes_.data() + at_, sizeof(T));
+    at_ += sizeof(T);
+    return v;
+  }
+  std::string get_string() {
+    const auto n = get<std::uint32_t>();
+    need(n);
+    std::string s = bytes_.substr(at_, n);
+    at_ += n;
+    return s;
+  }
+  void get(NameDictionary& d) {
+    const auto n = get<std::uint32_t>();
+    for (std::uint32_t i = 0; i < n; ++i) d.intern(get_string());
+  }
+  bool done() const { return at_ == end_; }
+
+ private:
+  void need(std::size_t n) const {
+    if (end_ - at_ < n) throw InputError(file_, 0, "", "truncated native trace payload");
+  }
+  const std::string& bytes_;
+  std::size_t at_, end_;
+  const std::string& file_;
+};
+
+}  // namespace
+
+bool is_native_trace(const std::string& bytes) {
+  return bytes.size() >= sizeof kMagic && std::memcmp(bytes.data(), kMagic, sizeof kMagic) == 0;
+}
+
+std::string encode_native_trace(const Trace& t) {
+  Writer w;
+  w.put(t.origin);
+  w.put(t.source);
+  for (const auto* d : {&t.users, &t.accounts, &t.partitions, &t.qos, &t.strings}) w.put(*d);
+  w.put(static_cast<std::uint64_t>(t.jobs.size()));
+  for (const auto& j : t.jobs) {
+    w.put(j.job_id);
+    w.put(j.array_task);
+    w.put(j.het_component);
+    for (auto n : {j.user, j.account, j.partition, j.qos, j.name, j.constraints, j.dependency}) w.put(n);
+    for (auto s : {j.submit, j.eligible, j.start, j.end, j.runtime, j.time_limit}) w.put(s);
+    for (auto c : {j.nodes, j.tasks, j.tasks_per_node, j.cpus_per_task, j.req_cpus, j.alloc_cpus}) w.put(c);
+    w.put(j.mem_mb);
+    w.put(static_cast<std::uint8_t>(j.mem_per_cpu | (j.exclusive << 1)));
+    w.put(static_cast<std::uint8_t>(j.state));
+    w.put(static_cast<std::uint8_t>(j.started_by));
+    w.put(j.restarts);
+    w.put(j.priority);
+    w.put(j.nice);
+    w.put(j.source_line);
+    w.put(static_cast<std::uint16_t>(j.gres.size()));
+    for (const auto& g : j.gres) {
+      w.put(g.name);
+      w.put(g.type);
+      w.put(g.count);
+      w.put(static_cast<std::uint8_t>(g.per_node));
+    }
+  }
+  std::string payload = std::move(w.bytes());
+  Writer out;
+  out.bytes().append(kMagic, sizeof kMagic);
+  out.put(kNativeTraceVersion);
+  out.put(static_cast<std::uint64_t>(payload.size()));
+  out.bytes() += payload;
+  out.put(fnv1a(payload.data(), payload.size()));
+  return std::move(out.bytes());
+}
+
+Trace decode_native_trace(const std::string& bytes, const std::string& file) {
+  if (!is_native_trace(bytes)) throw InputError(file, 0, "", "not a SlurmTwin native trace (bad magic)");
+  if (bytes.size() < kHeaderSize) throw InputError(file, 0, "", "truncated native trace header");
+  Reader header(bytes, sizeof kMagic, kHeaderSize, file);
+  const auto version = header.get<std::uint32_t>();
+  if (version != kNativeTraceVersion)
+    throw InputError(file, 0, "version", fmt::format("native trace version {} is not supported (this build reads {})",
+                                                     version, kNativeTraceVersion));
+  const auto size = header.get<std::uint64_t>();
+  if (bytes.size() != kHeaderSize + size + sizeof(std::uint64_t))
+    throw InputError(file, 0, "", "native trace is truncated or has trailing bytes");
+  std::uint64_t sum;
+  std::memcpy(&sum, bytes.data() + kHeaderSize + size, sizeof sum);
+  if (sum != fnv1a(bytes.data() + kHeaderSize, size))
+    throw InputError(file, 0, "", "native trace checksum mismatch (corrupt file)");
+
+  Reader r(bytes, kHeaderSize, kHeaderSize + size, file);
+  Trace t;
+  t.origin = r.get<Seconds>();
+  t.source = r.get_string();
+  for (auto* d : {&t.users, &t.accounts, &t.partitions, &t.qos, &t.strings}) r.get(*d);
+  const auto n = r.get<std::uint64_t>();
+  if (n > size) throw InputError(file, 0, "", "native trace job count exceeds payload");
+  t.jobs.resize(n);
+  for (auto& j : t.jobs) {
+    j.job_id = r.get<std::uint64_t>();
+    j.array_task = r.get<std::int32_t>();
+    j.het_component = r.get<std::int32_t>();
+    for (auto* p : {&j.user, &j.account, &j.partition, &j.qos, &j.name, &j.constraints, &j.dependency})
+      *p = r.get<NameIndex>();
+    for (auto* p : {&j.submit, &j.eligible, &j.start, &j.end, &j.runtime, &j.time_limit}) *p = r.get<Seconds>();
+    for (auto* p : {&j.nodes, &j.tasks, &j.tasks_per_node, &j.cpus_per_task, &j.req_cpus, &j.alloc_cpus})
+      *p = r.get<std::uint32_t>();
+    j.mem_mb = r.get<std::int64_t>();
+    const auto bits = r.get<std::uint8_t>();
+    j.mem_per_cpu = bits & 1;
+    j.exclusive = bits & 2;
+    j.state = static_cast<JobState>(r.get<std::uint8_t>());
+    j.started_by = static_cast<SchedulerPass>(r.get<std::uint8_t>());
+    j.restarts = r.get<std::uint32_t>();
+    j.priority = r.get<std::int64_t>();
+    j.nice = r.get<std::int32_t>();
+    j.source_line = r.get<std::uint64_t>();
+    const auto ng = r.get<std::uint16_t>();
+    j.gres.resize(ng);
+    for (auto& g : j.gres) {
+      g.name = r.get_string();
+      g.type = r.get_string();
+      g.count = r.get<std::int64_t>();
+      g.per_node = r.get<std::uint8_t>() != 0;
+    }
+    if (j.state > JobState::kRevoked || j.started_by > SchedulerPass::kBackfill)
+      throw InputError(file, 0, "state", "native trace holds an invalid enum value");
+  }
+  if (!r.done()) throw InputError(file, 0, "", "native trace has unread bytes in its payload");
+  return t;
+}
+
+void write_native_trace(const Trace& trace, const std::string& path) {
+  write_file_atomic(path, encode_native_trace(trace));
+}
+
+Trace read_native_trace(const std::string& path) { return decode_native_trace(read_input_file(path), path); }
+
+}  // namespace slurmtwin

@@ -320,7 +320,7 @@ void read_sacct_json(std::string_view content, const std::string& file, Trace& t
     } catch (const BadField& e) {
       sink.reject(line, e.field, "bad " + e.field, e.detail);
     } catch (const YAML::Exception& e) {
-      sink.reject(line, "", "bad job", e.msg);
+      sink.reject(line, "job", "bad job", e.msg);
     }
   }
   folder.finish();

@@ -755,7 +755,7 @@ void read_sacct_parsable(std::string_view content, const std::string& file, Trac
     const auto tokens = tokens_of(record);
     if (tokens.size() < ncols) {
       sink.reject(
-          line_no, "", "truncated record",
+          line_no, "record", "truncated record",
           fmt::format("{} of {} fields before the next record or the end of the file", tokens.size(), ncols),
           record);
       continue;
@@ -766,7 +766,7 @@ void read_sacct_parsable(std::string_view content, const std::string& file, Trac
     } else {
       const auto a = align_tokens(shapes, tokens);
       if (a.result == Alignment::Result::kNone) {
-        sink.reject(line_no, "", "too many fields",
+        sink.reject(line_no, "record", "too many fields",
                     fmt::format("{} fields for {} columns and no way to read the extra '|' as part of a "
                                 "free-text field",
                                 tokens.size(), ncols),
@@ -774,7 +774,7 @@ void read_sacct_parsable(std::string_view content, const std::string& file, Trac
         continue;
       }
       if (a.result == Alignment::Result::kAmbiguous) {
-        sink.reject(line_no, "", "ambiguous '|' in free-text field",
+        sink.reject(line_no, "record", "ambiguous '|' in free-text field",
                     fmt::format("{} fields for {} columns: the extra '|' fit more than one free-text field",
                                 tokens.size(), ncols),
                     record);

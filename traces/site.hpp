@@ -29,9 +29,9 @@ struct NodeGres {
 
 struct Node {
   std::string name;
-  std::uint32_t cpus = 1;  // CPUs = boards * sockets * cores * threads unless given
+  std::uint32_t cpus = 1;  // CPUs = sockets * cores * threads unless given (Slurm's _parse_nodename)
   std::uint32_t boards = 1;
-  std::uint32_t sockets = 1;
+  std::uint32_t sockets = 1;  // sockets of the whole node (Boards already factored in, as Slurm's Sockets=)
   std::uint32_t cores_per_socket = 1;
   std::uint32_t threads_per_core = 1;
   std::int64_t real_memory_mb = 1;  // Slurm default RealMemory=1

@@ -1,0 +1,1070 @@
+#include "traces/sacctmgr.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+
+#include "traces/file_io.hpp"
+#include "traces/read_report.hpp"
+#include "traces/text.hpp"
+#include "traces/time_format.hpp"
+
+namespace slurmtwin {
+namespace {
+
+/// One argument of a sacctmgr command: Key=Value, Key+=Value, Key-=Value or a bare word (key empty).
+struct Arg {
+  std::string key;
+  char op = '=';  // '=', '+' or '-'
+  std::string value;
+};
+
+struct Where {
+  std::string file;
+  std::uint64_t line = 0;
+};
+
+[[noreturn]] void fail(const Where& w, const std::string& field, const std::string& what) {
+  throw InputError(w.file, w.line, field, what);
+}
+
+bool is_space(char c) {
+  return std::isspace(static_cast<unsigned char>(c)) != 0;
+}
+
+/// Shell-like words: whitespace separates, '...' and "..." quote (quotes removed), '#' at a word start
+/// outside quotes begins a comment.
+std::vector<std::string> split_words(std::string_view s, const Where& w) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool in_word = false;
+  char quote = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (quote) {
+      if (c == quote)
+        quote = 0;
+      else
+        cur += c;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      quote = c;
+      in_word = true;
+      continue;
+    }
+    if (is_space(c)) {
+      if (in_word) out.push_back(std::move(cur));
+      cur.clear();
+      in_word = false;
+      continue;
+    }
+    if (c == '#' && !in_word) break;
+    cur += c;
+    in_word = true;
+  }
+  if (quote) fail(w, "", "unterminated quote");
+  if (in_word) out.push_back(std::move(cur));
+  return out;
+}
+
+Arg to_arg(const std::string& word) {
+  Arg a;
+  const auto eq = word.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    a.value = word;
+    a.op = 0;
+    return a;
+  }
+  a.key = word.substr(0, eq);
+  a.value = word.substr(eq + 1);
+  if (a.key.back() == '+' || a.key.back() == '-') {
+    a.op = a.key.back();
+    a.key.pop_back();
+  }
+  return a;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// option names: an exact (case-insensitive) name or alias, else a prefix of a name at least `min` long,
+// first match in table order (as sacctmgr's strncasecmp(arg, name, MAX(len, min)) chains do)
+
+enum class Opt {
+  kUnknown,
+  kIgnore,  // accepted, no effect on scheduling (Description, Organization)
+  kName,
+  kParent,
+  kFairshare,
+  kQos,
+  kDefaultQos,
+  kDefaultAccount,
+  kAccount,
+  kAdminLevel,
+  kPartition,
+  kCluster,
+  kPriority,
+  kUsageFactor,
+  kPreempt,
+  kPreemptMode,
+  kPreemptExemptTime,
+  kGraceTime,
+  kFlags,
+  kGrpTres,
+  kGrpJobs,
+  kGrpSubmit,
+  kMaxJobs,
+  kMaxSubmit,
+  kMaxTresPerJob,
+  kMaxTresPerUser,
+  kMaxTresPerNode,
+  kMaxWall,
+};
+
+struct OptName {
+  std::string_view name;
+  std::size_t min;  // shortest accepted prefix; 0 = exact only
+  Opt opt;
+};
+
+const std::vector<OptName> kQosOpts = {
+    {"Name", 1, Opt::kName},
+    {"Names", 0, Opt::kName},
+    {"Description", 1, Opt::kIgnore},
+    {"Flags", 2, Opt::kFlags},
+    {"GraceTime", 3, Opt::kGraceTime},
+    {"GrpJobs", 4, Opt::kGrpJobs},
+    {"GrpSubmitJobs", 4, Opt::kGrpSubmit},
+    {"GrpTRES", 7, Opt::kGrpTres},
+    {"MaxJobsPerUser", 4, Opt::kMaxJobs},
+    {"MaxJobsPU", 0, Opt::kMaxJobs},
+    {"MaxSubmitJobsPerUser", 4, Opt::kMaxSubmit},
+    {"MaxSubmitJobsPU", 0, Opt::kMaxSubmit},
+    {"MaxSubmitJobs", 0, Opt::kMaxSubmit},
+    {"MaxTRESPerJob", 7, Opt::kMaxTresPerJob},
+    {"MaxTRES", 0, Opt::kMaxTresPerJob},
+    {"MaxTRESPJ", 0, Opt::kMaxTresPerJob},
+    {"MaxTRESPerNode", 11, Opt::kMaxTresPerNode},
+    {"MaxTRESPN", 0, Opt::kMaxTresPerNode},
+    {"MaxTRESPerUser", 11, Opt::kMaxTresPerUser},
+    {"MaxTRESPU", 0, Opt::kMaxTresPerUser},
+    {"MaxWall", 4, Opt::kMaxWall},
+    {"MaxWallDurationPerJob", 0, Opt::kMaxWall},
+    {"Preempt", 0, Opt::kPreempt},
+    {"PreemptMode", 8, Opt::kPreemptMode},
+    {"PreemptExemptTime", 8, Opt::kPreemptExemptTime},
+    {"Priority", 3, Opt::kPriority},
+    {"UsageFactor", 6, Opt::kUsageFactor},
+};
+
+const std::vector<OptName> kAssocOpts = {
+    {"Name", 1, Opt::kName},
+    {"Names", 0, Opt::kName},
+    {"Users", 1, Opt::kName},
+    {"Accounts", 2, Opt::kAccount},
+    {"Acct", 0, Opt::kAccount},
+    {"AdminLevel", 2, Opt::kAdminLevel},
+    {"Clusters", 1, Opt::kCluster},
+    {"DefaultAccount", 8, Opt::kDefaultAccount},
+    {"DefaultQOS", 3, Opt::kDefaultQos},
+    {"Description", 0, Opt::kIgnore},
+    {"Organization", 1, Opt::kIgnore},
+    {"FairShare", 1, Opt::kFairshare},
+    {"Shares", 1, Opt::kFairshare},
+    {"GrpJobs", 4, Opt::kGrpJobs},
+    {"GrpSubmitJobs", 4, Opt::kGrpSubmit},
+    {"GrpTRES", 7, Opt::kGrpTres},
+    {"MaxJobs", 4, Opt::kMaxJobs},
+    {"MaxSubmitJobs", 4, Opt::kMaxSubmit},
+    {"MaxTRESPerJob", 7, Opt::kMaxTresPerJob},
+    {"MaxTRES", 0, Opt::kMaxTresPerJob},
+    {"MaxTRESPJ", 0, Opt::kMaxTresPerJob},
+    {"MaxTRESPerNode", 11, Opt::kMaxTresPerNode},
+    {"MaxTRESPN", 0, Opt::kMaxTresPerNode},
+    {"MaxWallDurationPerJob", 4, Opt::kMaxWall},
+    {"Parent", 3, Opt::kParent},
+    {"Partitions", 3, Opt::kPartition},
+    {"Priority", 3, Opt::kPriority},
+    {"QosLevel", 1, Opt::kQos},
+};
+
+Opt match_opt(std::string_view key, const std::vector<OptName>& table) {
+  for (const auto& o : table)
+    if (text::iequals(key, o.name)) return o.opt;
+  for (const auto& o : table)
+    if (o.min > 0 && key.size() >= o.min && key.size() <= o.name.size() &&
+        text::iequals(key, o.name.substr(0, key.size())))
+      return o.opt;
+  return Opt::kUnknown;
+}
+
+std::vector<std::string> split_list(std::string_view s, bool lower) {
+  std::vector<std::string> out;
+  for (auto item : text::split(s, ',')) {
+    item = text::trim(item);
+    if (item.empty()) continue;
+    auto v = lower ? text::to_lower(item) : std::string(item);
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(std::move(v));
+  }
+  return out;
+}
+
+/// A limit value: -1 clears it (nullopt), else an integer >= 0.
+std::optional<std::int64_t> to_limit(const Arg& a, const Where& w) {
+  const auto v = text::parse_int(a.value);
+  if (!v || *v < -1) fail(w, a.key, fmt::format("'{}' is not a count (or -1 to clear)", a.value));
+  if (*v == -1) return std::nullopt;
+  return *v;
+}
+
+std::uint32_t to_u32(const Arg& a, const Where& w) {
+  const auto v = text::parse_int(a.value);
+  if (!v || *v < -1 || *v > std::numeric_limits<std::uint32_t>::max())
+    fail(w, a.key, fmt::format("'{}' is not a non-negative integer", a.value));
+  return *v == -1 ? 0 : static_cast<std::uint32_t>(*v);
+}
+
+/// "cpu=10,gres/gpu=2"; a TRES set to -1 is removed. Other TRES already in `m` stay.
+void apply_tres(const Arg& a, const Where& w, TresMap& m) {
+  if (text::trim(a.value) == "-1") {
+    m.clear();
+    return;
+  }
+  std::string keep;
+  for (auto item : text::split(a.value, ',')) {
+    item = text::trim(item);
+    const auto eq = item.find('=');
+    if (eq != std::string_view::npos && text::trim(item.substr(eq + 1)) == "-1") {
+      m.erase(text::to_lower(text::trim(item.substr(0, eq))));
+      continue;
+    }
+    if (!keep.empty()) keep += ',';
+    keep += item;
+  }
+  try {
+    for (auto& [k, v] : parse_tres_counts(keep)) m[k] = v;
+  } catch (const std::invalid_argument& e) {
+    fail(w, a.key, e.what());
+  }
+}
+
+Shares to_shares(const Arg& a, const Where& w) {
+  if (text::iequals(text::trim(a.value), "parent")) return {1, true};
+  const auto v = text::parse_int(a.value);
+  if (!v || *v < -1 || *v > std::numeric_limits<std::uint32_t>::max())
+    fail(w, a.key, fmt::format("'{}' is not a share count or 'parent'", a.value));
+  if (*v == -1) return {};
+  return {static_cast<std::uint32_t>(*v), false};
+}
+
+std::string to_admin_level(const Arg& a, const Where& w) {
+  const auto v = text::to_lower(text::trim(a.value));
+  if (v == "none") return "None";
+  if (v == "operator") return "Operator";
+  if (v == "admin" || v == "administrator") return "Administrator";
+  fail(w, a.key, fmt::format("'{}' is not None, Operator or Administrator", a.value));
+}
+
+/// Applies a limit option to `l`; false when `opt` is not a limit.
+bool apply_limit(Opt opt, const Arg& a, const Where& w, Limits& l) {
+  switch (opt) {
+    case Opt::kGrpTres:
+      apply_tres(a, w, l.grp_tres);
+      return true;
+    case Opt::kGrpJobs:
+      l.grp_jobs = to_limit(a, w);
+      return true;
+    case Opt::kGrpSubmit:
+      l.grp_submit_jobs = to_limit(a, w);
+      return true;
+    case Opt::kMaxJobs:
+      l.max_jobs_per_user = to_limit(a, w);
+      return true;
+    case Opt::kMaxSubmit:
+      l.max_submit_jobs_per_user = to_limit(a, w);
+      return true;
+    case Opt::kMaxTresPerJob:
+      apply_tres(a, w, l.max_tres_per_job);
+      return true;
+    case Opt::kMaxTresPerUser:
+      apply_tres(a, w, l.max_tres_per_user);
+      return true;
+    case Opt::kMaxTresPerNode:
+      apply_tres(a, w, l.max_tres_per_node);
+      return true;
+    case Opt::kMaxWall: {
+      if (text::trim(a.value) == "-1") {
+        l.max_wall.reset();
+        return true;
+      }
+      const auto d = parse_slurm_duration(a.value);
+      if (!d || *d == kUnsetTime) fail(w, a.key, fmt::format("'{}' is not a Slurm time", a.value));
+      if (*d == kUnlimited)
+        l.max_wall.reset();
+      else
+        l.max_wall = *d;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+const std::vector<std::string> kQosFlags = {
+    "DenyOnLimit", "EnforceUsageThreshold", "NoDecay",           "NoReserve",
+    "OverPartQOS", "PartitionMaxNodes",     "PartitionMinNodes", "PartitionTimeLimit",
+    "Relative",    "RequiresReservation",   "UsageFactorSafe"};
+
+/// Executes parsed commands against a Site.
+class Executor {
+ public:
+  Executor(Site& site, std::vector<std::string>& warnings) : site_(site), warnings_(warnings) {
+    if (site_.qos.empty()) {  // a fresh slurmdbd has the QOS "normal"
+      Qos normal;
+      normal.name = "normal";
+      site_.qos.push_back(normal);
+    }
+    if (!site_.find_account("root")) {
+      Account root;
+      root.name = "root";
+      root.parent = "";
+      site_.accounts.insert(site_.accounts.begin(), root);
+    }
+  }
+
+  void run_line(std::string_view line, const Where& w) {
+    auto words = split_words(line, w);
+    std::size_t i = 0;
+    if (i < words.size() && text::iequals(words[i], "sacctmgr")) ++i;
+    while (i < words.size() && words[i].size() > 1 && words[i][0] == '-') ++i;  // -i, --immediate, -Q
+    if (i >= words.size()) return;
+    const auto verb = text::to_lower(words[i++]);
+    if (verb == "list" || verb == "show") return;
+    if (i >= words.size()) fail(w, verb, "no entity (qos, cluster, account, user) named");
+    const auto entity = text::to_lower(words[i++]);
+    std::vector<Arg> cond, set;
+    bool in_set = verb == "add" || verb == "create";
+    for (; i < words.size(); ++i) {
+      if (text::iequals(words[i], "where")) {
+        in_set = false;
+        continue;
+      }
+      if (text::iequals(words[i], "set")) {
+        in_set = true;
+        continue;
+      }
+      (in_set ? set : cond).push_back(to_arg(words[i]));
+    }
+    const auto kind = entity_kind(entity);
+    if (verb == "add" || verb == "create") {
+      if (kind == 'q') return add_qos(set, w);
+      if (kind == 'c') return add_cluster(set, w);
+      if (kind == 'a') return add_account(set, w);
+      if (kind == 'u') return add_user(set, w);
+    } else if (verb == "modify" || verb == "update") {
+      if (kind == 'q') return modify_qos(cond, set, w);
+      if (kind == 'a') return modify_account(cond, set, w);
+      if (kind == 'u') return modify_user(cond, set, w);
+      if (kind == 'c') return modify_cluster(set, w);
+    } else if (verb == "remove" || verb == "delete") {
+      if (kind == 'q') return remove_qos(cond, w);
+      if (kind == 'a') return remove_account(cond, w);
+      if (kind == 'u') return remove_user(cond, w);
+    } else if (verb != "dump" && verb != "load" && verb != "archive" && verb != "reconfigure" &&
+               verb != "shutdown" && verb != "clear") {
+      fail(w, verb, "unknown sacctmgr command");
+    }
+    warn_once(verb + " " + entity, w, fmt::format("'sacctmgr {} {}' is not modelled; ignored", verb, entity));
+  }
+
+ private:
+  Site& site_;
+  std::vector<std::string>& warnings_;
+  std::set<std::string> warned_;
+
+  void warn(const Where& w, const std::string& what) {
+    warnings_.push_back(fmt::format("{}:{}: {}", w.file, w.line, what));
+  }
+  void warn_once(const std::string& id, const Where& w, const std::string& what) {
+    if (warned_.insert(text::to_lower(id)).second) warn(w, what);
+  }
+  void unmodelled(const Arg& a, const Where& w, std::string_view entity) {
+    warn_once(std::string(entity) + ":" + a.key, w,
+              fmt::format("sacctmgr {} option {} is not modelled; ignored", entity,
+                          a.key.empty() ? a.value : a.key));
+  }
+
+  static char entity_kind(const std::string& e) {
+    if (e == "qos") return 'q';
+    if (e.rfind("cluster", 0) == 0) return 'c';
+    if (e.rfind("account", 0) == 0 || e == "acct") return 'a';
+    if (e.rfind("user", 0) == 0) return 'u';
+    return '?';
+  }
+
+  Qos* qos(std::string_view name) { return const_cast<Qos*>(site_.find_qos(name)); }
+  Account* account(std::string_view name) { return const_cast<Account*>(site_.find_account(name)); }
+  User* user(std::string_view name) { return const_cast<User*>(site_.find_user(name)); }
+
+  /// Names from bare words and Name=/Names=/Users= arguments.
+  std::vector<std::string> names_of(const std::vector<Arg>& args, const std::vector<OptName>& table) {
+    std::vector<std::string> out;
+    for (const auto& a : args) {
+      if (a.key.empty() || match_opt(a.key, table) == Opt::kName)
+        for (auto& n : split_list(a.value, true))
+          if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(std::move(n));
+    }
+    return out;
+  }
+
+  /// A QOS list argument: every name must exist. With += / -= it edits `current`.
+  std::vector<std::string> qos_list(const Arg& a, const Where& w, const std::vector<std::string>& current) {
+    auto names = split_list(a.value, true);
+    if (names.size() == 1 && (names.front() == "-1" || names.front() == "''")) names.clear();
+    for (const auto& n : names)
+      if (!site_.find_qos(n)) fail(w, a.key, fmt::format("unknown QOS '{}'", n));
+    if (a.op == '=') return names;
+    auto out = current;
+    for (const auto& n : names) {
+      const auto it = std::find(out.begin(), out.end(), n);
+      if (a.op == '+' && it == out.end()) out.push_back(n);
+      if (a.op == '-' && it != out.end()) out.erase(it);
+    }
+    return out;
+  }
+
+  std::string default_qos(const Arg& a, const Where& w) {
+    const auto v = text::to_lower(text::trim(a.value));
+    if (v.empty() || v == "-1") return {};
+    if (!site_.find_qos(v)) fail(w, a.key, fmt::format("unknown QOS '{}'", v));
+    return v;
+  }
+
+  /// The QOS an account's associations may use: its own list, else its parent's (recursively).
+  std::vector<std::string> effective_qos(const std::string& account_name) const {
+    const Account* a = site_.find_account(account_name);
+    for (int guard = 0; a && guard < 1000; ++guard) {
+      if (!a->qos.empty()) return a->qos;
+      a = a->parent.empty() ? nullptr : site_.find_account(a->parent);
+    }
+    return {};
+  }
+
+  // ------------------------------------------------------------------------------------------------ QOS
+
+  void set_qos(Qos& q, const std::vector<Arg>& args, const Where& w) {
+    for (const auto& a : args) {
+      const auto opt = a.key.empty() ? Opt::kName : match_opt(a.key, kQosOpts);
+      if (opt == Opt::kName || opt == Opt::kIgnore) continue;
+      if (apply_limit(opt, a, w, q.limits)) continue;
+      switch (opt) {
+        case Opt::kPriority:
+          q.priority = to_u32(a, w);
+          break;
+        case Opt::kUsageFactor: {
+          const auto v = text::parse_double(a.value);
+          if (!v || *v < 0) fail(w, a.key, fmt::format("'{}' is not a non-negative number", a.value));
+          q.usage_factor = *v;
+          break;
+        }
+        case Opt::kPreempt: {
+          q.preempt = qos_list(a, w, q.preempt);
+          break;
+        }
+        case Opt::kPreemptMode:
+          try {
+            q.preempt_mode = parse_preempt_mode(a.value);
+          } catch (const std::invalid_argument& e) {
+            fail(w, a.key, e.what());
+          }
+          break;
+        case Opt::kPreemptExemptTime: {
+          if (text::trim(a.value) == "-1") {
+            q.preempt_exempt_time.reset();
+            break;
+          }
+          const auto d = parse_slurm_duration(a.value);
+          if (!d || *d == kUnsetTime || *d == kUnlimited)
+            fail(w, a.key, fmt::format("'{}' is not a Slurm time", a.value));
+          q.preempt_exempt_time = *d;
+          break;
+        }
+        case Opt::kGraceTime:
+          q.grace_time = to_u32(a, w);
+          break;
+        case Opt::kFlags: {
+          std::set<std::string> flags;
+          for (const auto& f : split_list(a.value, false)) {
+            if (text::iequals(f, "-1") || text::iequals(f, "None")) continue;
+            const auto it = std::find_if(kQosFlags.begin(), kQosFlags.end(),
+                                         [&](const std::string& k) { return text::iequals(k, f); });
+            if (it == kQosFlags.end()) fail(w, a.key, fmt::format("unknown QOS flag '{}'", f));
+            flags.insert(*it);
+          }
+          if (a.op == '=') q.flags = flags;
+          for (const auto& f : flags) a.op == '-' ? (void)q.flags.erase(f) : (void)q.flags.insert(f);
+          break;
+        }
+        default:
+          unmodelled(a, w, "qos");
+      }
+    }
+  }
+
+  void add_qos(const std::vector<Arg>& args, const Where& w) {
+    const auto names = names_of(args, kQosOpts);
+    if (names.empty()) fail(w, "Name", "add qos needs a name");
+    for (const auto& n : names) {
+      if (site_.find_qos(n)) {
+        warn(w, fmt::format("QOS '{}' already exists; not changed", n));
+        continue;
+      }
+      Qos q;
+      q.name = n;
+      site_.qos.push_back(q);  // first, so that Preempt may name it
+      set_qos(site_.qos.back(), args, w);
+    }
+  }
+
+  void modify_qos(const std::vector<Arg>& cond, const std::vector<Arg>& set, const Where& w) {
+    for (const auto& n : names_of(cond, kQosOpts)) {
+      Qos* q = qos(n);
+      if (!q) {
+        warn(w, fmt::format("QOS '{}' does not exist; nothing modified", n));
+        continue;
+      }
+      set_qos(*q, set, w);
+    }
+  }
+
+  void remove_qos(const std::vector<Arg>& cond, const Where& w) {
+    for (const auto& n : names_of(cond, kQosOpts)) {
+      const auto it =
+          std::find_if(site_.qos.begin(), site_.qos.end(), [&](const Qos& q) { return q.name == n; });
+      if (it == site_.qos.end()) {
+        warn(w, fmt::format("QOS '{}' does not exist; nothing removed", n));
+        continue;
+      }
+      site_.qos.erase(it);
+      // slurmdbd drops the QOS from every association and every Preempt list
+      const auto drop = [&](std::vector<std::string>& v) {
+        v.erase(std::remove(v.begin(), v.end(), n), v.end());
+      };
+      for (auto& q : site_.qos) drop(q.preempt);
+      for (auto& a : site_.accounts) {
+        drop(a.qos);
+        if (a.default_qos == n) a.default_qos.clear();
+      }
+      for (auto& u : site_.associations) {
+        drop(u.qos);
+        if (u.default_qos == n) u.default_qos.clear();
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // associations
+
+  /// Applies association options to `shares`/`priority`/`qos`/`default_qos`/`limits`; returns false for
+  /// options that are not association options.
+  template <class Assoc>
+  bool set_assoc(Assoc& a, Opt opt, const Arg& arg, const Where& w,
+                 const std::vector<std::string>& inherited) {
+    if (apply_limit(opt, arg, w, a.limits)) return true;
+    switch (opt) {
+      case Opt::kFairshare:
+        a.shares = to_shares(arg, w);
+        return true;
+      case Opt::kPriority:
+        a.priority = to_u32(arg, w);
+        return true;
+      case Opt::kQos:
+        a.qos = qos_list(arg, w, a.qos.empty() ? inherited : a.qos);
+        return true;
+      case Opt::kDefaultQos:
+        a.default_qos = default_qos(arg, w);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  void add_cluster(const std::vector<Arg>& args, const Where& w) {
+    const auto names = names_of(args, kAssocOpts);
+    if (names.size() != 1) fail(w, "Name", "add cluster needs exactly one name");
+    if (site_.cluster_name == "cluster")
+      site_.cluster_name = names.front();
+    else if (site_.cluster_name != names.front())
+      warn(w, fmt::format("cluster '{}' differs from ClusterName '{}'; its root association is used",
+                          names.front(), site_.cluster_name));
+    Account& root = *account("root");
+    bool qos_given = false;
+    for (const auto& a : args) {
+      const auto opt = a.key.empty() ? Opt::kName : match_opt(a.key, kAssocOpts);
+      if (opt == Opt::kName || opt == Opt::kIgnore) continue;
+      qos_given |= opt == Opt::kQos;
+      if (!set_assoc(root, opt, a, w, {})) unmodelled(a, w, "cluster");
+    }
+    // slurmdbd gives a new cluster's root association the default QOS list ("normal").
+    if (!qos_given && root.qos.empty() && site_.find_qos("normal")) root.qos = {"normal"};
+  }
+
+  void modify_cluster(const std::vector<Arg>& set, const Where& w) {
+    Account& root = *account("root");
+    for (const auto& a : set) {
+      const auto opt = match_opt(a.key, kAssocOpts);
+      if (opt == Opt::kIgnore) continue;
+      if (!set_assoc(root, opt, a, w, {})) unmodelled(a, w, "cluster");
+    }
+  }
+
+  bool is_ancestor(const std::string& maybe_ancestor, std::string name) const {
+    for (int guard = 0; guard < 1000 && !name.empty(); ++guard) {
+      if (name == maybe_ancestor) return true;
+      const Account* a = site_.find_account(name);
+      name = a ? a->parent : "";
+    }
+    return false;
+  }
+
+  void add_account(const std::vector<Arg>& args, const Where& w) {
+    const auto names = names_of(args, kAssocOpts);
+    if (names.empty()) fail(w, "Name", "add account needs a name");
+    Account proto;
+    for (const auto& a : args) {
+      const auto opt = a.key.empty() ? Opt::kName : match_opt(a.key, kAssocOpts);
+      if (opt != Opt::kParent) continue;
+      proto.parent = text::to_lower(text::trim(a.value));
+      if (!site_.find_account(proto.parent))
+        fail(w, a.key, fmt::format("parent account '{}' does not exist", proto.parent));
+    }
+    for (const auto& a : args) {
+      const auto opt = a.key.empty() ? Opt::kName : match_opt(a.key, kAssocOpts);
+      if (opt == Opt::kName || opt == Opt::kIgnore || opt == Opt::kParent || opt == Opt::kCluster) continue;
+      if (!set_assoc(proto, opt, a, w, effective_qos(proto.parent))) unmodelled(a, w, "account");
+    }
+    for (const auto& n : names) {
+      if (site_.find_account(n)) {
+        warn(w, fmt::format("account '{}' already exists; not changed", n));
+        continue;
+      }
+      proto.name = n;
+      site_.accounts.push_back(proto);
+    }
+  }
+
+  void modify_account(const std::vector<Arg>& cond, const std::vector<Arg>& set, const Where& w) {
+    // Only the accounts' own associations change (sacctmgr adds an empty user to the condition).
+    for (const auto& n : names_of(cond, kAssocOpts)) {
+      Account* acc = account(n);
+      if (!acc) {
+        warn(w, fmt::format("account '{}' does not exist; nothing modified", n));
+        continue;
+      }
+      for (const auto& a : set) {
+        const auto opt = match_opt(a.key, kAssocOpts);
+        if (opt == Opt::kIgnore) continue;
+        if (opt == Opt::kParent) {
+          const auto parent = text::to_lower(text::trim(a.value));
+          if (!site_.find_account(parent))
+            fail(w, a.key, fmt::format("parent account '{}' does not exist", parent));
+          if (n == "root" || is_ancestor(n, parent))
+            fail(w, a.key, fmt::format("'{}' cannot be a parent of '{}'", parent, n));
+          acc->parent = parent;
+          continue;
+        }
+        if (!set_assoc(*acc, opt, a, w, effective_qos(acc->parent))) unmodelled(a, w, "account");
+      }
+    }
+  }
+
+  void remove_account(const std::vector<Arg>& cond, const Where& w) {
+    for (const auto& n : names_of(cond, kAssocOpts)) {
+      if (n == "root") fail(w, "Name", "the root account cannot be removed");
+      if (!site_.find_account(n)) {
+        warn(w, fmt::format("account '{}' does not exist; nothing removed", n));
+        continue;
+      }
+      for (const auto& a : site_.accounts)
+        if (a.parent == n) fail(w, "Name", fmt::format("account '{}' still has sub-account '{}'", n, a.name));
+      std::erase_if(site_.accounts, [&](const Account& a) { return a.name == n; });
+      std::erase_if(site_.associations, [&](const UserAssoc& u) { return u.account == n; });
+      for (const auto& u : site_.users)
+        if (u.default_account == n)
+          warn(w, fmt::format("user '{}' loses its default account '{}'", u.name, n));
+    }
+  }
+
+  void add_user(const std::vector<Arg>& args, const Where& w) {
+    const auto names = names_of(args, kAssocOpts);
+    if (names.empty()) fail(w, "Name", "add user needs a name");
+    // sacctmgr appends DefaultAccount to the account list, so the user gets an association there too;
+    // without DefaultAccount the first account becomes the default.
+    std::vector<std::string> accounts, partitions;
+    std::string default_account, admin = "None";
+    const auto add_account_name = [&](const std::string& a) {
+      if (std::find(accounts.begin(), accounts.end(), a) == accounts.end()) accounts.push_back(a);
+    };
+    for (const auto& a : args) {
+      const auto opt = a.key.empty() ? Opt::kName : match_opt(a.key, kAssocOpts);
+      if (opt == Opt::kDefaultAccount) {
+        default_account = text::to_lower(text::trim(a.value));
+        add_account_name(default_account);
+      } else if (opt == Opt::kAccount) {
+        for (const auto& n : split_list(a.value, true)) add_account_name(n);
+      } else if (opt == Opt::kPartition) {
+        partitions = split_list(a.value, false);
+      } else if (opt == Opt::kAdminLevel) {
+        admin = to_admin_level(a, w);
+      }
+    }
+    if (accounts.empty()) fail(w, "Account", "add user needs an Account or DefaultAccount");
+    if (default_account.empty()) default_account = accounts.front();
+    for (const auto& acc : accounts)
+      if (!site_.find_account(acc)) fail(w, "Account", fmt::format("account '{}' does not exist", acc));
+    if (partitions.empty()) partitions.push_back("");
+
+    for (const auto& n : names) {
+      if (!site_.find_user(n)) site_.users.push_back({n, default_account, admin});
+      for (const auto& acc : accounts) {
+        for (const auto& part : partitions) {
+          const auto exists = std::any_of(
+              site_.associations.begin(), site_.associations.end(),
+              [&](const UserAssoc& u) { return u.user == n && u.account == acc && u.partition == part; });
+          if (exists) {
+            warn(w, fmt::format("user '{}' already has an association with account '{}'", n, acc));
+            continue;
+          }
+          UserAssoc u;
+          u.user = n;
+          u.account = acc;
+          u.partition = part;
+          for (const auto& a : args) {
+            const auto opt = a.key.empty() ? Opt::kName : match_opt(a.key, kAssocOpts);
+            if (opt == Opt::kName || opt == Opt::kIgnore || opt == Opt::kDefaultAccount ||
+                opt == Opt::kAccount || opt == Opt::kPartition || opt == Opt::kAdminLevel ||
+                opt == Opt::kCluster)
+              continue;
+            if (!set_assoc(u, opt, a, w, effective_qos(acc))) unmodelled(a, w, "user");
+          }
+          site_.associations.push_back(std::move(u));
+        }
+      }
+    }
+  }
+
+  void modify_user(const std::vector<Arg>& cond, const std::vector<Arg>& set, const Where& w) {
+    std::vector<std::string> accounts, partitions;
+    for (const auto& a : cond) {
+      const auto opt = a.key.empty() ? Opt::kName : match_opt(a.key, kAssocOpts);
+      if (opt == Opt::kAccount)
+        accounts = split_list(a.value, true);
+      else if (opt == Opt::kPartition)
+        partitions = split_list(a.value, false);
+      else if (opt != Opt::kName && opt != Opt::kCluster)
+        unmodelled(a, w, "user where");
+    }
+    const auto selected = [&](const UserAssoc& u) {
+      return (accounts.empty() || std::find(accounts.begin(), accounts.end(), u.account) != accounts.end()) &&
+             (partitions.empty() ||
+              std::find(partitions.begin(), partitions.end(), u.partition) != partitions.end());
+    };
+    for (const auto& n : names_of(cond, kAssocOpts)) {
+      User* usr = user(n);
+      if (!usr) {
+        warn(w, fmt::format("user '{}' does not exist; nothing modified", n));
+        continue;
+      }
+      for (const auto& a : set) {
+        const auto opt = match_opt(a.key, kAssocOpts);
+        if (opt == Opt::kIgnore) continue;
+        if (opt == Opt::kDefaultAccount) {
+          const auto acc = text::to_lower(text::trim(a.value));
+          const auto has = std::any_of(site_.associations.begin(), site_.associations.end(),
+                                       [&](const UserAssoc& u) { return u.user == n && u.account == acc; });
+          if (!has) fail(w, a.key, fmt::format("user '{}' has no association with account '{}'", n, acc));
+          usr->default_account = acc;
+          continue;
+        }
+        if (opt == Opt::kAdminLevel) {
+          usr->admin_level = to_admin_level(a, w);
+          continue;
+        }
+        bool any = false, handled = true;
+        for (auto& u : site_.associations) {
+          if (u.user != n || !selected(u)) continue;
+          any = true;
+          handled = set_assoc(u, opt, a, w, effective_qos(u.account));
+          if (!handled) break;
+        }
+        if (!handled)
+          unmodelled(a, w, "user");
+        else if (!any)
+          warn(w, fmt::format("user '{}' has no matching association; {} not set", n, a.key));
+      }
+    }
+  }
+
+  void remove_user(const std::vector<Arg>& cond, const Where& w) {
+    std::vector<std::string> accounts;
+    for (const auto& a : cond)
+      if (!a.key.empty() && match_opt(a.key, kAssocOpts) == Opt::kAccount)
+        accounts = split_list(a.value, true);
+    for (const auto& n : names_of(cond, kAssocOpts)) {
+      if (!site_.find_user(n)) {
+        warn(w, fmt::format("user '{}' does not exist; nothing removed", n));
+        continue;
+      }
+      std::erase_if(site_.associations, [&](const UserAssoc& u) {
+        return u.user == n &&
+               (accounts.empty() || std::find(accounts.begin(), accounts.end(), u.account) != accounts.end());
+      });
+      const auto left = std::any_of(site_.associations.begin(), site_.associations.end(),
+                                    [&](const UserAssoc& u) { return u.user == n; });
+      if (!left) std::erase_if(site_.users, [&](const User& u) { return u.name == n; });
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------------
+// association dumps
+
+std::string column_key(std::string_view name) {
+  std::string out;
+  for (char c : name)
+    if (!is_space(c)) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+void import_sacctmgr_script_text(std::string_view content, const std::string& file_name, Site& site,
+                                 std::vector<std::string>& warnings) {
+  Executor exec(site, warnings);
+  std::uint64_t line_no = 0, start = 1;
+  std::string logical;
+  for (auto raw : text::split(content, '\n')) {
+    ++line_no;
+    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    while (!raw.empty() && is_space(raw.back())) raw.remove_suffix(1);
+    if (logical.empty()) start = line_no;
+    if (!raw.empty() && raw.back() == '\\') {
+      logical.append(raw.substr(0, raw.size() - 1));
+      logical += ' ';
+      continue;
+    }
+    logical.append(raw);
+    exec.run_line(logical, {file_name, start});
+    logical.clear();
+  }
+  if (!logical.empty()) exec.run_line(logical, {file_name, start});
+}
+
+void import_sacctmgr_script(const std::string& path, Site& site, std::vector<std::string>& warnings) {
+  import_sacctmgr_script_text(read_input_file(path), path, site, warnings);
+}
+
+void import_assoc_dump_text(std::string_view content, const std::string& file_name, Site& site,
+                            std::vector<std::string>& warnings) {
+  std::vector<std::string> header;
+  std::map<std::string, std::size_t> col;  // normalised column name -> index
+  std::uint64_t line_no = 0;
+  std::vector<Account> accounts;
+  std::vector<UserAssoc> assocs;
+  std::vector<std::pair<std::string, std::size_t>> depth_stack;      // (account, depth) for `tree` output
+  std::vector<std::pair<std::uint64_t, std::string>> parent_checks;  // (line, account)
+  std::set<std::string> warned;
+  std::string cluster;
+  bool tree = false;
+  std::set<std::string> missing_qos;
+  const auto warn_once = [&](const std::string& id, std::uint64_t line, const std::string& what) {
+    if (warned.insert(id).second) warnings.push_back(fmt::format("{}:{}: {}", file_name, line, what));
+  };
+  static const std::map<std::string, std::string> kAliases = {{"cluster", "cluster"},
+                                                              {"account", "account"},
+                                                              {"user", "user"},
+                                                              {"partition", "partition"},
+                                                              {"share", "share"},
+                                                              {"fairshare", "share"},
+                                                              {"priority", "priority"},
+                                                              {"grpjobs", "grpjobs"},
+                                                              {"grptres", "grptres"},
+                                                              {"grpsubmit", "grpsubmit"},
+                                                              {"grpsubmitjobs", "grpsubmit"},
+                                                              {"maxjobs", "maxjobs"},
+                                                              {"maxtres", "maxtres"},
+                                                              {"maxtresperjob", "maxtres"},
+                                                              {"maxtrespernode", "maxtrespernode"},
+                                                              {"maxtrespn", "maxtrespernode"},
+                                                              {"maxsubmit", "maxsubmit"},
+                                                              {"maxsubmitjobs", "maxsubmit"},
+                                                              {"maxwall", "maxwall"},
+                                                              {"maxwalldurationperjob", "maxwall"},
+                                                              {"qos", "qos"},
+                                                              {"defqos", "defqos"},
+                                                              {"defaultqos", "defqos"},
+                                                              {"parname", "parent"},
+                                                              {"parentname", "parent"}};
+  for (auto raw : text::split(content, '\n')) {
+    ++line_no;
+    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    if (text::trim(raw).empty()) continue;
+    auto fields = text::split(raw, '|');
+    if (header.empty()) {
+      if (fields.size() < 2)
+        throw InputError(file_name, line_no, "", "expected a '|' separated header (sacctmgr -P)");
+      if (text::trim(fields.back()).empty()) fields.pop_back();  // -p ends lines with '|'
+      for (std::size_t i = 0; i < fields.size(); ++i) {
+        header.emplace_back(text::trim(fields[i]));
+        const auto it = kAliases.find(column_key(fields[i]));
+        if (it != kAliases.end()) col[it->second] = i;
+      }
+      if (!col.count("account"))
+        throw InputError(file_name, line_no, "Account", "the header lacks an Account column");
+      continue;
+    }
+    if (fields.size() == header.size() + 1 && text::trim(fields.back()).empty()) fields.pop_back();
+    if (fields.size() != header.size())
+      throw InputError(file_name, line_no, "",
+                       fmt::format("{} fields where the header has {}", fields.size(), header.size()));
+    const auto field = [&](const char* name) -> std::string_view {
+      const auto it = col.find(name);
+      return it == col.end() ? std::string_view{} : fields[it->second];
+    };
+    for (std::size_t i = 0; i < header.size(); ++i) {
+      const auto key = column_key(header[i]);
+      if (!kAliases.count(key) && !text::trim(fields[i]).empty() && key != "id" && key != "lft" &&
+          key != "rgt")
+        warn_once("col:" + key, line_no, fmt::format("column {} is not modelled; ignored", header[i]));
+    }
+    if (col.count("cluster")) {
+      const auto c = text::to_lower(text::trim(field("cluster")));
+      if (cluster.empty()) {
+        cluster = c;
+      } else if (c != cluster) {
+        warn_once("clusters", line_no,
+                  fmt::format("the dump holds several clusters; only '{}' is read", cluster));
+        continue;
+      }
+    }
+    const Where w{file_name, line_no};
+    const auto raw_account = field("account");
+    std::size_t depth = 0;
+    while (depth < raw_account.size() && raw_account[depth] == ' ') ++depth;
+    tree |= depth > 0;
+    const auto account_name = text::to_lower(text::trim(raw_account));
+    if (account_name.empty()) fail(w, "Account", "empty account");
+    const auto user_name = text::to_lower(text::trim(field("user")));
+
+    // the association options common to accounts and users
+    Shares shares;
+    std::uint32_t priority = 0;
+    std::vector<std::string> qos_names;
+    std::string def_qos;
+    Limits limits;
+    const auto arg = [&](const char* name, const char* key) {
+      return Arg{key, '=', std::string(text::trim(field(name)))};
+    };
+    if (const auto v = arg("share", "Share"); !v.value.empty()) shares = to_shares(v, w);
+    if (const auto v = arg("priority", "Priority"); !v.value.empty()) priority = to_u32(v, w);
+    const std::pair<const char*, Opt> limit_cols[] = {
+        {"grpjobs", Opt::kGrpJobs},       {"grptres", Opt::kGrpTres},
+        {"grpsubmit", Opt::kGrpSubmit},   {"maxjobs", Opt::kMaxJobs},
+        {"maxtres", Opt::kMaxTresPerJob}, {"maxtrespernode", Opt::kMaxTresPerNode},
+        {"maxsubmit", Opt::kMaxSubmit},   {"maxwall", Opt::kMaxWall}};
+    for (const auto& [name, opt] : limit_cols) {
+      const auto it = col.find(name);
+      if (const auto v = arg(name, it == col.end() ? name : header[it->second].c_str()); !v.value.empty())
+        apply_limit(opt, v, w, limits);
+    }
+    qos_names = split_list(field("qos"), true);
+    def_qos = text::to_lower(text::trim(field("defqos")));
+    for (const auto& q : qos_names)
+      if (!site.find_qos(q)) missing_qos.insert(q);
+    if (!def_qos.empty() && !site.find_qos(def_qos)) missing_qos.insert(def_qos);
+
+    if (user_name.empty()) {
+      Account a;
+      a.name = account_name;
+      a.shares = shares;
+      a.priority = priority;
+      a.qos = qos_names;
+      a.default_qos = def_qos;
+      a.limits = limits;
+      if (account_name == "root") {
+        a.parent = "";
+      } else if (const auto p = text::to_lower(text::trim(field("parent"))); !p.empty()) {
+        a.parent = p;
+      } else if (tree) {
+        while (!depth_stack.empty() && depth_stack.back().second >= depth) depth_stack.pop_back();
+        a.parent = depth_stack.empty() ? "root" : depth_stack.back().first;
+      }
+      if (tree) {
+        while (!depth_stack.empty() && depth_stack.back().second >= depth) depth_stack.pop_back();
+        depth_stack.emplace_back(account_name, depth);
+      }
+      if (std::any_of(accounts.begin(), accounts.end(), [&](const Account& x) { return x.name == a.name; }))
+        fail(w, "Account", fmt::format("account '{}' listed twice", a.name));
+      if (!a.parent.empty()) parent_checks.emplace_back(line_no, a.parent);
+      accounts.push_back(std::move(a));
+    } else {
+      UserAssoc u;
+      u.user = user_name;
+      u.account = account_name;
+      u.partition = std::string(text::trim(field("partition")));
+      u.shares = shares;
+      u.priority = priority;
+      u.qos = qos_names;
+      u.default_qos = def_qos;
+      u.limits = limits;
+      parent_checks.emplace_back(line_no, account_name);
+      assocs.push_back(std::move(u));
+    }
+  }
+  if (header.empty()) throw InputError(file_name, 0, "", "empty association dump");
+  if (!std::any_of(accounts.begin(), accounts.end(), [](const Account& a) { return a.name == "root"; })) {
+    Account root;
+    root.name = "root";
+    root.parent = "";
+    accounts.insert(accounts.begin(), root);
+  }
+  for (const auto& [line, name] : parent_checks)
+    if (!std::any_of(accounts.begin(), accounts.end(), [&](const Account& a) { return a.name == name; }))
+      throw InputError(file_name, line, "Account", fmt::format("account '{}' has no account row", name));
+  if (!tree && !col.count("parent") && accounts.size() > 1)
+    warnings.push_back(fmt::format(
+        "{}: no Par Name column and no tree indentation: every account is placed under root", file_name));
+  if (!missing_qos.empty()) {
+    std::string list;
+    for (const auto& q : missing_qos) {
+      Qos nq;
+      nq.name = q;
+      site.qos.push_back(nq);
+      list += (list.empty() ? "" : ",") + q;
+    }
+    warnings.push_back(
+        fmt::format("{}: QOS not in the site added with default settings: {}", file_name, list));
+  }
+  std::size_t guessed = 0;
+  for (const auto& u : assocs) {
+    if (site.find_user(u.user)) continue;
+    site.users.push_back({u.user, u.account, "None"});
+    ++guessed;
+  }
+  if (guessed > 0)
+    warnings.push_back(fmt::format(
+        "{}: {} users added with their first association's account as default account", file_name, guessed));
+  site.accounts = std::move(accounts);
+  site.associations = std::move(assocs);
+}
+
+void import_assoc_dump(const std::string& path, Site& site, std::vector<std::string>& warnings) {
+  import_assoc_dump_text(read_input_file(path), path, site, warnings);
+}
+
+}  // namespace slurmtwin

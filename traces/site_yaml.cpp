@@ -1,0 +1,989 @@
+#include "traces/site_yaml.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <limits>
+#include <set>
+#include <stdexcept>
+
+#include "traces/file_io.hpp"
+#include "traces/hostlist.hpp"
+#include "traces/read_report.hpp"
+#include "traces/text.hpp"
+
+namespace slurmtwin {
+namespace {
+
+// ---------------------------------------------------------------------------------------------------
+// writing
+
+std::string format_double(double v) {
+  return fmt::format("{}", v);
+}
+
+void emit_duration(YAML::Emitter& out, const char* key, Seconds s) {
+  out << YAML::Key << key << YAML::Value;
+  if (s == kUnlimited)
+    out << "UNLIMITED";
+  else
+    out << static_cast<long long>(s);
+}
+
+void emit_list(YAML::Emitter& out, const char* key, const auto& items) {
+  out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (const auto& s : items) out << s;
+  out << YAML::EndSeq;
+}
+
+void emit_counts(YAML::Emitter& out, const char* key, const TresMap& m) {
+  out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap;
+  for (const auto& [k, v] : m) out << YAML::Key << k << YAML::Value << static_cast<long long>(v);
+  out << YAML::EndMap;
+}
+
+void emit_weights(YAML::Emitter& out, const char* key, const TresWeights& m) {
+  out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap;
+  for (const auto& [k, v] : m) out << YAML::Key << k << YAML::Value << format_double(v);
+  out << YAML::EndMap;
+}
+
+std::string oversubscribe_text(const Partition& p) {
+  std::string kind;
+  switch (p.oversubscribe) {
+    case OverSubscribe::kNo:
+      kind = "NO";
+      break;
+    case OverSubscribe::kYes:
+      kind = "YES";
+      break;
+    case OverSubscribe::kForce:
+      kind = "FORCE";
+      break;
+    case OverSubscribe::kExclusive:
+      kind = "EXCLUSIVE";
+      break;
+  }
+  const bool count_implied =
+      (p.oversubscribe == OverSubscribe::kNo || p.oversubscribe == OverSubscribe::kExclusive) &&
+      p.oversubscribe_count == 1;
+  return count_implied ? kind : fmt::format("{}:{}", kind, p.oversubscribe_count);
+}
+
+void emit_limits(YAML::Emitter& out, const Limits& l) {
+  if (l == Limits{}) return;
+  out << YAML::Key << "limits" << YAML::Value << YAML::BeginMap;
+  const auto opt = [&](const char* key, const std::optional<std::int64_t>& v) {
+    if (v) out << YAML::Key << key << YAML::Value << static_cast<long long>(*v);
+  };
+  if (!l.grp_tres.empty()) emit_counts(out, "grp_tres", l.grp_tres);
+  opt("grp_jobs", l.grp_jobs);
+  opt("grp_submit_jobs", l.grp_submit_jobs);
+  if (!l.max_tres_per_job.empty()) emit_counts(out, "max_tres_per_job", l.max_tres_per_job);
+  if (!l.max_tres_per_user.empty()) emit_counts(out, "max_tres_per_user", l.max_tres_per_user);
+  if (!l.max_tres_per_node.empty()) emit_counts(out, "max_tres_per_node", l.max_tres_per_node);
+  opt("max_jobs_per_user", l.max_jobs_per_user);
+  opt("max_submit_jobs_per_user", l.max_submit_jobs_per_user);
+  if (l.max_wall) emit_duration(out, "max_wall_s", *l.max_wall);
+  out << YAML::EndMap;
+}
+
+void emit_shares(YAML::Emitter& out, const Shares& s) {
+  out << YAML::Key << "fairshare" << YAML::Value;
+  if (s.parent)
+    out << "parent";
+  else
+    out << s.value;
+}
+
+void emit_node_group(YAML::Emitter& out, const Node& n, const std::string& names) {
+  out << YAML::BeginMap;
+  out << YAML::Key << "names" << YAML::Value << names;
+  out << YAML::Key << "cpus" << YAML::Value << n.cpus;
+  out << YAML::Key << "boards" << YAML::Value << n.boards;
+  out << YAML::Key << "sockets" << YAML::Value << n.sockets;
+  out << YAML::Key << "cores_per_socket" << YAML::Value << n.cores_per_socket;
+  out << YAML::Key << "threads_per_core" << YAML::Value << n.threads_per_core;
+  out << YAML::Key << "real_memory_mb" << YAML::Value << static_cast<long long>(n.real_memory_mb);
+  out << YAML::Key << "mem_spec_limit_mb" << YAML::Value << static_cast<long long>(n.mem_spec_limit_mb);
+  std::vector<std::string> gres;
+  for (const auto& g : n.gres)
+    gres.push_back(g.type.empty() ? fmt::format("{}:{}", g.name, g.count)
+                                  : fmt::format("{}:{}:{}", g.name, g.type, g.count));
+  emit_list(out, "gres", gres);
+  out << YAML::Key << "weight" << YAML::Value << n.weight;
+  emit_list(out, "features", n.features);
+  out << YAML::Key << "state" << YAML::Value << n.state;
+  out << YAML::EndMap;
+}
+
+void emit_nodes(YAML::Emitter& out, const std::vector<Node>& nodes) {
+  out << YAML::Key << "nodes" << YAML::Value << YAML::BeginSeq;
+  std::size_t i = 0;
+  while (i < nodes.size()) {
+    Node proto = nodes[i];
+    proto.name.clear();
+    std::vector<std::string> names = {nodes[i].name};
+    std::size_t j = i + 1;
+    for (; j < nodes.size(); ++j) {
+      Node other = nodes[j];
+      other.name.clear();
+      if (!(other == proto)) break;
+      names.push_back(nodes[j].name);
+    }
+    const auto compressed = compress_hostlist(names);
+    bool exact = false;
+    try {
+      exact = expand_hostlist(compressed) == names;
+    } catch (const std::invalid_argument&) {
+    }
+    if (exact) {
+      emit_node_group(out, nodes[i], compressed);
+    } else {  // names that a hostlist cannot reproduce in order (or at all): one entry each
+      for (std::size_t k = i; k < j; ++k) emit_node_group(out, nodes[k], nodes[k].name);
+    }
+    i = j;
+  }
+  out << YAML::EndSeq;
+}
+
+void emit_partitions(YAML::Emitter& out, const std::vector<Partition>& parts) {
+  out << YAML::Key << "partitions" << YAML::Value << YAML::BeginSeq;
+  for (const auto& p : parts) {
+    out << YAML::BeginMap;
+    out << YAML::Key << "name" << YAML::Value << p.name;
+    out << YAML::Key << "nodes" << YAML::Value << compress_hostlist(p.nodes);
+    out << YAML::Key << "default" << YAML::Value << p.is_default;
+    out << YAML::Key << "state" << YAML::Value << p.state;
+    emit_duration(out, "max_time_s", p.max_time);
+    if (p.default_time != kUnsetTime) emit_duration(out, "default_time_s", p.default_time);
+    out << YAML::Key << "def_mem_per_cpu_mb" << YAML::Value << static_cast<long long>(p.def_mem_per_cpu_mb);
+    out << YAML::Key << "def_mem_per_node_mb" << YAML::Value << static_cast<long long>(p.def_mem_per_node_mb);
+    out << YAML::Key << "max_mem_per_cpu_mb" << YAML::Value << static_cast<long long>(p.max_mem_per_cpu_mb);
+    out << YAML::Key << "max_mem_per_node_mb" << YAML::Value << static_cast<long long>(p.max_mem_per_node_mb);
+    out << YAML::Key << "min_nodes" << YAML::Value << p.min_nodes;
+    out << YAML::Key << "max_nodes" << YAML::Value << p.max_nodes;
+    out << YAML::Key << "priority_job_factor" << YAML::Value << p.priority_job_factor;
+    out << YAML::Key << "priority_tier" << YAML::Value << p.priority_tier;
+    out << YAML::Key << "oversubscribe" << YAML::Value << oversubscribe_text(p);
+    out << YAML::Key << "exclusive_user" << YAML::Value << p.exclusive_user;
+    emit_list(out, "allow_qos", p.allow_qos);
+    emit_list(out, "allow_accounts", p.allow_accounts);
+    emit_list(out, "deny_accounts", p.deny_accounts);
+    out << YAML::Key << "qos" << YAML::Value << p.qos;
+    if (p.preempt_mode != PreemptMode::kUnset)
+      out << YAML::Key << "preempt_mode" << YAML::Value << to_string(p.preempt_mode);
+    emit_duration(out, "grace_time_s", p.grace_time);
+    emit_duration(out, "over_time_limit_s", p.over_time_limit);
+    emit_weights(out, "tres_billing_weights", p.tres_billing_weights);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+}
+
+void emit_qos(YAML::Emitter& out, const std::vector<Qos>& all) {
+  out << YAML::Key << "qos" << YAML::Value << YAML::BeginSeq;
+  for (const auto& q : all) {
+    out << YAML::BeginMap;
+    out << YAML::Key << "name" << YAML::Value << q.name;
+    out << YAML::Key << "priority" << YAML::Value << q.priority;
+    out << YAML::Key << "usage_factor" << YAML::Value << format_double(q.usage_factor);
+    emit_list(out, "preempt", q.preempt);
+    if (q.preempt_mode != PreemptMode::kUnset)
+      out << YAML::Key << "preempt_mode" << YAML::Value << to_string(q.preempt_mode);
+    if (q.preempt_exempt_time) emit_duration(out, "preempt_exempt_time_s", *q.preempt_exempt_time);
+    emit_duration(out, "grace_time_s", q.grace_time);
+    emit_list(out, "flags", q.flags);
+    emit_limits(out, q.limits);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+}
+
+template <class Assoc>
+void emit_assoc_common(YAML::Emitter& out, const Assoc& a) {
+  emit_shares(out, a.shares);
+  out << YAML::Key << "priority" << YAML::Value << a.priority;
+  emit_list(out, "qos", a.qos);
+  out << YAML::Key << "default_qos" << YAML::Value << a.default_qos;
+  emit_limits(out, a.limits);
+}
+
+void emit_scheduler(YAML::Emitter& out, const SchedulerSettings& s) {
+  out << YAML::Key << "scheduler" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "scheduler_type" << YAML::Value << s.scheduler_type;
+  out << YAML::Key << "priority_type" << YAML::Value << s.priority_type;
+  out << YAML::Key << "priority_weight_age" << YAML::Value << s.weight_age;
+  out << YAML::Key << "priority_weight_assoc" << YAML::Value << s.weight_assoc;
+  out << YAML::Key << "priority_weight_fairshare" << YAML::Value << s.weight_fairshare;
+  out << YAML::Key << "priority_weight_job_size" << YAML::Value << s.weight_job_size;
+  out << YAML::Key << "priority_weight_partition" << YAML::Value << s.weight_partition;
+  out << YAML::Key << "priority_weight_qos" << YAML::Value << s.weight_qos;
+  emit_weights(out, "priority_weight_tres", s.weight_tres);
+  emit_duration(out, "priority_decay_half_life_s", s.decay_half_life);
+  emit_duration(out, "priority_calc_period_s", s.calc_period);
+  emit_duration(out, "priority_max_age_s", s.max_age);
+  out << YAML::Key << "priority_favor_small" << YAML::Value << s.favor_small;
+  emit_list(out, "priority_flags", s.priority_flags);
+  out << YAML::Key << "priority_usage_reset_period" << YAML::Value << s.usage_reset_period;
+  out << YAML::Key << "fairshare_dampening_factor" << YAML::Value << s.fairshare_dampening_factor;
+
+  const auto& p = s.params;
+  out << YAML::Key << "scheduler_parameters" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "default_queue_depth" << YAML::Value << p.default_queue_depth;
+  emit_duration(out, "sched_interval_s", p.sched_interval);
+  emit_duration(out, "batch_sched_delay_s", p.batch_sched_delay);
+  out << YAML::Key << "sched_min_interval_us" << YAML::Value
+      << static_cast<long long>(p.sched_min_interval_us);
+  out << YAML::Key << "max_sched_time_s" << YAML::Value << static_cast<long long>(p.max_sched_time_s);
+  out << YAML::Key << "partition_job_depth" << YAML::Value << p.partition_job_depth;
+  out << YAML::Key << "defer" << YAML::Value << p.defer;
+  out << YAML::Key << "defer_batch" << YAML::Value << p.defer_batch;
+  emit_duration(out, "bf_interval_s", p.bf_interval);
+  emit_duration(out, "bf_window_s", p.bf_window);
+  emit_duration(out, "bf_resolution_s", p.bf_resolution);
+  out << YAML::Key << "bf_max_job_test" << YAML::Value << p.bf_max_job_test;
+  out << YAML::Key << "bf_max_job_user" << YAML::Value << p.bf_max_job_user;
+  out << YAML::Key << "bf_max_job_part" << YAML::Value << p.bf_max_job_part;
+  out << YAML::Key << "bf_max_job_user_part" << YAML::Value << p.bf_max_job_user_part;
+  out << YAML::Key << "bf_max_job_start" << YAML::Value << p.bf_max_job_start;
+  out << YAML::Key << "bf_max_job_array_resv" << YAML::Value << p.bf_max_job_array_resv;
+  out << YAML::Key << "bf_min_prio_reserve" << YAML::Value << static_cast<long long>(p.bf_min_prio_reserve);
+  emit_duration(out, "bf_min_age_reserve_s", p.bf_min_age_reserve);
+  out << YAML::Key << "bf_continue" << YAML::Value << p.bf_continue;
+  out << YAML::Key << "bf_busy_nodes" << YAML::Value << p.bf_busy_nodes;
+  out << YAML::Key << "bf_one_resv_per_job" << YAML::Value << p.bf_one_resv_per_job;
+  emit_duration(out, "bf_max_time_s", p.bf_max_time);
+  out << YAML::Key << "bf_yield_interval_us" << YAML::Value << static_cast<long long>(p.bf_yield_interval_us);
+  out << YAML::Key << "bf_yield_sleep_us" << YAML::Value << static_cast<long long>(p.bf_yield_sleep_us);
+  out << YAML::Key << "other" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  for (const auto& [k, v] : p.other) out << YAML::Key << k << YAML::Value << v;
+  out << YAML::EndMap;
+  out << YAML::EndMap;
+
+  out << YAML::Key << "preempt_type" << YAML::Value << s.preempt_type;
+  out << YAML::Key << "preempt_mode" << YAML::Value << to_string(s.preempt_mode);
+  emit_duration(out, "preempt_exempt_time_s", s.preempt_exempt_time);
+  out << YAML::Key << "select_type" << YAML::Value << s.select_type;
+  emit_list(out, "select_type_parameters", s.select_type_parameters);
+  emit_duration(out, "kill_wait_s", s.kill_wait);
+  emit_duration(out, "over_time_limit_s", s.over_time_limit);
+  emit_duration(out, "min_job_age_s", s.min_job_age);
+  out << YAML::Key << "enforce_part_limits" << YAML::Value << s.enforce_part_limits;
+  emit_list(out, "accounting_storage_enforce", s.accounting_storage_enforce);
+  emit_list(out, "accounting_storage_tres", s.accounting_storage_tres);
+  out << YAML::Key << "first_job_id" << YAML::Value << s.first_job_id;
+  out << YAML::Key << "job_requeue" << YAML::Value << s.job_requeue;
+  out << YAML::EndMap;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// reading: every accessor checks type and range and throws InputError with the YAML line
+
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const YAML::Node& n, std::string_view key, const std::string& what,
+                         int fallback = 0) const {
+    const auto m = n.Mark();
+    const auto line = m.is_null() ? fallback : m.line + 1;
+    throw InputError(file_, static_cast<std::uint64_t>(std::max(line, 0)), std::string(key), what);
+  }
+
+  /// Checks that `n` is a map whose keys are all in `allowed`.
+  void check_map(const YAML::Node& n, std::string_view what, const std::set<std::string>& allowed) const {
+    if (!n.IsMap()) fail(n, what, "expected a map");
+    for (const auto& kv : n) {
+      const auto key = kv.first.as<std::string>();
+      if (!allowed.count(key)) fail(kv.first, key, fmt::format("unknown key in {}", what));
+    }
+  }
+
+  std::string scalar(const YAML::Node& n, std::string_view key) const {
+    if (!n.IsScalar()) fail(n, key, "expected a scalar");
+    return n.Scalar();
+  }
+
+  std::int64_t integer(const YAML::Node& n, std::string_view key, std::int64_t lo, std::int64_t hi) const {
+    const auto s = scalar(n, key);
+    const auto v = text::parse_int(s);
+    if (!v) fail(n, key, fmt::format("'{}' is not an integer", s));
+    if (*v < lo || *v > hi) fail(n, key, fmt::format("{} is outside [{}, {}]", *v, lo, hi));
+    return *v;
+  }
+
+  double real(const YAML::Node& n, std::string_view key) const {
+    const auto s = scalar(n, key);
+    const auto v = text::parse_double(s);
+    if (!v) fail(n, key, fmt::format("'{}' is not a number", s));
+    return *v;
+  }
+
+  bool boolean(const YAML::Node& n, std::string_view key) const {
+    const auto s = text::to_lower(scalar(n, key));
+    if (s == "true" || s == "yes") return true;
+    if (s == "false" || s == "no") return false;
+    fail(n, key, fmt::format("'{}' is not true or false", s));
+  }
+
+  /// Seconds, or UNLIMITED.
+  Seconds duration(const YAML::Node& n, std::string_view key) const {
+    if (n.IsScalar() && text::iequals(n.Scalar(), "UNLIMITED")) return kUnlimited;
+    return integer(n, key, -1, std::numeric_limits<Seconds>::max() - 1);
+  }
+
+  std::vector<std::string> strings(const YAML::Node& n, std::string_view key) const {
+    if (!n.IsSequence()) fail(n, key, "expected a list");
+    std::vector<std::string> out;
+    for (const auto& item : n) out.push_back(scalar(item, key));
+    return out;
+  }
+
+  TresMap counts(const YAML::Node& n, std::string_view key) const {
+    if (!n.IsMap()) fail(n, key, "expected a map of TRES counts");
+    TresMap out;
+    for (const auto& kv : n)
+      out[text::to_lower(scalar(kv.first, key))] =
+          integer(kv.second, key, 0, std::numeric_limits<std::int64_t>::max());
+    return out;
+  }
+
+  TresWeights weights(const YAML::Node& n, std::string_view key) const {
+    if (!n.IsMap()) fail(n, key, "expected a map of TRES weights");
+    TresWeights out;
+    for (const auto& kv : n) out[text::to_lower(scalar(kv.first, key))] = real(kv.second, key);
+    return out;
+  }
+
+  PreemptMode preempt_mode(const YAML::Node& n, std::string_view key) const {
+    try {
+      return parse_preempt_mode(scalar(n, key));
+    } catch (const std::invalid_argument& e) {
+      fail(n, key, e.what());
+    }
+  }
+
+  Shares shares(const YAML::Node& n, std::string_view key) const {
+    if (n.IsScalar() && text::iequals(n.Scalar(), "parent")) return {1, true};
+    return {static_cast<std::uint32_t>(integer(n, key, 0, std::numeric_limits<std::uint32_t>::max())), false};
+  }
+
+  Limits limits(const YAML::Node& n) const {
+    check_map(n, "limits",
+              {"grp_tres", "grp_jobs", "grp_submit_jobs", "max_tres_per_job", "max_tres_per_user",
+               "max_tres_per_node", "max_jobs_per_user", "max_submit_jobs_per_user", "max_wall_s"});
+    Limits l;
+    constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+    for (const auto& kv : n) {
+      const auto key = kv.first.as<std::string>();
+      const auto& v = kv.second;
+      if (key == "grp_tres")
+        l.grp_tres = counts(v, key);
+      else if (key == "grp_jobs")
+        l.grp_jobs = integer(v, key, 0, kMax);
+      else if (key == "grp_submit_jobs")
+        l.grp_submit_jobs = integer(v, key, 0, kMax);
+      else if (key == "max_tres_per_job")
+        l.max_tres_per_job = counts(v, key);
+      else if (key == "max_tres_per_user")
+        l.max_tres_per_user = counts(v, key);
+      else if (key == "max_tres_per_node")
+        l.max_tres_per_node = counts(v, key);
+      else if (key == "max_jobs_per_user")
+        l.max_jobs_per_user = integer(v, key, 0, kMax);
+      else if (key == "max_submit_jobs_per_user")
+        l.max_submit_jobs_per_user = integer(v, key, 0, kMax);
+      else if (key == "max_wall_s")
+        l.max_wall = duration(v, key);
+    }
+    return l;
+  }
+
+ private:
+  std::string file_;
+};
+
+constexpr std::int64_t kU32 = std::numeric_limits<std::uint32_t>::max();
+constexpr std::int64_t kU16 = std::numeric_limits<std::uint16_t>::max();
+constexpr std::int64_t kI64 = std::numeric_limits<std::int64_t>::max();
+
+YAML::Node required(const Reader& r, const YAML::Node& map, const char* key) {
+  YAML::Node v = map[key];
+  if (!v.IsDefined()) r.fail(map, key, "missing required key");
+  return v;
+}
+
+std::vector<Node> read_nodes(const Reader& r, const YAML::Node& seq) {
+  if (!seq.IsSequence()) r.fail(seq, "nodes", "expected a list");
+  std::vector<Node> out;
+  for (const auto& m : seq) {
+    r.check_map(m, "nodes",
+                {"names", "cpus", "boards", "sockets", "cores_per_socket", "threads_per_core",
+                 "real_memory_mb", "mem_spec_limit_mb", "gres", "weight", "features", "state"});
+    const auto names_node = required(r, m, "names");
+    Node n;
+    for (const auto& kv : m) {
+      const auto key = kv.first.as<std::string>();
+      const auto& v = kv.second;
+      if (key == "cpus")
+        n.cpus = static_cast<std::uint32_t>(r.integer(v, key, 1, kU32));
+      else if (key == "boards")
+        n.boards = static_cast<std::uint32_t>(r.integer(v, key, 1, kU32));
+      else if (key == "sockets")
+        n.sockets = static_cast<std::uint32_t>(r.integer(v, key, 1, kU32));
+      else if (key == "cores_per_socket")
+        n.cores_per_socket = static_cast<std::uint32_t>(r.integer(v, key, 1, kU32));
+      else if (key == "threads_per_core")
+        n.threads_per_core = static_cast<std::uint32_t>(r.integer(v, key, 1, kU32));
+      else if (key == "real_memory_mb")
+        n.real_memory_mb = r.integer(v, key, 1, kI64);
+      else if (key == "mem_spec_limit_mb")
+        n.mem_spec_limit_mb = r.integer(v, key, 0, kI64);
+      else if (key == "weight")
+        n.weight = static_cast<std::uint32_t>(r.integer(v, key, 0, kU32));
+      else if (key == "features")
+        n.features = r.strings(v, key);
+      else if (key == "state")
+        n.state = r.scalar(v, key);
+      else if (key == "gres") {
+        for (const auto& g : r.strings(v, key)) {
+          const auto parts = text::split(g, ':');
+          const auto count = text::parse_int(parts.back());
+          if (parts.size() < 2 || parts.size() > 3 || !count || *count < 0 || parts.front().empty())
+            r.fail(v, key, fmt::format("'{}' is not name[:type]:count", g));
+          n.gres.push_back(
+              {std::string(parts.front()), parts.size() == 3 ? std::string(parts[1]) : "", *count});
+        }
+      }
+    }
+    std::vector<std::string> names;
+    try {
+      names = expand_hostlist(r.scalar(names_node, "names"));
+    } catch (const std::invalid_argument& e) {
+      r.fail(names_node, "names", e.what());
+    }
+    if (names.empty()) r.fail(names_node, "names", "no node names");
+    for (auto& name : names) {
+      n.name = std::move(name);
+      out.push_back(n);
+    }
+  }
+  return out;
+}
+
+void parse_oversubscribe(const Reader& r, const YAML::Node& v, Partition& p) {
+  const auto s = text::to_lower(r.scalar(v, "oversubscribe"));
+  const auto colon = s.find(':');
+  const auto kind = s.substr(0, colon);
+  if (kind == "no")
+    p.oversubscribe = OverSubscribe::kNo;
+  else if (kind == "yes")
+    p.oversubscribe = OverSubscribe::kYes;
+  else if (kind == "force")
+    p.oversubscribe = OverSubscribe::kForce;
+  else if (kind == "exclusive")
+    p.oversubscribe = OverSubscribe::kExclusive;
+  else
+    r.fail(v, "oversubscribe", fmt::format("'{}' is not NO, YES:N, FORCE:N or EXCLUSIVE", s));
+  p.oversubscribe_count = 1;
+  if (colon != std::string::npos) {
+    const auto n = text::parse_int(s.substr(colon + 1));
+    if (!n || *n < 1 || *n > kU16) r.fail(v, "oversubscribe", fmt::format("bad job count in '{}'", s));
+    p.oversubscribe_count = static_cast<std::uint16_t>(*n);
+  }
+}
+
+std::vector<Partition> read_partitions(const Reader& r, const YAML::Node& seq) {
+  if (!seq.IsSequence()) r.fail(seq, "partitions", "expected a list");
+  std::vector<Partition> out;
+  for (const auto& m : seq) {
+    r.check_map(m, "partitions",
+                {"name",
+                 "nodes",
+                 "default",
+                 "state",
+                 "max_time_s",
+                 "default_time_s",
+                 "def_mem_per_cpu_mb",
+                 "def_mem_per_node_mb",
+                 "max_mem_per_cpu_mb",
+                 "max_mem_per_node_mb",
+                 "min_nodes",
+                 "max_nodes",
+                 "priority_job_factor",
+                 "priority_tier",
+                 "oversubscribe",
+                 "exclusive_user",
+                 "allow_qos",
+                 "allow_accounts",
+                 "deny_accounts",
+                 "qos",
+                 "preempt_mode",
+                 "grace_time_s",
+                 "over_time_limit_s",
+                 "tres_billing_weights"});
+    Partition p;
+    p.name = r.scalar(required(r, m, "name"), "name");
+    for (const auto& kv : m) {
+      const auto key = kv.first.as<std::string>();
+      const auto& v = kv.second;
+      if (key == "nodes") {
+        try {
+          p.nodes = expand_hostlist(r.scalar(v, key));
+        } catch (const std::invalid_argument& e) {
+          r.fail(v, key, e.what());
+        }
+      } else if (key == "default")
+        p.is_default = r.boolean(v, key);
+      else if (key == "state")
+        p.state = r.scalar(v, key);
+      else if (key == "max_time_s")
+        p.max_time = r.duration(v, key);
+      else if (key == "default_time_s")
+        p.default_time = r.duration(v, key);
+      else if (key == "def_mem_per_cpu_mb")
+        p.def_mem_per_cpu_mb = r.integer(v, key, 0, kI64);
+      else if (key == "def_mem_per_node_mb")
+        p.def_mem_per_node_mb = r.integer(v, key, 0, kI64);
+      else if (key == "max_mem_per_cpu_mb")
+        p.max_mem_per_cpu_mb = r.integer(v, key, 0, kI64);
+      else if (key == "max_mem_per_node_mb")
+        p.max_mem_per_node_mb = r.integer(v, key, 0, kI64);
+      else if (key == "min_nodes")
+        p.min_nodes = static_cast<std::uint32_t>(r.integer(v, key, 0, kU32));
+      else if (key == "max_nodes")
+        p.max_nodes = static_cast<std::uint32_t>(r.integer(v, key, 0, kU32));
+      else if (key == "priority_job_factor")
+        p.priority_job_factor = static_cast<std::uint16_t>(r.integer(v, key, 0, kU16));
+      else if (key == "priority_tier")
+        p.priority_tier = static_cast<std::uint16_t>(r.integer(v, key, 0, kU16));
+      else if (key == "oversubscribe")
+        parse_oversubscribe(r, v, p);
+      else if (key == "exclusive_user")
+        p.exclusive_user = r.boolean(v, key);
+      else if (key == "allow_qos")
+        p.allow_qos = r.strings(v, key);
+      else if (key == "allow_accounts")
+        p.allow_accounts = r.strings(v, key);
+      else if (key == "deny_accounts")
+        p.deny_accounts = r.strings(v, key);
+      else if (key == "qos")
+        p.qos = r.scalar(v, key);
+      else if (key == "preempt_mode")
+        p.preempt_mode = r.preempt_mode(v, key);
+      else if (key == "grace_time_s")
+        p.grace_time = r.duration(v, key);
+      else if (key == "over_time_limit_s")
+        p.over_time_limit = r.duration(v, key);
+      else if (key == "tres_billing_weights")
+        p.tres_billing_weights = r.weights(v, key);
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<Qos> read_qos(const Reader& r, const YAML::Node& seq) {
+  if (!seq.IsSequence()) r.fail(seq, "qos", "expected a list");
+  std::vector<Qos> out;
+  for (const auto& m : seq) {
+    r.check_map(m, "qos",
+                {"name", "priority", "usage_factor", "preempt", "preempt_mode", "preempt_exempt_time_s",
+                 "grace_time_s", "flags", "limits"});
+    Qos q;
+    q.name = r.scalar(required(r, m, "name"), "name");
+    for (const auto& kv : m) {
+      const auto key = kv.first.as<std::string>();
+      const auto& v = kv.second;
+      if (key == "priority")
+        q.priority = static_cast<std::uint32_t>(r.integer(v, key, 0, kU32));
+      else if (key == "usage_factor")
+        q.usage_factor = r.real(v, key);
+      else if (key == "preempt")
+        q.preempt = r.strings(v, key);
+      else if (key == "preempt_mode")
+        q.preempt_mode = r.preempt_mode(v, key);
+      else if (key == "preempt_exempt_time_s")
+        q.preempt_exempt_time = r.duration(v, key);
+      else if (key == "grace_time_s")
+        q.grace_time = r.duration(v, key);
+      else if (key == "flags") {
+        const auto flags = r.strings(v, key);
+        q.flags = {flags.begin(), flags.end()};
+      } else if (key == "limits")
+        q.limits = r.limits(v);
+    }
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+
+template <class Assoc>
+bool read_assoc_key(const Reader& r, const std::string& key, const YAML::Node& v, Assoc& a) {
+  if (key == "fairshare")
+    a.shares = r.shares(v, key);
+  else if (key == "priority")
+    a.priority = static_cast<std::uint32_t>(r.integer(v, key, 0, kU32));
+  else if (key == "qos")
+    a.qos = r.strings(v, key);
+  else if (key == "default_qos")
+    a.default_qos = r.scalar(v, key);
+  else if (key == "limits")
+    a.limits = r.limits(v);
+  else
+    return false;
+  return true;
+}
+
+std::vector<Account> read_accounts(const Reader& r, const YAML::Node& seq) {
+  if (!seq.IsSequence()) r.fail(seq, "accounts", "expected a list");
+  std::vector<Account> out;
+  for (const auto& m : seq) {
+    r.check_map(m, "accounts", {"name", "parent", "fairshare", "priority", "qos", "default_qos", "limits"});
+    Account a;
+    a.name = r.scalar(required(r, m, "name"), "name");
+    if (a.name == "root") a.parent = "";
+    for (const auto& kv : m) {
+      const auto key = kv.first.as<std::string>();
+      if (key == "parent")
+        a.parent = r.scalar(kv.second, key);
+      else
+        read_assoc_key(r, key, kv.second, a);
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+std::vector<UserAssoc> read_associations(const Reader& r, const YAML::Node& seq) {
+  if (!seq.IsSequence()) r.fail(seq, "associations", "expected a list");
+  std::vector<UserAssoc> out;
+  for (const auto& m : seq) {
+    r.check_map(m, "associations",
+                {"user", "account", "partition", "fairshare", "priority", "qos", "default_qos", "limits"});
+    UserAssoc a;
+    a.user = r.scalar(required(r, m, "user"), "user");
+    a.account = r.scalar(required(r, m, "account"), "account");
+    for (const auto& kv : m) {
+      const auto key = kv.first.as<std::string>();
+      if (key == "partition")
+        a.partition = r.scalar(kv.second, key);
+      else
+        read_assoc_key(r, key, kv.second, a);
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+std::vector<User> read_users(const Reader& r, const YAML::Node& seq) {
+  if (!seq.IsSequence()) r.fail(seq, "users", "expected a list");
+  std::vector<User> out;
+  for (const auto& m : seq) {
+    r.check_map(m, "users", {"name", "default_account", "admin_level"});
+    User u;
+    u.name = r.scalar(required(r, m, "name"), "name");
+    if (m["default_account"]) u.default_account = r.scalar(m["default_account"], "default_account");
+    if (m["admin_level"]) u.admin_level = r.scalar(m["admin_level"], "admin_level");
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
+SchedulerParameters read_params(const Reader& r, const YAML::Node& m) {
+  r.check_map(m, "scheduler_parameters",
+              {"default_queue_depth",
+               "sched_interval_s",
+               "batch_sched_delay_s",
+               "sched_min_interval_us",
+               "max_sched_time_s",
+               "partition_job_depth",
+               "defer",
+               "defer_batch",
+               "bf_interval_s",
+               "bf_window_s",
+               "bf_resolution_s",
+               "bf_max_job_test",
+               "bf_max_job_user",
+               "bf_max_job_part",
+               "bf_max_job_user_part",
+               "bf_max_job_start",
+               "bf_max_job_array_resv",
+               "bf_min_prio_reserve",
+               "bf_min_age_reserve_s",
+               "bf_continue",
+               "bf_busy_nodes",
+               "bf_one_resv_per_job",
+               "bf_max_time_s",
+               "bf_yield_interval_us",
+               "bf_yield_sleep_us",
+               "other"});
+  SchedulerParameters p;
+  for (const auto& kv : m) {
+    const auto key = kv.first.as<std::string>();
+    const auto& v = kv.second;
+    const auto u32 = [&] { return static_cast<std::uint32_t>(r.integer(v, key, 0, kU32)); };
+    if (key == "default_queue_depth")
+      p.default_queue_depth = u32();
+    else if (key == "sched_interval_s")
+      p.sched_interval = r.duration(v, key);
+    else if (key == "batch_sched_delay_s")
+      p.batch_sched_delay = r.duration(v, key);
+    else if (key == "sched_min_interval_us")
+      p.sched_min_interval_us = r.integer(v, key, 0, kI64);
+    else if (key == "max_sched_time_s")
+      p.max_sched_time_s = r.integer(v, key, 0, kI64);
+    else if (key == "partition_job_depth")
+      p.partition_job_depth = u32();
+    else if (key == "defer")
+      p.defer = r.boolean(v, key);
+    else if (key == "defer_batch")
+      p.defer_batch = r.boolean(v, key);
+    else if (key == "bf_interval_s")
+      p.bf_interval = r.duration(v, key);
+    else if (key == "bf_window_s")
+      p.bf_window = r.duration(v, key);
+    else if (key == "bf_resolution_s")
+      p.bf_resolution = r.duration(v, key);
+    else if (key == "bf_max_job_test")
+      p.bf_max_job_test = u32();
+    else if (key == "bf_max_job_user")
+      p.bf_max_job_user = u32();
+    else if (key == "bf_max_job_part")
+      p.bf_max_job_part = u32();
+    else if (key == "bf_max_job_user_part")
+      p.bf_max_job_user_part = u32();
+    else if (key == "bf_max_job_start")
+      p.bf_max_job_start = u32();
+    else if (key == "bf_max_job_array_resv")
+      p.bf_max_job_array_resv = u32();
+    else if (key == "bf_min_prio_reserve")
+      p.bf_min_prio_reserve = r.integer(v, key, 0, kI64);
+    else if (key == "bf_min_age_reserve_s")
+      p.bf_min_age_reserve = r.duration(v, key);
+    else if (key == "bf_continue")
+      p.bf_continue = r.boolean(v, key);
+    else if (key == "bf_busy_nodes")
+      p.bf_busy_nodes = r.boolean(v, key);
+    else if (key == "bf_one_resv_per_job")
+      p.bf_one_resv_per_job = r.boolean(v, key);
+    else if (key == "bf_max_time_s")
+      p.bf_max_time = r.duration(v, key);
+    else if (key == "bf_yield_interval_us")
+      p.bf_yield_interval_us = r.integer(v, key, 0, kI64);
+    else if (key == "bf_yield_sleep_us")
+      p.bf_yield_sleep_us = r.integer(v, key, 0, kI64);
+    else if (key == "other") {
+      if (!v.IsMap()) r.fail(v, key, "expected a map of option -> value");
+      for (const auto& o : v)
+        p.other[r.scalar(o.first, key)] = o.second.IsNull() ? "" : r.scalar(o.second, key);
+    }
+  }
+  return p;
+}
+
+SchedulerSettings read_scheduler(const Reader& r, const YAML::Node& m) {
+  r.check_map(m, "scheduler",
+              {"scheduler_type",
+               "priority_type",
+               "priority_weight_age",
+               "priority_weight_assoc",
+               "priority_weight_fairshare",
+               "priority_weight_job_size",
+               "priority_weight_partition",
+               "priority_weight_qos",
+               "priority_weight_tres",
+               "priority_decay_half_life_s",
+               "priority_calc_period_s",
+               "priority_max_age_s",
+               "priority_favor_small",
+               "priority_flags",
+               "priority_usage_reset_period",
+               "fairshare_dampening_factor",
+               "scheduler_parameters",
+               "preempt_type",
+               "preempt_mode",
+               "preempt_exempt_time_s",
+               "select_type",
+               "select_type_parameters",
+               "kill_wait_s",
+               "over_time_limit_s",
+               "min_job_age_s",
+               "enforce_part_limits",
+               "accounting_storage_enforce",
+               "accounting_storage_tres",
+               "first_job_id",
+               "job_requeue"});
+  SchedulerSettings s;
+  for (const auto& kv : m) {
+    const auto key = kv.first.as<std::string>();
+    const auto& v = kv.second;
+    const auto u32 = [&] { return static_cast<std::uint32_t>(r.integer(v, key, 0, kU32)); };
+    const auto set_of = [&] {
+      const auto l = r.strings(v, key);
+      return std::set<std::string>(l.begin(), l.end());
+    };
+    if (key == "scheduler_type")
+      s.scheduler_type = r.scalar(v, key);
+    else if (key == "priority_type")
+      s.priority_type = r.scalar(v, key);
+    else if (key == "priority_weight_age")
+      s.weight_age = u32();
+    else if (key == "priority_weight_assoc")
+      s.weight_assoc = u32();
+    else if (key == "priority_weight_fairshare")
+      s.weight_fairshare = u32();
+    else if (key == "priority_weight_job_size")
+      s.weight_job_size = u32();
+    else if (key == "priority_weight_partition")
+      s.weight_partition = u32();
+    else if (key == "priority_weight_qos")
+      s.weight_qos = u32();
+    else if (key == "priority_weight_tres")
+      s.weight_tres = r.weights(v, key);
+    else if (key == "priority_decay_half_life_s")
+      s.decay_half_life = r.duration(v, key);
+    else if (key == "priority_calc_period_s")
+      s.calc_period = r.duration(v, key);
+    else if (key == "priority_max_age_s")
+      s.max_age = r.duration(v, key);
+    else if (key == "priority_favor_small")
+      s.favor_small = r.boolean(v, key);
+    else if (key == "priority_flags")
+      s.priority_flags = set_of();
+    else if (key == "priority_usage_reset_period")
+      s.usage_reset_period = r.scalar(v, key);
+    else if (key == "fairshare_dampening_factor")
+      s.fairshare_dampening_factor = u32();
+    else if (key == "scheduler_parameters")
+      s.params = read_params(r, v);
+    else if (key == "preempt_type")
+      s.preempt_type = r.scalar(v, key);
+    else if (key == "preempt_mode")
+      s.preempt_mode = r.preempt_mode(v, key);
+    else if (key == "preempt_exempt_time_s")
+      s.preempt_exempt_time = r.duration(v, key);
+    else if (key == "select_type")
+      s.select_type = r.scalar(v, key);
+    else if (key == "select_type_parameters")
+      s.select_type_parameters = set_of();
+    else if (key == "kill_wait_s")
+      s.kill_wait = r.duration(v, key);
+    else if (key == "over_time_limit_s")
+      s.over_time_limit = r.duration(v, key);
+    else if (key == "min_job_age_s")
+      s.min_job_age = r.duration(v, key);
+    else if (key == "enforce_part_limits")
+      s.enforce_part_limits = r.scalar(v, key);
+    else if (key == "accounting_storage_enforce")
+      s.accounting_storage_enforce = set_of();
+    else if (key == "accounting_storage_tres")
+      s.accounting_storage_tres = r.strings(v, key);
+    else if (key == "first_job_id")
+      s.first_job_id = u32();
+    else if (key == "job_requeue")
+      s.job_requeue = r.boolean(v, key);
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string site_to_yaml(const Site& site) {
+  YAML::Emitter out;
+  out << YAML::Comment("SlurmTwin site (schema: docs/site-schema.md; durations in seconds, memory in MB)");
+  out << YAML::BeginMap;
+  out << YAML::Key << "cluster_name" << YAML::Value << site.cluster_name;
+  emit_nodes(out, site.nodes);
+  emit_partitions(out, site.partitions);
+  emit_qos(out, site.qos);
+  out << YAML::Key << "accounts" << YAML::Value << YAML::BeginSeq;
+  for (const auto& a : site.accounts) {
+    out << YAML::BeginMap;
+    out << YAML::Key << "name" << YAML::Value << a.name;
+    out << YAML::Key << "parent" << YAML::Value << a.parent;
+    emit_assoc_common(out, a);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+  out << YAML::Key << "associations" << YAML::Value << YAML::BeginSeq;
+  for (const auto& a : site.associations) {
+    out << YAML::BeginMap;
+    out << YAML::Key << "user" << YAML::Value << a.user;
+    out << YAML::Key << "account" << YAML::Value << a.account;
+    out << YAML::Key << "partition" << YAML::Value << a.partition;
+    emit_assoc_common(out, a);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+  out << YAML::Key << "users" << YAML::Value << YAML::BeginSeq;
+  for (const auto& u : site.users) {
+    out << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "name" << YAML::Value << u.name;
+    out << YAML::Key << "default_account" << YAML::Value << u.default_account;
+    out << YAML::Key << "admin_level" << YAML::Value << u.admin_level;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+  emit_scheduler(out, site.scheduler);
+  out << YAML::EndMap;
+  if (!out.good()) throw std::logic_error(fmt::format("YAML emitter failed: {}", out.GetLastError()));
+  return std::string(out.c_str()) + "\n";
+}
+
+void save_site_yaml(const Site& site, const std::string& path) {
+  write_file_atomic(path, site_to_yaml(site));
+}
+
+Site parse_site_yaml(std::string_view content, const std::string& file_name) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(content));
+  } catch (const YAML::Exception& e) {
+    throw InputError(file_name, static_cast<std::uint64_t>(std::max(e.mark.line + 1, 0)), "", e.msg);
+  }
+  const Reader r(file_name);
+  if (!root.IsMap()) r.fail(root, "", "a site YAML is a map (cluster_name, nodes, partitions, ...)", 1);
+  r.check_map(
+      root, "site",
+      {"cluster_name", "nodes", "partitions", "qos", "accounts", "associations", "users", "scheduler"});
+  Site site;
+  try {
+    for (const auto& kv : root) {
+      const auto key = kv.first.as<std::string>();
+      const auto& v = kv.second;
+      if (key == "cluster_name")
+        site.cluster_name = r.scalar(v, key);
+      else if (key == "nodes")
+        site.nodes = read_nodes(r, v);
+      else if (key == "partitions")
+        site.partitions = read_partitions(r, v);
+      else if (key == "qos")
+        site.qos = read_qos(r, v);
+      else if (key == "accounts")
+        site.accounts = read_accounts(r, v);
+      else if (key == "associations")
+        site.associations = read_associations(r, v);
+      else if (key == "users")
+        site.users = read_users(r, v);
+      else if (key == "scheduler")
+        site.scheduler = read_scheduler(r, v);
+    }
+  } catch (const YAML::Exception& e) {  // e.g. a key that is not a scalar
+    throw InputError(file_name, static_cast<std::uint64_t>(std::max(e.mark.line + 1, 0)), "", e.msg);
+  }
+  try {
+    validate(site);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(file_name, 0, "", fmt::format("invalid site: {}", e.what()));
+  }
+  return site;
+}
+
+Site load_site_yaml(const std::string& path) {
+  return parse_site_yaml(read_input_file(path), path);
+}
+
+}  // namespace slurmtwin

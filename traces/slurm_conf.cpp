@@ -1,0 +1,1071 @@
+#include "traces/slurm_conf.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+#include <unordered_map>
+
+#include "traces/file_io.hpp"
+#include "traces/hostlist.hpp"
+#include "traces/read_report.hpp"
+#include "traces/text.hpp"
+#include "traces/time_format.hpp"
+
+namespace slurmtwin {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kMaxIncludeDepth = 16;
+
+/// One Key=Value of a logical line, with where it was written.
+struct Pair {
+  std::string key;    // as written
+  std::string value;  // quotes removed
+  std::string file;
+  std::uint64_t line = 0;
+  std::uint64_t order = 0;  // position among all pairs read: a larger order was written later
+};
+
+struct ConfLine {
+  std::string file;
+  std::uint64_t line = 0;
+  std::vector<Pair> pairs;
+};
+
+[[noreturn]] void fail(const Pair& p, const std::string& what) {
+  throw InputError(p.file, p.line, p.key, what);
+}
+
+bool is_space(char c) {
+  return std::isspace(static_cast<unsigned char>(c)) != 0;
+}
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+/// Drops a comment: '#' outside double quotes ends the line; "\#" is a literal '#'.
+std::string strip_comment(std::string_view s) {
+  std::string out;
+  bool quoted = false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '\\' && i + 1 < s.size() && s[i + 1] == '#') {
+      out += '#';
+      ++i;
+      continue;
+    }
+    if (c == '"') quoted = !quoted;
+    if (c == '#' && !quoted) break;
+    out += c;
+  }
+  return out;
+}
+
+/// Splits "A=1 B = \"x y\" C=" into pairs (spaces around '=' allowed, as Slurm's parser does).
+std::vector<Pair> split_pairs(std::string_view s, const std::string& file, std::uint64_t line,
+                              std::uint64_t& order) {
+  std::vector<Pair> out;
+  std::size_t i = 0;
+  const auto skip_ws = [&] {
+    while (i < s.size() && is_space(s[i])) ++i;
+  };
+  while (true) {
+    skip_ws();
+    if (i >= s.size()) break;
+    const auto key_start = i;
+    while (i < s.size() && s[i] != '=' && !is_space(s[i])) ++i;
+    std::string key(s.substr(key_start, i - key_start));
+    skip_ws();
+    if (i >= s.size() || s[i] != '=') throw InputError(file, line, key, "expected Key=Value");
+    ++i;
+    skip_ws();
+    std::string value;
+    if (i < s.size() && s[i] == '"') {
+      const auto close = s.find('"', i + 1);
+      if (close == std::string_view::npos) throw InputError(file, line, key, "unterminated quoted value");
+      value = std::string(s.substr(i + 1, close - i - 1));
+      i = close + 1;
+    } else {
+      const auto start = i;
+      while (i < s.size() && !is_space(s[i])) ++i;
+      value = std::string(s.substr(start, i - start));
+    }
+    out.push_back({std::move(key), std::move(value), file, line, ++order});
+  }
+  return out;
+}
+
+/// Reads logical lines (comments stripped, continuations joined, Includes expanded) in file order.
+class ConfReader {
+ public:
+  std::vector<ConfLine> lines;
+
+  void read(std::string_view content, const std::string& file, int depth) {
+    const auto canonical = fs::absolute(fs::path(file)).lexically_normal().string();
+    stack_.push_back(canonical);
+    std::uint64_t line_no = 0, start_line = 1;
+    std::string logical;
+    bool continuing = false;
+    for (auto raw : text::split(content, '\n')) {
+      ++line_no;
+      if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+      const auto stripped = strip_comment(raw);
+      std::string_view t = stripped;
+      while (!t.empty() && is_space(t.back())) t.remove_suffix(1);
+      if (!continuing) start_line = line_no;
+      if (!t.empty() && t.back() == '\\') {  // Slurm joins without inserting a space
+        logical.append(t.substr(0, t.size() - 1));
+        continuing = true;
+        continue;
+      }
+      logical.append(t);
+      continuing = false;
+      process(logical, file, start_line, depth);
+      logical.clear();
+    }
+    if (!logical.empty()) process(logical, file, start_line, depth);
+    stack_.pop_back();
+  }
+
+ private:
+  std::vector<std::string> stack_;  // files being read (include recursion guard)
+  std::uint64_t order_ = 0;
+
+  void process(std::string_view logical, const std::string& file, std::uint64_t line, int depth) {
+    const auto t = text::trim(logical);
+    if (t.empty()) return;
+    if (text::starts_with_i(t, "include") && t.size() > 7 && (is_space(t[7]) || t[7] == '=')) {
+      auto target = text::trim(t.substr(8));
+      if (target.size() >= 2 && target.front() == '"' && target.back() == '"')
+        target = target.substr(1, target.size() - 2);
+      if (target.empty()) throw InputError(file, line, "Include", "no file named");
+      fs::path path(target);
+      if (path.is_relative()) path = fs::path(file).parent_path() / path;
+      const auto canonical = fs::absolute(path).lexically_normal().string();
+      if (std::find(stack_.begin(), stack_.end(), canonical) != stack_.end())
+        throw InputError(file, line, "Include", fmt::format("recursive Include of {}", path.string()));
+      if (depth >= kMaxIncludeDepth)
+        throw InputError(file, line, "Include",
+                         fmt::format("Includes nested deeper than {}", kMaxIncludeDepth));
+      std::string content;
+      try {
+        content = read_input_file(path.string());
+      } catch (const std::exception& e) {
+        throw InputError(file, line, "Include", e.what());
+      }
+      read(content, path.string(), depth + 1);
+      return;
+    }
+    lines.push_back({file, line, split_pairs(t, file, line, order_)});
+  }
+};
+
+// ---------------------------------------------------------------------------------------------------
+// value parsers: each throws InputError naming the pair's file:line and key
+
+std::int64_t to_int(const Pair& p, std::int64_t lo, std::int64_t hi) {
+  const auto v = text::parse_int(p.value);
+  if (!v) fail(p, fmt::format("'{}' is not an integer", p.value));
+  if (*v < lo || *v > hi) fail(p, fmt::format("{} is outside [{}, {}]", *v, lo, hi));
+  return *v;
+}
+
+std::uint32_t to_u32(const Pair& p) {
+  return static_cast<std::uint32_t>(to_int(p, 0, std::numeric_limits<std::uint32_t>::max()));
+}
+
+std::uint16_t to_u16(const Pair& p) {
+  return static_cast<std::uint16_t>(to_int(p, 0, std::numeric_limits<std::uint16_t>::max()));
+}
+
+/// A count that may be UNLIMITED / INFINITE (-> `unlimited`).
+std::uint32_t to_u32_or_unlimited(const Pair& p, std::uint32_t unlimited) {
+  if (text::iequals(p.value, "UNLIMITED") || text::iequals(p.value, "INFINITE")) return unlimited;
+  return to_u32(p);
+}
+
+bool to_bool(const Pair& p) {
+  const auto v = text::to_lower(text::trim(p.value));
+  if (v == "yes" || v == "true" || v == "1" || v == "up" || v == "on") return true;
+  if (v == "no" || v == "false" || v == "0" || v == "down" || v == "off") return false;
+  fail(p, fmt::format("'{}' is not YES or NO", p.value));
+}
+
+/// A Slurm time: minutes, [D-]HH:MM:SS forms or UNLIMITED (kUnlimited).
+Seconds to_duration(const Pair& p) {
+  const auto v = parse_slurm_duration(p.value);
+  if (!v || *v == kUnsetTime)
+    fail(p, fmt::format("'{}' is not a Slurm time (minutes, D-HH:MM:SS, UNLIMITED)", p.value));
+  return *v;
+}
+
+/// Whole minutes or UNLIMITED, in seconds (OverTimeLimit).
+Seconds to_minutes(const Pair& p) {
+  if (text::iequals(p.value, "UNLIMITED") || text::iequals(p.value, "INFINITE")) return kUnlimited;
+  return to_int(p, 0, std::numeric_limits<std::int32_t>::max()) * 60;
+}
+
+std::vector<std::string> to_list(const Pair& p, bool lower) {
+  std::vector<std::string> out;
+  for (auto item : text::split(p.value, ',')) {
+    item = text::trim(item);
+    if (item.empty()) continue;
+    out.push_back(lower ? text::to_lower(item) : std::string(item));
+  }
+  return out;
+}
+
+/// A list where "ALL" means no restriction (-> empty).
+std::vector<std::string> to_allow_list(const Pair& p) {
+  if (text::iequals(text::trim(p.value), "ALL")) return {};
+  return to_list(p, true);
+}
+
+std::optional<std::int64_t> parse_count(std::string_view s) {
+  s = text::trim(s);
+  if (s.empty()) return std::nullopt;
+  std::int64_t scale = 1;
+  switch (std::toupper(static_cast<unsigned char>(s.back()))) {
+    case 'K':
+      scale = 1024;
+      break;
+    case 'M':
+      scale = 1024 * 1024;
+      break;
+    case 'G':
+      scale = 1024LL * 1024 * 1024;
+      break;
+    case 'T':
+      scale = 1024LL * 1024 * 1024 * 1024;
+      break;
+    case 'P':
+      scale = 1024LL * 1024 * 1024 * 1024 * 1024;
+      break;
+    default:
+      break;
+  }
+  if (scale != 1) s.remove_suffix(1);
+  for (char c : s)
+    if (c < '0' || c > '9') return std::nullopt;
+  const auto v = text::parse_int(s);
+  if (!v || *v > std::numeric_limits<std::int64_t>::max() / scale) return std::nullopt;
+  return *v * scale;
+}
+
+/// Splits on commas outside brackets and parentheses.
+std::vector<std::string> split_top(std::string_view s) {
+  std::vector<std::string> out;
+  int depth = 0;
+  std::size_t from = 0;
+  for (std::size_t i = 0; i <= s.size(); ++i) {
+    if (i < s.size() && (s[i] == '[' || s[i] == '(')) ++depth;
+    if (i < s.size() && (s[i] == ']' || s[i] == ')')) --depth;
+    if (i == s.size() || (s[i] == ',' && depth == 0)) {
+      const auto item = text::trim(s.substr(from, i - from));
+      if (!item.empty()) out.emplace_back(item);
+      from = i + 1;
+    }
+  }
+  return out;
+}
+
+using Table = std::map<std::string, Pair>;  // lower-case key -> the pair that set it
+
+const Pair* get(const Table& t, std::string_view key) {
+  const auto it = t.find(std::string(key));
+  return it == t.end() ? nullptr : &it->second;
+}
+
+/// The first of `keys` that is set (earlier keys take precedence, as in Slurm's lookups).
+const Pair* get_first(const Table& t, std::initializer_list<std::string_view> keys) {
+  for (auto k : keys)
+    if (const auto* p = get(t, k)) return p;
+  return nullptr;
+}
+
+/// Of two mutually exclusive keys, the one written last (nullptr when neither is set).
+const Pair* get_last(const Table& t, std::string_view a, std::string_view b) {
+  const auto* pa = get(t, a);
+  const auto* pb = get(t, b);
+  if (!pa) return pb;
+  if (!pb) return pa;
+  return pa->order > pb->order ? pa : pb;
+}
+
+const std::set<std::string> kNodeKeys = {
+    "nodename",       "cpus",           "procs",      "boards",       "sockets", "socketsperboard",
+    "corespersocket", "threadspercore", "realmemory", "memspeclimit", "gres",    "weight",
+    "feature",        "features",       "state"};
+
+const std::set<std::string> kPartitionKeys = {"partitionname", "nodes",
+                                              "default",       "state",
+                                              "maxtime",       "defaulttime",
+                                              "defmempercpu",  "defmempernode",
+                                              "maxmempercpu",  "maxmempernode",
+                                              "minnodes",      "maxnodes",
+                                              "priority",      "priorityjobfactor",
+                                              "prioritytier",  "oversubscribe",
+                                              "shared",        "exclusiveuser",
+                                              "allowqos",      "allowaccounts",
+                                              "denyaccounts",  "qos",
+                                              "preemptmode",   "gracetime",
+                                              "overtimelimit", "tresbillingweights"};
+
+const std::set<std::string> kNodeStates = {"CLOUD",  "DOWN", "DRAIN",   "FAIL",  "FAILING",
+                                           "FUTURE", "IDLE", "UNKNOWN", "RESUME"};
+
+const std::set<std::string> kPriorityFlags = {"ACCRUE_ALWAYS",   "CALCULATE_RUNNING",
+                                              "DEPTH_OBLIVIOUS", "FAIR_TREE",
+                                              "INCR_ONLY",       "MAX_TRES",
+                                              "MAX_TRES_GRES",   "NO_FAIR_TREE",
+                                              "NO_NORMAL_ALL",   "NO_NORMAL_ASSOC",
+                                              "NO_NORMAL_PART",  "NO_NORMAL_QOS",
+                                              "NO_NORMAL_TRES",  "SMALL_RELATIVE_TO_TIME"};
+
+/// SelectTypeParameters in Slurm's spelling (matched case-insensitively).
+const std::vector<std::string> kSelectTypeParameters = {"CR_CPU",
+                                                        "CR_CPU_Memory",
+                                                        "CR_Core",
+                                                        "CR_Core_Memory",
+                                                        "CR_Socket",
+                                                        "CR_Socket_Memory",
+                                                        "CR_Memory",
+                                                        "CR_ONE_TASK_PER_CORE",
+                                                        "CR_CORE_DEFAULT_DIST_BLOCK",
+                                                        "CR_LLN",
+                                                        "CR_Pack_Nodes",
+                                                        "LL_SHARED_GRES",
+                                                        "MULTIPLE_SHARING_GRES_PJ",
+                                                        "ENFORCE_BINDING_GRES",
+                                                        "ONE_TASK_PER_SHARING_GRES"};
+
+/// Builds a Site from logical lines in file order.
+class SiteBuilder {
+ public:
+  explicit SiteBuilder(std::vector<std::string>& warnings) : warnings_(warnings) { init_globals(); }
+
+  void apply(const ConfLine& line) {
+    if (line.pairs.empty()) return;
+    const auto kind = text::to_lower(line.pairs.front().key);
+    if (kind == "nodename") return node_line(line);
+    if (kind == "partitionname") return partition_line(line);
+    if (kind == "nodeset") return nodeset_line(line);
+    if (kind == "frontendname" || kind == "downnodes" || kind == "switchname") {
+      warn_once(kind, line.pairs.front(),
+                fmt::format("{} lines are not modelled; ignored", line.pairs.front().key));
+      return;
+    }
+    for (const auto& p : line.pairs) global(p);
+  }
+
+  Site finish() {
+    resolve_partitions();
+    return std::move(site_);
+  }
+
+ private:
+  struct PendingPartition {
+    std::size_t index = 0;      // into site_.partitions
+    std::optional<Pair> nodes;  // Nodes= as written
+  };
+
+  Site site_;
+  Table node_defaults_, part_defaults_;
+  std::vector<PendingPartition> pending_;
+  std::map<std::string, Table> nodesets_;  // NodeSet name -> its pairs
+  std::unordered_map<std::string, std::size_t> node_index_;
+  std::set<std::string> warned_;
+  std::unordered_map<std::string, std::function<void(const Pair&)>> globals_;
+  std::vector<std::string>& warnings_;
+
+  void warn_once(const std::string& id, const Pair& p, const std::string& what) {
+    if (!warned_.insert(text::to_lower(id)).second) return;
+    warnings_.push_back(fmt::format("{}:{}: {}", p.file, p.line, what));
+  }
+
+  static Table table_of(const ConfLine& l) {
+    Table t;
+    for (std::size_t i = 1; i < l.pairs.size(); ++i) t[text::to_lower(l.pairs[i].key)] = l.pairs[i];
+    return t;
+  }
+
+  // ------------------------------------------------------------------------------------------------ nodes
+
+  void node_line(const ConfLine& l) {
+    const Pair& head = l.pairs.front();
+    const Table own = table_of(l);
+    if (text::iequals(head.value,
+                      "DEFAULT")) {  // DEFAULT values persist until another DEFAULT line changes them
+      for (const auto& [k, p] : own) node_defaults_[k] = p;
+      return;
+    }
+    Table t = node_defaults_;
+    for (const auto& [k, p] : own) t[k] = p;
+    for (const auto& [k, p] : t)
+      if (!kNodeKeys.count(k))
+        warn_once("NodeName:" + k, p, fmt::format("NodeName option {} is not modelled; ignored", p.key));
+
+    Node proto;
+    const auto* cpus = get_first(t, {"cpus", "procs"});
+    if (const auto* p = get(t, "boards")) proto.boards = to_u16(*p);
+    if (proto.boards == 0) fail(*get(t, "boards"), "Boards must be > 0");
+    if (const auto* p = get(t, "corespersocket")) proto.cores_per_socket = to_u16(*p);
+    if (proto.cores_per_socket == 0) fail(*get(t, "corespersocket"), "CoresPerSocket must be > 0");
+    if (const auto* p = get(t, "threadspercore")) proto.threads_per_core = to_u16(*p);
+    if (proto.threads_per_core == 0) fail(*get(t, "threadspercore"), "ThreadsPerCore must be > 0");
+    if (cpus) {
+      proto.cpus = to_u16(*cpus);
+      if (proto.cpus == 0) fail(*cpus, "CPUs must be > 0");
+    }
+    // Slurm's _parse_nodename: Sockets is the node's total; SocketsPerBoard multiplies by Boards; without
+    // either, Sockets = CPUs / (cores * threads) when that divides, else one socket per board.
+    const std::uint32_t per_socket = proto.cores_per_socket * proto.threads_per_core;
+    if (const auto* p = get(t, "sockets")) {
+      proto.sockets = to_u16(*p);
+      if (proto.sockets == 0) fail(*p, "Sockets must be > 0");
+    } else if (const auto* spb = get(t, "socketsperboard")) {
+      proto.sockets = proto.boards * to_u16(*spb);
+      if (proto.sockets == 0) fail(*spb, "SocketsPerBoard must be > 0");
+    } else if (cpus && proto.cpus / per_socket > 0 && proto.cpus % per_socket == 0) {
+      proto.sockets = proto.cpus / per_socket;
+    } else {
+      proto.sockets = proto.boards;
+    }
+    const std::uint32_t derived = proto.sockets * per_socket;
+    if (!cpus) proto.cpus = derived;
+    if (proto.sockets < proto.boards) {
+      warn_once("boards<sockets:" + head.value, head,
+                fmt::format("NodeName={}: Sockets({}) < Boards({}); Boards reset to 1 as Slurm does",
+                            head.value, proto.sockets, proto.boards));
+      proto.boards = 1;
+    }
+    if (proto.cpus != proto.sockets && proto.cpus != proto.sockets * proto.cores_per_socket &&
+        proto.cpus != derived) {
+      warnings_.push_back(
+          fmt::format("{}:{}: NodeName={}: CPUs={} matches no Sockets*CoresPerSocket*ThreadsPerCore "
+                      "product; reset to {} as Slurm does",
+                      head.file, head.line, head.value, proto.cpus, derived));
+      proto.cpus = derived;
+    }
+    if (const auto* p = get(t, "realmemory")) {
+      proto.real_memory_mb = to_int(*p, 1, std::numeric_limits<std::int64_t>::max());
+    }
+    if (const auto* p = get(t, "memspeclimit")) {
+      proto.mem_spec_limit_mb = to_int(*p, 0, std::numeric_limits<std::int64_t>::max());
+      if (proto.mem_spec_limit_mb >= proto.real_memory_mb) {
+        warnings_.push_back(
+            fmt::format("{}:{}: NodeName={}: MemSpecLimit={} >= RealMemory; reset to 0 as Slurm does",
+                        p->file, p->line, head.value, proto.mem_spec_limit_mb));
+        proto.mem_spec_limit_mb = 0;
+      }
+    }
+    if (const auto* p = get(t, "gres")) {
+      try {
+        proto.gres = parse_node_gres(p->value);
+      } catch (const std::invalid_argument& e) {
+        fail(*p, e.what());
+      }
+    }
+    if (const auto* p = get(t, "weight")) {
+      proto.weight = to_u32(*p);
+      if (proto.weight == std::numeric_limits<std::uint32_t>::max()) --proto.weight;  // as Slurm
+    }
+    if (const auto* p = get_last(t, "feature", "features")) proto.features = to_list(*p, false);
+    if (const auto* p = get(t, "state")) {
+      proto.state = upper(text::trim(p->value));
+      const auto base = proto.state.substr(0, proto.state.find('+'));
+      if (!kNodeStates.count(base)) fail(*p, fmt::format("unknown node state '{}'", p->value));
+    }
+
+    std::vector<std::string> names;
+    try {
+      names = expand_hostlist(head.value);
+    } catch (const std::invalid_argument& e) {
+      fail(head, e.what());
+    }
+    if (names.empty()) fail(head, "no node names");
+    for (auto& name : names) {
+      if (node_index_.count(name)) fail(head, fmt::format("node '{}' defined twice", name));
+      node_index_[name] = site_.nodes.size();
+      proto.name = std::move(name);
+      site_.nodes.push_back(proto);
+    }
+  }
+
+  void nodeset_line(const ConfLine& l) {
+    const Pair& head = l.pairs.front();
+    Table t = table_of(l);
+    if (!get(t, "nodes") && !get(t, "feature")) fail(head, "NodeSet needs Nodes= or Feature=");
+    for (const auto& [k, p] : t)
+      if (k != "nodes" && k != "feature") fail(p, "unknown NodeSet option");
+    nodesets_[head.value] = std::move(t);
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // partitions
+
+  void partition_line(const ConfLine& l) {
+    const Pair& head = l.pairs.front();
+    const Table own = table_of(l);
+    if (text::iequals(head.value, "DEFAULT")) {
+      for (const auto& [k, p] : own) part_defaults_[k] = p;
+      return;
+    }
+    Table t = part_defaults_;
+    for (const auto& [k, p] : own) t[k] = p;
+    for (const auto& [k, p] : t)
+      if (!kPartitionKeys.count(k))
+        warn_once("PartitionName:" + k, p,
+                  fmt::format("PartitionName option {} is not modelled; ignored", p.key));
+    if (head.value.empty()) fail(head, "empty partition name");
+    if (site_.find_partition(head.value)) fail(head, fmt::format("partition '{}' defined twice", head.value));
+
+    Partition part;
+    part.name = head.value;
+    if (const auto* p = get(t, "default")) part.is_default = to_bool(*p);
+    if (const auto* p = get(t, "state")) {
+      part.state = upper(text::trim(p->value));
+      if (part.state != "UP" && part.state != "DOWN" && part.state != "DRAIN" && part.state != "INACTIVE")
+        fail(*p, fmt::format("'{}' is not UP, DOWN, DRAIN or INACTIVE", p->value));
+    }
+    if (const auto* p = get(t, "maxtime")) part.max_time = to_duration(*p);
+    if (const auto* p = get(t, "defaulttime")) part.default_time = to_duration(*p);
+    const auto mem = [](const Pair& p) { return to_int(p, 0, std::numeric_limits<std::int64_t>::max()); };
+    if (const auto* p = get_last(t, "defmempercpu", "defmempernode")) {
+      (text::iequals(p->key, "DefMemPerCPU") ? part.def_mem_per_cpu_mb : part.def_mem_per_node_mb) = mem(*p);
+    }
+    if (const auto* p = get_last(t, "maxmempercpu", "maxmempernode")) {
+      (text::iequals(p->key, "MaxMemPerCPU") ? part.max_mem_per_cpu_mb : part.max_mem_per_node_mb) = mem(*p);
+    }
+    if (const auto* p = get(t, "minnodes")) part.min_nodes = to_u32(*p);
+    if (const auto* p = get(t, "maxnodes")) part.max_nodes = to_u32_or_unlimited(*p, 0);
+    // Priority= sets both PriorityJobFactor and PriorityTier; the explicit keys take precedence.
+    if (const auto* p = get_first(t, {"priorityjobfactor", "priority"}))
+      part.priority_job_factor = to_u16(*p);
+    if (const auto* p = get_first(t, {"prioritytier", "priority"})) part.priority_tier = to_u16(*p);
+    if (const auto* p = get_first(t, {"oversubscribe", "shared"})) parse_oversubscribe(*p, part);
+    if (const auto* p = get(t, "exclusiveuser")) part.exclusive_user = to_bool(*p);
+    if (const auto* p = get(t, "allowqos")) part.allow_qos = to_allow_list(*p);
+    if (const auto* p = get(t, "allowaccounts")) part.allow_accounts = to_allow_list(*p);
+    if (const auto* p = get(t, "denyaccounts")) {
+      if (get(t, "allowaccounts") && !part.allow_accounts.empty()) {
+        warnings_.push_back(
+            fmt::format("{}:{}: partition {}: both AllowAccounts and DenyAccounts; DenyAccounts "
+                        "ignored as Slurm does",
+                        p->file, p->line, part.name));
+      } else {
+        part.deny_accounts = to_list(*p, true);
+      }
+    }
+    if (const auto* p = get(t, "qos")) part.qos = text::to_lower(text::trim(p->value));
+    if (const auto* p = get(t, "preemptmode")) {
+      try {
+        part.preempt_mode = parse_preempt_mode(p->value);
+      } catch (const std::invalid_argument& e) {
+        fail(*p, e.what());
+      }
+    }
+    if (const auto* p = get(t, "gracetime")) part.grace_time = to_u32(*p);
+    if (const auto* p = get(t, "overtimelimit")) part.over_time_limit = to_minutes(*p);
+    if (const auto* p = get(t, "tresbillingweights")) {
+      try {
+        part.tres_billing_weights = parse_tres_weights(p->value);
+      } catch (const std::invalid_argument& e) {
+        fail(*p, e.what());
+      }
+    }
+    if (part.default_time != kUnsetTime && part.max_time != kUnlimited && part.default_time > part.max_time) {
+      const auto* p = get(t, "defaulttime");
+      warnings_.push_back(
+          fmt::format("{}:{}: partition {}: DefaultTime exceeds MaxTime; DefaultTime unset as Slurm "
+                      "does",
+                      p->file, p->line, part.name));
+      part.default_time = kUnsetTime;
+    }
+    if (part.is_default) {
+      for (auto& other : site_.partitions) {
+        if (!other.is_default) continue;
+        warnings_.push_back(fmt::format("{}:{}: partition {} replaces {} as the default partition", head.file,
+                                        head.line, part.name, other.name));
+        other.is_default = false;
+      }
+    }
+    PendingPartition pending;
+    pending.index = site_.partitions.size();
+    if (const auto* p = get(t, "nodes")) pending.nodes = *p;
+    pending_.push_back(std::move(pending));
+    site_.partitions.push_back(std::move(part));
+  }
+
+  static void parse_oversubscribe(const Pair& p, Partition& part) {
+    const auto v = upper(text::trim(p.value));
+    const auto colon = v.find(':');
+    const auto kind = v.substr(0, colon);
+    std::optional<std::int64_t> count;
+    if (colon != std::string::npos) {
+      count = text::parse_int(v.substr(colon + 1));
+      if (!count || *count < 1 || *count > 65535) fail(p, fmt::format("bad job count in '{}'", p.value));
+    }
+    if (kind == "NO" || kind == "EXCLUSIVE") {
+      if (count) fail(p, fmt::format("'{}' takes no job count", kind));
+      part.oversubscribe = kind == "NO" ? OverSubscribe::kNo : OverSubscribe::kExclusive;
+      part.oversubscribe_count = 1;
+    } else if (kind == "YES" || kind == "FORCE") {
+      part.oversubscribe = kind == "YES" ? OverSubscribe::kYes : OverSubscribe::kForce;
+      part.oversubscribe_count = static_cast<std::uint16_t>(count.value_or(4));  // Slurm's default is 4
+    } else {
+      fail(p, fmt::format("'{}' is not NO, YES[:N], FORCE[:N] or EXCLUSIVE", p.value));
+    }
+  }
+
+  std::vector<std::size_t> resolve_nodes(const Pair& p, int depth) {
+    std::vector<std::size_t> out;
+    for (const auto& item : split_top(p.value)) {
+      if (text::iequals(item, "ALL")) {
+        for (std::size_t i = 0; i < site_.nodes.size(); ++i) out.push_back(i);
+        continue;
+      }
+      if (const auto it = nodesets_.find(item); it != nodesets_.end()) {
+        if (depth > 4) fail(p, fmt::format("NodeSet '{}' nests too deeply", item));
+        if (const auto* nodes = get(it->second, "nodes")) {
+          const auto sub = resolve_nodes(*nodes, depth + 1);
+          out.insert(out.end(), sub.begin(), sub.end());
+        }
+        if (const auto* feature = get(it->second, "feature")) {
+          for (std::size_t i = 0; i < site_.nodes.size(); ++i) {
+            const auto& f = site_.nodes[i].features;
+            if (std::find(f.begin(), f.end(), feature->value) != f.end()) out.push_back(i);
+          }
+        }
+        continue;
+      }
+      std::vector<std::string> names;
+      try {
+        names = expand_hostlist(item);
+      } catch (const std::invalid_argument& e) {
+        fail(p, e.what());
+      }
+      for (const auto& n : names) {
+        const auto it = node_index_.find(n);
+        if (it == node_index_.end()) fail(p, fmt::format("unknown node '{}'", n));
+        out.push_back(it->second);
+      }
+    }
+    return out;
+  }
+
+  void resolve_partitions() {
+    for (const auto& pending : pending_) {
+      if (!pending.nodes) continue;
+      auto idx = resolve_nodes(*pending.nodes, 0);
+      // A partition is a node bitmap in Slurm: its nodes are in node index (slurm.conf) order.
+      std::sort(idx.begin(), idx.end());
+      idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
+      auto& part = site_.partitions[pending.index];
+      for (auto i : idx) part.nodes.push_back(site_.nodes[i].name);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------ globals
+
+  void global(const Pair& p) {
+    const auto key = text::to_lower(p.key);
+    const auto it = globals_.find(key);
+    if (it == globals_.end()) {
+      warn_once(key, p, fmt::format("{} is not modelled; ignored", p.key));
+      return;
+    }
+    it->second(p);
+  }
+
+  void init_globals() {
+    SchedulerSettings* const s = &site_.scheduler;
+    auto& g = globals_;
+    g["clustername"] = [this](const Pair& p) {
+      if (text::trim(p.value).empty()) fail(p, "empty ClusterName");
+      site_.cluster_name = text::to_lower(text::trim(p.value));  // slurmctld lower-cases it
+    };
+    const auto weight = [&g](const char* key, std::uint32_t SchedulerSettings::*field,
+                             SchedulerSettings* ss) {
+      g[key] = [ss, field](const Pair& p) { ss->*field = to_u32(p); };
+    };
+    weight("priorityweightage", &SchedulerSettings::weight_age, s);
+    weight("priorityweightassoc", &SchedulerSettings::weight_assoc, s);
+    weight("priorityweightfairshare", &SchedulerSettings::weight_fairshare, s);
+    weight("priorityweightjobsize", &SchedulerSettings::weight_job_size, s);
+    weight("priorityweightpartition", &SchedulerSettings::weight_partition, s);
+    weight("priorityweightqos", &SchedulerSettings::weight_qos, s);
+    g["priorityweighttres"] = [s](const Pair& p) {
+      try {
+        s->weight_tres = parse_tres_weights(p.value);
+      } catch (const std::invalid_argument& e) {
+        fail(p, e.what());
+      }
+    };
+    g["prioritydecayhalflife"] = [s](const Pair& p) { s->decay_half_life = to_duration(p); };
+    g["prioritycalcperiod"] = [s](const Pair& p) {
+      s->calc_period = to_duration(p);
+      if (s->calc_period < 60 || s->calc_period == kUnlimited)
+        fail(p, "PriorityCalcPeriod must be at least 1 minute");
+    };
+    g["prioritymaxage"] = [s](const Pair& p) { s->max_age = to_duration(p); };
+    g["priorityfavorsmall"] = [s](const Pair& p) { s->favor_small = to_bool(p); };
+    g["priorityflags"] = [s](const Pair& p) {
+      // Each PriorityFlags line starts from the default (FAIR_TREE); NO_FAIR_TREE and DEPTH_OBLIVIOUS clear
+      // it.
+      std::set<std::string> flags = {"FAIR_TREE"};
+      for (const auto& f : to_list(p, false)) {
+        const auto u = upper(f);
+        if (!kPriorityFlags.count(u)) fail(p, fmt::format("unknown PriorityFlags flag '{}'", f));
+        flags.insert(u);
+      }
+      if (flags.count("NO_FAIR_TREE") || flags.count("DEPTH_OBLIVIOUS")) flags.erase("FAIR_TREE");
+      s->priority_flags = std::move(flags);
+    };
+    g["priorityusageresetperiod"] = [s](const Pair& p) {
+      static const std::set<std::string> ok = {"NONE",    "NOW",       "DAILY", "WEEKLY",
+                                               "MONTHLY", "QUARTERLY", "YEARLY"};
+      const auto v = upper(text::trim(p.value));
+      if (!ok.count(v))
+        fail(p, fmt::format("'{}' is not NONE, NOW, DAILY, WEEKLY, MONTHLY, QUARTERLY or YEARLY", p.value));
+      s->usage_reset_period = v;
+    };
+    g["fairsharedampeningfactor"] = [s](const Pair& p) {
+      s->fairshare_dampening_factor =
+          static_cast<std::uint32_t>(to_int(p, 1, std::numeric_limits<std::uint16_t>::max()));
+    };
+    const auto str = [&g](const char* key, std::string SchedulerSettings::*field, SchedulerSettings* ss) {
+      g[key] = [ss, field](const Pair& p) {
+        const auto v = text::trim(p.value);
+        if (v.empty()) fail(p, "empty value");
+        ss->*field = text::to_lower(v);
+      };
+    };
+    str("schedulertype", &SchedulerSettings::scheduler_type, s);
+    str("prioritytype", &SchedulerSettings::priority_type, s);
+    str("preempttype", &SchedulerSettings::preempt_type, s);
+    str("selecttype", &SchedulerSettings::select_type, s);
+    g["schedulerparameters"] = [this, s](const Pair& p) {
+      std::vector<std::string> unmodelled;
+      try {
+        apply_scheduler_parameters(p.value, s->params, unmodelled);
+      } catch (const std::invalid_argument& e) {
+        fail(p, e.what());
+      }
+      for (const auto& u : unmodelled)
+        warn_once("SchedulerParameters:" + u, p,
+                  fmt::format("SchedulerParameters option {} is not modelled; kept in params.other", u));
+    };
+    g["preemptmode"] = [s](const Pair& p) {
+      try {
+        s->preempt_mode = parse_preempt_mode(p.value);
+      } catch (const std::invalid_argument& e) {
+        fail(p, e.what());
+      }
+    };
+    g["preemptexempttime"] = [s](const Pair& p) {
+      s->preempt_exempt_time = text::trim(p.value) == "-1" ? 0 : to_duration(p);
+    };
+    g["selecttypeparameters"] = [this, s](const Pair& p) {
+      std::set<std::string> out;
+      for (const auto& item : to_list(p, false)) {
+        const auto it = std::find_if(kSelectTypeParameters.begin(), kSelectTypeParameters.end(),
+                                     [&](const std::string& k) { return text::iequals(k, item); });
+        if (it != kSelectTypeParameters.end()) {
+          out.insert(*it);
+        } else {
+          warn_once("SelectTypeParameters:" + item, p,
+                    fmt::format("SelectTypeParameters option {} is not known; kept as written", item));
+          out.insert(item);
+        }
+      }
+      s->select_type_parameters = std::move(out);
+    };
+    g["killwait"] = [s](const Pair& p) {
+      s->kill_wait = to_int(p, 0, std::numeric_limits<std::uint16_t>::max());
+    };
+    g["overtimelimit"] = [s](const Pair& p) { s->over_time_limit = to_minutes(p); };
+    g["minjobage"] = [s](const Pair& p) { s->min_job_age = to_u32(p); };
+    g["enforcepartlimits"] = [s](const Pair& p) {
+      auto v = upper(text::trim(p.value));
+      if (v == "YES") v = "ANY";  // Slurm's old spelling of ANY
+      if (v != "ALL" && v != "ANY" && v != "NO")
+        fail(p, fmt::format("'{}' is not ALL, ANY, NO or YES", p.value));
+      s->enforce_part_limits = v;
+    };
+    g["accountingstorageenforce"] = [s](const Pair& p) {
+      static const std::set<std::string> ok = {"associations", "limits", "nojobs", "nosteps",
+                                               "qos",          "safe",   "wckeys"};
+      std::set<std::string> out;
+      for (const auto& item : to_list(p, true)) {
+        if (item == "none" || item == "0") continue;
+        if (item == "all") {  // all but nojobs and nosteps
+          out.insert({"associations", "limits", "qos", "safe", "wckeys"});
+          continue;
+        }
+        if (!ok.count(item)) fail(p, fmt::format("unknown AccountingStorageEnforce option '{}'", item));
+        out.insert(item);
+      }
+      // Slurm's implications: limits, qos and safe enforce associations; safe enforces limits.
+      if (out.count("limits") || out.count("qos") || out.count("safe")) out.insert("associations");
+      if (out.count("safe")) out.insert("limits");
+      s->accounting_storage_enforce = std::move(out);
+    };
+    g["accountingstoragetres"] = [s](const Pair& p) { s->accounting_storage_tres = to_list(p, true); };
+    g["firstjobid"] = [s](const Pair& p) {
+      s->first_job_id = static_cast<std::uint32_t>(to_int(p, 1, std::numeric_limits<std::uint32_t>::max()));
+    };
+    g["jobrequeue"] = [s](const Pair& p) { s->job_requeue = to_bool(p); };
+  }
+};
+
+Site build_site(const ConfReader& reader, std::vector<std::string>& warnings) {
+  SiteBuilder builder(warnings);
+  for (const auto& line : reader.lines) builder.apply(line);
+  return builder.finish();
+}
+
+}  // namespace
+
+std::vector<NodeGres> parse_node_gres(std::string_view text_in) {
+  std::vector<NodeGres> out;
+  const auto t = text::trim(text_in);
+  if (t.empty() || text::iequals(t, "(null)")) return out;
+  for (auto item : split_top(t)) {
+    if (const auto paren = item.find('('); paren != std::string::npos)
+      item = std::string(text::trim(item.substr(0, paren)));
+    std::vector<std::string> parts;
+    for (auto part : text::split(item, ':'))
+      if (!text::iequals(part, "no_consume")) parts.emplace_back(text::trim(part));
+    if (parts.empty() || parts.front().empty())
+      throw std::invalid_argument(fmt::format("bad GRES '{}'", item));
+    NodeGres g;
+    g.name = parts.front();
+    g.count = 1;
+    std::size_t type_end = parts.size();
+    if (parts.size() > 1) {
+      if (const auto c = parse_count(parts.back())) {
+        g.count = *c;
+        type_end = parts.size() - 1;
+      }
+    }
+    for (std::size_t i = 1; i < type_end; ++i) g.type += (i > 1 ? ":" : "") + parts[i];
+    if (type_end > 1 && g.type.empty())
+      throw std::invalid_argument(fmt::format("empty GRES type in '{}'", item));
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+void apply_scheduler_parameters(std::string_view text_in, SchedulerParameters& p,
+                                std::vector<std::string>& unmodelled) {
+  constexpr std::int64_t kMax32 = std::numeric_limits<std::uint32_t>::max();
+  for (auto item : text::split(text_in, ',')) {
+    item = text::trim(item);
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    const auto key = text::to_lower(text::trim(item.substr(0, eq)));
+    const bool has_value = eq != std::string_view::npos;
+    const std::string value(has_value ? text::trim(item.substr(eq + 1)) : std::string_view{});
+    const auto num = [&](std::int64_t lo, std::int64_t hi) -> std::int64_t {
+      if (!has_value)
+        throw std::invalid_argument(fmt::format("SchedulerParameters option {} needs =value", key));
+      const auto v = text::parse_int(value);
+      if (!v || *v < lo || *v > hi)
+        throw std::invalid_argument(fmt::format(
+            "SchedulerParameters option {}={} is not an integer in [{}, {}]", key, value, lo, hi));
+      return *v;
+    };
+    const auto flag = [&]() {
+      if (has_value)
+        throw std::invalid_argument(fmt::format("SchedulerParameters option {} takes no value", key));
+      return true;
+    };
+    const auto u32 = [&](std::int64_t lo, std::int64_t hi) {
+      return static_cast<std::uint32_t>(num(lo, hi));
+    };
+    if (key == "default_queue_depth")
+      p.default_queue_depth = u32(0, kMax32);
+    else if (key == "sched_interval")
+      p.sched_interval = num(-1, kMax32);
+    else if (key == "batch_sched_delay")
+      p.batch_sched_delay = num(0, kMax32);
+    else if (key == "sched_min_interval")
+      p.sched_min_interval_us = num(0, 1'000'000);
+    else if (key == "max_sched_time")
+      p.max_sched_time_s = num(1, kMax32);
+    else if (key == "partition_job_depth")
+      p.partition_job_depth = u32(0, kMax32);
+    else if (key == "defer")
+      p.defer = flag();
+    else if (key == "defer_batch")
+      p.defer_batch = flag();
+    else if (key == "bf_interval")
+      p.bf_interval = num(-1, 10800);
+    else if (key == "bf_window")
+      p.bf_window = num(1, 43200) * 60;  // minutes in slurm.conf
+    else if (key == "bf_resolution")
+      p.bf_resolution = num(1, 3600);
+    else if (key == "bf_max_job_test")
+      p.bf_max_job_test = u32(1, 1'000'000);
+    else if (key == "bf_max_job_user")
+      p.bf_max_job_user = u32(0, 1'000'000);
+    else if (key == "bf_max_job_part")
+      p.bf_max_job_part = u32(0, 1'000'000);
+    else if (key == "bf_max_job_user_part")
+      p.bf_max_job_user_part = u32(0, 1'000'000);
+    else if (key == "bf_max_job_start")
+      p.bf_max_job_start = u32(0, 10'000);
+    else if (key == "bf_max_job_array_resv")
+      p.bf_max_job_array_resv = u32(0, 1000);
+    else if (key == "bf_min_prio_reserve")
+      p.bf_min_prio_reserve = num(0, kMax32);
+    else if (key == "bf_min_age_reserve")
+      p.bf_min_age_reserve = num(0, 31'536'000);
+    else if (key == "bf_continue")
+      p.bf_continue = flag();
+    else if (key == "bf_busy_nodes")
+      p.bf_busy_nodes = flag();
+    else if (key == "bf_one_resv_per_job")
+      p.bf_one_resv_per_job = flag();
+    else if (key == "bf_max_time")
+      p.bf_max_time = num(1, 3600);
+    else if (key == "bf_yield_interval")
+      p.bf_yield_interval_us = num(1, 10'000'000);
+    else if (key == "bf_yield_sleep")
+      p.bf_yield_sleep_us = num(1, 10'000'000);
+    else {
+      p.other[key] = value;
+      unmodelled.push_back(key);
+    }
+  }
+}
+
+Site import_slurm_conf_text(std::string_view content, const std::string& file_name,
+                            std::vector<std::string>& warnings) {
+  ConfReader reader;
+  reader.read(content, file_name, 0);
+  return build_site(reader, warnings);
+}
+
+Site import_slurm_conf(const std::string& path, std::vector<std::string>& warnings,
+                       const std::string& gres_conf_path) {
+  Site site = import_slurm_conf_text(read_input_file(path), path, warnings);
+  if (!gres_conf_path.empty()) {
+    import_gres_conf(gres_conf_path, site, warnings);
+  } else {
+    const auto beside = fs::path(path).parent_path() / "gres.conf";
+    std::error_code ec;
+    if (fs::is_regular_file(beside, ec)) import_gres_conf(beside.string(), site, warnings);
+  }
+  return site;
+}
+
+void apply_gres_conf(std::string_view content, const std::string& file_name, Site& site,
+                     std::vector<std::string>& warnings) {
+  ConfReader reader;
+  reader.read(content, file_name, 0);
+  std::unordered_map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < site.nodes.size(); ++i) index[site.nodes[i].name] = i;
+  std::set<std::string> warned;
+  const auto warn_once = [&](const std::string& id, const Pair& p, const std::string& what) {
+    if (warned.insert(text::to_lower(id)).second)
+      warnings.push_back(fmt::format("{}:{}: {}", p.file, p.line, what));
+  };
+  // (node index, name, type) -> summed count; several lines (one per device file) add up.
+  std::map<std::tuple<std::size_t, std::string, std::string>, std::int64_t> counts;
+  std::vector<std::tuple<std::size_t, std::string, std::string>> order;
+  std::map<std::tuple<std::size_t, std::string, std::string>, Pair> where;
+  static const std::set<std::string> kKnown = {"nodename", "name", "type", "count", "file"};
+  for (const auto& line : reader.lines) {
+    Table t;
+    for (const auto& p : line.pairs) t[text::to_lower(p.key)] = p;
+    for (const auto& [k, p] : t)
+      if (!kKnown.count(k))
+        warn_once("gres:" + k, p, fmt::format("gres.conf option {} is not modelled; ignored", p.key));
+    const auto* name = get(t, "name");
+    if (!name) continue;  // e.g. a lone AutoDetect=off
+    if (text::trim(name->value).empty()) fail(*name, "empty GRES name");
+    std::int64_t count = 1;
+    if (const auto* c = get(t, "count")) {
+      const auto v = parse_count(c->value);
+      if (!v) fail(*c, fmt::format("'{}' is not a count", c->value));
+      count = *v;
+    } else if (const auto* f = get(t, "file")) {
+      try {
+        count = static_cast<std::int64_t>(expand_hostlist(f->value).size());
+      } catch (const std::invalid_argument& e) {
+        fail(*f, e.what());
+      }
+    }
+    const std::string type = get(t, "type") ? std::string(text::trim(get(t, "type")->value)) : std::string();
+    std::vector<std::size_t> nodes;
+    if (const auto* n = get(t, "nodename")) {
+      std::vector<std::string> names;
+      try {
+        names = expand_hostlist(n->value);
+      } catch (const std::invalid_argument& e) {
+        fail(*n, e.what());
+      }
+      for (const auto& nm : names) {
+        const auto it = index.find(nm);
+        if (it == index.end()) {
+          warn_once("gres-node:" + nm, *n,
+                    fmt::format("gres.conf names node {} that slurm.conf lacks; ignored", nm));
+          continue;
+        }
+        nodes.push_back(it->second);
+      }
+    } else {
+      for (std::size_t i = 0; i < site.nodes.size(); ++i) nodes.push_back(i);
+    }
+    for (auto i : nodes) {
+      const auto key = std::make_tuple(i, std::string(text::trim(name->value)), type);
+      if (!counts.count(key)) {
+        order.push_back(key);
+        where.emplace(key, *name);
+      }
+      counts[key] += count;
+    }
+  }
+  for (const auto& key : order) {
+    const auto& [i, name, type] = key;
+    auto& node = site.nodes[i];
+    const auto count = counts[key];
+    std::vector<NodeGres*> match;
+    for (auto& g : node.gres)
+      if (g.name == name && (type.empty() || g.type == type)) match.push_back(&g);
+    const Pair& at = where.at(key);
+    if (match.empty()) {
+      node.gres.push_back({name, type, count});
+    } else if (match.size() == 1) {
+      if (match.front()->count != count)
+        warn_once("gres-count:" + name + ":" + type + ":" + std::to_string(match.front()->count), at,
+                  fmt::format("gres.conf sets {} count on {} (and others alike) to {} (slurm.conf: {})", name,
+                              node.name, count, match.front()->count));
+      match.front()->count = count;
+    } else {
+      warn_once("gres-ambiguous:" + node.name + ":" + name, at,
+                fmt::format("untyped gres.conf line for {} on {} matches several typed GRES; ignored", name,
+                            node.name));
+    }
+  }
+}
+
+void import_gres_conf(const std::string& path, Site& site, std::vector<std::string>& warnings) {
+  apply_gres_conf(read_input_file(path), path, site, warnings);
+}
+
+}  // namespace slurmtwin

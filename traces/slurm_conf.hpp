@@ -1,0 +1,44 @@
+#pragma once
+// slurm.conf and gres.conf importers: nodes, partitions and the cluster's scheduling settings.
+// QOS and the association tree come from sacctmgr (traces/sacctmgr.hpp).
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "traces/site.hpp"
+
+namespace slurmtwin {
+
+/// Imports the slurm.conf at `path` (Include files resolve relative to the including file's directory).
+/// `gres_conf_path` names a gres.conf to apply; "" = the gres.conf beside slurm.conf when there is one.
+/// Keys that are not modelled add one warning each to `warnings`; bad values throw InputError naming
+/// file:line and the key. The result is not validate()d: partitions may name QOS that the sacctmgr
+/// import adds later.
+Site import_slurm_conf(const std::string& path, std::vector<std::string>& warnings,
+                       const std::string& gres_conf_path = {});
+
+/// The same from text. `file_name` names the content in messages and anchors relative Includes; no
+/// gres.conf is read.
+Site import_slurm_conf_text(std::string_view content, const std::string& file_name,
+                            std::vector<std::string>& warnings);
+
+/// Applies gres.conf lines ("NodeName=g[1-8] Name=gpu [Type=v100] Count=2|File=/dev/nvidia[0-1]") to
+/// the site's nodes: per node, name and type the summed count replaces the slurm.conf count (an untyped
+/// line sets the node's only GRES of that name). Lines without NodeName apply to every node.
+void apply_gres_conf(std::string_view content, const std::string& file_name, Site& site,
+                     std::vector<std::string>& warnings);
+/// apply_gres_conf on the file at `path`.
+void import_gres_conf(const std::string& path, Site& site, std::vector<std::string>& warnings);
+
+/// Parses a node Gres= value: "gpu:tesla_v100:2,nvme:1", "gpu:4K" (K/M/G = 1024 multipliers), "gpu"
+/// (count 1); socket bindings "(S:0-1)" are dropped. Throws std::invalid_argument.
+std::vector<NodeGres> parse_node_gres(std::string_view text);
+
+/// Applies one SchedulerParameters value ("bf_window=4320,bf_continue,...") on top of `params`
+/// (bf_window in minutes, bf_yield_* and sched_min_interval in microseconds, other times in seconds).
+/// Options not modelled land in params.other and their names in `unmodelled`. Throws
+/// std::invalid_argument naming the option on a bad value.
+void apply_scheduler_parameters(std::string_view text, SchedulerParameters& params,
+                                std::vector<std::string>& unmodelled);
+
+}  // namespace slurmtwin

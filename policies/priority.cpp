@@ -120,13 +120,43 @@ double PriorityModel::job_size_factor(const PriorityInput& in) const {
   return std::clamp(f, 0.0, 1.0);
 }
 
+namespace {
+
+// Slurm's sum (_get_priority_internal order) of the weighted terms, site factor and nice.
+double sum_terms(double age, double assoc, double fs, double js, double part, double qos, double tres,
+                 std::int64_t site_factor, std::int64_t nice) {
+  return age + assoc + fs + js + part + qos + tres + static_cast<double>(site_factor) - static_cast<double>(nice);
+}
+
+// 0 is reserved for held jobs; the double is truncated toward zero into uint32.
+std::uint32_t clamp_priority(double sum) {
+  return static_cast<std::uint32_t>(std::min(std::max(sum, 1.0), kMaxPriority));
+}
+
+}  // namespace
+
+double PriorityModel::age_factor(Seconds now, Seconds accrue) const {
+  if (settings_.weight_age == 0 || accrue == kUnsetTime) return 0.0;
+  const Seconds diff = std::max<Seconds>(0, now - accrue);
+  return diff < settings_.max_age ? static_cast<double>(diff) / static_cast<double>(settings_.max_age) : 1.0;
+}
+
+StaticPriorityTerms PriorityModel::static_terms(const PriorityFactors& f, const PriorityInput& in) {
+  return {f.weighted_assoc, f.weighted_job_size, f.weighted_partition, f.weighted_qos, f.weighted_tres_sum,
+          in.site_factor, in.nice};
+}
+
+std::uint32_t PriorityModel::recompute(const StaticPriorityTerms& t, Seconds now, Seconds accrue, double fs) const {
+  const double weighted_age = age_factor(now, accrue) * settings_.weight_age;
+  const double weighted_fs = (settings_.weight_fairshare != 0 ? fs : 0.0) * settings_.weight_fairshare;
+  return clamp_priority(sum_terms(weighted_age, t.assoc, weighted_fs, t.job_size, t.partition, t.qos, t.tres_sum,
+                                  t.site_factor, t.nice));
+}
+
 PriorityFactors PriorityModel::compute(const PriorityInput& in) const {
   PriorityFactors out;
   const auto& s = settings_;
-  if (s.weight_age != 0 && in.accrue_time != kUnsetTime) {
-    const Seconds diff = std::max<Seconds>(0, in.now - in.accrue_time);
-    out.age = diff < s.max_age ? static_cast<double>(diff) / static_cast<double>(s.max_age) : 1.0;
-  }
+  out.age = age_factor(in.now, in.accrue_time);
   if (s.weight_assoc != 0) {
     if (flags_.no_normal_assoc) {
       out.assoc = static_cast<double>(in.assoc_priority);
@@ -171,12 +201,9 @@ PriorityFactors PriorityModel::compute(const PriorityInput& in) const {
   out.weighted_job_size = out.job_size * s.weight_job_size;
   out.weighted_partition = out.partition * s.weight_partition;
   out.weighted_qos = out.qos * s.weight_qos;
-  out.sum = out.weighted_age + out.weighted_assoc + out.weighted_fairshare + out.weighted_job_size +
-            out.weighted_partition + out.weighted_qos + out.weighted_tres_sum +
-            static_cast<double>(in.site_factor) - static_cast<double>(in.nice);
-  // 0 is reserved for held jobs; the double is truncated toward zero into uint32.
-  const double clamped = std::min(std::max(out.sum, 1.0), kMaxPriority);
-  out.priority = static_cast<std::uint32_t>(clamped);
+  out.sum = sum_terms(out.weighted_age, out.weighted_assoc, out.weighted_fairshare, out.weighted_job_size,
+                      out.weighted_partition, out.weighted_qos, out.weighted_tres_sum, in.site_factor, in.nice);
+  out.priority = clamp_priority(out.sum);
   return out;
 }
 

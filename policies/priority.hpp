@@ -71,6 +71,18 @@ struct PriorityFactors {
   std::uint32_t priority = 1;  // (uint32) min(max(sum, 1), 2^32 - 1)
 };
 
+/// The weighted terms of a pending job's priority that do not change while it pends (they depend on
+/// its request and the configuration only). Age and fair-share move at every recalculation.
+struct StaticPriorityTerms {
+  double assoc = 0.0;
+  double job_size = 0.0;
+  double partition = 0.0;
+  double qos = 0.0;
+  double tres_sum = 0.0;
+  std::int64_t site_factor = 0;
+  std::int64_t nice = 0;
+};
+
 /// The multifactor priority policy: configuration and site-wide maxima, fixed at construction.
 class PriorityModel {
  public:
@@ -80,6 +92,11 @@ class PriorityModel {
 
   /// All factors and the final priority of one job at input.now.
   PriorityFactors compute(const PriorityInput& input) const;
+  /// The static terms of a full computation (to be reused by recompute()).
+  static StaticPriorityTerms static_terms(const PriorityFactors& factors, const PriorityInput& input);
+  /// The priority compute() would give for new `now`, accrue time and fs factor, reusing the static
+  /// terms: the same operations in the same order, so the result is bit-identical.
+  std::uint32_t recompute(const StaticPriorityTerms& terms, Seconds now, Seconds accrue_time, double fs_factor) const;
 
   const PriorityFlags& flags() const { return flags_; }
   /// max over partitions of PriorityJobFactor (starts at 1).
@@ -95,6 +112,7 @@ class PriorityModel {
 
  private:
   double job_size_factor(const PriorityInput& in) const;
+  double age_factor(Seconds now, Seconds accrue_time) const;
 
   SchedulerSettings settings_;
   PriorityFlags flags_;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "traces/hostlist.hpp"
 
 namespace slurmtwin {
@@ -26,16 +28,20 @@ void add_nodes(Site& site, const std::string& hostlist, std::uint32_t cores_per_
 
 }  // namespace
 
-Site default_site() {
+Site default_site() { return scaled_default_site(64); }
+
+Site scaled_default_site(std::uint32_t cpu_nodes) {
   Site s;
-  s.cluster_name = "twin";
-  add_nodes(s, "c[001-064]", 16, 192000, 10, {}, {"cpu", "ib"});
-  add_nodes(s, "bm[01-04]", 16, 768000, 50, {}, {"cpu", "ib", "bigmem"});
-  add_nodes(s, "g[01-08]", 16, 384000, 100, {{"gpu", "a100", 4}}, {"gpu", "a100"});
+  s.cluster_name = cpu_nodes == 64 ? "twin" : fmt::format("twin{}", cpu_nodes);
+  const auto big = std::max<std::uint32_t>(1, cpu_nodes / 16), gpus = std::max<std::uint32_t>(1, cpu_nodes / 8);
+  const auto c_list = fmt::format("c[{:04}-{:04}]", 1, cpu_nodes), b_list = fmt::format("bm[{:03}-{:03}]", 1, big);
+  add_nodes(s, c_list, 16, 192000, 10, {}, {"cpu", "ib"});
+  add_nodes(s, b_list, 16, 768000, 50, {}, {"cpu", "ib", "bigmem"});
+  add_nodes(s, fmt::format("g[{:03}-{:03}]", 1, gpus), 16, 384000, 100, {{"gpu", "a100", 4}}, {"gpu", "a100"});
 
   Partition cpu;
   cpu.name = "cpu";
-  cpu.nodes = expand_hostlist("c[001-064],bm[01-04]");
+  cpu.nodes = expand_hostlist(c_list + "," + b_list);
   cpu.is_default = true;
   cpu.max_time = 3 * 86400;
   cpu.default_time = 3600;
@@ -43,7 +49,7 @@ Site default_site() {
   cpu.allow_qos = {"normal", "high", "low"};
   Partition gpu;
   gpu.name = "gpu";
-  gpu.nodes = expand_hostlist("g[01-08]");
+  gpu.nodes = expand_hostlist(fmt::format("g[{:03}-{:03}]", 1, gpus));
   gpu.max_time = 2 * 86400;
   gpu.default_time = 3600;
   gpu.def_mem_per_cpu_mb = 8000;
@@ -51,11 +57,12 @@ Site default_site() {
   gpu.tres_billing_weights = {{"cpu", 1.0}, {"gres/gpu", 8.0}};
   Partition debug;
   debug.name = "debug";
-  debug.nodes = expand_hostlist("c[001-004]");
+  debug.nodes = expand_hostlist(fmt::format("c[{:04}-{:04}]", 1, 4));
   debug.max_time = 3600;
   debug.default_time = 1800;
   debug.def_mem_per_cpu_mb = 2000;
   debug.priority_job_factor = 10;
+  debug.priority_tier = 2;  // debug jobs are considered before the other partitions' jobs
   debug.allow_qos = {"normal", "debug"};
   s.partitions = {cpu, gpu, debug};
 

@@ -10,3 +10,11 @@ namespace slurmtwin {
 Site default_site();
 
 }  // namespace slurmtwin
+
+namespace slurmtwin {
+
+/// The default site scaled out: `cpu_nodes` CPU nodes (plus 4% big-memory and 6% GPU nodes), same
+/// partitions, QOS, accounts and settings. Used for year-scale benchmarks (~1,000 nodes).
+Site scaled_default_site(std::uint32_t cpu_nodes);
+
+}  // namespace slurmtwin

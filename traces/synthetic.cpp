@@ -62,9 +62,9 @@ SyntheticConfig default_synthetic_config() {
   SyntheticConfig c;
   c.accounts = {{"phys-theory", 3}, {"phys-exp", 2}, {"chem", 2.5}, {"bio", 1.5}, {"cs-ml", 2}, {"cs-sys", 1}};
   c.partitions = {
-      {"cpu", 0.72, 32, 16, 3 * 86400, 0, "", 0},
-      {"gpu", 0.18, 32, 2, 2 * 86400, 4, "a100", 0},
-      {"debug", 0.10, 32, 2, 3600, 0, "", 2000},
+      {"cpu", 0.72, 32, 16, 3 * 86400, 0, "", 0, {}},
+      {"gpu", 0.18, 32, 2, 2 * 86400, 4, "a100", 0, {}},
+      {"debug", 0.10, 32, 2, 3600, 0, "", 2000, {{"debug", 1.0}}},
   };
   c.qos = {{"normal", 0.8}, {"high", 0.1}, {"low", 0.1}};
   return c;
@@ -127,6 +127,7 @@ SyntheticConfig load_synthetic_config(const std::string& path) {
           sp.gpus_per_node = p["gpus_per_node"].as<std::uint32_t>(0);
           sp.gpu_type = p["gpu_type"].as<std::string>("");
           sp.mem_per_cpu_mb = p["mem_per_cpu_mb"].as<std::int64_t>(0);
+          for (const auto& q : p["qos"]) sp.qos.push_back({q["name"].as<std::string>(), q["weight"].as<double>(1.0)});
           c.partitions.push_back(sp);
         }
       } else {
@@ -167,13 +168,24 @@ Trace generate_synthetic(const SyntheticConfig& config) {
     user_w.push_back(1.0 / std::pow(static_cast<double>(k + 1), c.user_zipf));
   }
   const Categorical pick_user(user_w);
-  std::vector<double> part_w, qos_w;
+  std::vector<double> part_w;
   for (const auto& p : c.partitions) part_w.push_back(p.weight);
-  for (const auto& q : c.qos) qos_w.push_back(q.weight);
-  const Categorical pick_part(part_w), pick_qos(qos_w);
-  std::vector<NameIndex> part_index, qos_index;
-  for (const auto& p : c.partitions) part_index.push_back(t.partitions.intern(p.name));
-  for (const auto& q : c.qos) qos_index.push_back(t.qos.intern(q.name));
+  const Categorical pick_part(part_w);
+  std::vector<NameIndex> part_index;
+  // Per partition: its QOS mix (or the global one) and the QOS name indices.
+  std::vector<Categorical> pick_qos;
+  std::vector<std::vector<NameIndex>> qos_index;
+  for (const auto& p : c.partitions) {
+    part_index.push_back(t.partitions.intern(p.name));
+    const auto& mix = p.qos.empty() ? c.qos : p.qos;
+    std::vector<double> w;
+    qos_index.emplace_back();
+    for (const auto& q : mix) {
+      w.push_back(q.weight);
+      qos_index.back().push_back(t.qos.intern(q.name));
+    }
+    pick_qos.emplace_back(w);
+  }
   const NameIndex job_name = t.strings.intern("synthetic");
 
   // Non-homogeneous Poisson arrivals by thinning against the peak rate.
@@ -197,7 +209,7 @@ Trace generate_synthetic(const SyntheticConfig& config) {
     const auto pi = pick_part.sample(rng);
     const auto& p = c.partitions[pi];
     j.partition = part_index[pi];
-    j.qos = qos_index[pick_qos.sample(rng)];
+    j.qos = qos_index[pi][pick_qos[pi].sample(rng)];
     j.name = job_name;
     j.submit = j.eligible = submit;
     j.state = JobState::kCompleted;

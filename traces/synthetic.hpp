@@ -8,6 +8,11 @@
 
 namespace slurmtwin {
 
+struct SyntheticQos {
+  std::string name;
+  double weight = 1.0;
+};
+
 struct SyntheticPartition {
   std::string name;
   double weight = 1.0;                 // share of jobs
@@ -17,11 +22,7 @@ struct SyntheticPartition {
   std::uint32_t gpus_per_node = 0;     // >0: every job asks 1..gpus_per_node GPUs per node
   std::string gpu_type;                // "" = untyped request
   std::int64_t mem_per_cpu_mb = 0;     // >0: jobs request --mem-per-cpu this much (else no --mem)
-};
-
-struct SyntheticQos {
-  std::string name;
-  double weight = 1.0;
+  std::vector<SyntheticQos> qos;       // QOS mix of this partition's jobs; empty = the global mix
 };
 
 struct SyntheticAccount {
@@ -34,7 +35,7 @@ struct SyntheticConfig {
   std::uint64_t seed = 42;
   Seconds start = 1767571200;  // 2026-01-05T00:00:00Z, a Monday
   double days = 7.0;
-  double jobs_per_day = 700.0;  // mean arrivals per day before the diurnal/weekly modulation
+  double jobs_per_day = 550.0;  // mean arrivals per day before the diurnal/weekly modulation
   std::vector<double> diurnal;  // 24 hourly multipliers (mean 1); empty = office-hours default
   std::vector<double> weekly;   // 7 daily multipliers Monday..Sunday; empty = weekday-heavy default
   std::uint32_t users = 24;

@@ -1,0 +1,141 @@
+#include "experiments/replay.hpp"
+
+#include <fmt/format.h>
+
+#include "policies/slurm_policy.hpp"
+#include "sim/controller.hpp"
+#include "sim/job_resolver.hpp"
+#include "traces/hostlist.hpp"
+#include "traces/sacct_writer.hpp"
+#include "traces/time_format.hpp"
+
+namespace slurmtwin::cli {
+namespace {
+
+bool core_granularity(const Site& site) {
+  for (const auto& p : site.scheduler.select_type_parameters) {
+    const auto u = p.substr(0, 6);
+    if (u == "CR_CPU" || u == "CR_Cpu" || u == "cr_cpu") return false;
+  }
+  return true;
+}
+
+std::string snapshot_text(const sim::SimState& s, const policies::SlurmPolicy& policy) {
+  std::string out = fmt::format("# snapshot at {} ({} s after controller start)\n", format_timestamp(s.now), s.now - s.origin);
+  out += "# sprio -l: JOBID PARTITION USER PRIORITY SITE AGE ASSOC FAIRSHARE JOBSIZE PARTITION QOS NICE TRES\n";
+  std::vector<std::uint32_t> pending = s.pending;
+  std::sort(pending.begin(), pending.end(), [&](auto a, auto b) { return s.jobs[a].id < s.jobs[b].id; });
+  for (auto ji : pending) {
+    const auto& j = s.jobs[ji];
+    for (std::size_t k = 0; k < j.partitions.size(); ++k) {
+      const auto f = policy.factors(s, ji, k);
+      std::string tres;
+      for (const auto& [name, v] : f.weighted_tres) tres += fmt::format("{}{}={:.0f}", tres.empty() ? "" : ",", name, v);
+      out += fmt::format("{} {} {} {} 0 {:.0f} {:.0f} {:.0f} {:.0f} {:.0f} {:.0f} {} {}\n", j.id,
+                         s.site.partitions[j.partitions[k]].name, s.users[j.user], f.priority, f.weighted_age,
+                         f.weighted_assoc, f.weighted_fairshare, f.weighted_job_size, f.weighted_partition, f.weighted_qos,
+                         j.nice, tres.empty() ? "-" : tres);
+    }
+  }
+  out += "# sshare -l: ACCOUNT USER RAW_SHARES NORM_SHARES RAW_USAGE EFFECTV_USAGE LEVEL_FS FAIRSHARE\n";
+  const auto& tree = policy.assoc_tree();
+  for (auto i : tree.top_down()) {
+    const auto& n = tree.node(i);
+    out += fmt::format("{} {} {} {:.6f} {:.0f} {:.6f} {:.6g} {:.6f}\n", n.account, n.is_user ? n.user : "-",
+                       n.shares_parent ? std::string("parent") : std::to_string(n.shares_raw), n.shares_norm, n.usage_raw,
+                       n.usage_efctv, n.level_fs, n.fs_factor);
+  }
+  return out;
+}
+
+}  // namespace
+
+ReplayResult run_replay(Site site, const Trace& trace, const ReplayOptions& options) {
+  ReplayResult r;
+  if (options.add_missing_associations) r.associations_added = sim::add_missing_associations(site, trace);
+  validate(site);
+  r.site = std::move(site);
+  r.state = std::make_unique<sim::SimState>(r.site, core_granularity(r.site));
+  auto& state = *r.state;
+  state.jobs = sim::resolve_jobs(trace, r.site, state.cluster, {}, state.users);
+  policies::SlurmPolicy policy(r.site);
+  sim::ControllerOptions copt;
+  copt.check_invariants = options.check_invariants;
+  copt.decay_phase = options.decay_phase;
+  copt.start_offset = options.start_offset;
+  copt.snapshot_at = options.snapshot_at;
+  if (options.snapshot_at != kUnsetTime)
+    copt.on_snapshot = [&](const sim::SimState& s) { r.snapshot = snapshot_text(s, policy); };
+  sim::Controller controller(state, policy, copt);
+  sim::TimeSeriesRecorder series;
+  controller.add_observer(series);
+  r.events = controller.run();
+  r.metrics = sim::compute_metrics(state, trace, series);
+  return r;
+}
+
+namespace {
+
+std::string nodelist(const ReplayResult& r, const sim::SimJob& j) {
+  std::vector<std::string> names;
+  for (const auto& a : j.alloc) names.push_back(r.site.nodes[a.node].name);
+  return names.empty() ? std::string("None assigned") : compress_hostlist(names);
+}
+
+std::string reasons(std::uint32_t bits) {
+  std::string out;
+  for (unsigned k = 1; k < static_cast<unsigned>(sim::PendingReason::kCount); ++k)
+    if (bits & (1u << k)) {
+      if (!out.empty()) out += ';';
+      out += sim::to_string(static_cast<sim::PendingReason>(k));
+    }
+  return out;
+}
+
+}  // namespace
+
+std::string jobs_csv(const ReplayResult& r, const Trace& trace) {
+  std::string out =
+      "job_id,user,account,partition,qos,submit,eligible,start,end,wait_s,state,nodes,alloc_cpus,priority_at_start,"
+      "started_by,pending_reasons,reject_reason\n";
+  for (const auto& j : r.state->jobs) {
+    const auto& rec = trace.jobs[j.trace_index];
+    const bool started = j.start != kUnsetTime;
+    const auto state = j.state == sim::SimJobState::kRejected ? std::string("REJECTED")
+                       : j.state == sim::SimJobState::kDone   ? std::string(to_string(j.end_state))
+                       : started                              ? std::string("RUNNING")
+                                                              : std::string("PENDING");
+    const std::string id = rec.array_task >= 0 ? fmt::format("{}_{}", rec.job_id, rec.array_task) : std::to_string(rec.job_id);
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{},{},\"{}\"\n", id, trace.user_name(rec),
+                       j.assoc >= 0 ? r.site.associations[static_cast<std::size_t>(j.assoc)].account : trace.account_name(rec),
+                       started ? r.site.partitions[j.run_partition].name : trace.partition_name(rec),
+                       j.state == sim::SimJobState::kRejected ? trace.qos_name(rec) : r.site.qos[j.qos].name, j.submit, j.eligible,
+                       started ? std::to_string(j.start) : "", j.end != kUnsetTime ? std::to_string(j.end) : "",
+                       started ? std::to_string(j.start - j.submit) : "", state, started ? nodelist(r, j) : "", j.alloc_cpus,
+                       j.priority_at_start, to_string(j.started_by), reasons(j.reasons_seen), j.reject_reason);
+  }
+  return out;
+}
+
+std::string jobs_sacct(const ReplayResult& r, const Trace& trace) {
+  Trace out = trace;  // same dictionaries; outcome fields replaced by the simulated ones
+  std::vector<std::string> nodes(out.jobs.size());
+  for (const auto& j : r.state->jobs) {
+    auto& rec = out.jobs[j.trace_index];
+    rec.start = j.start;
+    rec.end = j.end;
+    rec.alloc_cpus = j.alloc_cpus;
+    rec.started_by = j.started_by;
+    rec.priority = j.priority_at_start;
+    rec.eligible = j.eligible;
+    rec.state = j.state == sim::SimJobState::kDone ? j.end_state
+                : j.state == sim::SimJobState::kRunning ? JobState::kRunning
+                : j.state == sim::SimJobState::kRejected ? JobState::kCancelled
+                                                        : JobState::kPending;
+    if (j.start != kUnsetTime) rec.partition = out.partitions.intern(r.site.partitions[j.run_partition].name);
+    nodes[j.trace_index] = j.start != kUnsetTime ? nodelist(r, j) : "None assigned";
+  }
+  return format_sacct_parsable(out, &nodes);
+}
+
+}  // namespace slurmtwin::cli

@@ -1,0 +1,15 @@
+#pragma once
+// QOS and partition limits checked when a job is considered (not at submit): a job over a limit
+// stays pending with the reason recorded and never blocks other jobs (spec §5).
+#include "sim/sim_state.hpp"
+
+namespace slurmtwin::policies {
+
+/// The first limit that keeps `job` from starting in `partition` now, or PendingReason::kNone.
+sim::PendingReason check_limits(const sim::SimState& state, const sim::SimJob& job, std::uint16_t partition);
+/// Adds a started job to the running totals.
+void count_start(sim::SimState& state, const sim::SimJob& job);
+/// Removes an ended job from the running totals.
+void count_end(sim::SimState& state, const sim::SimJob& job);
+
+}  // namespace slurmtwin::policies

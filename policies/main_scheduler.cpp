@@ -1,0 +1,95 @@
+#include "policies/main_scheduler.hpp"
+
+#include <algorithm>
+
+#include "policies/limits.hpp"
+#include "policies/node_select.hpp"
+
+namespace slurmtwin::policies {
+
+void append_queue_records(const sim::SimState& s, std::uint32_t ji, std::vector<QueueRecord>& out) {
+  const auto& j = s.jobs[ji];
+  for (std::size_t k = 0; k < j.partitions.size(); ++k) {
+    const auto p = j.partitions[k];
+    out.push_back({ji, p, s.site.partitions[p].priority_tier, k < j.part_priority.size() ? j.part_priority[k] : j.priority,
+                   j.submit, j.id, j.array_task});
+  }
+}
+
+bool queue_before(const QueueRecord& a, const QueueRecord& b) {
+  if (a.tier != b.tier) return a.tier > b.tier;
+  if (a.priority != b.priority) return a.priority > b.priority;
+  if (a.submit != b.submit) return a.submit < b.submit;
+  if (a.id != b.id) return a.id < b.id;
+  if (a.array_task != b.array_task) return a.array_task < b.array_task;
+  return a.partition < b.partition;
+}
+
+std::vector<QueueRecord> build_job_queue(const sim::SimState& s) {
+  std::vector<QueueRecord> q;
+  q.reserve(s.pending.size());
+  for (auto ji : s.pending) append_queue_records(s, ji, q);
+  std::sort(q.begin(), q.end(), queue_before);
+  return q;
+}
+
+MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, bool full,
+                                 const std::vector<QueueRecord>& queue) const {
+  using R = sim::PendingReason;
+  MainPassStats stats;
+  std::vector<bool> avail(s.cluster.nodes().size(), true);
+  std::vector<bool> part_failed(s.site.partitions.size(), false);
+  std::vector<std::uint32_t> part_depth(s.site.partitions.size(), 0);
+  std::uint32_t depth = 0;
+  // Records left per partition: once every partition that still has records is blocked, the rest of
+  // the pass can start nothing; a limited pass stops there (a full pass goes on to record every
+  // job's pending reason, as Slurm's does).
+  std::vector<std::uint32_t> left(s.site.partitions.size(), 0);
+  std::size_t open_parts = 0;
+  for (const auto& rec : queue)
+    if (left[rec.partition]++ == 0) ++open_parts;
+  const auto note = [](sim::SimJob& j, R r) {
+    j.reason = r;
+    j.reasons_seen |= 1u << static_cast<unsigned>(r);
+  };
+  for (const auto& rec : queue) {
+    if (open_parts == 0 && !full) break;
+    if (--left[rec.partition] == 0 && !part_failed[rec.partition]) --open_parts;
+    auto& j = s.jobs[rec.job];
+    if (j.state != sim::SimJobState::kPending) continue;  // started through an earlier record
+    if (params_.partition_job_depth > 0 && ++part_depth[rec.partition] > params_.partition_job_depth) {
+      note(j, R::kPriority);
+      continue;
+    }
+    if (!full && depth++ > params_.default_queue_depth) break;
+    ++stats.examined;
+    j.priority = rec.priority;
+    if (part_failed[rec.partition]) {
+      if (j.reason == R::kNone || j.reason == R::kResources) note(j, R::kPriority);
+      continue;
+    }
+    if (const auto why = check_limits(s, j, rec.partition); why != R::kNone) {
+      note(j, why);
+      continue;
+    }
+    const auto& nodes = s.partition_nodes[rec.partition];
+    auto alloc = select_nodes(s.cluster, j.request, nodes, avail);
+    if (alloc) {
+      launcher.start_job(rec.job, rec.partition, std::move(*alloc), SchedulerPass::kMain);
+      ++stats.started;
+      continue;
+    }
+    note(j, R::kResources);
+    bool fail_by_part = true;
+    if (params_.bf_min_age_reserve > 0 && s.now - j.eligible < params_.bf_min_age_reserve) fail_by_part = false;
+    if (params_.bf_min_prio_reserve > 0 && j.priority < params_.bf_min_prio_reserve) fail_by_part = false;
+    if (fail_by_part) {
+      if (left[rec.partition] > 0) --open_parts;
+      part_failed[rec.partition] = true;
+      for (auto n : nodes) avail[n] = false;
+    }
+  }
+  return stats;
+}
+
+}  // namespace slurmtwin::policies

@@ -1,0 +1,49 @@
+#pragma once
+// The main scheduling pass (spec §4-5): queue records per (job, partition), sorted by PriorityTier,
+// priority, submit time, job id; strict priority within a partition: the first job that cannot start
+// for lack of resources blocks its partition (and its nodes for every other partition) for the rest
+// of the pass; limit-blocked jobs block nothing; limited passes stop after default_queue_depth.
+#include <cstdint>
+#include <vector>
+
+#include "sim/controller.hpp"
+#include "sim/sim_state.hpp"
+
+namespace slurmtwin::policies {
+
+/// One queue record: a job in one of its partitions, with that pair's priority.
+struct QueueRecord {
+  std::uint32_t job = 0;
+  std::uint16_t partition = 0;
+  std::uint16_t tier = 0;
+  std::uint32_t priority = 0;
+  Seconds submit = 0;
+  std::uint64_t id = 0;
+  std::int32_t array_task = -1;
+};
+
+/// Queue records of one pending job, one per requested partition (unsorted).
+void append_queue_records(const sim::SimState& state, std::uint32_t job, std::vector<QueueRecord>& out);
+/// Slurm's queue order (sort_job_queue2): true when `a` goes before `b`.
+bool queue_before(const QueueRecord& a, const QueueRecord& b);
+/// Builds the sorted queue of pending jobs (highest precedence first).
+std::vector<QueueRecord> build_job_queue(const sim::SimState& state);
+
+struct MainPassStats {
+  std::uint32_t examined = 0;
+  std::uint32_t started = 0;
+};
+
+class MainScheduler {
+ public:
+  explicit MainScheduler(const SchedulerParameters& params) : params_(params) {}
+  /// Runs one pass at state.now over `queue` (sorted by queue_before; records of jobs no longer
+  /// pending are skipped); `full` = the whole queue, else at most default_queue_depth records.
+  MainPassStats run(sim::SimState& state, sim::JobLauncher& launcher, bool full,
+                    const std::vector<QueueRecord>& queue) const;
+
+ private:
+  const SchedulerParameters& params_;
+};
+
+}  // namespace slurmtwin::policies

@@ -1,0 +1,209 @@
+#include "policies/slurm_policy.hpp"
+
+#include <algorithm>
+
+#include "policies/fair_tree.hpp"
+#include "policies/limits.hpp"
+
+namespace slurmtwin::policies {
+namespace {
+
+// Requested TRES of a pending job / allocated TRES of a running one (mem in MB).
+TresMap job_tres(const sim::SimState& s, const sim::SimJob& j) {
+  TresMap t;
+  const auto& r = j.request;
+  const bool running = !j.alloc.empty();
+  const std::int64_t nodes = running ? static_cast<std::int64_t>(j.alloc.size()) : r.min_nodes;
+  t["cpu"] = running ? j.alloc_cpus : r.total_cpus;
+  t["node"] = nodes;
+  if (running) {
+    std::int64_t mem = 0;
+    for (const auto& a : j.alloc) mem += a.mem_mb;
+    t["mem"] = mem;
+  } else if (r.mem_per_cpu_mb > 0) {
+    t["mem"] = r.mem_per_cpu_mb * r.total_cpus;
+  } else if (r.mem_per_node_mb > 0) {
+    t["mem"] = r.mem_per_node_mb * nodes;
+  }
+  (void)s;
+  return t;
+}
+
+}  // namespace
+
+SlurmPolicy::SlurmPolicy(const Site& site, SlurmPolicyOptions options)
+    : site_(site),
+      options_(options),
+      priority_(site),
+      decay_(site.scheduler.decay_half_life),
+      reset_period_(parse_usage_reset_period(site.scheduler.usage_reset_period)),
+      billing_mode_(billing_mode(site.scheduler.priority_flags)),
+      main_(site.scheduler.params),
+      tree_(site),
+      qos_usage_(make_qos_usage(site)) {
+  for (const auto& a : site.associations) tree_index_.push_back(tree_.find_user_assoc(a.user, a.account, a.partition));
+  for (const auto& p : site.partitions) {
+    std::int32_t q = -1;
+    for (std::size_t i = 0; i < site.qos.size(); ++i)
+      if (site.qos[i].name == p.qos) q = static_cast<std::int32_t>(i);
+    partition_qos_.push_back(q);
+  }
+}
+
+void SlurmPolicy::init(sim::SimState& state) {
+  state.partition_nodes.assign(site_.partitions.size(), {});
+  for (std::size_t p = 0; p < site_.partitions.size(); ++p)
+    for (const auto& name : site_.partitions[p].nodes)
+      for (std::uint32_t n = 0; n < site_.nodes.size(); ++n)
+        if (site_.nodes[n].name == name) state.partition_nodes[p].push_back(n);
+  for (auto& nodes : state.partition_nodes) std::sort(nodes.begin(), nodes.end());
+  static_terms_.assign(state.jobs.size(), {});
+}
+
+namespace {
+
+PriorityInput priority_input(const sim::SimState& s, const sim::SimJob& j, std::size_t k, const PriorityFlags& flags,
+                             const AssocTree& tree, AssocIndex ti) {
+  PriorityInput in;
+  in.now = s.now;
+  in.accrue_time = accrue_time(flags, j.submit, j.eligible, s.now);
+  in.fs_factor = ti == kNoAssoc ? 0.0 : tree.node(ti).fs_factor;
+  in.min_nodes = j.request.min_nodes;
+  in.cpu_count = j.alloc_cpus > 0 ? j.alloc_cpus : j.request.total_cpus;
+  in.time_limit = j.time_limit;
+  in.partition = j.partitions[k];
+  in.qos = j.qos;
+  in.assoc_priority = ti == kNoAssoc ? 0 : tree.node(ti).priority;
+  in.tres = job_tres(s, j);
+  in.nice = j.nice;
+  return in;
+}
+
+}  // namespace
+
+PriorityFactors SlurmPolicy::factors(const sim::SimState& s, std::uint32_t ji, std::size_t k) const {
+  const auto& j = s.jobs[ji];
+  return priority_.compute(priority_input(s, j, k, priority_.flags(), tree_, tree_index_[static_cast<std::size_t>(j.assoc)]));
+}
+
+void SlurmPolicy::set_priority(sim::SimState& s, std::uint32_t ji) {
+  auto& j = s.jobs[ji];
+  const auto ti = tree_index_[static_cast<std::size_t>(j.assoc)];
+  j.part_priority.assign(j.partitions.size(), 0);
+  auto& terms = static_terms_[ji];
+  terms.clear();
+  j.priority = 0;
+  for (std::size_t k = 0; k < j.partitions.size(); ++k) {
+    const auto in = priority_input(s, j, k, priority_.flags(), tree_, ti);
+    const auto f = priority_.compute(in);
+    terms.push_back(PriorityModel::static_terms(f, in));
+    j.part_priority[k] = f.priority;
+    j.priority = std::max(j.priority, f.priority);
+  }
+}
+
+void SlurmPolicy::update_priority(sim::SimState& s, std::uint32_t ji) const {
+  auto& j = s.jobs[ji];
+  const auto ti = tree_index_[static_cast<std::size_t>(j.assoc)];
+  const double fs = ti == kNoAssoc ? 0.0 : tree_.node(ti).fs_factor;
+  const auto accrue = accrue_time(priority_.flags(), j.submit, j.eligible, s.now);
+  j.priority = 0;
+  for (std::size_t k = 0; k < j.partitions.size(); ++k) {
+    auto p = priority_.recompute(static_terms_[ji][k], s.now, accrue, fs);
+    if (priority_.flags().incr_only && p < j.part_priority[k]) p = j.part_priority[k];
+    j.part_priority[k] = p;
+    j.priority = std::max(j.priority, p);
+  }
+}
+
+void SlurmPolicy::on_submit(sim::SimState& s, std::uint32_t job) { set_priority(s, job); }
+
+void SlurmPolicy::on_queued(sim::SimState& s, std::uint32_t job) {
+  // A job that waited for its begin time has the priority of the last recalculation, as in Slurm
+  // (the decay thread recomputes every pending job, eligible or not).
+  if (last_decay_ != kUnsetTime && s.jobs[job].submit < last_decay_) {
+    const Seconds now = s.now;
+    s.now = last_decay_;
+    update_priority(s, job);
+    s.now = now;
+  }
+  append_queue_records(s, job, queued_since_);
+}
+
+const std::vector<QueueRecord>& SlurmPolicy::sorted_queue(const sim::SimState& s) {
+  if (queue_stale_) {
+    queue_ = build_job_queue(s);
+    queued_since_.clear();
+    stale_records_ = 0;
+    queue_stale_ = false;
+    return queue_;
+  }
+  // Drop records of jobs that left the queue (when they are a quarter of it: the pass skips them
+  // anyway), then merge the newly queued ones in.
+  if (stale_records_ * 4 > queue_.size()) {
+    std::erase_if(queue_, [&](const QueueRecord& r) { return s.jobs[r.job].state != sim::SimJobState::kPending; });
+    stale_records_ = 0;
+  }
+  if (!queued_since_.empty()) {
+    std::sort(queued_since_.begin(), queued_since_.end(), queue_before);
+    const auto mid = queue_.size();
+    queue_.insert(queue_.end(), queued_since_.begin(), queued_since_.end());
+    std::inplace_merge(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(mid), queue_.end(), queue_before);
+    queued_since_.clear();
+  }
+  return queue_;
+}
+
+ChargedJob SlurmPolicy::charged(const sim::SimState& s, const sim::SimJob& j) const {
+  ChargedJob c;
+  c.assoc = tree_index_[static_cast<std::size_t>(j.assoc)];
+  c.qos = j.qos;
+  c.partition_qos = partition_qos_[j.run_partition];
+  c.start = j.start;
+  c.end = j.end;
+  c.billing = j.billing;
+  c.usage_factor = site_.qos[j.qos].usage_factor;
+  (void)s;
+  return c;
+}
+
+void SlurmPolicy::on_start(sim::SimState& s, std::uint32_t job) {
+  auto& j = s.jobs[job];
+  j.billing = billable_tres(job_tres(s, j), site_.partitions[j.run_partition].tres_billing_weights, billing_mode_);
+  count_start(s, j);
+  stale_records_ += j.partitions.size();
+  if (!priority_.flags().calculate_running) std::vector<StaticPriorityTerms>().swap(static_terms_[job]);
+}
+
+void SlurmPolicy::on_end(sim::SimState& s, std::uint32_t job) {
+  const auto& j = s.jobs[job];
+  if (last_decay_ != kUnsetTime && j.assoc >= 0 && tree_index_[static_cast<std::size_t>(j.assoc)] != kNoAssoc)
+    decay_.charge_slice(tree_, qos_usage_, charged(s, j), last_decay_, s.now, /*at_end=*/true);
+  count_end(s, j);
+}
+
+void SlurmPolicy::decay_tick(sim::SimState& s) {
+  const Seconds t = s.now;
+  if (usage_reset_due(reset_period_, last_decay_, t)) reset_usage(tree_, qos_usage_);
+  if (last_decay_ != kUnsetTime && t > last_decay_) {
+    decay_.decay(tree_, qos_usage_, t - last_decay_);
+    for (auto ji : s.running) {
+      const auto& j = s.jobs[ji];
+      if (tree_index_[static_cast<std::size_t>(j.assoc)] == kNoAssoc) continue;
+      decay_.charge_slice(tree_, qos_usage_, charged(s, j), last_decay_, t, /*at_end=*/false);
+    }
+  }
+  if (priority_.flags().fair_tree) compute_fair_tree(tree_, options_.fair_tree_ties);
+  else compute_classic_fair_share(tree_, site_.scheduler.fairshare_dampening_factor, priority_.flags().depth_oblivious);
+  for (auto ji : s.pending) update_priority(s, ji);
+  if (priority_.flags().calculate_running)
+    for (auto ji : s.running) set_priority(s, ji);
+  last_decay_ = t;
+  queue_stale_ = true;
+}
+
+void SlurmPolicy::main_pass(sim::SimState& s, sim::JobLauncher& launcher, bool full) {
+  main_.run(s, launcher, full, sorted_queue(s));
+}
+
+}  // namespace slurmtwin::policies

@@ -1,0 +1,67 @@
+#pragma once
+// Slurm's scheduling as one policy for the controller: multifactor priority, fair-share usage with
+// decay (Fair Tree or classic), QOS/partition limits and the main scheduling pass. Backfill and
+// preemption plug in here as they are built.
+#include <vector>
+
+#include "policies/assoc_tree.hpp"
+#include "policies/fair_tree.hpp"
+#include "policies/main_scheduler.hpp"
+#include "policies/priority.hpp"
+#include "policies/usage.hpp"
+#include "sim/controller.hpp"
+
+namespace slurmtwin::policies {
+
+struct SlurmPolicyOptions {
+  TieMode fair_tree_ties = TieMode::kCode;  // what slurmctld's code does (spec §3.4)
+};
+
+class SlurmPolicy final : public sim::SchedulingPolicy {
+ public:
+  SlurmPolicy(const Site& site, SlurmPolicyOptions options = {});
+
+  void init(sim::SimState& state) override;
+  void on_submit(sim::SimState& state, std::uint32_t job) override;
+  void on_queued(sim::SimState& state, std::uint32_t job) override;
+  void on_start(sim::SimState& state, std::uint32_t job) override;
+  void on_end(sim::SimState& state, std::uint32_t job) override;
+  void decay_tick(sim::SimState& state) override;
+  void main_pass(sim::SimState& state, sim::JobLauncher& launcher, bool full) override;
+
+  const AssocTree& assoc_tree() const { return tree_; }
+  const std::vector<QosUsage>& qos_usage() const { return qos_usage_; }
+  /// Every factor of one pending job's priority in its k-th partition, as sprio -l shows it.
+  PriorityFactors factors(const sim::SimState& state, std::uint32_t job, std::size_t k) const;
+
+ private:
+  /// Full priority computation (at submit): caches the job's static terms.
+  void set_priority(sim::SimState& state, std::uint32_t job);
+  /// Recalculation at a decay tick from the cached static terms (age and fair-share move).
+  void update_priority(sim::SimState& state, std::uint32_t job) const;
+  /// The pending queue sorted by queue_before: rebuilt after priorities change, else merged with
+  /// the jobs queued since the last pass.
+  const std::vector<QueueRecord>& sorted_queue(const sim::SimState& state);
+  ChargedJob charged(const sim::SimState& state, const sim::SimJob& job) const;
+
+  const Site& site_;
+  SlurmPolicyOptions options_;
+  PriorityModel priority_;
+  UsageDecay decay_;
+  UsageResetPeriod reset_period_;
+  BillingMode billing_mode_;
+  MainScheduler main_;
+  AssocTree tree_;
+  std::vector<QosUsage> qos_usage_;
+  std::vector<AssocIndex> tree_index_;  // site association index -> tree node
+  std::vector<std::int32_t> partition_qos_;  // partition -> QOS index, -1 = none
+  Seconds last_decay_ = kUnsetTime;
+  std::vector<std::vector<StaticPriorityTerms>> static_terms_;  // per job, per requested partition
+  std::vector<QueueRecord> queue_;
+  std::vector<QueueRecord> queued_since_;  // records of jobs queued since queue_ was sorted
+  bool queue_stale_ = true;               // priorities changed: rebuild
+  std::size_t stale_records_ = 0;         // records in queue_ of jobs that have started
+
+};
+
+}  // namespace slurmtwin::policies

@@ -1,0 +1,155 @@
+#include "sim/cluster_state.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "traces/text.hpp"
+
+namespace slurmtwin::sim {
+
+ClusterState::ClusterState(const Site& site, bool core_granularity) : core_granularity_(core_granularity) {
+  constraint_text_.emplace_back();
+  constraint_masks_.emplace_back();  // index 0: no constraint
+  for (const auto& n : site.nodes) {
+    NodeState s;
+    s.cpus = n.cpus;
+    s.threads_per_core = std::max<std::uint32_t>(1, n.threads_per_core);
+    s.memory_mb = std::max<std::int64_t>(1, n.real_memory_mb - n.mem_spec_limit_mb);
+    s.free_cpus = s.cpus;
+    s.free_mem_mb = s.memory_mb;
+    nodes_.push_back(std::move(s));
+    weights_.push_back(n.weight);
+    features_.push_back(n.features);
+    total_cpus_ += n.cpus;
+  }
+  for (std::size_t i = 0; i < site.nodes.size(); ++i)
+    for (const auto& g : site.nodes[i].gres) {
+      const auto k = gres_kind(g.name);
+      nodes_[i].gres[k] += g.count;
+      nodes_[i].free_gres[k] += g.count;
+    }
+}
+
+std::uint32_t ClusterState::gres_kind(const std::string& name) {
+  for (std::uint32_t k = 0; k < gres_names_.size(); ++k)
+    if (gres_names_[k] == name) return k;
+  gres_names_.push_back(name);
+  for (auto& n : nodes_) {
+    n.gres.push_back(0);
+    n.free_gres.push_back(0);
+  }
+  return static_cast<std::uint32_t>(gres_names_.size() - 1);
+}
+
+std::uint32_t ClusterState::constraint(const std::string& expression) {
+  if (text::trim(expression).empty()) return 0;
+  for (std::uint32_t c = 1; c < constraint_text_.size(); ++c)
+    if (constraint_text_[c] == expression) return c;
+  // Slurm syntax subset: '&' or ',' = AND, '|' = OR (AND binds tighter); brackets and counts are
+  // treated as plain AND/OR of the names inside.
+  std::string cleaned;
+  for (char ch : expression)
+    if (ch != '[' && ch != ']' && ch != '(' && ch != ')') cleaned += ch;
+  std::vector<bool> mask(nodes_.size(), false);
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    bool any = false;
+    for (auto alt : text::split(cleaned, '|')) {
+      bool all = true;
+      for (auto part : text::split(alt, '&'))
+        for (auto name : text::split(part, ',')) {
+          name = text::trim(name);
+          if (auto star = name.find('*'); star != std::string_view::npos) name = name.substr(0, star);
+          if (name.empty()) continue;
+          all = all && std::find(features_[i].begin(), features_[i].end(), name) != features_[i].end();
+        }
+      any = any || all;
+    }
+    mask[i] = any;
+  }
+  constraint_text_.push_back(expression);
+  constraint_masks_.push_back(std::move(mask));
+  return static_cast<std::uint32_t>(constraint_text_.size() - 1);
+}
+
+bool ClusterState::node_has_features(std::uint32_t node, std::uint32_t c) const {
+  return c == 0 || constraint_masks_[c][node];
+}
+
+std::uint32_t ClusterState::round_cpus(std::uint32_t i, std::uint32_t cpus) const {
+  if (!core_granularity_) return cpus;
+  const auto t = nodes_[i].threads_per_core;
+  return (cpus + t - 1) / t * t;
+}
+
+std::int64_t ClusterState::memory_needed(std::uint32_t i, const NodeRequest& r, std::uint32_t cpus) const {
+  if (r.mem_per_cpu_mb > 0) return r.mem_per_cpu_mb * cpus;
+  if (r.mem_per_node_mb < 0) return nodes_[i].memory_mb;  // no memory request: all of it
+  return r.mem_per_node_mb;
+}
+
+std::uint32_t ClusterState::usable_cpus(std::uint32_t i, const NodeRequest& r, std::uint32_t cpus_wanted) const {
+  const auto& n = nodes_[i];
+  if (n.exclusive || !node_has_features(i, r.features)) return 0;
+  if (r.exclusive) {
+    if (n.jobs > 0) return 0;
+  }
+  for (std::size_t k = 0; k < r.gres_per_node.size(); ++k)
+    if (r.gres_per_node[k] > (k < n.free_gres.size() ? n.free_gres[k] : 0)) return 0;
+  // Whole tasks only: at most the free CPUs, in multiples of cpus_per_task.
+  const std::uint32_t cpt = std::max<std::uint32_t>(1, r.cpus_per_task);
+  std::uint32_t cpus = r.exclusive ? n.cpus : std::min(cpus_wanted, n.free_cpus) / cpt * cpt;
+  if (r.cpus_per_node > 0 && !r.exclusive) cpus = r.cpus_per_node <= n.free_cpus ? r.cpus_per_node : 0;
+  while (cpus > 0) {
+    const auto alloc = r.exclusive ? n.cpus : round_cpus(i, cpus);
+    const auto mem = memory_needed(i, r, alloc);
+    if (alloc <= n.free_cpus && mem <= n.free_mem_mb) return cpus;
+    if (r.mem_per_cpu_mb <= 0 || r.cpus_per_node > 0 || r.exclusive) return 0;  // memory does not shrink
+    cpus = cpus > cpt ? cpus - cpt : 0;  // fewer CPUs need less memory
+  }
+  return 0;
+}
+
+void ClusterState::allocate(const NodeRequest& r, const std::vector<NodeAlloc>& alloc) {
+  for (const auto& a : alloc) {
+    auto& n = nodes_[a.node];
+    n.free_cpus -= a.cpus;
+    n.free_mem_mb -= a.mem_mb;
+    for (std::size_t k = 0; k < r.gres_per_node.size(); ++k) n.free_gres[k] -= r.gres_per_node[k];
+    ++n.jobs;
+    n.exclusive = r.exclusive;
+    used_cpus_ += a.cpus;
+  }
+}
+
+void ClusterState::release(const NodeRequest& r, const std::vector<NodeAlloc>& alloc) {
+  for (const auto& a : alloc) {
+    auto& n = nodes_[a.node];
+    n.free_cpus += a.cpus;
+    n.free_mem_mb += a.mem_mb;
+    for (std::size_t k = 0; k < r.gres_per_node.size(); ++k) n.free_gres[k] += r.gres_per_node[k];
+    --n.jobs;
+    if (r.exclusive) n.exclusive = false;
+    used_cpus_ -= a.cpus;
+  }
+}
+
+void ClusterState::check_invariants() const {
+  std::uint64_t used = 0;
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const auto& n = nodes_[i];
+    if (n.free_cpus > n.cpus || n.free_mem_mb < 0 || n.free_mem_mb > n.memory_mb)
+      throw std::logic_error(fmt::format("node {} over-allocated: free cpus {}/{} free mem {}/{}", i, n.free_cpus,
+                                         n.cpus, n.free_mem_mb, n.memory_mb));
+    for (std::size_t k = 0; k < n.gres.size(); ++k)
+      if (n.free_gres[k] < 0 || n.free_gres[k] > n.gres[k])
+        throw std::logic_error(fmt::format("node {} gres {} over-allocated", i, gres_names_[k]));
+    if (n.jobs == 0 && (n.free_cpus != n.cpus || n.free_mem_mb != n.memory_mb))
+      throw std::logic_error(fmt::format("node {} has no jobs but resources in use", i));
+    used += n.cpus - n.free_cpus;
+  }
+  if (used != used_cpus_) throw std::logic_error("used CPU counter out of sync with nodes");
+}
+
+}  // namespace slurmtwin::sim

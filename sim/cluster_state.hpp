@@ -1,0 +1,69 @@
+#pragma once
+// Free resources per node under select/cons_tres: CPUs (whole cores), memory, GRES. Knows nothing
+// of priorities or queues; policies ask it whether a request fits and commit allocations to it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/sim_job.hpp"
+#include "traces/site.hpp"
+
+namespace slurmtwin::sim {
+
+struct NodeState {
+  std::uint32_t cpus = 0;          // configured CPUs
+  std::uint32_t threads_per_core = 1;
+  std::int64_t memory_mb = 0;      // RealMemory - MemSpecLimit
+  std::vector<std::int64_t> gres;  // configured count per gres kind
+  std::uint32_t free_cpus = 0;
+  std::int64_t free_mem_mb = 0;
+  std::vector<std::int64_t> free_gres;
+  std::uint32_t jobs = 0;          // running jobs on the node
+  bool exclusive = false;          // held whole by an exclusive job
+};
+
+class ClusterState {
+ public:
+  /// `core_granularity`: allocate whole cores (CR_Core*, CR_Socket*) rather than single CPUs (CR_CPU*).
+  ClusterState(const Site& site, bool core_granularity);
+
+  /// Index of a gres kind ("gpu"), adding it when new (kinds the site lacks have 0 everywhere).
+  std::uint32_t gres_kind(const std::string& name);
+  std::size_t gres_kinds() const { return gres_names_.size(); }
+  /// Index of a constraint expression ("a&b", "a|b", "a,b"): a node mask; 0 means no constraint.
+  std::uint32_t constraint(const std::string& expression);
+  bool node_has_features(std::uint32_t node, std::uint32_t constraint) const;
+
+  const std::vector<NodeState>& nodes() const { return nodes_; }
+  const NodeState& node(std::uint32_t i) const { return nodes_[i]; }
+  std::uint32_t node_weight(std::uint32_t i) const { return weights_[i]; }
+
+  /// CPUs the request could get on node `i` now (after core rounding), 0 if it cannot use the node
+  /// (memory, GRES, exclusivity, features). `cpus_wanted` is what the job still needs on this node.
+  std::uint32_t usable_cpus(std::uint32_t i, const NodeRequest& r, std::uint32_t cpus_wanted) const;
+  /// CPUs actually allocated for `cpus` requested on node `i`: rounded up to whole cores if configured.
+  std::uint32_t round_cpus(std::uint32_t i, std::uint32_t cpus) const;
+  /// Memory a request takes on node `i` for `cpus` allocated CPUs (MB).
+  std::int64_t memory_needed(std::uint32_t i, const NodeRequest& r, std::uint32_t cpus) const;
+
+  void allocate(const NodeRequest& r, const std::vector<NodeAlloc>& alloc);
+  void release(const NodeRequest& r, const std::vector<NodeAlloc>& alloc);
+
+  std::uint64_t total_cpus() const { return total_cpus_; }
+  std::uint64_t used_cpus() const { return used_cpus_; }
+  /// Throws std::logic_error naming the node when any counter is out of range (--check-invariants).
+  void check_invariants() const;
+
+ private:
+  bool core_granularity_;
+  std::vector<NodeState> nodes_;
+  std::vector<std::uint32_t> weights_;
+  std::vector<std::vector<std::string>> features_;
+  std::vector<std::string> gres_names_;
+  std::vector<std::string> constraint_text_;
+  std::vector<std::vector<bool>> constraint_masks_;
+  std::uint64_t total_cpus_ = 0;
+  std::uint64_t used_cpus_ = 0;
+};
+
+}  // namespace slurmtwin::sim

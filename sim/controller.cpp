@@ -1,0 +1,231 @@
+#include "sim/controller.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace slurmtwin::sim {
+namespace {
+
+void remove_slot(std::vector<std::uint32_t>& list, std::vector<SimJob>& jobs, std::uint32_t job) {
+  const auto at = jobs[job].slot;
+  assert(at < list.size() && list[at] == job);
+  list[at] = list.back();
+  jobs[list[at]].slot = at;
+  list.pop_back();
+}
+
+void add_slot(std::vector<std::uint32_t>& list, std::vector<SimJob>& jobs, std::uint32_t job) {
+  jobs[job].slot = static_cast<std::uint32_t>(list.size());
+  list.push_back(job);
+}
+
+std::uint8_t phase(EventPhase p) { return static_cast<std::uint8_t>(p); }
+
+}  // namespace
+
+Controller::Controller(SimState& state, SchedulingPolicy& policy, ControllerOptions options)
+    : state_(state), policy_(policy), options_(std::move(options)) {}
+
+std::uint64_t Controller::run() {
+  const auto& sp = state_.site.scheduler.params;
+  Seconds first_submit = kUnlimited;
+  for (const auto& j : state_.jobs)
+    if (j.state == SimJobState::kFuture) first_submit = std::min(first_submit, j.submit);
+  if (first_submit == kUnlimited) return 0;
+  state_.origin = first_submit - options_.start_offset;
+  state_.now = state_.origin;
+  queue_.set_now(state_.origin);
+  last_sched_ = last_full_sched_ = last_backfill_end_ = state_.origin;
+  policy_.init(state_);
+
+  for (std::uint32_t i = 0; i < state_.jobs.size(); ++i) {
+    const auto& j = state_.jobs[i];
+    if (j.state != SimJobState::kFuture) continue;
+    queue_.schedule(j.submit, phase(EventPhase::kSubmit), j.id, Submit{i});
+    ++future_submits_;
+  }
+  queue_.schedule(state_.origin + options_.decay_phase, phase(EventPhase::kDecay), 0, DecayTick{});
+  if (sp.sched_interval > 0) schedule_background(state_.origin + sp.sched_interval);
+  if (sp.bf_interval > 0 && state_.site.scheduler.scheduler_type == "sched/backfill") {
+    queue_.schedule(state_.origin + sp.bf_interval, phase(EventPhase::kBackfill), 0, BackfillTick{});
+  }
+  if (options_.snapshot_at != kUnsetTime && options_.on_snapshot)
+    queue_.schedule(std::max(options_.snapshot_at, state_.origin), 255, 0, Snapshot{});
+
+  std::uint64_t events = 0;
+  while (!queue_.empty()) {
+    auto [key, event] = queue_.pop();
+    if (key.time != state_.now) {
+      for (auto* o : observers_) o->on_time_advance(state_, state_.now, key.time);
+      state_.now = key.time;
+    }
+    std::visit([this](const auto& e) { handle(e); }, event);
+    ++events;
+    if (options_.check_invariants) check_invariants();
+  }
+  return events;
+}
+
+bool Controller::work_left() const { return future_submits_ > 0 || !state_.running.empty() || !state_.pending.empty(); }
+
+void Controller::request_pass() {
+  pass_requested_ = true;
+  changed_since_backfill_ = true;
+  schedule_background(std::max(state_.now, last_sched_ + state_.site.scheduler.params.batch_sched_delay));
+}
+
+void Controller::schedule_background(Seconds at) {
+  if (background_at_ != kUnsetTime && background_at_ <= at) return;
+  background_at_ = at;
+  queue_.schedule(at, phase(EventPhase::kBackground), 0, Background{});
+}
+
+void Controller::handle(const Submit& e) {
+  auto& j = state_.jobs[e.job];
+  --future_submits_;
+  j.state = SimJobState::kPending;
+  policy_.on_submit(state_, e.job);
+  for (auto* o : observers_) o->on_submit(state_, e.job);
+  if (j.eligible > state_.now) {
+    j.reason = PendingReason::kBeginTime;
+    j.reasons_seen |= 1u << static_cast<unsigned>(PendingReason::kBeginTime);
+    ++future_submits_;  // still to come into the queue
+    queue_.schedule(j.eligible, phase(EventPhase::kEligible), j.id, Eligible{e.job});
+    return;
+  }
+  queue_job(e.job);
+}
+
+void Controller::handle(const Eligible& e) {
+  --future_submits_;
+  queue_job(e.job);
+}
+
+void Controller::queue_job(std::uint32_t job) {
+  add_slot(state_.pending, state_.jobs, job);
+  policy_.on_queued(state_, job);
+  request_pass();
+}
+
+void Controller::start_job(std::uint32_t job, std::uint16_t partition, std::vector<NodeAlloc> alloc, SchedulerPass pass) {
+  auto& j = state_.jobs[job];
+  assert(j.state == SimJobState::kPending);
+  remove_slot(state_.pending, state_.jobs, job);
+  state_.cluster.allocate(j.request, alloc);
+  j.alloc = std::move(alloc);
+  j.alloc_cpus = 0;
+  for (const auto& a : j.alloc) j.alloc_cpus += a.cpus;
+  j.state = SimJobState::kRunning;
+  j.reason = PendingReason::kNone;
+  j.run_partition = partition;
+  j.start = state_.now;
+  j.started_by = pass;
+  j.priority_at_start = j.priority;
+  add_slot(state_.running, state_.jobs, job);
+
+  // Ends when its work is done, or as TIMEOUT on the first limit check after its limit.
+  const Seconds limit = j.time_limit;
+  if (limit == kUnlimited || j.runtime <= limit) {
+    j.end = state_.now + j.runtime;
+    j.end_state = JobState::kCompleted;
+  } else {
+    const Seconds over = state_.site.partitions[partition].over_time_limit + state_.site.scheduler.over_time_limit;
+    const Seconds due = state_.now + limit + over;
+    const Seconds tick = options_.timeout_check_interval;
+    j.end = tick > 0 ? state_.origin + (due - state_.origin + tick - 1) / tick * tick : due;
+    j.end_state = JobState::kTimeout;
+  }
+  queue_.schedule(j.end, phase(EventPhase::kJobEnd), j.id, JobEnd{job});
+  changed_since_backfill_ = true;
+  policy_.on_start(state_, job);
+  for (auto* o : observers_) o->on_start(state_, job);
+}
+
+void Controller::handle(const JobEnd& e) {
+  auto& j = state_.jobs[e.job];
+  state_.cluster.release(j.request, j.alloc);
+  remove_slot(state_.running, state_.jobs, e.job);
+  j.state = SimJobState::kDone;
+  policy_.on_end(state_, e.job);
+  for (auto* o : observers_) o->on_end(state_, e.job);
+  changed_since_backfill_ = true;
+  if (!end_pass_scheduled_) {
+    end_pass_scheduled_ = true;
+    queue_.schedule(state_.now, phase(EventPhase::kEndPass), 0, EndPass{});
+  }
+}
+
+void Controller::handle(const EndPass&) {
+  end_pass_scheduled_ = false;
+  run_main(/*full=*/false, /*end_triggered=*/true);
+}
+
+void Controller::run_main(bool full, bool end_triggered) {
+  (void)end_triggered;
+  policy_.main_pass(state_, *this, full);
+  last_sched_ = state_.now;
+  pass_requested_ = false;
+  if (full) last_full_sched_ = state_.now;
+  for (auto* o : observers_) o->on_pass(state_, SchedulerPass::kMain, full);
+}
+
+void Controller::handle(const Background&) {
+  if (background_at_ == state_.now) background_at_ = kUnsetTime;
+  const auto& sp = state_.site.scheduler.params;
+  if (sp.sched_interval > 0 && state_.now - last_full_sched_ >= sp.sched_interval) {
+    run_main(/*full=*/true, false);
+  } else if (pass_requested_ && state_.now - last_sched_ >= sp.batch_sched_delay) {
+    run_main(/*full=*/false, false);
+  }
+  // An idle cluster with nothing to come can never start what is still pending: stop there.
+  stalled_ = state_.running.empty() && future_submits_ == 0 && last_full_sched_ == state_.now;
+  if (!work_left() || stalled_) return;
+  Seconds next = sp.sched_interval > 0 ? last_full_sched_ + sp.sched_interval : kUnlimited;
+  if (pass_requested_) next = std::min(next, std::max(state_.now + 1, last_sched_ + sp.batch_sched_delay));
+  if (next != kUnlimited) schedule_background(next);
+}
+
+void Controller::handle(const BackfillTick&) {
+  if (!backfill_enabled_) return;
+  if (changed_since_backfill_ && !state_.pending.empty()) {
+    changed_since_backfill_ = false;
+    backfill_enabled_ = policy_.backfill_pass(state_, *this);
+    last_backfill_end_ = state_.now;
+    for (auto* o : observers_) o->on_pass(state_, SchedulerPass::kBackfill, true);
+  }
+  if (!backfill_enabled_ || !work_left() || stalled_) return;
+  // Next cycle bf_interval after this one ended (re-checked each interval while nothing changed).
+  queue_.schedule(std::max(state_.now + 1, last_backfill_end_ + state_.site.scheduler.params.bf_interval),
+                  phase(EventPhase::kBackfill), 0, BackfillTick{});
+}
+
+void Controller::handle(const DecayTick&) {
+  policy_.decay_tick(state_);
+  if (!work_left() || stalled_) return;
+  const Seconds period = std::max<Seconds>(60, state_.site.scheduler.calc_period);
+  queue_.schedule(state_.now + period, phase(EventPhase::kDecay), 0, DecayTick{});
+}
+
+void Controller::handle(const Snapshot&) { options_.on_snapshot(state_); }
+
+void Controller::check_invariants() const {
+  state_.cluster.check_invariants();
+  std::size_t pending = 0, running = 0;
+  for (std::uint32_t i = 0; i < state_.jobs.size(); ++i) {
+    const auto& j = state_.jobs[i];
+    if (j.state == SimJobState::kPending) {
+      // Jobs waiting for their begin time are pending but not yet in the queue.
+      if (j.slot < state_.pending.size() && state_.pending[j.slot] == i) ++pending;
+    } else if (j.state == SimJobState::kRunning) {
+      if (j.slot >= state_.running.size() || state_.running[j.slot] != i)
+        throw std::logic_error(fmt::format("job {} is running but not in the running list", j.id));
+      ++running;
+    }
+  }
+  if (pending != state_.pending.size() || running != state_.running.size())
+    throw std::logic_error("a job is in more than one state list or in a list with the wrong state");
+}
+
+}  // namespace slurmtwin::sim

@@ -1,0 +1,126 @@
+#pragma once
+// slurmctld's clock: submits, job ends, time-limit enforcement and the periodic timers that drive the
+// scheduling passes (spec §1). It knows when to call the policy, never what the policy decides.
+//
+// Order of events at one instant (EventPhase): job ends, then the end-triggered limited pass, then
+// submits, then the background loop (eligibility, limited pass after batch_sched_delay, full pass every
+// sched_interval), then backfill, then the decay/priority thread. Equal phases: lower job id first.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "sim/event_queue.hpp"
+#include "sim/sim_state.hpp"
+#include "traces/trace.hpp"
+
+namespace slurmtwin::sim {
+
+enum class EventPhase : std::uint8_t { kJobEnd = 0, kEndPass = 1, kSubmit = 2, kEligible = 3, kBackground = 4, kBackfill = 5, kDecay = 6 };
+
+/// Starts jobs on behalf of a policy (the controller records the start and schedules the end).
+class JobLauncher {
+ public:
+  virtual ~JobLauncher() = default;
+  /// Starts pending job `job` in `partition` on `alloc` now.
+  virtual void start_job(std::uint32_t job, std::uint16_t partition, std::vector<NodeAlloc> alloc,
+                         SchedulerPass pass) = 0;
+};
+
+/// What a scheduler plugs into the controller. All calls happen at state.now.
+class SchedulingPolicy {
+ public:
+  virtual ~SchedulingPolicy() = default;
+  /// Once before the first event.
+  virtual void init(SimState& state) = 0;
+  /// A job was submitted (set its priority).
+  virtual void on_submit(SimState& state, std::uint32_t job) = 0;
+  /// A job entered the queue of pending, eligible jobs (at submit, or when its begin time came).
+  virtual void on_queued(SimState& /*state*/, std::uint32_t /*job*/) {}
+  /// A job started (after the controller updated the cluster).
+  virtual void on_start(SimState& state, std::uint32_t job) = 0;
+  /// A job ended (charge its last usage slice).
+  virtual void on_end(SimState& state, std::uint32_t job) = 0;
+  /// The decay/priority thread tick (every PriorityCalcPeriod).
+  virtual void decay_tick(SimState& state) = 0;
+  /// One main scheduling pass; `full` = whole queue (sched_interval) vs default_queue_depth.
+  virtual void main_pass(SimState& state, JobLauncher& launcher, bool full) = 0;
+  /// One backfill cycle; returns false when backfill is not configured.
+  virtual bool backfill_pass(SimState& /*state*/, JobLauncher& /*launcher*/) { return false; }
+};
+
+/// Subscribers to what happens (metrics, tracers, exporters). Never change the state.
+class ReplayObserver {
+ public:
+  virtual ~ReplayObserver() = default;
+  virtual void on_submit(const SimState&, std::uint32_t /*job*/) {}
+  virtual void on_start(const SimState&, std::uint32_t /*job*/) {}
+  virtual void on_end(const SimState&, std::uint32_t /*job*/) {}
+  virtual void on_pass(const SimState&, SchedulerPass /*pass*/, bool /*full*/) {}
+  virtual void on_time_advance(const SimState&, Seconds /*from*/, Seconds /*to*/) {}
+};
+
+struct ControllerOptions {
+  Seconds timeout_check_interval = 30;  // PERIODIC_TIMEOUT: limits are enforced on this tick
+  Seconds decay_phase = 0;   // offset of the first decay tick after controller start (s)
+  Seconds start_offset = 0;  // controller starts this long before the first submit (s)
+  bool check_invariants = false;
+  Seconds snapshot_at = kUnsetTime;  // absolute time at which on_snapshot fires
+  std::function<void(const SimState&)> on_snapshot;
+};
+
+class Controller final : public JobLauncher {
+ public:
+  Controller(SimState& state, SchedulingPolicy& policy, ControllerOptions options);
+  void add_observer(ReplayObserver& o) { observers_.push_back(&o); }
+  /// Runs until every job has ended or can never start. Returns the number of events processed.
+  std::uint64_t run();
+
+  void start_job(std::uint32_t job, std::uint16_t partition, std::vector<NodeAlloc> alloc, SchedulerPass pass) override;
+
+ private:
+  struct Submit { std::uint32_t job; };
+  struct Eligible { std::uint32_t job; };
+  struct JobEnd { std::uint32_t job; };
+  struct EndPass {};
+  struct Background {};
+  struct BackfillTick {};
+  struct DecayTick {};
+  struct Snapshot {};
+  using Event = std::variant<Submit, Eligible, JobEnd, EndPass, Background, BackfillTick, DecayTick, Snapshot>;
+
+  void handle(const Submit& e);
+  void handle(const Eligible& e);
+  void handle(const JobEnd& e);
+  void handle(const EndPass&);
+  void handle(const Background&);
+  void handle(const BackfillTick&);
+  void handle(const DecayTick&);
+  void handle(const Snapshot&);
+  void queue_job(std::uint32_t job);
+  void request_pass();
+  void schedule_background(Seconds at);
+  void run_main(bool full, bool end_triggered);
+  bool work_left() const;
+  void check_invariants() const;
+
+  SimState& state_;
+  SchedulingPolicy& policy_;
+  ControllerOptions options_;
+  EventQueue<Event> queue_;
+  std::vector<ReplayObserver*> observers_;
+  std::uint64_t future_submits_ = 0;
+  bool pass_requested_ = false;
+  bool end_pass_scheduled_ = false;
+  Seconds last_sched_ = kUnsetTime;
+  Seconds last_full_sched_ = kUnsetTime;
+  Seconds background_at_ = kUnsetTime;  // time of the pending Background event, if any
+  Seconds last_backfill_end_ = kUnsetTime;
+  bool backfill_enabled_ = true;
+  bool changed_since_backfill_ = true;
+  bool stalled_ = false;  // idle cluster, nothing to come: what pends can never start
+};
+
+}  // namespace slurmtwin::sim

@@ -1,0 +1,182 @@
+#include "sim/job_resolver.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "traces/text.hpp"
+
+namespace slurmtwin::sim {
+namespace {
+
+constexpr std::uint32_t kUnboundedNodes = 1u << 30;
+
+struct SiteIndex {
+  std::unordered_map<std::string, std::uint16_t> partitions, qos;
+  std::map<std::pair<std::string, std::string>, std::int32_t> assoc;  // (user, account) -> index
+  std::unordered_map<std::string, std::string> default_account;
+
+  explicit SiteIndex(const Site& s) {
+    for (std::size_t i = 0; i < s.partitions.size(); ++i) partitions[s.partitions[i].name] = static_cast<std::uint16_t>(i);
+    for (std::size_t i = 0; i < s.qos.size(); ++i) qos[s.qos[i].name] = static_cast<std::uint16_t>(i);
+    for (std::size_t i = 0; i < s.associations.size(); ++i) {
+      const auto& a = s.associations[i];
+      if (a.partition.empty()) assoc.emplace(std::make_pair(a.user, a.account), static_cast<std::int32_t>(i));
+    }
+    for (const auto& u : s.users) default_account[u.name] = u.default_account;
+  }
+};
+
+// The QOS a job gets when it names none: the association's default, then its accounts' upwards,
+// then "normal" when the site has it, else the first QOS.
+std::string default_qos(const Site& site, const UserAssoc& a) {
+  if (!a.default_qos.empty()) return a.default_qos;
+  for (const Account* acc = site.find_account(a.account); acc; acc = site.find_account(acc->parent)) {
+    if (!acc->default_qos.empty()) return acc->default_qos;
+    if (acc->parent.empty()) break;
+  }
+  if (site.find_qos("normal")) return "normal";
+  return site.qos.empty() ? "" : site.qos.front().name;
+}
+
+}  // namespace
+
+std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterState& cluster,
+                                 const ResolveOptions& options, std::vector<std::string>& users) {
+  const SiteIndex idx(site);
+  std::unordered_map<NameIndex, std::uint32_t> user_of;
+  std::vector<SimJob> out;
+  out.reserve(trace.jobs.size());
+  for (std::uint32_t t = 0; t < trace.jobs.size(); ++t) {
+    const auto& r = trace.jobs[t];
+    SimJob j;
+    j.trace_index = t;
+    j.id = r.job_id;
+    j.array_task = r.array_task;
+    j.submit = r.submit;
+    j.nice = r.nice;
+    auto [uit, added] = user_of.try_emplace(r.user, static_cast<std::uint32_t>(users.size()));
+    if (added) users.push_back(trace.user_name(r));
+    j.user = uit->second;
+    const auto reject = [&](std::string why) {
+      j.state = SimJobState::kRejected;
+      j.reject_reason = std::move(why);
+      out.push_back(std::move(j));
+    };
+    if (r.submit == kUnsetTime) { reject("no submit time"); continue; }
+
+    // Association: (user, account), account defaulting to the user's default account.
+    std::string account = trace.account_name(r);
+    if (account.empty()) {
+      auto d = idx.default_account.find(trace.user_name(r));
+      if (d != idx.default_account.end()) account = d->second;
+    }
+    auto ait = idx.assoc.find({trace.user_name(r), account});
+    if (ait == idx.assoc.end()) { reject("no association for user/account"); continue; }
+    j.assoc = ait->second;
+    const auto& assoc = site.associations[static_cast<std::size_t>(j.assoc)];
+
+    // Partitions: the requested list, else the default partition.
+    const auto& plist = trace.partition_name(r);
+    bool bad_partition = false;
+    for (auto name : text::split(plist, ',')) {
+      name = text::trim(name);
+      if (name.empty()) continue;
+      auto p = idx.partitions.find(std::string(name));
+      if (p == idx.partitions.end()) { bad_partition = true; break; }
+      j.partitions.push_back(p->second);
+    }
+    if (bad_partition) { reject("unknown partition"); continue; }
+    if (j.partitions.empty()) {
+      const auto* dp = site.default_partition();
+      if (!dp) { reject("no partition and no default partition"); continue; }
+      j.partitions.push_back(idx.partitions.at(dp->name));
+    }
+
+    // QOS: requested, else the association's default; must be allowed by every requested partition.
+    const std::string qos_name = trace.qos_name(r).empty() ? default_qos(site, assoc) : trace.qos_name(r);
+    auto q = idx.qos.find(qos_name);
+    if (q == idx.qos.end()) { reject("unknown QOS"); continue; }
+    j.qos = q->second;
+    const bool qos_allowed = std::all_of(j.partitions.begin(), j.partitions.end(), [&](std::uint16_t p) {
+      const auto& allow = site.partitions[p].allow_qos;
+      return allow.empty() ||
+             std::any_of(allow.begin(), allow.end(), [&](const std::string& a) { return a == qos_name || text::iequals(a, "ALL"); });
+    });
+    if (!qos_allowed) { reject("QOS not allowed in partition"); continue; }
+
+    // Time limit: requested, else the first partition's DefaultTime, else its MaxTime.
+    const auto& part = site.partitions[j.partitions.front()];
+    j.time_limit = r.time_limit != kUnsetTime ? r.time_limit
+                   : part.default_time != kUnsetTime ? part.default_time
+                                                     : part.max_time;
+    if (j.time_limit <= 0) { reject("time limit is zero"); continue; }
+    if (site.scheduler.enforce_part_limits != "NO" && j.time_limit != kUnlimited && part.max_time != kUnlimited &&
+        j.time_limit > part.max_time) {
+      reject("time limit exceeds partition MaxTime");
+      continue;
+    }
+    if (r.runtime != kUnsetTime) j.runtime = r.runtime;
+    else if (r.start != kUnsetTime && r.end != kUnsetTime) j.runtime = r.end - r.start;
+    else { reject("no runtime"); continue; }
+    if (j.runtime < 0) { reject("negative runtime"); continue; }
+
+    // Resources per node.
+    auto& req = j.request;
+    req.cpus_per_task = std::max<std::uint32_t>(1, r.cpus_per_task);
+    req.total_cpus = std::max<std::uint32_t>({1, r.req_cpus, r.tasks * req.cpus_per_task});
+    req.min_nodes = std::max<std::uint32_t>(1, r.nodes);
+    req.max_nodes = r.nodes == 0 ? kUnboundedNodes : r.nodes;
+    if (r.tasks_per_node > 0) req.cpus_per_node = r.tasks_per_node * req.cpus_per_task;
+    if (req.total_cpus < req.min_nodes * req.cpus_per_task) req.total_cpus = req.min_nodes * req.cpus_per_task;
+    req.exclusive = r.exclusive;
+    if (r.mem_mb < 0) {
+      if (part.def_mem_per_cpu_mb > 0) req.mem_per_cpu_mb = part.def_mem_per_cpu_mb;
+      else if (part.def_mem_per_node_mb > 0) req.mem_per_node_mb = part.def_mem_per_node_mb;
+      else req.mem_per_node_mb = -1;  // no request, no default: the whole node's memory
+    } else if (r.mem_mb == 0) {
+      req.mem_per_node_mb = -1;  // --mem=0: all memory of each node
+    } else if (r.mem_per_cpu) {
+      req.mem_per_cpu_mb = r.mem_mb;
+    } else {
+      req.mem_per_node_mb = r.mem_mb;
+    }
+    for (const auto& g : r.gres) {
+      const auto k = cluster.gres_kind(g.name);
+      if (req.gres_per_node.size() <= k) req.gres_per_node.resize(k + 1, 0);
+      req.gres_per_node[k] += g.per_node ? g.count : (g.count + req.min_nodes - 1) / req.min_nodes;
+    }
+    req.features = cluster.constraint(trace.strings.name(r.constraints));
+    j.eligible = options.honour_eligible && r.eligible != kUnsetTime && r.eligible > r.submit ? r.eligible : r.submit;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+std::size_t add_missing_associations(Site& site, const Trace& trace) {
+  std::map<std::pair<std::string, std::string>, bool> have;
+  for (const auto& a : site.associations) have[{a.user, a.account}] = true;
+  std::size_t added = 0;
+  if (!site.find_account("root")) site.accounts.insert(site.accounts.begin(), {"root", "", {1, false}, 0, {}, "", {}});
+  for (const auto& j : trace.jobs) {
+    const auto& user = trace.user_name(j);
+    auto account = trace.account_name(j);
+    if (user.empty()) continue;
+    if (account.empty()) {
+      const auto* u = site.find_user(user);
+      if (u && !u->default_account.empty()) account = u->default_account;
+      else account = "default";
+    }
+    if (have[{user, account}]) continue;
+    have[{user, account}] = true;
+    if (!site.find_account(account)) site.accounts.push_back({account, "root", {1, false}, 0, {}, "", {}});
+    if (!site.find_user(user)) site.users.push_back({user, account, "None"});
+    site.associations.push_back({user, account, "", {1, false}, 0, {}, "", {}});
+    ++added;
+  }
+  return added;
+}
+
+}  // namespace slurmtwin::sim

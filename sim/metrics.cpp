@@ -1,0 +1,314 @@
+#include "sim/metrics.hpp"
+
+#include <fmt/format.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+namespace slurmtwin::sim {
+namespace {
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);  // linear interpolation (numpy default)
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+struct Group {
+  std::vector<double> waits, bslds;
+};
+
+WaitStats summarize(const Group& g) {
+  WaitStats s;
+  s.jobs = g.waits.size();
+  if (g.waits.empty()) return s;
+  const Eigen::Map<const Eigen::ArrayXd> w(g.waits.data(), static_cast<Eigen::Index>(g.waits.size()));
+  const Eigen::Map<const Eigen::ArrayXd> b(g.bslds.data(), static_cast<Eigen::Index>(g.bslds.size()));
+  s.mean = w.mean();
+  s.max = w.maxCoeff();
+  s.mean_bsld = b.mean();
+  s.median = quantile(g.waits, 0.5);
+  s.p90 = quantile(g.waits, 0.9);
+  s.p99 = quantile(g.waits, 0.99);
+  return s;
+}
+
+// Two-sample Kolmogorov-Smirnov statistic.
+double ks_statistic(std::vector<double> a, std::vector<double> b) {
+  if (a.empty() || b.empty()) return 0;
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  std::size_t i = 0, j = 0;
+  double d = 0;
+  while (i < a.size() && j < b.size()) {
+    const double x = std::min(a[i], b[j]);
+    while (i < a.size() && a[i] <= x) ++i;
+    while (j < b.size() && b[j] <= x) ++j;
+    d = std::max(d, std::abs(static_cast<double>(i) / static_cast<double>(a.size()) -
+                             static_cast<double>(j) / static_cast<double>(b.size())));
+  }
+  return d;
+}
+
+// The top-level account (child of root) of an account.
+std::string top_account(const Site& site, const std::string& account) {
+  std::string cur = account;
+  for (int guard = 0; guard < 64; ++guard) {
+    const auto* a = site.find_account(cur);
+    if (!a || a->parent.empty() || a->parent == "root") return cur;
+    cur = a->parent;
+  }
+  return cur;
+}
+
+}  // namespace
+
+void TimeSeriesRecorder::on_time_advance(const SimState& state, Seconds from, Seconds to) {
+  if (first == kUnsetTime) first = state.origin;
+  const double used = static_cast<double>(state.cluster.used_cpus());
+  const double queued = static_cast<double>(state.pending.size());
+  queue_length_time[state.pending.size()] += to - from;
+  max_queue = std::max(max_queue, state.pending.size());
+  for (Seconds t = from; t < to;) {
+    const auto b = static_cast<std::size_t>((t - first) / kSeriesBucket);
+    const Seconds bucket_end = first + static_cast<Seconds>(b + 1) * kSeriesBucket;
+    const Seconds until = std::min(to, bucket_end);
+    if (buckets.size() <= b) buckets.resize(b + 1);
+    buckets[b].cpu_seconds += used * static_cast<double>(until - t);
+    buckets[b].queue_seconds += queued * static_cast<double>(until - t);
+    t = until;
+  }
+}
+
+ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const TimeSeriesRecorder& series) {
+  ReplayMetrics m;
+  m.input_jobs = state.jobs.size();
+  Group all;
+  std::map<std::string, Group> by_part, by_acct, by_qos;
+  std::map<std::string, double> acct_usage;
+  double cpu_seconds = 0;
+  m.first_submit = kUnlimited;
+  m.last_end = 0;
+  Group rec_all;
+  std::vector<double> start_errors;
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> ks_groups;  // part -> (sim, recorded)
+  std::map<Seconds, std::pair<std::vector<double>, std::vector<double>>> by_day;  // day -> (sim, recorded)
+  for (const auto& j : state.jobs) {
+    if (j.state == SimJobState::kRejected) {
+      ++m.rejected;
+      ++m.rejected_by_reason[j.reject_reason];
+      continue;
+    }
+    m.first_submit = std::min(m.first_submit, j.submit);
+    if (j.start == kUnsetTime) {
+      ++m.never_started;
+      continue;
+    }
+    ++m.started;
+    if (j.state == SimJobState::kDone) ++m.end_states[to_string(j.end_state)];
+    else ++m.end_states["RUNNING"];
+    const double wait = static_cast<double>(j.start - j.submit);
+    const double run = static_cast<double>(std::max<Seconds>(0, (j.end == kUnsetTime ? state.now : j.end) - j.start));
+    const double bsld = std::max(1.0, (wait + run) / std::max(run, static_cast<double>(kSlowdownTau)));
+    const auto& part = state.site.partitions[j.run_partition].name;
+    const auto& acct = state.site.associations[static_cast<std::size_t>(j.assoc)].account;
+    const auto& qos = state.site.qos[j.qos].name;
+    for (auto* g : {&all, &by_part[part], &by_acct[acct], &by_qos[qos]}) {
+      g->waits.push_back(wait);
+      g->bslds.push_back(bsld);
+    }
+    cpu_seconds += run * j.alloc_cpus;
+    acct_usage[top_account(state.site, acct)] += run * j.alloc_cpus;
+    m.last_end = std::max(m.last_end, j.end == kUnsetTime ? state.now : j.end);
+
+    const auto& r = trace.jobs[j.trace_index];
+    if (r.start != kUnsetTime && r.submit != kUnsetTime) {
+      const double rec_wait = static_cast<double>(r.start - r.submit);
+      rec_all.waits.push_back(rec_wait);
+      start_errors.push_back(std::abs(static_cast<double>(j.start - r.start)));
+      ks_groups[part].first.push_back(wait);
+      ks_groups[part].second.push_back(rec_wait);
+      auto& day = by_day[(r.submit - state.origin) / 86400];
+      day.first.push_back(wait);
+      day.second.push_back(rec_wait);
+    }
+  }
+  if (m.first_submit == kUnlimited) m.first_submit = 0;
+  m.overall = summarize(all);
+  for (auto& [k, g] : by_part) m.by_partition[k] = summarize(g);
+  for (auto& [k, g] : by_acct) m.by_account[k] = summarize(g);
+  for (auto& [k, g] : by_qos) m.by_qos[k] = summarize(g);
+  m.makespan = std::max<Seconds>(0, m.last_end - m.first_submit);
+  const double capacity = static_cast<double>(state.cluster.total_cpus()) * static_cast<double>(m.makespan);
+  m.utilisation = capacity > 0 ? cpu_seconds / capacity : 0;
+
+  // Queue length: time-weighted mean and CDF.
+  double total_time = 0, weighted = 0;
+  for (const auto& [len, secs] : series.queue_length_time) {
+    total_time += static_cast<double>(secs);
+    weighted += static_cast<double>(len) * static_cast<double>(secs);
+  }
+  m.mean_queue_length = total_time > 0 ? weighted / total_time : 0;
+  m.max_queue_length = series.max_queue;
+  double acc = 0;
+  for (const auto& [len, secs] : series.queue_length_time) {
+    acc += static_cast<double>(secs);
+    m.queue_length_cdf.emplace_back(len, total_time > 0 ? acc / total_time : 0);
+  }
+  const double total_cpus = static_cast<double>(state.cluster.total_cpus());
+  for (const auto& b : series.buckets) {
+    m.utilisation_series.push_back(total_cpus > 0 ? b.cpu_seconds / (total_cpus * kSeriesBucket) : 0);
+    m.queue_series.push_back(b.queue_seconds / kSeriesBucket);
+  }
+
+  // Fairness: each top-level account's share of delivered CPU-seconds vs its share target.
+  double share_sum = 0;
+  for (const auto& a : state.site.accounts)
+    if (a.parent == "root") share_sum += a.shares.value;
+  for (const auto& a : state.site.accounts) {
+    if (a.parent != "root") continue;
+    const double used = cpu_seconds > 0 ? acct_usage[a.name] / cpu_seconds : 0;
+    m.fairness[a.name] = {used, share_sum > 0 ? a.shares.value / share_sum : 0};
+  }
+
+  // Fidelity against recorded starts.
+  if (!start_errors.empty()) {
+    m.has_fidelity = true;
+    auto& f = m.fidelity;
+    f.jobs = start_errors.size();
+    const Eigen::Map<const Eigen::ArrayXd> e(start_errors.data(), static_cast<Eigen::Index>(start_errors.size()));
+    f.start_error_mean_abs = e.mean();
+    f.start_error_p50_abs = quantile(start_errors, 0.5);
+    f.start_error_p90_abs = quantile(start_errors, 0.9);
+    double sim_sum = 0, rec_sum = 0;
+    for (const auto& [part, g] : ks_groups) {
+      f.ks_by_partition[part] = ks_statistic(g.first, g.second);
+      for (double w : g.first) sim_sum += w;
+      for (double w : g.second) rec_sum += w;
+    }
+    f.simulated_mean_wait = sim_sum / static_cast<double>(f.jobs);
+    f.recorded_mean_wait = rec_sum / static_cast<double>(f.jobs);
+    f.mean_wait_deviation = f.recorded_mean_wait > 0 ? (f.simulated_mean_wait - f.recorded_mean_wait) / f.recorded_mean_wait : 0;
+    // 14-day moving average of daily mean waits; MAPE over days where the recorded average is > 0.
+    double ape = 0;
+    std::size_t n = 0;
+    for (const auto& [day, unused] : by_day) {
+      double s = 0, r = 0;
+      std::size_t c = 0;
+      for (auto it = by_day.lower_bound(day - 13); it != by_day.end() && it->first <= day; ++it) {
+        for (double w : it->second.first) s += w;
+        for (double w : it->second.second) r += w;
+        c += it->second.first.size();
+      }
+      if (c == 0 || r <= 0) continue;
+      ape += std::abs(s - r) / r;
+      ++n;
+    }
+    f.moving_average_wait_mape = n > 0 ? ape / static_cast<double>(n) : 0;
+  }
+  return m;
+}
+
+namespace {
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", static_cast<int>(c));
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string num(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "null"; }
+
+std::string wait_json(const WaitStats& w) {
+  return fmt::format(R"({{"jobs": {}, "wait_mean_s": {}, "wait_median_s": {}, "wait_p90_s": {}, "wait_p99_s": {}, "wait_max_s": {}, "bounded_slowdown_mean": {}}})",
+                     w.jobs, num(w.mean), num(w.median), num(w.p90), num(w.p99), num(w.max), num(w.mean_bsld));
+}
+
+std::string group_json(const std::map<std::string, WaitStats>& g) {
+  std::string out = "{";
+  bool first = true;
+  for (const auto& [k, w] : g) {
+    out += fmt::format("{}\n    {}: {}", first ? "" : ",", json_string(k), wait_json(w));
+    first = false;
+  }
+  return out + "}";
+}
+
+template <class T, class F>
+std::string array_json(const std::vector<T>& v, F f) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + f(v[i]);
+  return out + "]";
+}
+
+template <class M>
+std::string count_map_json(const M& m) {
+  std::string out = "{";
+  bool first = true;
+  for (const auto& [k, v] : m) {
+    out += fmt::format("{}{}: {}", first ? "" : ", ", json_string(k), v);
+    first = false;
+  }
+  return out + "}";
+}
+
+}  // namespace
+
+std::string metrics_to_json(const ReplayMetrics& m) {
+  std::string out = "{\n";
+  out += fmt::format("  \"jobs\": {{\"input\": {}, \"rejected\": {}, \"started\": {}, \"never_started\": {}}},\n", m.input_jobs,
+                     m.rejected, m.started, m.never_started);
+  out += fmt::format("  \"rejected_by_reason\": {},\n", count_map_json(m.rejected_by_reason));
+  out += fmt::format("  \"end_states\": {},\n", count_map_json(m.end_states));
+  out += fmt::format("  \"overall\": {},\n", wait_json(m.overall));
+  out += fmt::format("  \"by_partition\": {},\n", group_json(m.by_partition));
+  out += fmt::format("  \"by_account\": {},\n", group_json(m.by_account));
+  out += fmt::format("  \"by_qos\": {},\n", group_json(m.by_qos));
+  out += fmt::format("  \"first_submit\": {}, \"last_end\": {}, \"makespan_s\": {},\n", m.first_submit, m.last_end, m.makespan);
+  out += fmt::format("  \"utilisation\": {},\n", num(m.utilisation));
+  out += fmt::format("  \"queue_length\": {{\"mean\": {}, \"max\": {}, \"cdf\": {}}},\n", num(m.mean_queue_length),
+                     m.max_queue_length, array_json(m.queue_length_cdf, [](const auto& p) {
+                       return fmt::format("[{}, {}]", p.first, num(p.second));
+                     }));
+  out += fmt::format("  \"series_bucket_s\": {},\n", kSeriesBucket);
+  out += fmt::format("  \"utilisation_series\": {},\n", array_json(m.utilisation_series, num));
+  out += fmt::format("  \"queue_length_series\": {},\n", array_json(m.queue_series, num));
+  std::string fair = "{";
+  bool first = true;
+  for (const auto& [k, v] : m.fairness) {
+    fair += fmt::format("{}{}: {{\"usage_share\": {}, \"target_share\": {}}}", first ? "" : ", ", json_string(k), num(v.first), num(v.second));
+    first = false;
+  }
+  out += "  \"fairness\": " + fair + "}";
+  if (m.has_fidelity) {
+    const auto& f = m.fidelity;
+    std::string ks = "{";
+    first = true;
+    for (const auto& [k, v] : f.ks_by_partition) {
+      ks += fmt::format("{}{}: {}", first ? "" : ", ", json_string(k), num(v));
+      first = false;
+    }
+    ks += "}";
+    out += fmt::format(
+        ",\n  \"fidelity\": {{\"jobs\": {}, \"start_error_mean_abs_s\": {}, \"start_error_p50_abs_s\": {}, "
+        "\"start_error_p90_abs_s\": {}, \"recorded_mean_wait_s\": {}, \"simulated_mean_wait_s\": {}, "
+        "\"mean_wait_deviation\": {}, \"two_week_moving_average_wait_mape\": {}, \"ks_by_partition\": {}}}",
+        f.jobs, num(f.start_error_mean_abs), num(f.start_error_p50_abs), num(f.start_error_p90_abs), num(f.recorded_mean_wait),
+        num(f.simulated_mean_wait), num(f.mean_wait_deviation), num(f.moving_average_wait_mape), ks);
+  }
+  return out + "\n}\n";
+}
+
+}  // namespace slurmtwin::sim

@@ -1,0 +1,72 @@
+#pragma once
+// Replay metrics: waits and bounded slowdown per partition/account/QOS, utilisation and queue length
+// over time, fairness, and (when the trace recorded real starts) fidelity against the recording.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/controller.hpp"
+#include "sim/sim_state.hpp"
+#include "traces/trace.hpp"
+
+namespace slurmtwin::sim {
+
+/// Bounded slowdown threshold tau (s): bsld = max(1, (wait + run) / max(run, tau)).
+inline constexpr Seconds kSlowdownTau = 10;
+/// Width of the utilisation / queue-length time series buckets (s).
+inline constexpr Seconds kSeriesBucket = 3600;
+
+/// Integrates utilisation and queue length over simulated time (an observer of the controller).
+class TimeSeriesRecorder final : public ReplayObserver {
+ public:
+  void on_time_advance(const SimState& state, Seconds from, Seconds to) override;
+
+  struct Bucket {
+    double cpu_seconds = 0;      // allocated CPU-seconds in the bucket
+    double queue_seconds = 0;    // pending-job-seconds in the bucket
+  };
+  Seconds first = kUnsetTime;            // start of bucket 0 (absolute, s)
+  std::vector<Bucket> buckets;
+  std::map<std::size_t, Seconds> queue_length_time;  // queue length -> seconds spent at it
+  std::size_t max_queue = 0;
+};
+
+struct WaitStats {
+  std::uint64_t jobs = 0;  // started jobs
+  double mean = 0, median = 0, p90 = 0, p99 = 0, max = 0;  // wait (start - eligible... submit), s
+  double mean_bsld = 0;
+};
+
+struct FidelityStats {
+  std::uint64_t jobs = 0;  // jobs with both a recorded and a simulated start
+  double start_error_mean_abs = 0, start_error_p50_abs = 0, start_error_p90_abs = 0;  // s
+  double recorded_mean_wait = 0, simulated_mean_wait = 0, mean_wait_deviation = 0;   // s, s, relative
+  double moving_average_wait_mape = 0;  // MAPE of the 2-week moving average wait (by submit day)
+  std::map<std::string, double> ks_by_partition;  // KS statistic of wait distributions
+};
+
+struct ReplayMetrics {
+  std::uint64_t input_jobs = 0, rejected = 0, started = 0, never_started = 0;
+  std::map<std::string, std::uint64_t> rejected_by_reason;
+  std::map<std::string, std::uint64_t> end_states;
+  WaitStats overall;
+  std::map<std::string, WaitStats> by_partition, by_account, by_qos;
+  Seconds first_submit = 0, last_end = 0, makespan = 0;
+  double utilisation = 0;  // allocated CPU-seconds / (cluster CPUs * makespan)
+  double mean_queue_length = 0;
+  std::size_t max_queue_length = 0;
+  std::vector<std::pair<std::size_t, double>> queue_length_cdf;  // (length, fraction of time <= length)
+  std::vector<double> utilisation_series;  // per kSeriesBucket
+  std::vector<double> queue_series;        // mean pending jobs per kSeriesBucket
+  std::map<std::string, std::pair<double, double>> fairness;  // top-level account -> (usage share, target share)
+  bool has_fidelity = false;
+  FidelityStats fidelity;
+};
+
+/// Computes the metrics of a finished replay.
+ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const TimeSeriesRecorder& series);
+/// The metrics as a JSON document (stable key order, fixed precision: byte-identical across runs).
+std::string metrics_to_json(const ReplayMetrics& m);
+
+}  // namespace slurmtwin::sim

@@ -1,0 +1,42 @@
+#pragma once
+// Everything a scheduling policy reads and changes during a replay: the site, the cluster's free
+// resources, every job and the running totals that QOS/association limits are checked against.
+// Plain data plus small helpers; the Controller owns it and hands it to the policy.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/cluster_state.hpp"
+#include "sim/sim_job.hpp"
+#include "traces/site.hpp"
+
+namespace slurmtwin::sim {
+
+/// Running totals used by QOS and association limits.
+struct LimitUsage {
+  std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t> qos_user_jobs;  // (qos, user) -> running
+  std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t> qos_user_submit;  // pending + running
+  std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t> qos_user_cpus;
+  std::vector<std::int64_t> qos_jobs;   // running per QOS
+  std::vector<std::int64_t> qos_cpus;   // running CPUs per QOS
+  std::vector<std::int64_t> qos_nodes;
+  std::vector<std::int64_t> assoc_jobs;  // running per user association
+};
+
+struct SimState {
+  SimState(const Site& s, bool core_granularity) : site(s), cluster(s, core_granularity) {}
+
+  const Site& site;
+  ClusterState cluster;
+  std::vector<SimJob> jobs;
+  std::vector<std::string> users;       // SimJob::user -> name
+  std::vector<std::uint32_t> pending;   // indices into jobs, in no particular order
+  std::vector<std::uint32_t> running;   // indices into jobs, in no particular order
+  std::vector<std::vector<std::uint32_t>> partition_nodes;  // per partition: node indices, slurm.conf order
+  LimitUsage usage;
+  Seconds now = 0;
+  Seconds origin = 0;  // controller start (timer phase reference)
+};
+
+}  // namespace slurmtwin::sim

@@ -1,0 +1,192 @@
+// Golden scenarios for the exact simulator on hand-made clusters. Expected times are computed by hand
+// from Slurm's rules (spec §1, §4, §5, §9) and written out next to each check.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include "experiments/replay.hpp"
+#include "traces/hostlist.hpp"
+
+using namespace slurmtwin;
+
+namespace {
+
+constexpr Seconds kT0 = 1'700'000'000;  // origin of every scenario (first submit)
+
+// `nodes` nodes with `cpus` CPUs (threads_per_core threads per core) and 1000 MB each, one partition
+// "p" over all of them; all priority weights 0 (every priority is 1: FIFO by submit time, then job id).
+Site small_site(std::uint32_t nodes, std::uint32_t cpus, std::uint32_t threads_per_core = 1) {
+  Site s;
+  s.cluster_name = "test";
+  for (const auto& name : expand_hostlist(fmt::format("n[1-{}]", nodes))) {
+    Node n;
+    n.name = name;
+    n.cpus = cpus;
+    n.threads_per_core = threads_per_core;
+    n.cores_per_socket = cpus / threads_per_core;
+    n.real_memory_mb = 1000;
+    s.nodes.push_back(n);
+  }
+  Partition p;
+  p.name = "p";
+  p.is_default = true;
+  for (const auto& n : s.nodes) p.nodes.push_back(n.name);
+  p.def_mem_per_cpu_mb = 100;
+  s.partitions.push_back(p);
+  Qos normal;
+  normal.name = "normal";
+  s.qos.push_back(normal);
+  s.accounts.push_back({"root", "", {1, false}, 0, {}, "", {}});
+  s.accounts.push_back({"acct", "root", {1, false}, 0, {}, "", {}});
+  for (const char* u : {"alice", "bob"}) {
+    s.users.push_back({u, "acct", "None"});
+    s.associations.push_back({u, "acct", "", {1, false}, 0, {}, "", {}});
+  }
+  return s;
+}
+
+struct JobSpec {
+  Seconds submit = 0;       // offset from kT0
+  std::uint32_t nodes = 1;  // requested nodes
+  std::uint32_t cpus = 1;   // total tasks (1 CPU each)
+  Seconds runtime = 100;
+  Seconds limit = 3600;
+  std::int64_t mem_mb = -1;  // -1 = not requested
+  const char* user = "alice";
+};
+
+Trace make_trace(const std::vector<JobSpec>& specs) {
+  Trace t;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const auto& s = specs[i];
+    JobRecord j;
+    j.job_id = i + 1;
+    j.user = t.users.intern(s.user);
+    j.account = t.accounts.intern("acct");
+    j.partition = t.partitions.intern("p");
+    j.submit = j.eligible = kT0 + s.submit;
+    j.nodes = s.nodes;
+    j.tasks = s.cpus;
+    j.req_cpus = s.cpus;
+    j.runtime = s.runtime;
+    j.time_limit = s.limit;
+    j.mem_mb = s.mem_mb;
+    t.jobs.push_back(j);
+  }
+  return t;
+}
+
+cli::ReplayResult replay(const Site& site, const Trace& trace) {
+  cli::ReplayOptions o;
+  o.check_invariants = true;
+  return cli::run_replay(site, trace, o);
+}
+
+Seconds start_of(const cli::ReplayResult& r, std::size_t i) { return r.state->jobs[i].start - kT0; }
+
+}  // namespace
+
+TEST_CASE("a resource-blocked job blocks its partition: no lower-priority job starts around it") {
+  // 2 nodes x 4 CPUs. J1 takes node n1 (4 CPUs); J2 needs both nodes; J3 needs 1 CPU.
+  // t=3 (first limited pass, batch_sched_delay 3 after the submits): J1 starts; J2 cannot, so partition
+  // p is blocked for the rest of the pass and J3 waits although n2 is idle.
+  // t=103 J1 ends -> end-triggered pass: J2 starts on both nodes, J3 blocked by resources.
+  // t=153 J2 ends -> J3 starts.
+  const auto r = replay(small_site(2, 4), make_trace({{0, 1, 4, 100}, {0, 2, 8, 50}, {0, 1, 1, 10}}));
+  CHECK(start_of(r, 0) == 3);
+  CHECK(start_of(r, 1) == 103);
+  CHECK(start_of(r, 2) == 153);
+  CHECK(r.state->jobs[0].started_by == SchedulerPass::kMain);
+  CHECK(r.state->jobs[0].alloc.size() == 1);
+  CHECK(r.state->jobs[0].alloc[0].node == 0);  // equal weights: the first node in slurm.conf order
+  CHECK(r.state->jobs[1].alloc.size() == 2);
+  // J3 saw both reasons while it waited.
+  const auto seen = r.state->jobs[2].reasons_seen;
+  CHECK((seen & (1u << static_cast<unsigned>(sim::PendingReason::kPriority))) != 0);
+  CHECK((seen & (1u << static_cast<unsigned>(sim::PendingReason::kResources))) != 0);
+}
+
+TEST_CASE("a limited pass examines default_queue_depth + 1 records; the rest wait for the full pass") {
+  // One node with 4 CPUs, four 1-CPU jobs submitted at t=0, default_queue_depth=1.
+  // Slurm stops a limited pass when `depth++ > default_queue_depth`: records 0 and 1 are examined
+  // at t=3, so J1 and J2 start then; J3 and J4 start in the full pass at t=60 (sched_interval).
+  auto site = small_site(1, 4);
+  site.scheduler.params.default_queue_depth = 1;
+  const auto r = replay(site, make_trace({{0, 1, 1, 1000}, {0, 1, 1, 1000}, {0, 1, 1, 1000}, {0, 1, 1, 1000}}));
+  CHECK(start_of(r, 0) == 3);
+  CHECK(start_of(r, 1) == 3);
+  CHECK(start_of(r, 2) == 60);
+  CHECK(start_of(r, 3) == 60);
+}
+
+TEST_CASE("a job over its time limit ends as TIMEOUT on the next 30 s limit check") {
+  // Starts at t=3 with a 60 s limit and 100 s of work: limit reached at t=63; limit checks run every
+  // 30 s from the controller start (t=0, 30, 60, 90...), so it ends at t=90.
+  const auto r = replay(small_site(1, 4), make_trace({{0, 1, 1, 100, 60}}));
+  const auto& j = r.state->jobs[0];
+  CHECK(j.start - kT0 == 3);
+  CHECK(j.end - kT0 == 90);
+  CHECK(j.end_state == JobState::kTimeout);
+}
+
+TEST_CASE("cons_tres rounds CPUs up to whole cores and a job with no memory request takes the whole node") {
+  SUBCASE("whole cores: 1 task on a 2-thread core gets 2 CPUs") {
+    const auto r = replay(small_site(1, 8, 2), make_trace({{0, 1, 1, 10, 60, 100}}));
+    CHECK(r.state->jobs[0].alloc_cpus == 2);
+  }
+  SUBCASE("CR_CPU allocates single CPUs") {
+    auto site = small_site(1, 8, 2);
+    site.scheduler.select_type_parameters = {"CR_CPU_Memory"};
+    const auto r = replay(site, make_trace({{0, 1, 1, 10, 60, 100}}));
+    CHECK(r.state->jobs[0].alloc_cpus == 1);
+  }
+  SUBCASE("no memory request and no DefMemPerCPU: the node's memory is all taken, so jobs cannot share it") {
+    auto site = small_site(1, 8);
+    site.partitions[0].def_mem_per_cpu_mb = 0;
+    // J1 (1 CPU, 100 s) takes all 1000 MB; J2 (1 CPU) must wait for it: starts at t=103.
+    const auto r = replay(site, make_trace({{0, 1, 1, 100}, {0, 1, 1, 10}}));
+    CHECK(start_of(r, 0) == 3);
+    CHECK(r.state->jobs[0].alloc[0].mem_mb == 1000);
+    CHECK(start_of(r, 1) == 103);
+  }
+  SUBCASE("DefMemPerCPU=100: both 1-CPU jobs fit side by side") {
+    const auto r = replay(small_site(1, 8), make_trace({{0, 1, 1, 100}, {0, 1, 1, 10}}));
+    CHECK(start_of(r, 1) == 3);
+    CHECK(r.state->jobs[1].alloc[0].mem_mb == 100);
+  }
+}
+
+TEST_CASE("QOS MaxJobsPerUser keeps a job pending without blocking others") {
+  // QOS normal allows 1 running job per user. alice's J1 starts at t=3; alice's J2 waits
+  // (QOSMaxJobsPerUserLimit) and does not block bob's J3, which starts at t=3 too; J2 starts when J1
+  // ends at t=103 (end-triggered pass).
+  auto site = small_site(1, 8);
+  site.qos[0].limits.max_jobs_per_user = 1;
+  JobSpec j1{0, 1, 1, 100}, j2{0, 1, 1, 10}, j3{0, 1, 1, 10};
+  j3.user = "bob";
+  const auto r = replay(site, make_trace({j1, j2, j3}));
+  CHECK(start_of(r, 0) == 3);
+  CHECK(start_of(r, 2) == 3);
+  CHECK(start_of(r, 1) == 103);
+  CHECK((r.state->jobs[1].reasons_seen & (1u << static_cast<unsigned>(sim::PendingReason::kQosMaxJobsPerUser))) != 0);
+}
+
+TEST_CASE("jobs Slurm would refuse at submit are rejected with a reason and counted") {
+  auto site = small_site(1, 4);
+  site.scheduler.enforce_part_limits = "YES";
+  site.partitions[0].max_time = 3600;
+  auto trace = make_trace({{0, 1, 1, 10, 7200}, {0, 1, 1, 10}});
+  trace.jobs[1].partition = trace.partitions.intern("nosuch");
+  const auto r = replay(site, trace);
+  CHECK(r.metrics.rejected == 2);
+  CHECK(r.metrics.rejected_by_reason.at("time limit exceeds partition MaxTime") == 1);
+  CHECK(r.metrics.rejected_by_reason.at("unknown partition") == 1);
+  CHECK(r.metrics.input_jobs == r.metrics.rejected + r.metrics.started + r.metrics.never_started);
+}
+
+TEST_CASE("a job that can never fit stays pending and the replay still ends") {
+  // 2 nodes but the job asks for 3: PartitionNodeLimit forever; the other job runs normally.
+  const auto r = replay(small_site(2, 4), make_trace({{0, 3, 3, 10}, {0, 1, 1, 10}}));
+  CHECK(r.metrics.never_started == 1);
+  CHECK(r.metrics.started == 1);
+  CHECK(r.state->jobs[0].reason == sim::PendingReason::kPartitionNodeLimit);
+}

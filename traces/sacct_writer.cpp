@@ -1,0 +1,73 @@
+#include "traces/sacct_writer.hpp"
+
+#include <fmt/format.h>
+
+#include "traces/time_format.hpp"
+
+namespace slurmtwin {
+
+const char* const kSacctWriterColumns =
+    "JobID|JobIDRaw|JobName|User|Account|Partition|QOS|Submit|Eligible|Start|End|Elapsed|ElapsedRaw|Timelimit|"
+    "TimelimitRaw|State|NNodes|NCPUS|ReqCPUS|ReqMem|ReqTRES|NodeList|Priority|Flags|Restarts|Constraints";
+
+namespace {
+
+std::string job_id(const JobRecord& j) {
+  if (j.array_task >= 0) return fmt::format("{}_{}", j.job_id, j.array_task);
+  if (j.het_component >= 0) return fmt::format("{}+{}", j.job_id, j.het_component);
+  return std::to_string(j.job_id);
+}
+
+std::string req_mem(const JobRecord& j) {
+  if (j.mem_mb < 0) return "";
+  return fmt::format("{}M{}", j.mem_mb, j.mem_per_cpu ? "c" : "n");
+}
+
+std::string req_tres(const JobRecord& j) {
+  const auto cpus = std::max<std::uint64_t>(j.req_cpus, static_cast<std::uint64_t>(j.tasks) * j.cpus_per_task);
+  std::string out = fmt::format("billing={},cpu={}", cpus, cpus);
+  for (const auto& g : j.gres) {
+    const auto n = g.count * (g.per_node ? std::max<std::uint32_t>(1, j.nodes) : 1);
+    out += fmt::format(",gres/{}={}", g.name, n);
+  }
+  if (j.mem_mb > 0) out += fmt::format(",mem={}M", j.mem_per_cpu ? j.mem_mb * static_cast<std::int64_t>(cpus) : j.mem_mb * std::max<std::uint32_t>(1, j.nodes));
+  return out + fmt::format(",node={}", std::max<std::uint32_t>(1, j.nodes));
+}
+
+const char* flags(SchedulerPass p) {
+  switch (p) {
+    case SchedulerPass::kMain: return "SchedMain";
+    case SchedulerPass::kBackfill: return "SchedBackfill";
+    case SchedulerPass::kSubmit: return "SchedSubmit";
+    case SchedulerPass::kUnknown: return "";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string format_sacct_parsable(const Trace& t, const std::vector<std::string>* nodelists) {
+  std::string out = kSacctWriterColumns;
+  out += '\n';
+  for (std::size_t i = 0; i < t.jobs.size(); ++i) {
+    const auto& j = t.jobs[i];
+    const bool ran = j.start != kUnsetTime && j.end != kUnsetTime;
+    const Seconds elapsed = ran ? j.end - j.start : 0;
+    const auto limit_min = j.time_limit == kUnsetTime || j.time_limit == kUnlimited ? std::string("")
+                                                                                    : std::to_string(j.time_limit / 60);
+    const auto id = job_id(j);
+    out += fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}\n", id, id,
+                       t.strings.name(j.name), t.user_name(j), t.account_name(j), t.partition_name(j), t.qos_name(j),
+                       format_timestamp(j.submit), format_timestamp(j.eligible), format_timestamp(j.start),
+                       format_timestamp(j.end), format_slurm_duration(elapsed), elapsed,
+                       j.time_limit == kUnsetTime ? "Partition_Limit" : format_slurm_duration(j.time_limit), limit_min,
+                       to_string(j.state), std::max<std::uint32_t>(1, j.nodes), j.alloc_cpus,
+                       std::max<std::uint64_t>(j.req_cpus, static_cast<std::uint64_t>(j.tasks) * j.cpus_per_task), req_mem(j),
+                       req_tres(j), nodelists && i < nodelists->size() ? (*nodelists)[i] : std::string("None assigned"),
+                       j.priority < 0 ? std::string("") : std::to_string(j.priority), flags(j.started_by), j.restarts,
+                       t.strings.name(j.constraints));
+  }
+  return out;
+}
+
+}  // namespace slurmtwin

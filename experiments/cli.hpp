@@ -18,8 +18,8 @@ inline constexpr int kExitUsage = 2;    // bad usage or bad input
 using Args = std::vector<std::string>;
 
 struct Command {
-  std::string name;     // e.g. "trace"
-  std::string summary;  // one line for `slurmtwin --help`
+  std::string name;                     // e.g. "trace"
+  std::string summary;                  // one line for `slurmtwin --help`
   std::function<int(const Args&)> run;  // args after the command name
 };
 

@@ -1,10 +1,10 @@
 // slurmtwin bench: speed and peak memory of loading and replaying, each case in its own process so
 // that its peak RSS is its own; results appended to docs/benchmarks.md with the machine and commit.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -35,12 +35,10 @@ SyntheticConfig year_config() {
   c.days = 365;
   c.jobs_per_day = 2740;  // ~1M jobs
   c.users = 400;
-  c.multinode_fraction = 0.3;
-  c.partitions[0].max_nodes = 32;
   return c;
 }
 
-constexpr std::uint32_t kYearCpuNodes = 880;  // + 55 big-memory + 110 GPU nodes = 1,045 nodes
+constexpr std::uint32_t kYearCpuNodes = 880;  // + 55 big-memory + 110 GPU nodes = 1,045 nodes, 33,440 CPUs
 
 struct CaseResult {
   std::uint64_t jobs = 0;
@@ -50,7 +48,9 @@ struct CaseResult {
 // Runs one case in this process; prints "jobs seconds" for the parent.
 CaseResult run_case(const std::string& name, const std::string& data_dir, const std::string& scratch) {
   const auto t0 = std::chrono::steady_clock::now();
-  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  const auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
   if (name == "generate-year") {
     const auto t = generate_synthetic(year_config());
     write_native_trace(t, scratch + "/year.stt");
@@ -88,7 +88,8 @@ struct Measured {
   long peak_rss_kb = 0;  // whole process
 };
 
-Measured spawn_case(const std::string& self, const std::string& name, const std::string& data, const std::string& scratch) {
+Measured spawn_case(const std::string& self, const std::string& name, const std::string& data,
+                    const std::string& scratch) {
   const auto out_file = scratch + "/" + name + ".out";
   std::vector<std::string> argv_s = {self, "bench", "--case", name, "--data", data, "--scratch", scratch};
   std::vector<char*> argv;
@@ -109,7 +110,8 @@ Measured spawn_case(const std::string& self, const std::string& name, const std:
   m.name = name;
   m.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   m.peak_rss_kb = ru.ru_maxrss;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("bench case " + name + " failed");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error("bench case " + name + " failed");
   std::ifstream in(out_file);
   in >> m.result.jobs >> m.result.seconds;
   return m;
@@ -124,7 +126,8 @@ std::string machine() {
       break;
     }
   return fmt::format("{}, {} cores, {:.0f} GiB", model, sysconf(_SC_NPROCESSORS_ONLN),
-                     static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE)) / (1ull << 30));
+                     static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
+                         static_cast<double>(sysconf(_SC_PAGE_SIZE)) / (1ull << 30));
 }
 
 std::string commit() {
@@ -143,13 +146,15 @@ std::string commit() {
 int run_bench(const Args& args) {
   return guarded([&]() -> int {
     po::options_description o("bench options");
-    o.add_options()
-        ("cases", po::value<std::string>()->default_value("generate-year,load-year,replay-week,replay-year"),
-         "comma-separated cases: generate-year, load-year, replay-week, replay-year")
-        ("data", po::value<std::string>()->default_value("../shared/data"), "shared data folder (ub_medium)")
-        ("scratch", po::value<std::string>()->default_value("out/bench"), "scratch folder for generated traces")
-        ("report", po::value<std::string>()->default_value("docs/benchmarks.md"), "Markdown file to append results to ('' = none)")
-        ("case", po::value<std::string>(), "(internal) run one case in this process");
+    o.add_options()(
+        "cases", po::value<std::string>()->default_value("generate-year,load-year,replay-week,replay-year"),
+        "comma-separated cases: generate-year, load-year, replay-week, replay-year")(
+        "data", po::value<std::string>()->default_value("../shared/data"), "shared data folder (ub_medium)")(
+        "scratch", po::value<std::string>()->default_value("out/bench"),
+        "scratch folder for generated traces")("report",
+                                               po::value<std::string>()->default_value("docs/benchmarks.md"),
+                                               "Markdown file to append results to ('' = none)")(
+        "case", po::value<std::string>(), "(internal) run one case in this process");
     const auto vm = parse("slurmtwin bench [--cases LIST] [--report docs/benchmarks.md]", o, args);
     const auto data = vm["data"].as<std::string>();
     const auto scratch = vm["scratch"].as<std::string>();
@@ -160,7 +165,8 @@ int run_bench(const Args& args) {
     }
     fs::create_directories(scratch);
     const auto self = fs::canonical("/proc/self/exe").string();
-    std::string table = "| case | jobs | work s | jobs/s | process wall s | peak RSS MiB |\n|---|---:|---:|---:|---:|---:|\n";
+    std::string table =
+        "| case | jobs | work s | jobs/s | process wall s | peak RSS MiB |\n|---|---:|---:|---:|---:|---:|\n";
     std::string cases = vm["cases"].as<std::string>();
     std::vector<std::string> names;
     for (std::size_t at = 0; at <= cases.size();) {
@@ -177,18 +183,21 @@ int run_bench(const Args& args) {
       if ((name == "load-year" || name == "replay-year") && !fs::exists(scratch + "/year.stt"))
         spawn_case(self, "generate-year", data, scratch);
       const auto m = spawn_case(self, name, data, scratch);
-      const auto line = fmt::format("| {} | {} | {:.2f} | {:.0f} | {:.2f} | {:.0f} |\n", m.name, m.result.jobs, m.result.seconds,
-                                    m.result.seconds > 0 ? static_cast<double>(m.result.jobs) / m.result.seconds : 0.0, m.wall,
-                                    static_cast<double>(m.peak_rss_kb) / 1024.0);
+      const auto line = fmt::format(
+          "| {} | {} | {:.2f} | {:.0f} | {:.2f} | {:.0f} |\n", m.name, m.result.jobs, m.result.seconds,
+          m.result.seconds > 0 ? static_cast<double>(m.result.jobs) / m.result.seconds : 0.0, m.wall,
+          static_cast<double>(m.peak_rss_kb) / 1024.0);
       std::cout << line << std::flush;
       table += line;
     }
     const auto& report = vm["report"].as<std::string>();
     if (!report.empty()) {
       std::ofstream out(report, std::ios::app);
-      out << fmt::format("\n## {} — commit {}\n\nMachine: {}. Each case runs in its own process (peak RSS is that "
-                         "process's).\n\n{}",
-                         format_timestamp(static_cast<Seconds>(std::time(nullptr))).substr(0, 10), commit(), machine(), table);
+      out << fmt::format(
+          "\n## {} — commit {}\n\nMachine: {}. Each case runs in its own process (peak RSS is that "
+          "process's).\n\n{}",
+          format_timestamp(static_cast<Seconds>(std::time(nullptr))).substr(0, 10), commit(), machine(),
+          table);
       std::cerr << "appended to " << report << "\n";
     }
     return kExitOk;

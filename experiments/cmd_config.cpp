@@ -13,12 +13,13 @@ namespace {
 std::string site_summary(const Site& s) {
   std::uint64_t cpus = 0;
   for (const auto& n : s.nodes) cpus += n.cpus;
-  std::string out = fmt::format("cluster {}: {} nodes, {} CPUs, {} partitions, {} QOS, {} accounts, {} user associations\n",
-                                s.cluster_name, s.nodes.size(), cpus, s.partitions.size(), s.qos.size(), s.accounts.size(),
-                                s.associations.size());
+  std::string out =
+      fmt::format("cluster {}: {} nodes, {} CPUs, {} partitions, {} QOS, {} accounts, {} user associations\n",
+                  s.cluster_name, s.nodes.size(), cpus, s.partitions.size(), s.qos.size(), s.accounts.size(),
+                  s.associations.size());
   for (const auto& p : s.partitions)
-    out += fmt::format("  partition {:<20} {:>5} nodes  tier {:<5} job factor {}\n", p.name, p.nodes.size(), p.priority_tier,
-                       p.priority_job_factor);
+    out += fmt::format("  partition {:<20} {:>5} nodes  tier {:<5} job factor {}\n", p.name, p.nodes.size(),
+                       p.priority_tier, p.priority_job_factor);
   for (const auto& q : s.qos) out += fmt::format("  qos {:<26} priority {}\n", q.name, q.priority);
   const auto& w = s.scheduler;
   out += fmt::format("  weights: age {} fairshare {} jobsize {} partition {} qos {} assoc {}\n", w.weight_age,
@@ -30,8 +31,10 @@ int config_import(const Args& args) {
   po::options_description o("config import options");
   o.add_options()("output,o", po::value<std::string>()->required(), "site YAML to write");
   add_site_options(o);
-  const auto vm = parse("slurmtwin config import --slurm-conf slurm.conf [--gres-conf F] [--sacctmgr F | --assoc-dump F] -o site.yaml",
-                        o, args);
+  const auto vm = parse(
+      "slurmtwin config import --slurm-conf slurm.conf [--gres-conf F] [--sacctmgr F | --assoc-dump F] -o "
+      "site.yaml",
+      o, args);
   if (vm["slurm-conf"].as<std::string>().empty()) throw po::error("--slurm-conf is required");
   std::vector<std::string> warnings;
   const auto site = load_site(vm, warnings);
@@ -44,15 +47,18 @@ int config_import(const Args& args) {
 int config_show(const Args& args, bool check_only) {
   po::options_description o("config show options");
   add_site_options(o);
-  const auto vm = parse(check_only ? "slurmtwin config check --site site.yaml | --slurm-conf ..."
-                                   : "slurmtwin config show [--site site.yaml | --slurm-conf ...] (default: built-in site)",
-                        o, args);
+  const auto vm = parse(
+      check_only ? "slurmtwin config check --site site.yaml | --slurm-conf ..."
+                 : "slurmtwin config show [--site site.yaml | --slurm-conf ...] (default: built-in site)",
+      o, args);
   std::vector<std::string> warnings;
   const auto site = load_site(vm, warnings);
   validate(site);
   for (const auto& w : warnings) std::cerr << "warning: " << w << "\n";
-  if (check_only) std::cout << "ok: " << site_summary(site);
-  else std::cout << site_to_yaml(site);
+  if (check_only)
+    std::cout << "ok: " << site_summary(site);
+  else
+    std::cout << site_to_yaml(site);
   return kExitOk;
 }
 

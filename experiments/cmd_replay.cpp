@@ -18,18 +18,23 @@ namespace slurmtwin::cli {
 int run_replay(const Args& args) {
   return guarded([&]() -> int {
     po::options_description o("replay options");
-    o.add_options()
-        ("trace", po::value<std::vector<std::string>>()->multitoken(), "trace file(s) (default: the built-in synthetic week)")
-        ("seed", po::value<std::uint64_t>()->default_value(42), "seed of the built-in synthetic workload")
-        ("out", po::value<std::string>()->default_value("out/replay"), "output directory")
-        ("check-invariants", po::bool_switch(), "check resources and job states after every event")
-        ("no-auto-assoc", po::bool_switch(), "reject jobs whose user/account has no association (default: add one with Fairshare=1)")
-        ("decay-phase", po::value<Seconds>()->default_value(0), "first PriorityCalcPeriod tick this many s after controller start")
-        ("start-offset", po::value<Seconds>()->default_value(0), "controller starts this many s before the first submit")
-        ("snapshot-at", po::value<std::string>()->default_value(""), "dump sprio/sshare-like state at this time (YYYY-MM-DDTHH:MM:SS, or +SECONDS after start)");
+    o.add_options()("trace", po::value<std::vector<std::string>>()->multitoken(),
+                    "trace file(s) (default: the built-in synthetic week)")(
+        "seed", po::value<std::uint64_t>()->default_value(42), "seed of the built-in synthetic workload")(
+        "out", po::value<std::string>()->default_value("out/replay"), "output directory")(
+        "check-invariants", po::bool_switch(), "check resources and job states after every event")(
+        "no-auto-assoc", po::bool_switch(),
+        "reject jobs whose user/account has no association (default: add one with Fairshare=1)")(
+        "decay-phase", po::value<Seconds>()->default_value(0),
+        "first PriorityCalcPeriod tick this many s after controller start")(
+        "start-offset", po::value<Seconds>()->default_value(0),
+        "controller starts this many s before the first submit")(
+        "snapshot-at", po::value<std::string>()->default_value(""),
+        "dump sprio/sshare-like state at this time (YYYY-MM-DDTHH:MM:SS, or +SECONDS after start)");
     add_site_options(o);
     add_trace_read_options(o);
-    const auto vm = parse("slurmtwin replay [--site site.yaml | --slurm-conf ...] [--trace FILE...] [--out DIR]", o, args);
+    const auto vm = parse(
+        "slurmtwin replay [--site site.yaml | --slurm-conf ...] [--trace FILE...] [--out DIR]", o, args);
 
     std::vector<std::string> warnings;
     Site site = load_site(vm, warnings);
@@ -75,24 +80,34 @@ int run_replay(const Args& args) {
     if (!result.snapshot.empty()) write_file_atomic((dir / "snapshot.txt").string(), result.snapshot);
 
     const auto& m = result.metrics;
-    std::cout << fmt::format("site {}: {} nodes, {} CPUs; trace {}: {} jobs\n", result.site.cluster_name, result.site.nodes.size(),
-                             result.state->cluster.total_cpus(), trace.source, trace.jobs.size());
+    std::cout << fmt::format("site {}: {} nodes, {} CPUs; trace {}: {} jobs\n", result.site.cluster_name,
+                             result.site.nodes.size(), result.state->cluster.total_cpus(), trace.source,
+                             trace.jobs.size());
     std::cout << "input accounting: " << format_report(report);
     if (result.associations_added > 0)
-      std::cout << fmt::format("associations added for users the site lacks: {}\n", result.associations_added);
-    std::cout << fmt::format("jobs: {} started, {} never started, {} rejected at submit\n", m.started, m.never_started, m.rejected);
-    for (const auto& [why, n] : m.rejected_by_reason) std::cout << fmt::format("  rejected {:>7}  {}\n", n, why);
-    std::cout << fmt::format("wait (s): mean {:.0f}  median {:.0f}  p90 {:.0f}  p99 {:.0f}; bounded slowdown mean {:.2f}\n",
-                             m.overall.mean, m.overall.median, m.overall.p90, m.overall.p99, m.overall.mean_bsld);
+      std::cout << fmt::format("associations added for users the site lacks: {}\n",
+                               result.associations_added);
+    std::cout << fmt::format("jobs: {} started, {} never started, {} rejected at submit\n", m.started,
+                             m.never_started, m.rejected);
+    for (const auto& [why, n] : m.rejected_by_reason)
+      std::cout << fmt::format("  rejected {:>7}  {}\n", n, why);
+    std::cout << fmt::format(
+        "wait (s): mean {:.0f}  median {:.0f}  p90 {:.0f}  p99 {:.0f}; bounded slowdown mean {:.2f}\n",
+        m.overall.mean, m.overall.median, m.overall.p90, m.overall.p99, m.overall.mean_bsld);
     for (const auto& [p, w] : m.by_partition)
-      std::cout << fmt::format("  partition {:<18} jobs {:>7}  wait mean {:>8.0f}  p90 {:>8.0f}\n", p, w.jobs, w.mean, w.p90);
-    std::cout << fmt::format("utilisation {:.1f}%  makespan {:.2f} days  mean queue length {:.1f}\n", 100 * m.utilisation,
-                             static_cast<double>(m.makespan) / 86400.0, m.mean_queue_length);
+      std::cout << fmt::format("  partition {:<18} jobs {:>7}  wait mean {:>8.0f}  p90 {:>8.0f}\n", p, w.jobs,
+                               w.mean, w.p90);
+    std::cout << fmt::format("utilisation {:.1f}%  makespan {:.2f} days  mean queue length {:.1f}\n",
+                             100 * m.utilisation, static_cast<double>(m.makespan) / 86400.0,
+                             m.mean_queue_length);
     if (m.has_fidelity)
-      std::cout << fmt::format("fidelity vs recorded starts: |start error| mean {:.0f} s, p90 {:.0f} s; mean wait {:.0f} s vs recorded {:.0f} s\n",
-                               m.fidelity.start_error_mean_abs, m.fidelity.start_error_p90_abs, m.fidelity.simulated_mean_wait,
-                               m.fidelity.recorded_mean_wait);
-    std::cout << fmt::format("replayed {} events in {:.2f} s; results in {}\n", result.events, secs, dir.string());
+      std::cout << fmt::format(
+          "fidelity vs recorded starts: |start error| mean {:.0f} s, p90 {:.0f} s; mean wait {:.0f} s vs "
+          "recorded {:.0f} s\n",
+          m.fidelity.start_error_mean_abs, m.fidelity.start_error_p90_abs, m.fidelity.simulated_mean_wait,
+          m.fidelity.recorded_mean_wait);
+    std::cout << fmt::format("replayed {} events in {:.2f} s; results in {}\n", result.events, secs,
+                             dir.string());
     return kExitOk;
   });
 }

@@ -29,31 +29,35 @@ int trace_info(const Args& args) {
 
 int trace_generate(const Args& args) {
   po::options_description o("trace generate options");
-  o.add_options()
-      ("config", po::value<std::string>()->default_value(""), "synthetic workload YAML (default: the built-in workload)")
-      ("seed", po::value<std::uint64_t>(), "override the config's seed")
-      ("days", po::value<double>(), "override the config's duration (days)")
-      ("jobs-per-day", po::value<double>(), "override the config's mean arrival rate")
-      ("output,o", po::value<std::string>()->required(), "output file (.stt native, or .sacct/.txt for sacct -P)");
+  o.add_options()("config", po::value<std::string>()->default_value(""),
+                  "synthetic workload YAML (default: the built-in workload)")(
+      "seed", po::value<std::uint64_t>(), "override the config's seed")(
+      "days", po::value<double>(), "override the config's duration (days)")(
+      "jobs-per-day", po::value<double>(), "override the config's mean arrival rate")(
+      "output,o", po::value<std::string>()->required(),
+      "output file (.stt native, or .sacct/.txt for sacct -P)");
   const auto vm = parse("slurmtwin trace generate -o FILE [options]", o, args);
-  auto config = vm["config"].as<std::string>().empty() ? default_synthetic_config()
-                                                        : load_synthetic_config(vm["config"].as<std::string>());
+  auto config = vm["config"].as<std::string>().empty()
+                    ? default_synthetic_config()
+                    : load_synthetic_config(vm["config"].as<std::string>());
   if (vm.count("seed")) config.seed = vm["seed"].as<std::uint64_t>();
   if (vm.count("days")) config.days = vm["days"].as<double>();
   if (vm.count("jobs-per-day")) config.jobs_per_day = vm["jobs-per-day"].as<double>();
   const auto trace = generate_synthetic(config);
   const auto& out = vm["output"].as<std::string>();
-  if (out.ends_with(".stt")) write_native_trace(trace, out);
-  else write_file_atomic(out, format_sacct_parsable(trace));
+  if (out.ends_with(".stt"))
+    write_native_trace(trace, out);
+  else
+    write_file_atomic(out, format_sacct_parsable(trace));
   std::cerr << fmt::format("wrote {} jobs to {}\n", trace.jobs.size(), out);
   return kExitOk;
 }
 
 int trace_convert(const Args& args) {
   po::options_description o("trace convert options");
-  o.add_options()
-      ("files", po::value<std::vector<std::string>>()->multitoken()->required(), "input trace files")
-      ("output,o", po::value<std::string>()->required(), "output file (.stt native, else sacct -P)");
+  o.add_options()("files", po::value<std::vector<std::string>>()->multitoken()->required(),
+                  "input trace files")("output,o", po::value<std::string>()->required(),
+                                       "output file (.stt native, else sacct -P)");
   add_trace_read_options(o);
   po::positional_options_description pos;
   pos.add("files", -1);
@@ -61,8 +65,10 @@ int trace_convert(const Args& args) {
   ReadReport report;
   const auto trace = load_traces(vm["files"].as<std::vector<std::string>>(), vm, report);
   const auto& out = vm["output"].as<std::string>();
-  if (out.ends_with(".stt")) write_native_trace(trace, out);
-  else write_file_atomic(out, format_sacct_parsable(trace));
+  if (out.ends_with(".stt"))
+    write_native_trace(trace, out);
+  else
+    write_file_atomic(out, format_sacct_parsable(trace));
   std::cerr << "input accounting: " << format_report(report);
   return kExitOk;
 }
@@ -73,7 +79,8 @@ int run_trace(const Args& args) {
   return guarded([&]() -> int {
     const std::string usage =
         "usage: slurmtwin trace info|generate|convert [options]   (slurmtwin trace SUB --help)\n"
-        "  info      job count, span, names, request distributions, recorded waits, skipped records by reason\n"
+        "  info      job count, span, names, request distributions, recorded waits, skipped records by "
+        "reason\n"
         "  generate  write a synthetic workload (diurnal/weekly arrivals, heavy-tailed runtimes)\n"
         "  convert   read any supported format and write the native (.stt) or sacct -P format\n";
     if (args.empty() || args[0] == "--help" || args[0] == "-h") {

@@ -9,7 +9,8 @@ namespace {
 void print_help() {
   std::cout << "usage: slurmtwin COMMAND [OPTIONS]   (slurmtwin COMMAND --help lists its options)\n\n"
                "commands:\n";
-  for (const auto& c : slurmtwin::cli::commands()) std::cout << "  " << c.name << std::string(10 - c.name.size(), ' ') << c.summary << "\n";
+  for (const auto& c : slurmtwin::cli::commands())
+    std::cout << "  " << c.name << std::string(10 - c.name.size(), ' ') << c.summary << "\n";
 }
 
 }  // namespace

@@ -21,8 +21,10 @@ bool core_granularity(const Site& site) {
 }
 
 std::string snapshot_text(const sim::SimState& s, const policies::SlurmPolicy& policy) {
-  std::string out = fmt::format("# snapshot at {} ({} s after controller start)\n", format_timestamp(s.now), s.now - s.origin);
-  out += "# sprio -l: JOBID PARTITION USER PRIORITY SITE AGE ASSOC FAIRSHARE JOBSIZE PARTITION QOS NICE TRES\n";
+  std::string out = fmt::format("# snapshot at {} ({} s after controller start)\n", format_timestamp(s.now),
+                                s.now - s.origin);
+  out +=
+      "# sprio -l: JOBID PARTITION USER PRIORITY SITE AGE ASSOC FAIRSHARE JOBSIZE PARTITION QOS NICE TRES\n";
   std::vector<std::uint32_t> pending = s.pending;
   std::sort(pending.begin(), pending.end(), [&](auto a, auto b) { return s.jobs[a].id < s.jobs[b].id; });
   for (auto ji : pending) {
@@ -30,11 +32,12 @@ std::string snapshot_text(const sim::SimState& s, const policies::SlurmPolicy& p
     for (std::size_t k = 0; k < j.partitions.size(); ++k) {
       const auto f = policy.factors(s, ji, k);
       std::string tres;
-      for (const auto& [name, v] : f.weighted_tres) tres += fmt::format("{}{}={:.0f}", tres.empty() ? "" : ",", name, v);
+      for (const auto& [name, v] : f.weighted_tres)
+        tres += fmt::format("{}{}={:.0f}", tres.empty() ? "" : ",", name, v);
       out += fmt::format("{} {} {} {} 0 {:.0f} {:.0f} {:.0f} {:.0f} {:.0f} {:.0f} {} {}\n", j.id,
                          s.site.partitions[j.partitions[k]].name, s.users[j.user], f.priority, f.weighted_age,
-                         f.weighted_assoc, f.weighted_fairshare, f.weighted_job_size, f.weighted_partition, f.weighted_qos,
-                         j.nice, tres.empty() ? "-" : tres);
+                         f.weighted_assoc, f.weighted_fairshare, f.weighted_job_size, f.weighted_partition,
+                         f.weighted_qos, j.nice, tres.empty() ? "-" : tres);
     }
   }
   out += "# sshare -l: ACCOUNT USER RAW_SHARES NORM_SHARES RAW_USAGE EFFECTV_USAGE LEVEL_FS FAIRSHARE\n";
@@ -42,8 +45,8 @@ std::string snapshot_text(const sim::SimState& s, const policies::SlurmPolicy& p
   for (auto i : tree.top_down()) {
     const auto& n = tree.node(i);
     out += fmt::format("{} {} {} {:.6f} {:.0f} {:.6f} {:.6g} {:.6f}\n", n.account, n.is_user ? n.user : "-",
-                       n.shares_parent ? std::string("parent") : std::to_string(n.shares_raw), n.shares_norm, n.usage_raw,
-                       n.usage_efctv, n.level_fs, n.fs_factor);
+                       n.shares_parent ? std::string("parent") : std::to_string(n.shares_raw), n.shares_norm,
+                       n.usage_raw, n.usage_efctv, n.level_fs, n.fs_factor);
   }
   return out;
 }
@@ -96,7 +99,8 @@ std::string reasons(std::uint32_t bits) {
 
 std::string jobs_csv(const ReplayResult& r, const Trace& trace) {
   std::string out =
-      "job_id,user,account,partition,qos,submit,eligible,start,end,wait_s,state,nodes,alloc_cpus,priority_at_start,"
+      "job_id,user,account,partition,qos,submit,eligible,start,end,wait_s,state,nodes,alloc_cpus,priority_at_"
+      "start,"
       "started_by,pending_reasons,reject_reason\n";
   for (const auto& j : r.state->jobs) {
     const auto& rec = trace.jobs[j.trace_index];
@@ -105,14 +109,17 @@ std::string jobs_csv(const ReplayResult& r, const Trace& trace) {
                        : j.state == sim::SimJobState::kDone   ? std::string(to_string(j.end_state))
                        : started                              ? std::string("RUNNING")
                                                               : std::string("PENDING");
-    const std::string id = rec.array_task >= 0 ? fmt::format("{}_{}", rec.job_id, rec.array_task) : std::to_string(rec.job_id);
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{},{},\"{}\"\n", id, trace.user_name(rec),
-                       j.assoc >= 0 ? r.site.associations[static_cast<std::size_t>(j.assoc)].account : trace.account_name(rec),
-                       started ? r.site.partitions[j.run_partition].name : trace.partition_name(rec),
-                       j.state == sim::SimJobState::kRejected ? trace.qos_name(rec) : r.site.qos[j.qos].name, j.submit, j.eligible,
-                       started ? std::to_string(j.start) : "", j.end != kUnsetTime ? std::to_string(j.end) : "",
-                       started ? std::to_string(j.start - j.submit) : "", state, started ? nodelist(r, j) : "", j.alloc_cpus,
-                       j.priority_at_start, to_string(j.started_by), reasons(j.reasons_seen), j.reject_reason);
+    const std::string id =
+        rec.array_task >= 0 ? fmt::format("{}_{}", rec.job_id, rec.array_task) : std::to_string(rec.job_id);
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{},{},\"{}\"\n", id, trace.user_name(rec),
+        j.assoc >= 0 ? r.site.associations[static_cast<std::size_t>(j.assoc)].account
+                     : trace.account_name(rec),
+        started ? r.site.partitions[j.run_partition].name : trace.partition_name(rec),
+        j.state == sim::SimJobState::kRejected ? trace.qos_name(rec) : r.site.qos[j.qos].name, j.submit,
+        j.eligible, started ? std::to_string(j.start) : "", j.end != kUnsetTime ? std::to_string(j.end) : "",
+        started ? std::to_string(j.start - j.submit) : "", state, started ? nodelist(r, j) : "", j.alloc_cpus,
+        j.priority_at_start, to_string(j.started_by), reasons(j.reasons_seen), j.reject_reason);
   }
   return out;
 }
@@ -128,10 +135,10 @@ std::string jobs_sacct(const ReplayResult& r, const Trace& trace) {
     rec.started_by = j.started_by;
     rec.priority = j.priority_at_start;
     rec.eligible = j.eligible;
-    rec.state = j.state == sim::SimJobState::kDone ? j.end_state
-                : j.state == sim::SimJobState::kRunning ? JobState::kRunning
+    rec.state = j.state == sim::SimJobState::kDone       ? j.end_state
+                : j.state == sim::SimJobState::kRunning  ? JobState::kRunning
                 : j.state == sim::SimJobState::kRejected ? JobState::kCancelled
-                                                        : JobState::kPending;
+                                                         : JobState::kPending;
     if (j.start != kUnsetTime) rec.partition = out.partitions.intern(r.site.partitions[j.run_partition].name);
     nodes[j.trace_index] = j.start != kUnsetTime ? nodelist(r, j) : "None assigned";
   }

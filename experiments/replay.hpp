@@ -14,8 +14,8 @@ namespace slurmtwin::cli {
 struct ReplayOptions {
   bool add_missing_associations = true;  // users/accounts the site lacks get Fairshare=1 associations
   bool check_invariants = false;
-  Seconds decay_phase = 0;   // first PriorityCalcPeriod tick this long after controller start (s)
-  Seconds start_offset = 0;  // controller starts this long before the first submit (s)
+  Seconds decay_phase = 0;           // first PriorityCalcPeriod tick this long after controller start (s)
+  Seconds start_offset = 0;          // controller starts this long before the first submit (s)
   Seconds snapshot_at = kUnsetTime;  // absolute time of a sprio/sshare-like snapshot
 };
 

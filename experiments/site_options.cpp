@@ -8,12 +8,18 @@
 namespace slurmtwin::cli {
 
 void add_site_options(po::options_description& o) {
-  o.add_options()
-      ("site", po::value<std::string>()->default_value(""), "site YAML (from `slurmtwin config import`)")
-      ("slurm-conf", po::value<std::string>()->default_value(""), "import the site from this slurm.conf instead")
-      ("gres-conf", po::value<std::string>()->default_value(""), "gres.conf to apply (default: beside slurm.conf)")
-      ("sacctmgr", po::value<std::string>()->default_value(""), "sacctmgr script with QOS, accounts, users and shares")
-      ("assoc-dump", po::value<std::string>()->default_value(""), "`sacctmgr show assoc -P` dump instead of a script");
+  o.add_options()("site", po::value<std::string>()->default_value(""),
+                  "site YAML (from `slurmtwin config import`)")(
+      "slurm-conf", po::value<std::string>()->default_value(""),
+      "import the site from this slurm.conf instead")("gres-conf",
+                                                      po::value<std::string>()->default_value(""),
+                                                      "gres.conf to apply (default: beside slurm.conf)")(
+      "sacctmgr", po::value<std::string>()->default_value(""),
+      "sacctmgr script with QOS, accounts, users and shares")(
+      "assoc-dump", po::value<std::string>()->default_value(""),
+      "`sacctmgr show assoc -P` dump instead of a script")(
+      "default-cpu-nodes", po::value<std::uint32_t>()->default_value(64),
+      "size of the built-in default site (CPU nodes; +1/16 big-memory, +1/8 GPU nodes)");
 }
 
 Site import_site(const std::string& slurm_conf, const std::string& gres_conf, const std::string& sacctmgr,
@@ -33,7 +39,7 @@ Site load_site(const po::variables_map& vm, std::vector<std::string>& warnings) 
   if (!conf.empty())
     return import_site(conf, vm["gres-conf"].as<std::string>(), vm["sacctmgr"].as<std::string>(),
                        vm["assoc-dump"].as<std::string>(), warnings);
-  return default_site();
+  return scaled_default_site(vm["default-cpu-nodes"].as<std::uint32_t>());
 }
 
 }  // namespace slurmtwin::cli

@@ -12,13 +12,17 @@
 namespace slurmtwin::cli {
 
 void add_trace_read_options(po::options_description& o) {
-  o.add_options()
-      ("format", po::value<std::string>()->default_value("auto"), "trace format: auto, native, sacct, sacct-json, swf, events, graham, eagle")
-      ("strict", po::bool_switch(), "stop at the first bad record (file:line: field: what)")
-      ("rejects", po::value<std::string>()->default_value(""), "write rejected records with their reasons to this file")
-      ("sacct-columns", po::value<std::string>()->default_value(""), "column list of headerless sacct -P output")
-      ("origin", po::value<std::string>()->default_value("2026-01-05T00:00:00"), "absolute time of offset 0 for the events format (UTC)")
-      ("users-from", po::value<std::string>()->default_value(""), "sacctmgr script giving users' default accounts (events format)");
+  o.add_options()("format", po::value<std::string>()->default_value("auto"),
+                  "trace format: auto, native, sacct, sacct-json, swf, events, graham, eagle")(
+      "strict", po::bool_switch(), "stop at the first bad record (file:line: field: what)")(
+      "rejects", po::value<std::string>()->default_value(""),
+      "write rejected records with their reasons to this file")("sacct-columns",
+                                                                po::value<std::string>()->default_value(""),
+                                                                "column list of headerless sacct -P output")(
+      "origin", po::value<std::string>()->default_value("2026-01-05T00:00:00"),
+      "absolute time of offset 0 for the events format (UTC)")(
+      "users-from", po::value<std::string>()->default_value(""),
+      "sacctmgr script giving users' default accounts (events format)");
 }
 
 TraceReadOptions trace_read_options(const po::variables_map& vm) {

@@ -47,19 +47,23 @@ sim::PendingReason check_limits(const sim::SimState& s, const sim::SimJob& j, st
   const auto qi = j.qos;
   const std::int64_t running_qos = qi < u.qos_jobs.size() ? u.qos_jobs[qi] : 0;
   if (l.max_wall && j.time_limit != kUnlimited && j.time_limit > *l.max_wall) return R::kPartitionTimeLimit;
-  if (l.max_jobs_per_user && get(u.qos_user_jobs, qi, j.user) >= *l.max_jobs_per_user) return R::kQosMaxJobsPerUser;
+  if (l.max_jobs_per_user && get(u.qos_user_jobs, qi, j.user) >= *l.max_jobs_per_user)
+    return R::kQosMaxJobsPerUser;
   if (l.grp_jobs && running_qos >= *l.grp_jobs) return R::kQosGrpJobs;
-  if (const auto cap = tres_limit(l.grp_tres, "cpu"); cap >= 0 && (qi < u.qos_cpus.size() ? u.qos_cpus[qi] : 0) + job_cpus(j) > cap)
+  if (const auto cap = tres_limit(l.grp_tres, "cpu");
+      cap >= 0 && (qi < u.qos_cpus.size() ? u.qos_cpus[qi] : 0) + job_cpus(j) > cap)
     return R::kQosGrpTres;
   if (const auto cap = tres_limit(l.grp_tres, "node");
       cap >= 0 && (qi < u.qos_nodes.size() ? u.qos_nodes[qi] : 0) + j.request.min_nodes > cap)
     return R::kQosGrpTres;
-  if (const auto cap = tres_limit(l.max_tres_per_user, "cpu"); cap >= 0 && get(u.qos_user_cpus, qi, j.user) + job_cpus(j) > cap)
+  if (const auto cap = tres_limit(l.max_tres_per_user, "cpu");
+      cap >= 0 && get(u.qos_user_cpus, qi, j.user) + job_cpus(j) > cap)
     return R::kQosMaxTresPerUser;
   if (j.assoc >= 0) {
     const auto& a = s.site.associations[static_cast<std::size_t>(j.assoc)];
     const auto ai = static_cast<std::size_t>(j.assoc);
-    if (a.limits.max_jobs_per_user && ai < u.assoc_jobs.size() && u.assoc_jobs[ai] >= *a.limits.max_jobs_per_user)
+    if (a.limits.max_jobs_per_user && ai < u.assoc_jobs.size() &&
+        u.assoc_jobs[ai] >= *a.limits.max_jobs_per_user)
       return R::kAssocMaxJobs;
   }
   return R::kNone;

@@ -11,8 +11,9 @@ void append_queue_records(const sim::SimState& s, std::uint32_t ji, std::vector<
   const auto& j = s.jobs[ji];
   for (std::size_t k = 0; k < j.partitions.size(); ++k) {
     const auto p = j.partitions[k];
-    out.push_back({ji, p, s.site.partitions[p].priority_tier, k < j.part_priority.size() ? j.part_priority[k] : j.priority,
-                   j.submit, j.id, j.array_task});
+    out.push_back({ji, p, s.site.partitions[p].priority_tier,
+                   k < j.part_priority.size() ? j.part_priority[k] : j.priority, j.submit, j.id,
+                   j.array_task});
   }
 }
 
@@ -81,7 +82,8 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
     }
     note(j, R::kResources);
     bool fail_by_part = true;
-    if (params_.bf_min_age_reserve > 0 && s.now - j.eligible < params_.bf_min_age_reserve) fail_by_part = false;
+    if (params_.bf_min_age_reserve > 0 && s.now - j.eligible < params_.bf_min_age_reserve)
+      fail_by_part = false;
     if (params_.bf_min_prio_reserve > 0 && j.priority < params_.bf_min_prio_reserve) fail_by_part = false;
     if (fail_by_part) {
       if (left[rec.partition] > 0) --open_parts;

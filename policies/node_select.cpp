@@ -13,8 +13,9 @@ struct Usable {
 
 // Greedy fill of one run of nodes: each further node still must leave one task for every node the
 // request needs after it. Appends to `out`; returns CPUs still missing.
-std::uint32_t fill(const sim::ClusterState& cluster, const sim::NodeRequest& r, const std::vector<Usable>& run,
-                   std::uint32_t missing_cpus, std::vector<sim::NodeAlloc>& out) {
+std::uint32_t fill(const sim::ClusterState& cluster, const sim::NodeRequest& r,
+                   const std::vector<Usable>& run, std::uint32_t missing_cpus,
+                   std::vector<sim::NodeAlloc>& out) {
   const std::uint32_t cpt = std::max<std::uint32_t>(1, r.cpus_per_task);
   for (const auto& u : run) {
     const auto nodes_taken = static_cast<std::uint32_t>(out.size());
@@ -41,7 +42,8 @@ std::uint64_t run_cpus(const std::vector<Usable>& run) {
 
 }  // namespace
 
-std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState& cluster, const sim::NodeRequest& r,
+std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState& cluster,
+                                                        const sim::NodeRequest& r,
                                                         const std::vector<std::uint32_t>& candidates,
                                                         const std::vector<bool>& available) {
   // Usable nodes by weight level.

@@ -12,7 +12,8 @@ namespace slurmtwin::policies {
 
 /// Chooses nodes among `candidates` (node indices, ascending) for `request`; nullopt when it cannot
 /// start now. `available` may further exclude nodes (empty = all candidates usable).
-std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState& cluster, const sim::NodeRequest& request,
+std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState& cluster,
+                                                        const sim::NodeRequest& request,
                                                         const std::vector<std::uint32_t>& candidates,
                                                         const std::vector<bool>& available = {});
 

@@ -125,7 +125,8 @@ namespace {
 // Slurm's sum (_get_priority_internal order) of the weighted terms, site factor and nice.
 double sum_terms(double age, double assoc, double fs, double js, double part, double qos, double tres,
                  std::int64_t site_factor, std::int64_t nice) {
-  return age + assoc + fs + js + part + qos + tres + static_cast<double>(site_factor) - static_cast<double>(nice);
+  return age + assoc + fs + js + part + qos + tres + static_cast<double>(site_factor) -
+         static_cast<double>(nice);
 }
 
 // 0 is reserved for held jobs; the double is truncated toward zero into uint32.
@@ -142,15 +143,17 @@ double PriorityModel::age_factor(Seconds now, Seconds accrue) const {
 }
 
 StaticPriorityTerms PriorityModel::static_terms(const PriorityFactors& f, const PriorityInput& in) {
-  return {f.weighted_assoc, f.weighted_job_size, f.weighted_partition, f.weighted_qos, f.weighted_tres_sum,
-          in.site_factor, in.nice};
+  return {f.weighted_assoc, f.weighted_job_size, f.weighted_partition,
+          f.weighted_qos,   f.weighted_tres_sum, in.site_factor,
+          in.nice};
 }
 
-std::uint32_t PriorityModel::recompute(const StaticPriorityTerms& t, Seconds now, Seconds accrue, double fs) const {
+std::uint32_t PriorityModel::recompute(const StaticPriorityTerms& t, Seconds now, Seconds accrue,
+                                       double fs) const {
   const double weighted_age = age_factor(now, accrue) * settings_.weight_age;
   const double weighted_fs = (settings_.weight_fairshare != 0 ? fs : 0.0) * settings_.weight_fairshare;
-  return clamp_priority(sum_terms(weighted_age, t.assoc, weighted_fs, t.job_size, t.partition, t.qos, t.tres_sum,
-                                  t.site_factor, t.nice));
+  return clamp_priority(sum_terms(weighted_age, t.assoc, weighted_fs, t.job_size, t.partition, t.qos,
+                                  t.tres_sum, t.site_factor, t.nice));
 }
 
 PriorityFactors PriorityModel::compute(const PriorityInput& in) const {
@@ -201,8 +204,9 @@ PriorityFactors PriorityModel::compute(const PriorityInput& in) const {
   out.weighted_job_size = out.job_size * s.weight_job_size;
   out.weighted_partition = out.partition * s.weight_partition;
   out.weighted_qos = out.qos * s.weight_qos;
-  out.sum = sum_terms(out.weighted_age, out.weighted_assoc, out.weighted_fairshare, out.weighted_job_size,
-                      out.weighted_partition, out.weighted_qos, out.weighted_tres_sum, in.site_factor, in.nice);
+  out.sum =
+      sum_terms(out.weighted_age, out.weighted_assoc, out.weighted_fairshare, out.weighted_job_size,
+                out.weighted_partition, out.weighted_qos, out.weighted_tres_sum, in.site_factor, in.nice);
   out.priority = clamp_priority(out.sum);
   return out;
 }

@@ -96,7 +96,8 @@ class PriorityModel {
   static StaticPriorityTerms static_terms(const PriorityFactors& factors, const PriorityInput& input);
   /// The priority compute() would give for new `now`, accrue time and fs factor, reusing the static
   /// terms: the same operations in the same order, so the result is bit-identical.
-  std::uint32_t recompute(const StaticPriorityTerms& terms, Seconds now, Seconds accrue_time, double fs_factor) const;
+  std::uint32_t recompute(const StaticPriorityTerms& terms, Seconds now, Seconds accrue_time,
+                          double fs_factor) const;
 
   const PriorityFlags& flags() const { return flags_; }
   /// max over partitions of PriorityJobFactor (starts at 1).

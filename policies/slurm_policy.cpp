@@ -41,7 +41,8 @@ SlurmPolicy::SlurmPolicy(const Site& site, SlurmPolicyOptions options)
       main_(site.scheduler.params),
       tree_(site),
       qos_usage_(make_qos_usage(site)) {
-  for (const auto& a : site.associations) tree_index_.push_back(tree_.find_user_assoc(a.user, a.account, a.partition));
+  for (const auto& a : site.associations)
+    tree_index_.push_back(tree_.find_user_assoc(a.user, a.account, a.partition));
   for (const auto& p : site.partitions) {
     std::int32_t q = -1;
     for (std::size_t i = 0; i < site.qos.size(); ++i)
@@ -62,8 +63,8 @@ void SlurmPolicy::init(sim::SimState& state) {
 
 namespace {
 
-PriorityInput priority_input(const sim::SimState& s, const sim::SimJob& j, std::size_t k, const PriorityFlags& flags,
-                             const AssocTree& tree, AssocIndex ti) {
+PriorityInput priority_input(const sim::SimState& s, const sim::SimJob& j, std::size_t k,
+                             const PriorityFlags& flags, const AssocTree& tree, AssocIndex ti) {
   PriorityInput in;
   in.now = s.now;
   in.accrue_time = accrue_time(flags, j.submit, j.eligible, s.now);
@@ -83,7 +84,8 @@ PriorityInput priority_input(const sim::SimState& s, const sim::SimJob& j, std::
 
 PriorityFactors SlurmPolicy::factors(const sim::SimState& s, std::uint32_t ji, std::size_t k) const {
   const auto& j = s.jobs[ji];
-  return priority_.compute(priority_input(s, j, k, priority_.flags(), tree_, tree_index_[static_cast<std::size_t>(j.assoc)]));
+  return priority_.compute(
+      priority_input(s, j, k, priority_.flags(), tree_, tree_index_[static_cast<std::size_t>(j.assoc)]));
 }
 
 void SlurmPolicy::set_priority(sim::SimState& s, std::uint32_t ji) {
@@ -116,7 +118,9 @@ void SlurmPolicy::update_priority(sim::SimState& s, std::uint32_t ji) const {
   }
 }
 
-void SlurmPolicy::on_submit(sim::SimState& s, std::uint32_t job) { set_priority(s, job); }
+void SlurmPolicy::on_submit(sim::SimState& s, std::uint32_t job) {
+  set_priority(s, job);
+}
 
 void SlurmPolicy::on_queued(sim::SimState& s, std::uint32_t job) {
   // A job that waited for its begin time has the priority of the last recalculation, as in Slurm
@@ -141,14 +145,16 @@ const std::vector<QueueRecord>& SlurmPolicy::sorted_queue(const sim::SimState& s
   // Drop records of jobs that left the queue (when they are a quarter of it: the pass skips them
   // anyway), then merge the newly queued ones in.
   if (stale_records_ * 4 > queue_.size()) {
-    std::erase_if(queue_, [&](const QueueRecord& r) { return s.jobs[r.job].state != sim::SimJobState::kPending; });
+    std::erase_if(queue_,
+                  [&](const QueueRecord& r) { return s.jobs[r.job].state != sim::SimJobState::kPending; });
     stale_records_ = 0;
   }
   if (!queued_since_.empty()) {
     std::sort(queued_since_.begin(), queued_since_.end(), queue_before);
     const auto mid = queue_.size();
     queue_.insert(queue_.end(), queued_since_.begin(), queued_since_.end());
-    std::inplace_merge(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(mid), queue_.end(), queue_before);
+    std::inplace_merge(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(mid), queue_.end(),
+                       queue_before);
     queued_since_.clear();
   }
   return queue_;
@@ -169,7 +175,8 @@ ChargedJob SlurmPolicy::charged(const sim::SimState& s, const sim::SimJob& j) co
 
 void SlurmPolicy::on_start(sim::SimState& s, std::uint32_t job) {
   auto& j = s.jobs[job];
-  j.billing = billable_tres(job_tres(s, j), site_.partitions[j.run_partition].tres_billing_weights, billing_mode_);
+  j.billing =
+      billable_tres(job_tres(s, j), site_.partitions[j.run_partition].tres_billing_weights, billing_mode_);
   count_start(s, j);
   stale_records_ += j.partitions.size();
   if (!priority_.flags().calculate_running) std::vector<StaticPriorityTerms>().swap(static_terms_[job]);
@@ -193,8 +200,11 @@ void SlurmPolicy::decay_tick(sim::SimState& s) {
       decay_.charge_slice(tree_, qos_usage_, charged(s, j), last_decay_, t, /*at_end=*/false);
     }
   }
-  if (priority_.flags().fair_tree) compute_fair_tree(tree_, options_.fair_tree_ties);
-  else compute_classic_fair_share(tree_, site_.scheduler.fairshare_dampening_factor, priority_.flags().depth_oblivious);
+  if (priority_.flags().fair_tree)
+    compute_fair_tree(tree_, options_.fair_tree_ties);
+  else
+    compute_classic_fair_share(tree_, site_.scheduler.fairshare_dampening_factor,
+                               priority_.flags().depth_oblivious);
   for (auto ji : s.pending) update_priority(s, ji);
   if (priority_.flags().calculate_running)
     for (auto ji : s.running) set_priority(s, ji);

@@ -53,15 +53,14 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   MainScheduler main_;
   AssocTree tree_;
   std::vector<QosUsage> qos_usage_;
-  std::vector<AssocIndex> tree_index_;  // site association index -> tree node
+  std::vector<AssocIndex> tree_index_;       // site association index -> tree node
   std::vector<std::int32_t> partition_qos_;  // partition -> QOS index, -1 = none
   Seconds last_decay_ = kUnsetTime;
   std::vector<std::vector<StaticPriorityTerms>> static_terms_;  // per job, per requested partition
   std::vector<QueueRecord> queue_;
   std::vector<QueueRecord> queued_since_;  // records of jobs queued since queue_ was sorted
-  bool queue_stale_ = true;               // priorities changed: rebuild
-  std::size_t stale_records_ = 0;         // records in queue_ of jobs that have started
-
+  bool queue_stale_ = true;                // priorities changed: rebuild
+  std::size_t stale_records_ = 0;          // records in queue_ of jobs that have started
 };
 
 }  // namespace slurmtwin::policies

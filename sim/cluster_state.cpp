@@ -89,7 +89,8 @@ std::int64_t ClusterState::memory_needed(std::uint32_t i, const NodeRequest& r, 
   return r.mem_per_node_mb;
 }
 
-std::uint32_t ClusterState::usable_cpus(std::uint32_t i, const NodeRequest& r, std::uint32_t cpus_wanted) const {
+std::uint32_t ClusterState::usable_cpus(std::uint32_t i, const NodeRequest& r,
+                                        std::uint32_t cpus_wanted) const {
   const auto& n = nodes_[i];
   if (n.exclusive || !node_has_features(i, r.features)) return 0;
   if (r.exclusive) {
@@ -106,7 +107,7 @@ std::uint32_t ClusterState::usable_cpus(std::uint32_t i, const NodeRequest& r, s
     const auto mem = memory_needed(i, r, alloc);
     if (alloc <= n.free_cpus && mem <= n.free_mem_mb) return cpus;
     if (r.mem_per_cpu_mb <= 0 || r.cpus_per_node > 0 || r.exclusive) return 0;  // memory does not shrink
-    cpus = cpus > cpt ? cpus - cpt : 0;  // fewer CPUs need less memory
+    cpus = cpus > cpt ? cpus - cpt : 0;                                         // fewer CPUs need less memory
   }
   return 0;
 }
@@ -140,8 +141,8 @@ void ClusterState::check_invariants() const {
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     const auto& n = nodes_[i];
     if (n.free_cpus > n.cpus || n.free_mem_mb < 0 || n.free_mem_mb > n.memory_mb)
-      throw std::logic_error(fmt::format("node {} over-allocated: free cpus {}/{} free mem {}/{}", i, n.free_cpus,
-                                         n.cpus, n.free_mem_mb, n.memory_mb));
+      throw std::logic_error(fmt::format("node {} over-allocated: free cpus {}/{} free mem {}/{}", i,
+                                         n.free_cpus, n.cpus, n.free_mem_mb, n.memory_mb));
     for (std::size_t k = 0; k < n.gres.size(); ++k)
       if (n.free_gres[k] < 0 || n.free_gres[k] > n.gres[k])
         throw std::logic_error(fmt::format("node {} gres {} over-allocated", i, gres_names_[k]));

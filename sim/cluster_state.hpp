@@ -11,15 +11,15 @@
 namespace slurmtwin::sim {
 
 struct NodeState {
-  std::uint32_t cpus = 0;          // configured CPUs
+  std::uint32_t cpus = 0;  // configured CPUs
   std::uint32_t threads_per_core = 1;
   std::int64_t memory_mb = 0;      // RealMemory - MemSpecLimit
   std::vector<std::int64_t> gres;  // configured count per gres kind
   std::uint32_t free_cpus = 0;
   std::int64_t free_mem_mb = 0;
   std::vector<std::int64_t> free_gres;
-  std::uint32_t jobs = 0;          // running jobs on the node
-  bool exclusive = false;          // held whole by an exclusive job
+  std::uint32_t jobs = 0;  // running jobs on the node
+  bool exclusive = false;  // held whole by an exclusive job
 };
 
 class ClusterState {

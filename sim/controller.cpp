@@ -21,7 +21,9 @@ void add_slot(std::vector<std::uint32_t>& list, std::vector<SimJob>& jobs, std::
   list.push_back(job);
 }
 
-std::uint8_t phase(EventPhase p) { return static_cast<std::uint8_t>(p); }
+std::uint8_t phase(EventPhase p) {
+  return static_cast<std::uint8_t>(p);
+}
 
 }  // namespace
 
@@ -68,7 +70,9 @@ std::uint64_t Controller::run() {
   return events;
 }
 
-bool Controller::work_left() const { return future_submits_ > 0 || !state_.running.empty() || !state_.pending.empty(); }
+bool Controller::work_left() const {
+  return future_submits_ > 0 || !state_.running.empty() || !state_.pending.empty();
+}
 
 void Controller::request_pass() {
   pass_requested_ = true;
@@ -109,7 +113,8 @@ void Controller::queue_job(std::uint32_t job) {
   request_pass();
 }
 
-void Controller::start_job(std::uint32_t job, std::uint16_t partition, std::vector<NodeAlloc> alloc, SchedulerPass pass) {
+void Controller::start_job(std::uint32_t job, std::uint16_t partition, std::vector<NodeAlloc> alloc,
+                           SchedulerPass pass) {
   auto& j = state_.jobs[job];
   assert(j.state == SimJobState::kPending);
   remove_slot(state_.pending, state_.jobs, job);
@@ -131,7 +136,8 @@ void Controller::start_job(std::uint32_t job, std::uint16_t partition, std::vect
     j.end = state_.now + j.runtime;
     j.end_state = JobState::kCompleted;
   } else {
-    const Seconds over = state_.site.partitions[partition].over_time_limit + state_.site.scheduler.over_time_limit;
+    const Seconds over =
+        state_.site.partitions[partition].over_time_limit + state_.site.scheduler.over_time_limit;
     const Seconds due = state_.now + limit + over;
     const Seconds tick = options_.timeout_check_interval;
     j.end = tick > 0 ? state_.origin + (due - state_.origin + tick - 1) / tick * tick : due;
@@ -208,7 +214,9 @@ void Controller::handle(const DecayTick&) {
   queue_.schedule(state_.now + period, phase(EventPhase::kDecay), 0, DecayTick{});
 }
 
-void Controller::handle(const Snapshot&) { options_.on_snapshot(state_); }
+void Controller::handle(const Snapshot&) {
+  options_.on_snapshot(state_);
+}
 
 void Controller::check_invariants() const {
   state_.cluster.check_invariants();

@@ -18,7 +18,15 @@
 
 namespace slurmtwin::sim {
 
-enum class EventPhase : std::uint8_t { kJobEnd = 0, kEndPass = 1, kSubmit = 2, kEligible = 3, kBackground = 4, kBackfill = 5, kDecay = 6 };
+enum class EventPhase : std::uint8_t {
+  kJobEnd = 0,
+  kEndPass = 1,
+  kSubmit = 2,
+  kEligible = 3,
+  kBackground = 4,
+  kBackfill = 5,
+  kDecay = 6
+};
 
 /// Starts jobs on behalf of a policy (the controller records the start and schedules the end).
 class JobLauncher {
@@ -64,8 +72,8 @@ class ReplayObserver {
 
 struct ControllerOptions {
   Seconds timeout_check_interval = 30;  // PERIODIC_TIMEOUT: limits are enforced on this tick
-  Seconds decay_phase = 0;   // offset of the first decay tick after controller start (s)
-  Seconds start_offset = 0;  // controller starts this long before the first submit (s)
+  Seconds decay_phase = 0;              // offset of the first decay tick after controller start (s)
+  Seconds start_offset = 0;             // controller starts this long before the first submit (s)
   bool check_invariants = false;
   Seconds snapshot_at = kUnsetTime;  // absolute time at which on_snapshot fires
   std::function<void(const SimState&)> on_snapshot;
@@ -78,18 +86,26 @@ class Controller final : public JobLauncher {
   /// Runs until every job has ended or can never start. Returns the number of events processed.
   std::uint64_t run();
 
-  void start_job(std::uint32_t job, std::uint16_t partition, std::vector<NodeAlloc> alloc, SchedulerPass pass) override;
+  void start_job(std::uint32_t job, std::uint16_t partition, std::vector<NodeAlloc> alloc,
+                 SchedulerPass pass) override;
 
  private:
-  struct Submit { std::uint32_t job; };
-  struct Eligible { std::uint32_t job; };
-  struct JobEnd { std::uint32_t job; };
+  struct Submit {
+    std::uint32_t job;
+  };
+  struct Eligible {
+    std::uint32_t job;
+  };
+  struct JobEnd {
+    std::uint32_t job;
+  };
   struct EndPass {};
   struct Background {};
   struct BackfillTick {};
   struct DecayTick {};
   struct Snapshot {};
-  using Event = std::variant<Submit, Eligible, JobEnd, EndPass, Background, BackfillTick, DecayTick, Snapshot>;
+  using Event =
+      std::variant<Submit, Eligible, JobEnd, EndPass, Background, BackfillTick, DecayTick, Snapshot>;
 
   void handle(const Submit& e);
   void handle(const Eligible& e);

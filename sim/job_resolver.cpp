@@ -19,7 +19,8 @@ struct SiteIndex {
   std::unordered_map<std::string, std::string> default_account;
 
   explicit SiteIndex(const Site& s) {
-    for (std::size_t i = 0; i < s.partitions.size(); ++i) partitions[s.partitions[i].name] = static_cast<std::uint16_t>(i);
+    for (std::size_t i = 0; i < s.partitions.size(); ++i)
+      partitions[s.partitions[i].name] = static_cast<std::uint16_t>(i);
     for (std::size_t i = 0; i < s.qos.size(); ++i) qos[s.qos[i].name] = static_cast<std::uint16_t>(i);
     for (std::size_t i = 0; i < s.associations.size(); ++i) {
       const auto& a = s.associations[i];
@@ -65,7 +66,10 @@ std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterSt
       j.reject_reason = std::move(why);
       out.push_back(std::move(j));
     };
-    if (r.submit == kUnsetTime) { reject("no submit time"); continue; }
+    if (r.submit == kUnsetTime) {
+      reject("no submit time");
+      continue;
+    }
 
     // Association: (user, account), account defaulting to the user's default account.
     std::string account = trace.account_name(r);
@@ -74,7 +78,10 @@ std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterSt
       if (d != idx.default_account.end()) account = d->second;
     }
     auto ait = idx.assoc.find({trace.user_name(r), account});
-    if (ait == idx.assoc.end()) { reject("no association for user/account"); continue; }
+    if (ait == idx.assoc.end()) {
+      reject("no association for user/account");
+      continue;
+    }
     j.assoc = ait->second;
     const auto& assoc = site.associations[static_cast<std::size_t>(j.assoc)];
 
@@ -85,43 +92,70 @@ std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterSt
       name = text::trim(name);
       if (name.empty()) continue;
       auto p = idx.partitions.find(std::string(name));
-      if (p == idx.partitions.end()) { bad_partition = true; break; }
+      if (p == idx.partitions.end()) {
+        bad_partition = true;
+        break;
+      }
       j.partitions.push_back(p->second);
     }
-    if (bad_partition) { reject("unknown partition"); continue; }
+    if (bad_partition) {
+      reject("unknown partition");
+      continue;
+    }
     if (j.partitions.empty()) {
       const auto* dp = site.default_partition();
-      if (!dp) { reject("no partition and no default partition"); continue; }
+      if (!dp) {
+        reject("no partition and no default partition");
+        continue;
+      }
       j.partitions.push_back(idx.partitions.at(dp->name));
     }
 
     // QOS: requested, else the association's default; must be allowed by every requested partition.
     const std::string qos_name = trace.qos_name(r).empty() ? default_qos(site, assoc) : trace.qos_name(r);
     auto q = idx.qos.find(qos_name);
-    if (q == idx.qos.end()) { reject("unknown QOS"); continue; }
+    if (q == idx.qos.end()) {
+      reject("unknown QOS");
+      continue;
+    }
     j.qos = q->second;
     const bool qos_allowed = std::all_of(j.partitions.begin(), j.partitions.end(), [&](std::uint16_t p) {
       const auto& allow = site.partitions[p].allow_qos;
-      return allow.empty() ||
-             std::any_of(allow.begin(), allow.end(), [&](const std::string& a) { return a == qos_name || text::iequals(a, "ALL"); });
+      return allow.empty() || std::any_of(allow.begin(), allow.end(), [&](const std::string& a) {
+               return a == qos_name || text::iequals(a, "ALL");
+             });
     });
-    if (!qos_allowed) { reject("QOS not allowed in partition"); continue; }
+    if (!qos_allowed) {
+      reject("QOS not allowed in partition");
+      continue;
+    }
 
     // Time limit: requested, else the first partition's DefaultTime, else its MaxTime.
     const auto& part = site.partitions[j.partitions.front()];
-    j.time_limit = r.time_limit != kUnsetTime ? r.time_limit
+    j.time_limit = r.time_limit != kUnsetTime        ? r.time_limit
                    : part.default_time != kUnsetTime ? part.default_time
                                                      : part.max_time;
-    if (j.time_limit <= 0) { reject("time limit is zero"); continue; }
-    if (site.scheduler.enforce_part_limits != "NO" && j.time_limit != kUnlimited && part.max_time != kUnlimited &&
-        j.time_limit > part.max_time) {
+    if (j.time_limit <= 0) {
+      reject("time limit is zero");
+      continue;
+    }
+    if (site.scheduler.enforce_part_limits != "NO" && j.time_limit != kUnlimited &&
+        part.max_time != kUnlimited && j.time_limit > part.max_time) {
       reject("time limit exceeds partition MaxTime");
       continue;
     }
-    if (r.runtime != kUnsetTime) j.runtime = r.runtime;
-    else if (r.start != kUnsetTime && r.end != kUnsetTime) j.runtime = r.end - r.start;
-    else { reject("no runtime"); continue; }
-    if (j.runtime < 0) { reject("negative runtime"); continue; }
+    if (r.runtime != kUnsetTime)
+      j.runtime = r.runtime;
+    else if (r.start != kUnsetTime && r.end != kUnsetTime)
+      j.runtime = r.end - r.start;
+    else {
+      reject("no runtime");
+      continue;
+    }
+    if (j.runtime < 0) {
+      reject("negative runtime");
+      continue;
+    }
 
     // Resources per node.
     auto& req = j.request;
@@ -130,12 +164,16 @@ std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterSt
     req.min_nodes = std::max<std::uint32_t>(1, r.nodes);
     req.max_nodes = r.nodes == 0 ? kUnboundedNodes : r.nodes;
     if (r.tasks_per_node > 0) req.cpus_per_node = r.tasks_per_node * req.cpus_per_task;
-    if (req.total_cpus < req.min_nodes * req.cpus_per_task) req.total_cpus = req.min_nodes * req.cpus_per_task;
+    if (req.total_cpus < req.min_nodes * req.cpus_per_task)
+      req.total_cpus = req.min_nodes * req.cpus_per_task;
     req.exclusive = r.exclusive;
     if (r.mem_mb < 0) {
-      if (part.def_mem_per_cpu_mb > 0) req.mem_per_cpu_mb = part.def_mem_per_cpu_mb;
-      else if (part.def_mem_per_node_mb > 0) req.mem_per_node_mb = part.def_mem_per_node_mb;
-      else req.mem_per_node_mb = -1;  // no request, no default: the whole node's memory
+      if (part.def_mem_per_cpu_mb > 0)
+        req.mem_per_cpu_mb = part.def_mem_per_cpu_mb;
+      else if (part.def_mem_per_node_mb > 0)
+        req.mem_per_node_mb = part.def_mem_per_node_mb;
+      else
+        req.mem_per_node_mb = -1;  // no request, no default: the whole node's memory
     } else if (r.mem_mb == 0) {
       req.mem_per_node_mb = -1;  // --mem=0: all memory of each node
     } else if (r.mem_per_cpu) {
@@ -149,7 +187,8 @@ std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterSt
       req.gres_per_node[k] += g.per_node ? g.count : (g.count + req.min_nodes - 1) / req.min_nodes;
     }
     req.features = cluster.constraint(trace.strings.name(r.constraints));
-    j.eligible = options.honour_eligible && r.eligible != kUnsetTime && r.eligible > r.submit ? r.eligible : r.submit;
+    j.eligible =
+        options.honour_eligible && r.eligible != kUnsetTime && r.eligible > r.submit ? r.eligible : r.submit;
     out.push_back(std::move(j));
   }
   return out;
@@ -159,15 +198,18 @@ std::size_t add_missing_associations(Site& site, const Trace& trace) {
   std::map<std::pair<std::string, std::string>, bool> have;
   for (const auto& a : site.associations) have[{a.user, a.account}] = true;
   std::size_t added = 0;
-  if (!site.find_account("root")) site.accounts.insert(site.accounts.begin(), {"root", "", {1, false}, 0, {}, "", {}});
+  if (!site.find_account("root"))
+    site.accounts.insert(site.accounts.begin(), {"root", "", {1, false}, 0, {}, "", {}});
   for (const auto& j : trace.jobs) {
     const auto& user = trace.user_name(j);
     auto account = trace.account_name(j);
     if (user.empty()) continue;
     if (account.empty()) {
       const auto* u = site.find_user(user);
-      if (u && !u->default_account.empty()) account = u->default_account;
-      else account = "default";
+      if (u && !u->default_account.empty())
+        account = u->default_account;
+      else
+        account = "default";
     }
     if (have[{user, account}]) continue;
     have[{user, account}] = true;

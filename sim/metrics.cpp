@@ -96,7 +96,8 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
   m.last_end = 0;
   Group rec_all;
   std::vector<double> start_errors;
-  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> ks_groups;  // part -> (sim, recorded)
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>>
+      ks_groups;                                                                  // part -> (sim, recorded)
   std::map<Seconds, std::pair<std::vector<double>, std::vector<double>>> by_day;  // day -> (sim, recorded)
   for (const auto& j : state.jobs) {
     if (j.state == SimJobState::kRejected) {
@@ -110,10 +111,13 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
       continue;
     }
     ++m.started;
-    if (j.state == SimJobState::kDone) ++m.end_states[to_string(j.end_state)];
-    else ++m.end_states["RUNNING"];
+    if (j.state == SimJobState::kDone)
+      ++m.end_states[to_string(j.end_state)];
+    else
+      ++m.end_states["RUNNING"];
     const double wait = static_cast<double>(j.start - j.submit);
-    const double run = static_cast<double>(std::max<Seconds>(0, (j.end == kUnsetTime ? state.now : j.end) - j.start));
+    const double run =
+        static_cast<double>(std::max<Seconds>(0, (j.end == kUnsetTime ? state.now : j.end) - j.start));
     const double bsld = std::max(1.0, (wait + run) / std::max(run, static_cast<double>(kSlowdownTau)));
     const auto& part = state.site.partitions[j.run_partition].name;
     const auto& acct = state.site.associations[static_cast<std::size_t>(j.assoc)].account;
@@ -181,7 +185,8 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
     m.has_fidelity = true;
     auto& f = m.fidelity;
     f.jobs = start_errors.size();
-    const Eigen::Map<const Eigen::ArrayXd> e(start_errors.data(), static_cast<Eigen::Index>(start_errors.size()));
+    const Eigen::Map<const Eigen::ArrayXd> e(start_errors.data(),
+                                             static_cast<Eigen::Index>(start_errors.size()));
     f.start_error_mean_abs = e.mean();
     f.start_error_p50_abs = quantile(start_errors, 0.5);
     f.start_error_p90_abs = quantile(start_errors, 0.9);
@@ -193,7 +198,8 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
     }
     f.simulated_mean_wait = sim_sum / static_cast<double>(f.jobs);
     f.recorded_mean_wait = rec_sum / static_cast<double>(f.jobs);
-    f.mean_wait_deviation = f.recorded_mean_wait > 0 ? (f.simulated_mean_wait - f.recorded_mean_wait) / f.recorded_mean_wait : 0;
+    f.mean_wait_deviation =
+        f.recorded_mean_wait > 0 ? (f.simulated_mean_wait - f.recorded_mean_wait) / f.recorded_mean_wait : 0;
     // 14-day moving average of daily mean waits; MAPE over days where the recorded average is > 0.
     double ape = 0;
     std::size_t n = 0;
@@ -229,11 +235,14 @@ std::string json_string(const std::string& s) {
   return out + "\"";
 }
 
-std::string num(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "null"; }
+std::string num(double v) {
+  return std::isfinite(v) ? fmt::format("{:.6g}", v) : "null";
+}
 
 std::string wait_json(const WaitStats& w) {
-  return fmt::format(R"({{"jobs": {}, "wait_mean_s": {}, "wait_median_s": {}, "wait_p90_s": {}, "wait_p99_s": {}, "wait_max_s": {}, "bounded_slowdown_mean": {}}})",
-                     w.jobs, num(w.mean), num(w.median), num(w.p90), num(w.p99), num(w.max), num(w.mean_bsld));
+  return fmt::format(
+      R"({{"jobs": {}, "wait_mean_s": {}, "wait_median_s": {}, "wait_p90_s": {}, "wait_p99_s": {}, "wait_max_s": {}, "bounded_slowdown_mean": {}}})",
+      w.jobs, num(w.mean), num(w.median), num(w.p90), num(w.p99), num(w.max), num(w.mean_bsld));
 }
 
 std::string group_json(const std::map<std::string, WaitStats>& g) {
@@ -268,18 +277,21 @@ std::string count_map_json(const M& m) {
 
 std::string metrics_to_json(const ReplayMetrics& m) {
   std::string out = "{\n";
-  out += fmt::format("  \"jobs\": {{\"input\": {}, \"rejected\": {}, \"started\": {}, \"never_started\": {}}},\n", m.input_jobs,
-                     m.rejected, m.started, m.never_started);
+  out += fmt::format(
+      "  \"jobs\": {{\"input\": {}, \"rejected\": {}, \"started\": {}, \"never_started\": {}}},\n",
+      m.input_jobs, m.rejected, m.started, m.never_started);
   out += fmt::format("  \"rejected_by_reason\": {},\n", count_map_json(m.rejected_by_reason));
   out += fmt::format("  \"end_states\": {},\n", count_map_json(m.end_states));
   out += fmt::format("  \"overall\": {},\n", wait_json(m.overall));
   out += fmt::format("  \"by_partition\": {},\n", group_json(m.by_partition));
   out += fmt::format("  \"by_account\": {},\n", group_json(m.by_account));
   out += fmt::format("  \"by_qos\": {},\n", group_json(m.by_qos));
-  out += fmt::format("  \"first_submit\": {}, \"last_end\": {}, \"makespan_s\": {},\n", m.first_submit, m.last_end, m.makespan);
+  out += fmt::format("  \"first_submit\": {}, \"last_end\": {}, \"makespan_s\": {},\n", m.first_submit,
+                     m.last_end, m.makespan);
   out += fmt::format("  \"utilisation\": {},\n", num(m.utilisation));
-  out += fmt::format("  \"queue_length\": {{\"mean\": {}, \"max\": {}, \"cdf\": {}}},\n", num(m.mean_queue_length),
-                     m.max_queue_length, array_json(m.queue_length_cdf, [](const auto& p) {
+  out += fmt::format("  \"queue_length\": {{\"mean\": {}, \"max\": {}, \"cdf\": {}}},\n",
+                     num(m.mean_queue_length), m.max_queue_length,
+                     array_json(m.queue_length_cdf, [](const auto& p) {
                        return fmt::format("[{}, {}]", p.first, num(p.second));
                      }));
   out += fmt::format("  \"series_bucket_s\": {},\n", kSeriesBucket);
@@ -288,7 +300,8 @@ std::string metrics_to_json(const ReplayMetrics& m) {
   std::string fair = "{";
   bool first = true;
   for (const auto& [k, v] : m.fairness) {
-    fair += fmt::format("{}{}: {{\"usage_share\": {}, \"target_share\": {}}}", first ? "" : ", ", json_string(k), num(v.first), num(v.second));
+    fair += fmt::format("{}{}: {{\"usage_share\": {}, \"target_share\": {}}}", first ? "" : ", ",
+                        json_string(k), num(v.first), num(v.second));
     first = false;
   }
   out += "  \"fairness\": " + fair + "}";
@@ -305,8 +318,9 @@ std::string metrics_to_json(const ReplayMetrics& m) {
         ",\n  \"fidelity\": {{\"jobs\": {}, \"start_error_mean_abs_s\": {}, \"start_error_p50_abs_s\": {}, "
         "\"start_error_p90_abs_s\": {}, \"recorded_mean_wait_s\": {}, \"simulated_mean_wait_s\": {}, "
         "\"mean_wait_deviation\": {}, \"two_week_moving_average_wait_mape\": {}, \"ks_by_partition\": {}}}",
-        f.jobs, num(f.start_error_mean_abs), num(f.start_error_p50_abs), num(f.start_error_p90_abs), num(f.recorded_mean_wait),
-        num(f.simulated_mean_wait), num(f.mean_wait_deviation), num(f.moving_average_wait_mape), ks);
+        f.jobs, num(f.start_error_mean_abs), num(f.start_error_p50_abs), num(f.start_error_p90_abs),
+        num(f.recorded_mean_wait), num(f.simulated_mean_wait), num(f.mean_wait_deviation),
+        num(f.moving_average_wait_mape), ks);
   }
   return out + "\n}\n";
 }

@@ -23,17 +23,17 @@ class TimeSeriesRecorder final : public ReplayObserver {
   void on_time_advance(const SimState& state, Seconds from, Seconds to) override;
 
   struct Bucket {
-    double cpu_seconds = 0;      // allocated CPU-seconds in the bucket
-    double queue_seconds = 0;    // pending-job-seconds in the bucket
+    double cpu_seconds = 0;    // allocated CPU-seconds in the bucket
+    double queue_seconds = 0;  // pending-job-seconds in the bucket
   };
-  Seconds first = kUnsetTime;            // start of bucket 0 (absolute, s)
+  Seconds first = kUnsetTime;  // start of bucket 0 (absolute, s)
   std::vector<Bucket> buckets;
   std::map<std::size_t, Seconds> queue_length_time;  // queue length -> seconds spent at it
   std::size_t max_queue = 0;
 };
 
 struct WaitStats {
-  std::uint64_t jobs = 0;  // started jobs
+  std::uint64_t jobs = 0;                                  // started jobs
   double mean = 0, median = 0, p90 = 0, p99 = 0, max = 0;  // wait (start - eligible... submit), s
   double mean_bsld = 0;
 };
@@ -41,8 +41,8 @@ struct WaitStats {
 struct FidelityStats {
   std::uint64_t jobs = 0;  // jobs with both a recorded and a simulated start
   double start_error_mean_abs = 0, start_error_p50_abs = 0, start_error_p90_abs = 0;  // s
-  double recorded_mean_wait = 0, simulated_mean_wait = 0, mean_wait_deviation = 0;   // s, s, relative
-  double moving_average_wait_mape = 0;  // MAPE of the 2-week moving average wait (by submit day)
+  double recorded_mean_wait = 0, simulated_mean_wait = 0, mean_wait_deviation = 0;    // s, s, relative
+  double moving_average_wait_mape = 0;            // MAPE of the 2-week moving average wait (by submit day)
   std::map<std::string, double> ks_by_partition;  // KS statistic of wait distributions
 };
 
@@ -57,9 +57,10 @@ struct ReplayMetrics {
   double mean_queue_length = 0;
   std::size_t max_queue_length = 0;
   std::vector<std::pair<std::size_t, double>> queue_length_cdf;  // (length, fraction of time <= length)
-  std::vector<double> utilisation_series;  // per kSeriesBucket
-  std::vector<double> queue_series;        // mean pending jobs per kSeriesBucket
-  std::map<std::string, std::pair<double, double>> fairness;  // top-level account -> (usage share, target share)
+  std::vector<double> utilisation_series;                        // per kSeriesBucket
+  std::vector<double> queue_series;                              // mean pending jobs per kSeriesBucket
+  std::map<std::string, std::pair<double, double>>
+      fairness;  // top-level account -> (usage share, target share)
   bool has_fidelity = false;
   FidelityStats fidelity;
 };

@@ -4,19 +4,32 @@ namespace slurmtwin::sim {
 
 const char* to_string(PendingReason reason) {
   switch (reason) {
-    case PendingReason::kNone: return "None";
-    case PendingReason::kPriority: return "Priority";
-    case PendingReason::kResources: return "Resources";
-    case PendingReason::kPartitionTimeLimit: return "PartitionTimeLimit";
-    case PendingReason::kPartitionNodeLimit: return "PartitionNodeLimit";
-    case PendingReason::kQosMaxJobsPerUser: return "QOSMaxJobsPerUserLimit";
-    case PendingReason::kQosGrpJobs: return "QOSGrpJobsLimit";
-    case PendingReason::kQosGrpTres: return "QOSGrpCpuLimit";
-    case PendingReason::kQosMaxTresPerUser: return "QOSMaxCpuPerUserLimit";
-    case PendingReason::kAssocMaxJobs: return "AssocMaxJobsLimit";
-    case PendingReason::kAssocGrpTres: return "AssocGrpCpuLimit";
-    case PendingReason::kBeginTime: return "BeginTime";
-    case PendingReason::kCount: break;
+    case PendingReason::kNone:
+      return "None";
+    case PendingReason::kPriority:
+      return "Priority";
+    case PendingReason::kResources:
+      return "Resources";
+    case PendingReason::kPartitionTimeLimit:
+      return "PartitionTimeLimit";
+    case PendingReason::kPartitionNodeLimit:
+      return "PartitionNodeLimit";
+    case PendingReason::kQosMaxJobsPerUser:
+      return "QOSMaxJobsPerUserLimit";
+    case PendingReason::kQosGrpJobs:
+      return "QOSGrpJobsLimit";
+    case PendingReason::kQosGrpTres:
+      return "QOSGrpCpuLimit";
+    case PendingReason::kQosMaxTresPerUser:
+      return "QOSMaxCpuPerUserLimit";
+    case PendingReason::kAssocMaxJobs:
+      return "AssocMaxJobsLimit";
+    case PendingReason::kAssocGrpTres:
+      return "AssocGrpCpuLimit";
+    case PendingReason::kBeginTime:
+      return "BeginTime";
+    case PendingReason::kCount:
+      break;
   }
   return "None";
 }

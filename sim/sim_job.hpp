@@ -10,7 +10,7 @@
 namespace slurmtwin::sim {
 
 enum class SimJobState : std::uint8_t {
-  kFuture,    // not submitted yet
+  kFuture,  // not submitted yet
   kPending,
   kRunning,
   kDone,      // ended (COMPLETED, TIMEOUT, ...)
@@ -38,15 +38,15 @@ const char* to_string(PendingReason reason);
 /// Resource needs of a job on each node it uses (cons_tres view).
 struct NodeRequest {
   std::uint32_t min_nodes = 1;
-  std::uint32_t max_nodes = 1;          // >= min_nodes; nodes==0 in the trace lets the job spread
-  std::uint32_t total_cpus = 1;         // tasks * cpus_per_task
+  std::uint32_t max_nodes = 1;   // >= min_nodes; nodes==0 in the trace lets the job spread
+  std::uint32_t total_cpus = 1;  // tasks * cpus_per_task
   std::uint32_t cpus_per_task = 1;
-  std::uint32_t cpus_per_node = 0;      // fixed per-node CPUs (--ntasks-per-node), 0 = any split
-  std::int64_t mem_per_node_mb = 0;     // used when !mem_per_cpu; -1 = all of each node's memory
-  std::int64_t mem_per_cpu_mb = 0;      // > 0: memory scales with CPUs allocated on the node
+  std::uint32_t cpus_per_node = 0;          // fixed per-node CPUs (--ntasks-per-node), 0 = any split
+  std::int64_t mem_per_node_mb = 0;         // used when !mem_per_cpu; -1 = all of each node's memory
+  std::int64_t mem_per_cpu_mb = 0;          // > 0: memory scales with CPUs allocated on the node
   std::vector<std::int64_t> gres_per_node;  // indexed by ClusterState gres kind
-  bool exclusive = false;               // whole nodes
-  std::uint32_t features = 0;           // index into the constraint table (0 = none)
+  bool exclusive = false;                   // whole nodes
+  std::uint32_t features = 0;               // index into the constraint table (0 = none)
 };
 
 /// One allocation on one node.
@@ -57,8 +57,8 @@ struct NodeAlloc {
 };
 
 struct SimJob {
-  std::uint32_t trace_index = 0;   // index in Trace::jobs
-  std::uint64_t id = 0;            // job id (order tie-breaker)
+  std::uint32_t trace_index = 0;  // index in Trace::jobs
+  std::uint64_t id = 0;           // job id (order tie-breaker)
   std::int32_t array_task = -1;
   std::vector<std::uint16_t> partitions;  // site partition indices, in request order
   std::uint16_t qos = 0;                  // site QOS index
@@ -66,18 +66,18 @@ struct SimJob {
   std::uint32_t user = 0;                 // user index (dense, for per-user limits)
   Seconds submit = kUnsetTime;
   Seconds eligible = kUnsetTime;
-  Seconds time_limit = 0;                 // s, resolved (kUnlimited possible)
-  Seconds runtime = 0;                    // s, what it would run if unlimited
+  Seconds time_limit = 0;  // s, resolved (kUnlimited possible)
+  Seconds runtime = 0;     // s, what it would run if unlimited
   NodeRequest request;
   std::int32_t nice = 0;
 
   // run-time state
   SimJobState state = SimJobState::kFuture;
   PendingReason reason = PendingReason::kNone;
-  std::uint32_t reasons_seen = 0;         // bit set of PendingReason values seen while pending
-  std::uint32_t priority = 0;             // current priority (stored value, as Slurm)
+  std::uint32_t reasons_seen = 0;            // bit set of PendingReason values seen while pending
+  std::uint32_t priority = 0;                // current priority (stored value, as Slurm)
   std::vector<std::uint32_t> part_priority;  // per requested partition
-  std::uint16_t run_partition = 0;        // partition it started in
+  std::uint16_t run_partition = 0;           // partition it started in
   Seconds start = kUnsetTime;
   Seconds end = kUnsetTime;
   std::uint32_t priority_at_start = 0;
@@ -85,8 +85,8 @@ struct SimJob {
   JobState end_state = JobState::kUnknown;
   std::vector<NodeAlloc> alloc;
   std::uint32_t alloc_cpus = 0;
-  double billing = 0;                     // billable TRES, cached at start
-  Seconds last_charged = kUnsetTime;      // usage charged up to here
+  double billing = 0;                 // billable TRES, cached at start
+  Seconds last_charged = kUnsetTime;  // usage charged up to here
   std::string reject_reason;
   std::uint32_t slot = 0;  // position in SimState::pending or ::running (controller bookkeeping)
 };

@@ -15,11 +15,11 @@ namespace slurmtwin::sim {
 
 /// Running totals used by QOS and association limits.
 struct LimitUsage {
-  std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t> qos_user_jobs;  // (qos, user) -> running
+  std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t> qos_user_jobs;    // (qos, user) -> running
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t> qos_user_submit;  // pending + running
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t> qos_user_cpus;
-  std::vector<std::int64_t> qos_jobs;   // running per QOS
-  std::vector<std::int64_t> qos_cpus;   // running CPUs per QOS
+  std::vector<std::int64_t> qos_jobs;  // running per QOS
+  std::vector<std::int64_t> qos_cpus;  // running CPUs per QOS
   std::vector<std::int64_t> qos_nodes;
   std::vector<std::int64_t> assoc_jobs;  // running per user association
 };
@@ -30,9 +30,9 @@ struct SimState {
   const Site& site;
   ClusterState cluster;
   std::vector<SimJob> jobs;
-  std::vector<std::string> users;       // SimJob::user -> name
-  std::vector<std::uint32_t> pending;   // indices into jobs, in no particular order
-  std::vector<std::uint32_t> running;   // indices into jobs, in no particular order
+  std::vector<std::string> users;                           // SimJob::user -> name
+  std::vector<std::uint32_t> pending;                       // indices into jobs, in no particular order
+  std::vector<std::uint32_t> running;                       // indices into jobs, in no particular order
   std::vector<std::vector<std::uint32_t>> partition_nodes;  // per partition: node indices, slurm.conf order
   LimitUsage usage;
   Seconds now = 0;

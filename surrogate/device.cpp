@@ -8,7 +8,8 @@ namespace slurmtwin::surrogate {
 
 std::string torch_summary() {
   return std::string("libtorch ") + TORCH_VERSION + ", CUDA available: " +
-         (torch::cuda::is_available() ? "yes (" + std::to_string(torch::cuda::device_count()) + " devices)" : "no") +
+         (torch::cuda::is_available() ? "yes (" + std::to_string(torch::cuda::device_count()) + " devices)"
+                                      : "no") +
          ", CPU threads: " + std::to_string(torch::get_num_threads());
 }
 

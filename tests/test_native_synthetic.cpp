@@ -6,8 +6,8 @@
 #include "test_support.hpp"
 #include "traces/native_format.hpp"
 #include "traces/read_report.hpp"
-#include "traces/sacct_writer.hpp"
 #include "traces/readers.hpp"
+#include "traces/sacct_writer.hpp"
 #include "traces/synthetic.hpp"
 #include "traces/trace_io.hpp"
 
@@ -26,9 +26,10 @@ bool same_jobs(const Trace& a, const Trace& b) {
   if (a.jobs.size() != b.jobs.size()) return false;
   for (std::size_t i = 0; i < a.jobs.size(); ++i) {
     const auto &x = a.jobs[i], &y = b.jobs[i];
-    if (x.job_id != y.job_id || x.submit != y.submit || x.runtime != y.runtime || x.time_limit != y.time_limit ||
-        x.tasks != y.tasks || x.nodes != y.nodes || x.gres != y.gres || a.user_name(x) != b.user_name(y) ||
-        a.partition_name(x) != b.partition_name(y) || a.qos_name(x) != b.qos_name(y) || x.mem_mb != y.mem_mb)
+    if (x.job_id != y.job_id || x.submit != y.submit || x.runtime != y.runtime ||
+        x.time_limit != y.time_limit || x.tasks != y.tasks || x.nodes != y.nodes || x.gres != y.gres ||
+        a.user_name(x) != b.user_name(y) || a.partition_name(x) != b.partition_name(y) ||
+        a.qos_name(x) != b.qos_name(y) || x.mem_mb != y.mem_mb)
       return false;
   }
   return true;
@@ -130,18 +131,14 @@ TEST_CASE("read_trace detects formats and accounts for every record") {
   const auto dir = testing::scratch_dir("trace_io");
   const auto t = generate_synthetic(small_config(9));
   write_native_trace(t, (dir / "t.stt").string());
-  {
-    std::ofstream((dir / "t.sacct").string()) << format_sacct_parsable(t);
-  }
+  { std::ofstream((dir / "t.sacct").string()) << format_sacct_parsable(t); }
   for (const char* name : {"t.stt", "t.sacct"}) {
     ReadReport report;
     const auto back = read_trace({(dir / name).string()}, {}, report);
     CHECK(back.jobs.size() == t.jobs.size());
     CHECK(report.balanced());
   }
-  {
-    std::ofstream((dir / "empty.txt").string());
-  }
+  { std::ofstream((dir / "empty.txt").string()); }
   ReadReport report;
   CHECK_THROWS_AS(read_trace({(dir / "empty.txt").string()}, {}, report), InputError);
   CHECK_THROWS_AS(read_trace({(dir / "missing.swf").string()}, {}, report), InputError);

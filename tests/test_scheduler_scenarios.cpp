@@ -81,7 +81,9 @@ cli::ReplayResult replay(const Site& site, const Trace& trace) {
   return cli::run_replay(site, trace, o);
 }
 
-Seconds start_of(const cli::ReplayResult& r, std::size_t i) { return r.state->jobs[i].start - kT0; }
+Seconds start_of(const cli::ReplayResult& r, std::size_t i) {
+  return r.state->jobs[i].start - kT0;
+}
 
 }  // namespace
 
@@ -111,7 +113,8 @@ TEST_CASE("a limited pass examines default_queue_depth + 1 records; the rest wai
   // at t=3, so J1 and J2 start then; J3 and J4 start in the full pass at t=60 (sched_interval).
   auto site = small_site(1, 4);
   site.scheduler.params.default_queue_depth = 1;
-  const auto r = replay(site, make_trace({{0, 1, 1, 1000}, {0, 1, 1, 1000}, {0, 1, 1, 1000}, {0, 1, 1, 1000}}));
+  const auto r =
+      replay(site, make_trace({{0, 1, 1, 1000}, {0, 1, 1, 1000}, {0, 1, 1, 1000}, {0, 1, 1, 1000}}));
   CHECK(start_of(r, 0) == 3);
   CHECK(start_of(r, 1) == 3);
   CHECK(start_of(r, 2) == 60);
@@ -167,7 +170,8 @@ TEST_CASE("QOS MaxJobsPerUser keeps a job pending without blocking others") {
   CHECK(start_of(r, 0) == 3);
   CHECK(start_of(r, 2) == 3);
   CHECK(start_of(r, 1) == 103);
-  CHECK((r.state->jobs[1].reasons_seen & (1u << static_cast<unsigned>(sim::PendingReason::kQosMaxJobsPerUser))) != 0);
+  CHECK((r.state->jobs[1].reasons_seen &
+         (1u << static_cast<unsigned>(sim::PendingReason::kQosMaxJobsPerUser))) != 0);
 }
 
 TEST_CASE("jobs Slurm would refuse at submit are rejected with a reason and counted") {

@@ -10,9 +10,9 @@
 using namespace slurmtwin;
 
 TEST_CASE("Slurm durations parse in every sacct/slurm.conf form") {
-  CHECK(parse_slurm_duration("5") == 5 * 60);                 // MM
-  CHECK(parse_slurm_duration("5:30") == 5 * 60 + 30);         // MM:SS
-  CHECK(parse_slurm_duration("01:02:03") == 3723);            // HH:MM:SS
+  CHECK(parse_slurm_duration("5") == 5 * 60);                   // MM
+  CHECK(parse_slurm_duration("5:30") == 5 * 60 + 30);           // MM:SS
+  CHECK(parse_slurm_duration("01:02:03") == 3723);              // HH:MM:SS
   CHECK(parse_slurm_duration("2-03") == 2 * 86400 + 3 * 3600);  // D-HH
   CHECK(parse_slurm_duration("2-03:04") == 2 * 86400 + 3 * 3600 + 4 * 60);
   CHECK(parse_slurm_duration("3-00:00:00") == 3 * 86400);

@@ -28,16 +28,21 @@ void add_nodes(Site& site, const std::string& hostlist, std::uint32_t cores_per_
 
 }  // namespace
 
-Site default_site() { return scaled_default_site(64); }
+Site default_site() {
+  return scaled_default_site(64);
+}
 
 Site scaled_default_site(std::uint32_t cpu_nodes) {
   Site s;
   s.cluster_name = cpu_nodes == 64 ? "twin" : fmt::format("twin{}", cpu_nodes);
-  const auto big = std::max<std::uint32_t>(1, cpu_nodes / 16), gpus = std::max<std::uint32_t>(1, cpu_nodes / 8);
-  const auto c_list = fmt::format("c[{:04}-{:04}]", 1, cpu_nodes), b_list = fmt::format("bm[{:03}-{:03}]", 1, big);
+  const auto big = std::max<std::uint32_t>(1, cpu_nodes / 16),
+             gpus = std::max<std::uint32_t>(1, cpu_nodes / 8);
+  const auto c_list = fmt::format("c[{:04}-{:04}]", 1, cpu_nodes),
+             b_list = fmt::format("bm[{:03}-{:03}]", 1, big);
   add_nodes(s, c_list, 16, 192000, 10, {}, {"cpu", "ib"});
   add_nodes(s, b_list, 16, 768000, 50, {}, {"cpu", "ib", "bigmem"});
-  add_nodes(s, fmt::format("g[{:03}-{:03}]", 1, gpus), 16, 384000, 100, {{"gpu", "a100", 4}}, {"gpu", "a100"});
+  add_nodes(s, fmt::format("g[{:03}-{:03}]", 1, gpus), 16, 384000, 100, {{"gpu", "a100", 4}},
+            {"gpu", "a100"});
 
   Partition cpu;
   cpu.name = "cpu";
@@ -57,7 +62,7 @@ Site scaled_default_site(std::uint32_t cpu_nodes) {
   gpu.tres_billing_weights = {{"cpu", 1.0}, {"gres/gpu", 8.0}};
   Partition debug;
   debug.name = "debug";
-  debug.nodes = expand_hostlist(fmt::format("c[{:04}-{:04}]", 1, 4));
+  debug.nodes = expand_hostlist(fmt::format("c[{:04}-{:04}]", 1, std::max<std::uint32_t>(4, cpu_nodes / 16)));
   debug.max_time = 3600;
   debug.default_time = 1800;
   debug.def_mem_per_cpu_mb = 2000;

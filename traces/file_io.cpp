@@ -78,7 +78,8 @@ std::string unxz(const std::string& path, const std::string& in, std::uint64_t m
     if (out.size() > max_bytes) throw InputError(path, 0, "", "decompressed content over the size limit");
     if (rc == LZMA_STREAM_END) break;
     if (rc == LZMA_BUF_ERROR) throw InputError(path, 0, "", "truncated xz file");
-    if (rc != LZMA_OK) throw InputError(path, 0, "", fmt::format("corrupt xz data (lzma error {})", static_cast<int>(rc)));
+    if (rc != LZMA_OK)
+      throw InputError(path, 0, "", fmt::format("corrupt xz data (lzma error {})", static_cast<int>(rc)));
   }
   return out;
 }
@@ -87,7 +88,8 @@ std::string unxz(const std::string& path, const std::string& in, std::uint64_t m
 
 std::string read_input_file(const std::string& path, std::uint64_t max_bytes) {
   auto raw = read_raw(path, max_bytes);
-  if (raw.size() >= 2 && static_cast<unsigned char>(raw[0]) == 0x1f && static_cast<unsigned char>(raw[1]) == 0x8b)
+  if (raw.size() >= 2 && static_cast<unsigned char>(raw[0]) == 0x1f &&
+      static_cast<unsigned char>(raw[1]) == 0x8b)
     return gunzip(path, raw, max_bytes);
   static constexpr unsigned char kXzMagic[6] = {0xFD, '7', 'z', 'X', 'Z', 0x00};
   if (raw.size() >= 6 && std::memcmp(raw.data(), kXzMagic, 6) == 0) return unxz(path, raw, max_bytes);

@@ -32,7 +32,8 @@ void expand_one(std::string_view item, std::string prefix, std::vector<std::stri
   const auto open = item.find('[');
   if (open == std::string_view::npos) {
     out.push_back(prefix + std::string(item));
-    if (out.size() > max) throw std::invalid_argument(fmt::format("hostlist expands to more than {} names", max));
+    if (out.size() > max)
+      throw std::invalid_argument(fmt::format("hostlist expands to more than {} names", max));
     return;
   }
   const auto close = item.find(']', open);

@@ -58,15 +58,15 @@ struct JobRecord {
   NameIndex account = kNoName;
   NameIndex partition = kNoName;  // requested partition list, comma separated ("debug,general")
   NameIndex qos = kNoName;
-  NameIndex name = kNoName;        // job name (may be shared among many jobs)
-  NameIndex constraints = kNoName; // --constraint expression, as given
-  NameIndex dependency = kNoName;  // --dependency expression, as given
+  NameIndex name = kNoName;         // job name (may be shared among many jobs)
+  NameIndex constraints = kNoName;  // --constraint expression, as given
+  NameIndex dependency = kNoName;   // --dependency expression, as given
 
-  Seconds submit = kUnsetTime;    // absolute
-  Seconds eligible = kUnsetTime;  // absolute (sacct Eligible / begin time)
-  Seconds start = kUnsetTime;     // recorded start, absolute
-  Seconds end = kUnsetTime;       // recorded end, absolute
-  Seconds runtime = kUnsetTime;   // actual run time (what the job would run if not limited), s
+  Seconds submit = kUnsetTime;      // absolute
+  Seconds eligible = kUnsetTime;    // absolute (sacct Eligible / begin time)
+  Seconds start = kUnsetTime;       // recorded start, absolute
+  Seconds end = kUnsetTime;         // recorded end, absolute
+  Seconds runtime = kUnsetTime;     // actual run time (what the job would run if not limited), s
   Seconds time_limit = kUnsetTime;  // requested limit, s; kUnlimited; kUnsetTime = partition default
 
   std::uint32_t nodes = 0;           // requested (min) node count; 0 = let the scheduler decide
@@ -82,8 +82,8 @@ struct JobRecord {
 
   JobState state = JobState::kUnknown;
   SchedulerPass started_by = SchedulerPass::kUnknown;
-  std::uint32_t restarts = 0;   // requeue count
-  std::int64_t priority = -1;   // recorded priority, -1 if unknown
+  std::uint32_t restarts = 0;  // requeue count
+  std::int64_t priority = -1;  // recorded priority, -1 if unknown
   std::int32_t nice = 0;
   std::uint64_t source_line = 0;  // first line of this record in its source file (1-based)
 };

@@ -131,8 +131,9 @@ Trace decode_native_trace(const std::string& bytes, const std::string& file) {
   Reader header(bytes, sizeof kMagic, kHeaderSize, file);
   const auto version = header.get<std::uint32_t>();
   if (version != kNativeTraceVersion)
-    throw InputError(file, 0, "version", fmt::format("native trace version {} is not supported (this build reads {})",
-                                                     version, kNativeTraceVersion));
+    throw InputError(file, 0, "version",
+                     fmt::format("native trace version {} is not supported (this build reads {})", version,
+                                 kNativeTraceVersion));
   const auto size = header.get<std::uint64_t>();
   if (bytes.size() != kHeaderSize + size + sizeof(std::uint64_t))
     throw InputError(file, 0, "", "native trace is truncated or has trailing bytes");
@@ -155,7 +156,8 @@ Trace decode_native_trace(const std::string& bytes, const std::string& file) {
     j.het_component = r.get<std::int32_t>();
     for (auto* p : {&j.user, &j.account, &j.partition, &j.qos, &j.name, &j.constraints, &j.dependency})
       *p = r.get<NameIndex>();
-    for (auto* p : {&j.submit, &j.eligible, &j.start, &j.end, &j.runtime, &j.time_limit}) *p = r.get<Seconds>();
+    for (auto* p : {&j.submit, &j.eligible, &j.start, &j.end, &j.runtime, &j.time_limit})
+      *p = r.get<Seconds>();
     for (auto* p : {&j.nodes, &j.tasks, &j.tasks_per_node, &j.cpus_per_task, &j.req_cpus, &j.alloc_cpus})
       *p = r.get<std::uint32_t>();
     j.mem_mb = r.get<std::int64_t>();
@@ -187,6 +189,8 @@ void write_native_trace(const Trace& trace, const std::string& path) {
   write_file_atomic(path, encode_native_trace(trace));
 }
 
-Trace read_native_trace(const std::string& path) { return decode_native_trace(read_input_file(path), path); }
+Trace read_native_trace(const std::string& path) {
+  return decode_native_trace(read_input_file(path), path);
+}
 
 }  // namespace slurmtwin

@@ -48,7 +48,8 @@ std::string format_report(const ReadReport& r) {
   std::string out = fmt::format("records {} = accepted {} + folded {} + rejected {}\n", r.records, r.accepted,
                                 r.folded(), r.rejected());
   for (const auto& [kind, n] : r.folded_by_kind) out += fmt::format("  folded   {:>8}  {}\n", n, kind);
-  for (const auto& [reason, n] : r.rejected_by_reason) out += fmt::format("  rejected {:>8}  {}\n", n, reason);
+  for (const auto& [reason, n] : r.rejected_by_reason)
+    out += fmt::format("  rejected {:>8}  {}\n", n, reason);
   return out;
 }
 

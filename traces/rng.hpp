@@ -34,7 +34,9 @@ class Rng {
   /// Uniform in [0, 1) with 53 random bits.
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
   /// Uniform integer in [0, n) (n > 0), without modulo bias worth noting for n << 2^64.
-  std::uint64_t below(std::uint64_t n) { return static_cast<std::uint64_t>(uniform() * static_cast<double>(n)); }
+  std::uint64_t below(std::uint64_t n) {
+    return static_cast<std::uint64_t>(uniform() * static_cast<double>(n));
+  }
   /// Standard normal by Box-Muller (one value per call; the twin is discarded for simplicity).
   double normal() {
     const double u1 = 1.0 - uniform();  // (0, 1]

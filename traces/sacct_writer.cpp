@@ -7,7 +7,8 @@
 namespace slurmtwin {
 
 const char* const kSacctWriterColumns =
-    "JobID|JobIDRaw|JobName|User|Account|Partition|QOS|Submit|Eligible|Start|End|Elapsed|ElapsedRaw|Timelimit|"
+    "JobID|JobIDRaw|JobName|User|Account|Partition|QOS|Submit|Eligible|Start|End|Elapsed|ElapsedRaw|"
+    "Timelimit|"
     "TimelimitRaw|State|NNodes|NCPUS|ReqCPUS|ReqMem|ReqTRES|NodeList|Priority|Flags|Restarts|Constraints";
 
 namespace {
@@ -24,22 +25,29 @@ std::string req_mem(const JobRecord& j) {
 }
 
 std::string req_tres(const JobRecord& j) {
-  const auto cpus = std::max<std::uint64_t>(j.req_cpus, static_cast<std::uint64_t>(j.tasks) * j.cpus_per_task);
+  const auto cpus =
+      std::max<std::uint64_t>(j.req_cpus, static_cast<std::uint64_t>(j.tasks) * j.cpus_per_task);
   std::string out = fmt::format("billing={},cpu={}", cpus, cpus);
   for (const auto& g : j.gres) {
     const auto n = g.count * (g.per_node ? std::max<std::uint32_t>(1, j.nodes) : 1);
     out += fmt::format(",gres/{}={}", g.name, n);
   }
-  if (j.mem_mb > 0) out += fmt::format(",mem={}M", j.mem_per_cpu ? j.mem_mb * static_cast<std::int64_t>(cpus) : j.mem_mb * std::max<std::uint32_t>(1, j.nodes));
+  if (j.mem_mb > 0)
+    out += fmt::format(",mem={}M", j.mem_per_cpu ? j.mem_mb * static_cast<std::int64_t>(cpus)
+                                                 : j.mem_mb * std::max<std::uint32_t>(1, j.nodes));
   return out + fmt::format(",node={}", std::max<std::uint32_t>(1, j.nodes));
 }
 
 const char* flags(SchedulerPass p) {
   switch (p) {
-    case SchedulerPass::kMain: return "SchedMain";
-    case SchedulerPass::kBackfill: return "SchedBackfill";
-    case SchedulerPass::kSubmit: return "SchedSubmit";
-    case SchedulerPass::kUnknown: return "";
+    case SchedulerPass::kMain:
+      return "SchedMain";
+    case SchedulerPass::kBackfill:
+      return "SchedBackfill";
+    case SchedulerPass::kSubmit:
+      return "SchedSubmit";
+    case SchedulerPass::kUnknown:
+      return "";
   }
   return "";
 }
@@ -53,19 +61,22 @@ std::string format_sacct_parsable(const Trace& t, const std::vector<std::string>
     const auto& j = t.jobs[i];
     const bool ran = j.start != kUnsetTime && j.end != kUnsetTime;
     const Seconds elapsed = ran ? j.end - j.start : 0;
-    const auto limit_min = j.time_limit == kUnsetTime || j.time_limit == kUnlimited ? std::string("")
-                                                                                    : std::to_string(j.time_limit / 60);
+    const auto limit_min = j.time_limit == kUnsetTime || j.time_limit == kUnlimited
+                               ? std::string("")
+                               : std::to_string(j.time_limit / 60);
     const auto id = job_id(j);
-    out += fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}\n", id, id,
-                       t.strings.name(j.name), t.user_name(j), t.account_name(j), t.partition_name(j), t.qos_name(j),
-                       format_timestamp(j.submit), format_timestamp(j.eligible), format_timestamp(j.start),
-                       format_timestamp(j.end), format_slurm_duration(elapsed), elapsed,
-                       j.time_limit == kUnsetTime ? "Partition_Limit" : format_slurm_duration(j.time_limit), limit_min,
-                       to_string(j.state), std::max<std::uint32_t>(1, j.nodes), j.alloc_cpus,
-                       std::max<std::uint64_t>(j.req_cpus, static_cast<std::uint64_t>(j.tasks) * j.cpus_per_task), req_mem(j),
-                       req_tres(j), nodelists && i < nodelists->size() ? (*nodelists)[i] : std::string("None assigned"),
-                       j.priority < 0 ? std::string("") : std::to_string(j.priority), flags(j.started_by), j.restarts,
-                       t.strings.name(j.constraints));
+    out += fmt::format(
+        "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}\n", id, id,
+        t.strings.name(j.name), t.user_name(j), t.account_name(j), t.partition_name(j), t.qos_name(j),
+        format_timestamp(j.submit), format_timestamp(j.eligible), format_timestamp(j.start),
+        format_timestamp(j.end), format_slurm_duration(elapsed), elapsed,
+        j.time_limit == kUnsetTime ? "Partition_Limit" : format_slurm_duration(j.time_limit), limit_min,
+        to_string(j.state), std::max<std::uint32_t>(1, j.nodes), j.alloc_cpus,
+        std::max<std::uint64_t>(j.req_cpus, static_cast<std::uint64_t>(j.tasks) * j.cpus_per_task),
+        req_mem(j), req_tres(j),
+        nodelists && i < nodelists->size() ? (*nodelists)[i] : std::string("None assigned"),
+        j.priority < 0 ? std::string("") : std::to_string(j.priority), flags(j.started_by), j.restarts,
+        t.strings.name(j.constraints));
   }
   return out;
 }

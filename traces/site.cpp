@@ -21,14 +21,22 @@ const T* find_by_name(const std::vector<T>& items, std::string_view name) {
 
 const char* to_string(PreemptMode mode) {
   switch (mode) {
-    case PreemptMode::kOff: return "OFF";
-    case PreemptMode::kCancel: return "CANCEL";
-    case PreemptMode::kRequeue: return "REQUEUE";
-    case PreemptMode::kSuspend: return "SUSPEND";
-    case PreemptMode::kGang: return "GANG";
-    case PreemptMode::kSuspendGang: return "SUSPEND,GANG";
-    case PreemptMode::kWithin: return "WITHIN";
-    case PreemptMode::kUnset: return "";
+    case PreemptMode::kOff:
+      return "OFF";
+    case PreemptMode::kCancel:
+      return "CANCEL";
+    case PreemptMode::kRequeue:
+      return "REQUEUE";
+    case PreemptMode::kSuspend:
+      return "SUSPEND";
+    case PreemptMode::kGang:
+      return "GANG";
+    case PreemptMode::kSuspendGang:
+      return "SUSPEND,GANG";
+    case PreemptMode::kWithin:
+      return "WITHIN";
+    case PreemptMode::kUnset:
+      return "";
   }
   return "";
 }
@@ -39,12 +47,18 @@ PreemptMode parse_preempt_mode(std::string_view text) {
   PreemptMode mode = PreemptMode::kOff;
   for (auto part : text::split(t, ',')) {
     part = text::trim(part);
-    if (text::iequals(part, "OFF")) mode = PreemptMode::kOff;
-    else if (text::iequals(part, "CANCEL")) mode = PreemptMode::kCancel;
-    else if (text::iequals(part, "REQUEUE")) mode = PreemptMode::kRequeue;
-    else if (text::iequals(part, "SUSPEND")) suspend = true;
-    else if (text::iequals(part, "GANG")) gang = true;
-    else if (text::iequals(part, "WITHIN")) mode = PreemptMode::kWithin;
+    if (text::iequals(part, "OFF"))
+      mode = PreemptMode::kOff;
+    else if (text::iequals(part, "CANCEL"))
+      mode = PreemptMode::kCancel;
+    else if (text::iequals(part, "REQUEUE"))
+      mode = PreemptMode::kRequeue;
+    else if (text::iequals(part, "SUSPEND"))
+      suspend = true;
+    else if (text::iequals(part, "GANG"))
+      gang = true;
+    else if (text::iequals(part, "WITHIN"))
+      mode = PreemptMode::kWithin;
     else if (text::iequals(part, "PRIORITY")) {  // PreemptMode=PRIORITY is an old alias of OFF-with-GANG
     } else {
       throw std::invalid_argument(fmt::format("unknown PreemptMode '{}'", part));
@@ -56,11 +70,21 @@ PreemptMode parse_preempt_mode(std::string_view text) {
   return mode;
 }
 
-const Node* Site::find_node(std::string_view name) const { return find_by_name(nodes, name); }
-const Partition* Site::find_partition(std::string_view name) const { return find_by_name(partitions, name); }
-const Qos* Site::find_qos(std::string_view name) const { return find_by_name(qos, name); }
-const Account* Site::find_account(std::string_view name) const { return find_by_name(accounts, name); }
-const User* Site::find_user(std::string_view name) const { return find_by_name(users, name); }
+const Node* Site::find_node(std::string_view name) const {
+  return find_by_name(nodes, name);
+}
+const Partition* Site::find_partition(std::string_view name) const {
+  return find_by_name(partitions, name);
+}
+const Qos* Site::find_qos(std::string_view name) const {
+  return find_by_name(qos, name);
+}
+const Account* Site::find_account(std::string_view name) const {
+  return find_by_name(accounts, name);
+}
+const User* Site::find_user(std::string_view name) const {
+  return find_by_name(users, name);
+}
 
 const Partition& Site::partition(std::string_view name) const {
   if (const auto* p = find_partition(name)) return *p;
@@ -81,9 +105,11 @@ const Partition* Site::default_partition() const {
 void validate(const Site& site) {
   std::unordered_set<std::string> node_names;
   for (const auto& n : site.nodes) {
-    if (!node_names.insert(n.name).second) throw std::invalid_argument(fmt::format("node '{}' defined twice", n.name));
+    if (!node_names.insert(n.name).second)
+      throw std::invalid_argument(fmt::format("node '{}' defined twice", n.name));
     if (n.cpus == 0) throw std::invalid_argument(fmt::format("node '{}': CPUs must be > 0", n.name));
-    if (n.real_memory_mb <= 0) throw std::invalid_argument(fmt::format("node '{}': RealMemory must be > 0", n.name));
+    if (n.real_memory_mb <= 0)
+      throw std::invalid_argument(fmt::format("node '{}': RealMemory must be > 0", n.name));
   }
   for (const auto& p : site.partitions) {
     for (const auto& n : p.nodes)
@@ -91,13 +117,15 @@ void validate(const Site& site) {
         throw std::invalid_argument(fmt::format("partition '{}': unknown node '{}'", p.name, n));
     for (const auto& q : p.allow_qos)
       if (!text::iequals(q, "ALL") && !site.find_qos(q))
-        throw std::invalid_argument(fmt::format("partition '{}': AllowQOS names unknown QOS '{}'", p.name, q));
+        throw std::invalid_argument(
+            fmt::format("partition '{}': AllowQOS names unknown QOS '{}'", p.name, q));
     if (!p.qos.empty() && !site.find_qos(p.qos))
       throw std::invalid_argument(fmt::format("partition '{}': unknown partition QOS '{}'", p.name, p.qos));
   }
   for (const auto& q : site.qos)
     for (const auto& v : q.preempt)
-      if (!site.find_qos(v)) throw std::invalid_argument(fmt::format("QOS '{}': Preempt names unknown QOS '{}'", q.name, v));
+      if (!site.find_qos(v))
+        throw std::invalid_argument(fmt::format("QOS '{}': Preempt names unknown QOS '{}'", q.name, v));
   for (const auto& a : site.accounts) {
     if (a.name == "root") continue;
     if (!site.find_account(a.parent))
@@ -108,7 +136,8 @@ void validate(const Site& site) {
       throw std::invalid_argument(fmt::format("user '{}': unknown account '{}'", u.user, u.account));
   for (const auto& u : site.users)
     if (!u.default_account.empty() && !site.find_account(u.default_account))
-      throw std::invalid_argument(fmt::format("user '{}': unknown default account '{}'", u.name, u.default_account));
+      throw std::invalid_argument(
+          fmt::format("user '{}': unknown default account '{}'", u.name, u.default_account));
 }
 
 TresMap parse_tres_counts(std::string_view text_in) {
@@ -142,17 +171,27 @@ TresWeights parse_tres_weights(std::string_view text_in) {
   if (t.empty()) return out;
   for (auto item : text::split(t, ',')) {
     const auto eq = item.find('=');
-    if (eq == std::string_view::npos) throw std::invalid_argument(fmt::format("TRES weight '{}' lacks '='", item));
+    if (eq == std::string_view::npos)
+      throw std::invalid_argument(fmt::format("TRES weight '{}' lacks '='", item));
     const auto key = text::to_lower(text::trim(item.substr(0, eq)));
     auto val = text::trim(item.substr(eq + 1));
     double scale = 1.0;
     if (!val.empty() && std::isalpha(static_cast<unsigned char>(val.back()))) {
       switch (std::toupper(static_cast<unsigned char>(val.back()))) {
-        case 'K': scale = 1024.0; break;  // weight per KB -> per MB multiply by 1024
-        case 'M': scale = 1.0; break;
-        case 'G': scale = 1.0 / 1024.0; break;
-        case 'T': scale = 1.0 / (1024.0 * 1024.0); break;
-        default: throw std::invalid_argument(fmt::format("TRES weight '{}' has a bad unit", item));
+        case 'K':
+          scale = 1024.0;
+          break;  // weight per KB -> per MB multiply by 1024
+        case 'M':
+          scale = 1.0;
+          break;
+        case 'G':
+          scale = 1.0 / 1024.0;
+          break;
+        case 'T':
+          scale = 1.0 / (1024.0 * 1024.0);
+          break;
+        default:
+          throw std::invalid_argument(fmt::format("TRES weight '{}' has a bad unit", item));
       }
       val.remove_suffix(1);
     }

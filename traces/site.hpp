@@ -43,7 +43,16 @@ struct Node {
   bool operator==(const Node&) const = default;
 };
 
-enum class PreemptMode : std::uint8_t { kOff, kCancel, kRequeue, kSuspend, kGang, kSuspendGang, kWithin, kUnset };
+enum class PreemptMode : std::uint8_t {
+  kOff,
+  kCancel,
+  kRequeue,
+  kSuspend,
+  kGang,
+  kSuspendGang,
+  kWithin,
+  kUnset
+};
 const char* to_string(PreemptMode mode);
 /// Parses "OFF", "CANCEL", "REQUEUE", "SUSPEND", "GANG", "SUSPEND,GANG", "WITHIN" (case-insensitive).
 PreemptMode parse_preempt_mode(std::string_view text);
@@ -55,9 +64,9 @@ struct Partition {
   std::vector<std::string> nodes;  // node names, in slurm.conf order
   bool is_default = false;
   std::string state = "UP";
-  Seconds max_time = kUnlimited;         // s
-  Seconds default_time = kUnsetTime;     // s; unset = MaxTime applies
-  std::int64_t def_mem_per_cpu_mb = 0;   // 0 = unset
+  Seconds max_time = kUnlimited;        // s
+  Seconds default_time = kUnsetTime;    // s; unset = MaxTime applies
+  std::int64_t def_mem_per_cpu_mb = 0;  // 0 = unset
   std::int64_t def_mem_per_node_mb = 0;
   std::int64_t max_mem_per_cpu_mb = 0;
   std::int64_t max_mem_per_node_mb = 0;
@@ -68,10 +77,10 @@ struct Partition {
   OverSubscribe oversubscribe = OverSubscribe::kNo;
   std::uint16_t oversubscribe_count = 1;
   bool exclusive_user = false;
-  std::vector<std::string> allow_qos;  // empty = ALL
+  std::vector<std::string> allow_qos;       // empty = ALL
   std::vector<std::string> allow_accounts;  // empty = ALL
   std::vector<std::string> deny_accounts;
-  std::string qos;  // partition QOS ("" = none)
+  std::string qos;                                 // partition QOS ("" = none)
   PreemptMode preempt_mode = PreemptMode::kUnset;  // unset = cluster PreemptMode
   Seconds grace_time = 0;
   Seconds over_time_limit = 0;
@@ -87,9 +96,9 @@ struct Limits {
   TresMap max_tres_per_job;
   TresMap max_tres_per_user;  // QOS MaxTRESPerUser
   TresMap max_tres_per_node;
-  std::optional<std::int64_t> max_jobs_per_user;  // QOS MaxJobsPerUser / assoc MaxJobs
+  std::optional<std::int64_t> max_jobs_per_user;         // QOS MaxJobsPerUser / assoc MaxJobs
   std::optional<std::int64_t> max_submit_jobs_per_user;  // QOS MaxSubmitJobsPerUser / assoc MaxSubmitJobs
-  std::optional<Seconds> max_wall;  // per job, s
+  std::optional<Seconds> max_wall;                       // per job, s
   bool operator==(const Limits&) const = default;
 };
 
@@ -97,7 +106,7 @@ struct Qos {
   std::string name;
   std::uint32_t priority = 0;
   double usage_factor = 1.0;
-  std::vector<std::string> preempt;  // QOS names this QOS may preempt
+  std::vector<std::string> preempt;                // QOS names this QOS may preempt
   PreemptMode preempt_mode = PreemptMode::kUnset;  // unset = cluster default
   std::optional<Seconds> preempt_exempt_time;
   Seconds grace_time = 0;
@@ -118,7 +127,7 @@ struct Account {
   std::string name;
   std::string parent = "root";  // "" for root itself
   Shares shares;
-  std::uint32_t priority = 0;  // association Priority
+  std::uint32_t priority = 0;    // association Priority
   std::vector<std::string> qos;  // allowed QOS (inherited from parent when empty)
   std::string default_qos;
   Limits limits;
@@ -152,7 +161,7 @@ struct SchedulerParameters {
   Seconds sched_interval = 60;
   Seconds batch_sched_delay = 3;
   std::int64_t sched_min_interval_us = 2;
-  std::int64_t max_sched_time_s = 2;  // 0 = derived default
+  std::int64_t max_sched_time_s = 2;      // 0 = derived default
   std::uint32_t partition_job_depth = 0;  // 0 = unlimited
   bool defer = false;
   bool defer_batch = false;
@@ -194,7 +203,7 @@ struct SchedulerSettings {
   Seconds max_age = 7 * 86400;
   bool favor_small = false;
   std::set<std::string> priority_flags = {"FAIR_TREE"};  // upper-case flag names
-  std::string usage_reset_period = "NONE";  // NONE NOW DAILY WEEKLY MONTHLY QUARTERLY YEARLY
+  std::string usage_reset_period = "NONE";               // NONE NOW DAILY WEEKLY MONTHLY QUARTERLY YEARLY
   std::uint32_t fairshare_dampening_factor = 1;
   SchedulerParameters params;
   std::string preempt_type = "preempt/none";

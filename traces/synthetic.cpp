@@ -31,7 +31,8 @@ class Categorical {
   }
   std::size_t sample(Rng& rng) const {
     const double u = rng.uniform() * cum_.back();
-    return std::min<std::size_t>(std::upper_bound(cum_.begin(), cum_.end(), u) - cum_.begin(), cum_.size() - 1);
+    return std::min<std::size_t>(std::upper_bound(cum_.begin(), cum_.end(), u) - cum_.begin(),
+                                 cum_.size() - 1);
   }
 
  private:
@@ -47,7 +48,9 @@ std::vector<double> default_diurnal() {
   return d;
 }
 
-std::vector<double> default_weekly() { return {1.2, 1.2, 1.15, 1.1, 1.0, 0.7, 0.65}; }
+std::vector<double> default_weekly() {
+  return {1.2, 1.2, 1.15, 1.1, 1.0, 0.7, 0.65};
+}
 
 double modulation(const SyntheticConfig& c, Seconds t) {
   const auto since_monday = (t - 345600) % (7 * 86400);  // epoch day 4 (1970-01-05) was a Monday
@@ -60,7 +63,8 @@ double modulation(const SyntheticConfig& c, Seconds t) {
 
 SyntheticConfig default_synthetic_config() {
   SyntheticConfig c;
-  c.accounts = {{"phys-theory", 3}, {"phys-exp", 2}, {"chem", 2.5}, {"bio", 1.5}, {"cs-ml", 2}, {"cs-sys", 1}};
+  c.accounts = {{"phys-theory", 3}, {"phys-exp", 2}, {"chem", 2.5},
+                {"bio", 1.5},       {"cs-ml", 2},    {"cs-sys", 1}};
   c.partitions = {
       {"cpu", 0.72, 32, 16, 3 * 86400, 0, "", 0, {}},
       {"gpu", 0.18, 32, 2, 2 * 86400, 4, "a100", 0, {}},
@@ -88,26 +92,40 @@ SyntheticConfig load_synthetic_config(const std::string& path) {
     for (const auto& kv : root) {
       const auto key = kv.first.as<std::string>();
       const auto& v = kv.second;
-      if (key == "seed") c.seed = v.as<std::uint64_t>();
+      if (key == "seed")
+        c.seed = v.as<std::uint64_t>();
       else if (key == "start") {
         const auto t = parse_timestamp(v.as<std::string>());
         if (!t || *t == kUnsetTime) fail(v, key, "expected YYYY-MM-DDTHH:MM:SS");
         c.start = *t;
-      } else if (key == "days") c.days = v.as<double>();
-      else if (key == "jobs_per_day") c.jobs_per_day = v.as<double>();
-      else if (key == "diurnal") c.diurnal = v.as<std::vector<double>>();
-      else if (key == "weekly") c.weekly = v.as<std::vector<double>>();
-      else if (key == "users") c.users = v.as<std::uint32_t>();
-      else if (key == "user_zipf") c.user_zipf = v.as<double>();
-      else if (key == "serial_fraction") c.serial_fraction = v.as<double>();
-      else if (key == "multinode_fraction") c.multinode_fraction = v.as<double>();
-      else if (key == "runtime_median_s") c.runtime_median_s = v.as<double>();
-      else if (key == "runtime_sigma") c.runtime_sigma = v.as<double>();
-      else if (key == "overestimate_max") c.overestimate_max = v.as<double>();
-      else if (key == "exact_limit_fraction") c.exact_limit_fraction = v.as<double>();
+      } else if (key == "days")
+        c.days = v.as<double>();
+      else if (key == "jobs_per_day")
+        c.jobs_per_day = v.as<double>();
+      else if (key == "diurnal")
+        c.diurnal = v.as<std::vector<double>>();
+      else if (key == "weekly")
+        c.weekly = v.as<std::vector<double>>();
+      else if (key == "users")
+        c.users = v.as<std::uint32_t>();
+      else if (key == "user_zipf")
+        c.user_zipf = v.as<double>();
+      else if (key == "serial_fraction")
+        c.serial_fraction = v.as<double>();
+      else if (key == "multinode_fraction")
+        c.multinode_fraction = v.as<double>();
+      else if (key == "runtime_median_s")
+        c.runtime_median_s = v.as<double>();
+      else if (key == "runtime_sigma")
+        c.runtime_sigma = v.as<double>();
+      else if (key == "overestimate_max")
+        c.overestimate_max = v.as<double>();
+      else if (key == "exact_limit_fraction")
+        c.exact_limit_fraction = v.as<double>();
       else if (key == "accounts") {
         c.accounts.clear();
-        for (const auto& a : v) c.accounts.push_back({a["name"].as<std::string>(), a["weight"].as<double>(1.0)});
+        for (const auto& a : v)
+          c.accounts.push_back({a["name"].as<std::string>(), a["weight"].as<double>(1.0)});
       } else if (key == "qos") {
         c.qos.clear();
         for (const auto& q : v) c.qos.push_back({q["name"].as<std::string>(), q["weight"].as<double>(1.0)});
@@ -127,7 +145,8 @@ SyntheticConfig load_synthetic_config(const std::string& path) {
           sp.gpus_per_node = p["gpus_per_node"].as<std::uint32_t>(0);
           sp.gpu_type = p["gpu_type"].as<std::string>("");
           sp.mem_per_cpu_mb = p["mem_per_cpu_mb"].as<std::int64_t>(0);
-          for (const auto& q : p["qos"]) sp.qos.push_back({q["name"].as<std::string>(), q["weight"].as<double>(1.0)});
+          for (const auto& q : p["qos"])
+            sp.qos.push_back({q["name"].as<std::string>(), q["weight"].as<double>(1.0)});
           c.partitions.push_back(sp);
         }
       } else {
@@ -148,8 +167,10 @@ Trace generate_synthetic(const SyntheticConfig& config) {
   if (c.weekly.size() != 7) throw std::invalid_argument("synthetic workload: weekly needs 7 values");
   if (c.users == 0 || c.accounts.empty() || c.partitions.empty() || c.qos.empty())
     throw std::invalid_argument("synthetic workload: needs users, accounts, partitions and qos");
-  if (!(c.days > 0) || !(c.jobs_per_day > 0)) throw std::invalid_argument("synthetic workload: days and jobs_per_day must be > 0");
-  if (c.days * c.jobs_per_day > 1e8) throw std::invalid_argument("synthetic workload: more than 10^8 jobs requested");
+  if (!(c.days > 0) || !(c.jobs_per_day > 0))
+    throw std::invalid_argument("synthetic workload: days and jobs_per_day must be > 0");
+  if (c.days * c.jobs_per_day > 1e8)
+    throw std::invalid_argument("synthetic workload: more than 10^8 jobs requested");
 
   Rng rng(c.seed);
   Trace t;
@@ -218,7 +239,9 @@ Trace generate_synthetic(const SyntheticConfig& config) {
     const double s = rng.uniform();
     if (p.gpus_per_node > 0) {
       const auto gpus = static_cast<std::uint32_t>(1 + rng.below(p.gpus_per_node));
-      j.nodes = s < c.multinode_fraction && p.max_nodes > 1 ? 2 + static_cast<std::uint32_t>(rng.below(p.max_nodes - 1)) : 1;
+      j.nodes = s < c.multinode_fraction && p.max_nodes > 1
+                    ? 2 + static_cast<std::uint32_t>(rng.below(p.max_nodes - 1))
+                    : 1;
       j.tasks = j.nodes * gpus;
       j.tasks_per_node = gpus;
       j.cpus_per_task = std::max<std::uint32_t>(1, p.cores_per_node / p.gpus_per_node);
@@ -228,10 +251,12 @@ Trace generate_synthetic(const SyntheticConfig& config) {
       j.tasks = 1;
     } else if (s < 1.0 - c.multinode_fraction || p.max_nodes < 2) {
       j.nodes = 1;
-      const auto max_pow = static_cast<std::uint32_t>(std::log2(std::max<std::uint32_t>(p.cores_per_node, 2)));
+      const auto max_pow =
+          static_cast<std::uint32_t>(std::log2(std::max<std::uint32_t>(p.cores_per_node, 2)));
       j.tasks = 1u << (1 + rng.below(max_pow));
     } else {
-      const double lg = std::log(2.0) + rng.uniform() * (std::log(static_cast<double>(p.max_nodes) + 1) - std::log(2.0));
+      const double lg =
+          std::log(2.0) + rng.uniform() * (std::log(static_cast<double>(p.max_nodes) + 1) - std::log(2.0));
       j.nodes = std::clamp<std::uint32_t>(static_cast<std::uint32_t>(std::exp(lg)), 2, p.max_nodes);
       j.tasks = j.nodes * p.cores_per_node;
       j.tasks_per_node = p.cores_per_node;
@@ -243,10 +268,11 @@ Trace generate_synthetic(const SyntheticConfig& config) {
     }
 
     // Runtime: lognormal, capped by the partition limit; limit: over-estimated, quarter-hour rounded.
-    const auto runtime = std::clamp<Seconds>(static_cast<Seconds>(rng.lognormal(std::log(c.runtime_median_s), c.runtime_sigma)),
-                                             1, p.max_time);
+    const auto runtime = std::clamp<Seconds>(
+        static_cast<Seconds>(rng.lognormal(std::log(c.runtime_median_s), c.runtime_sigma)), 1, p.max_time);
     const double over = 1.0 + rng.uniform() * (c.overestimate_max - 1.0);
-    Seconds limit = static_cast<Seconds>(std::ceil(static_cast<double>(runtime) * over / kLimitQuantum)) * kLimitQuantum;
+    Seconds limit =
+        static_cast<Seconds>(std::ceil(static_cast<double>(runtime) * over / kLimitQuantum)) * kLimitQuantum;
     limit = std::clamp<Seconds>(limit, kLimitQuantum, p.max_time);
     j.time_limit = limit;
     j.runtime = rng.uniform() < c.exact_limit_fraction ? limit : std::min(runtime, limit);

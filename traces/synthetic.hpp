@@ -15,14 +15,14 @@ struct SyntheticQos {
 
 struct SyntheticPartition {
   std::string name;
-  double weight = 1.0;                 // share of jobs
-  std::uint32_t cores_per_node = 32;   // CPUs a node offers (sizes are drawn against this)
-  std::uint32_t max_nodes = 8;         // largest multi-node job
-  Seconds max_time = 3 * 86400;        // limits are capped here, s
-  std::uint32_t gpus_per_node = 0;     // >0: every job asks 1..gpus_per_node GPUs per node
-  std::string gpu_type;                // "" = untyped request
-  std::int64_t mem_per_cpu_mb = 0;     // >0: jobs request --mem-per-cpu this much (else no --mem)
-  std::vector<SyntheticQos> qos;       // QOS mix of this partition's jobs; empty = the global mix
+  double weight = 1.0;                // share of jobs
+  std::uint32_t cores_per_node = 32;  // CPUs a node offers (sizes are drawn against this)
+  std::uint32_t max_nodes = 8;        // largest multi-node job
+  Seconds max_time = 3 * 86400;       // limits are capped here, s
+  std::uint32_t gpus_per_node = 0;    // >0: every job asks 1..gpus_per_node GPUs per node
+  std::string gpu_type;               // "" = untyped request
+  std::int64_t mem_per_cpu_mb = 0;    // >0: jobs request --mem-per-cpu this much (else no --mem)
+  std::vector<SyntheticQos> qos;      // QOS mix of this partition's jobs; empty = the global mix
 };
 
 struct SyntheticAccount {
@@ -39,16 +39,16 @@ struct SyntheticConfig {
   std::vector<double> diurnal;  // 24 hourly multipliers (mean 1); empty = office-hours default
   std::vector<double> weekly;   // 7 daily multipliers Monday..Sunday; empty = weekday-heavy default
   std::uint32_t users = 24;
-  double user_zipf = 1.1;       // user activity ~ 1/rank^zipf
+  double user_zipf = 1.1;  // user activity ~ 1/rank^zipf
   std::vector<SyntheticAccount> accounts;
   std::vector<SyntheticPartition> partitions;
   std::vector<SyntheticQos> qos;
-  double serial_fraction = 0.35;     // 1-core jobs
-  double multinode_fraction = 0.15;  // jobs spanning whole nodes (2..max_nodes, log-uniform)
-  double runtime_median_s = 1800;    // lognormal runtime median
-  double runtime_sigma = 1.7;        // lognormal shape (heavy tail)
-  double overestimate_max = 6.0;     // limit = runtime * U(1, max), rounded up to 15 min, capped
-  double exact_limit_fraction = 0.1; // jobs that hit their limit (runtime = limit: TIMEOUT-ish)
+  double serial_fraction = 0.35;      // 1-core jobs
+  double multinode_fraction = 0.15;   // jobs spanning whole nodes (2..max_nodes, log-uniform)
+  double runtime_median_s = 1800;     // lognormal runtime median
+  double runtime_sigma = 1.7;         // lognormal shape (heavy tail)
+  double overestimate_max = 6.0;      // limit = runtime * U(1, max), rounded up to 15 min, capped
+  double exact_limit_fraction = 0.1;  // jobs that hit their limit (runtime = limit: TIMEOUT-ish)
 };
 
 /// The built-in default workload (matches default_site()).

@@ -88,12 +88,23 @@ std::optional<std::int64_t> parse_memory_mb(std::string_view s, char default_uni
   if (!v || *v < 0) return std::nullopt;
   double mb = 0;
   switch (unit) {
-    case 'K': mb = *v / 1024.0; break;
-    case 'M': mb = *v; break;
-    case 'G': mb = *v * 1024.0; break;
-    case 'T': mb = *v * 1024.0 * 1024.0; break;
-    case 'P': mb = *v * 1024.0 * 1024.0 * 1024.0; break;
-    default: return std::nullopt;
+    case 'K':
+      mb = *v / 1024.0;
+      break;
+    case 'M':
+      mb = *v;
+      break;
+    case 'G':
+      mb = *v * 1024.0;
+      break;
+    case 'T':
+      mb = *v * 1024.0 * 1024.0;
+      break;
+    case 'P':
+      mb = *v * 1024.0 * 1024.0 * 1024.0;
+      break;
+    default:
+      return std::nullopt;
   }
   if (mb > 9.0e15) return std::nullopt;
   return static_cast<std::int64_t>(std::ceil(mb - 1e-9));

@@ -16,7 +16,7 @@ struct Trace {
   NameDictionary accounts;
   NameDictionary partitions;  // requested partition lists, e.g. "debug,general-compute"
   NameDictionary qos;
-  NameDictionary strings;     // job names, constraints, dependencies
+  NameDictionary strings;  // job names, constraints, dependencies
   Seconds origin = 0;
   std::string source;  // file name(s) it came from
 

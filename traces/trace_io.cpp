@@ -17,13 +17,15 @@ struct FormatName {
   const char* name;
 };
 constexpr FormatName kFormats[] = {
-    {TraceFormat::kAuto, "auto"},   {TraceFormat::kNative, "native"}, {TraceFormat::kSacct, "sacct"},
-    {TraceFormat::kSacctJson, "sacct-json"}, {TraceFormat::kSwf, "swf"}, {TraceFormat::kEvents, "events"},
+    {TraceFormat::kAuto, "auto"},     {TraceFormat::kNative, "native"},
+    {TraceFormat::kSacct, "sacct"},   {TraceFormat::kSacctJson, "sacct-json"},
+    {TraceFormat::kSwf, "swf"},       {TraceFormat::kEvents, "events"},
     {TraceFormat::kGraham, "graham"}, {TraceFormat::kEagle, "eagle"},
 };
 
 bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && text::iequals(std::string_view(s).substr(s.size() - suffix.size()), suffix);
+  return s.size() >= suffix.size() &&
+         text::iequals(std::string_view(s).substr(s.size() - suffix.size()), suffix);
 }
 
 std::string strip_compression(const std::string& path) {
@@ -37,7 +39,8 @@ std::string strip_compression(const std::string& path) {
 TraceFormat parse_trace_format(const std::string& name) {
   for (const auto& f : kFormats)
     if (text::iequals(name, f.name)) return f.format;
-  throw std::invalid_argument(fmt::format("unknown trace format '{}' (auto, native, sacct, sacct-json, swf, events, graham, eagle)", name));
+  throw std::invalid_argument(fmt::format(
+      "unknown trace format '{}' (auto, native, sacct, sacct-json, swf, events, graham, eagle)", name));
 }
 
 const char* to_string(TraceFormat format) {
@@ -71,11 +74,11 @@ Trace read_trace(const std::vector<std::string>& paths, const TraceReadOptions& 
   for (const auto& path : paths) {
     const auto content = read_input_file(path);
     if (content.empty()) throw InputError(path, 0, "", "empty file");
-    const auto format = options.format == TraceFormat::kAuto ? detect_trace_format(path, content) : options.format;
-    if (!trace.source.empty()) trace.source += ",";
-    trace.source += path;
+    const auto format =
+        options.format == TraceFormat::kAuto ? detect_trace_format(path, content) : options.format;
     if (format == TraceFormat::kNative) {
-      if (paths.size() != 1) throw InputError(path, 0, "", "a native trace cannot be combined with other files");
+      if (paths.size() != 1)
+        throw InputError(path, 0, "", "a native trace cannot be combined with other files");
       trace = decode_native_trace(content, path);
       report.file = path;
       report.records += trace.jobs.size();
@@ -86,16 +89,33 @@ Trace read_trace(const std::vector<std::string>& paths, const TraceReadOptions& 
     one.file = path;
     RejectSink sink(one, options.read);
     switch (format) {
-      case TraceFormat::kSacct: read_sacct_parsable(content, path, trace, sink, options.sacct_columns); break;
-      case TraceFormat::kSacctJson: read_sacct_json(content, path, trace, sink); break;
-      case TraceFormat::kSwf: read_swf(content, path, trace, sink); break;
-      case TraceFormat::kEvents: read_events(content, path, trace, sink, options.user_default_accounts); break;
-      case TraceFormat::kGraham: read_graham_csv(content, path, trace, sink); break;
-      case TraceFormat::kEagle: read_eagle_csv(content, path, trace, sink); break;
-      default: throw std::logic_error("unhandled trace format");
+      case TraceFormat::kSacct:
+        read_sacct_parsable(content, path, trace, sink, options.sacct_columns);
+        break;
+      case TraceFormat::kSacctJson:
+        read_sacct_json(content, path, trace, sink);
+        break;
+      case TraceFormat::kSwf:
+        read_swf(content, path, trace, sink);
+        break;
+      case TraceFormat::kEvents:
+        read_events(content, path, trace, sink, options.user_default_accounts);
+        break;
+      case TraceFormat::kGraham:
+        read_graham_csv(content, path, trace, sink);
+        break;
+      case TraceFormat::kEagle:
+        read_eagle_csv(content, path, trace, sink);
+        break;
+      default:
+        throw std::logic_error("unhandled trace format");
     }
     report.merge(one);
   }
+  // The readers each name their file; one name for the whole set reads better in summaries.
+  trace.source = paths.size() <= 3
+                     ? report.file
+                     : fmt::format("{} .. {} ({} files)", paths.front(), paths.back(), paths.size());
   return trace;
 }
 

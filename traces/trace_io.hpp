@@ -20,7 +20,7 @@ TraceFormat detect_trace_format(const std::string& path, const std::string& cont
 struct TraceReadOptions {
   TraceFormat format = TraceFormat::kAuto;
   ReadOptions read;
-  std::string sacct_columns;  // for headerless sacct -P output
+  std::string sacct_columns;                                 // for headerless sacct -P output
   std::map<std::string, std::string> user_default_accounts;  // for the events format
   Seconds origin = 0;  // events format: absolute time of -dt 0 (epoch s)
 };

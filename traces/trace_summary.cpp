@@ -50,11 +50,13 @@ TraceSummary summarize_trace(const Trace& t) {
     ++s.jobs_by_state[to_string(j.state)];
     cpus.push_back(std::max<double>(j.req_cpus, static_cast<double>(j.tasks) * j.cpus_per_task));
     nodes.push_back(j.nodes);
-    if (j.time_limit != kUnsetTime && j.time_limit != kUnlimited) limits.push_back(static_cast<double>(j.time_limit));
+    if (j.time_limit != kUnsetTime && j.time_limit != kUnlimited)
+      limits.push_back(static_cast<double>(j.time_limit));
     if (j.runtime != kUnsetTime) runtimes.push_back(static_cast<double>(j.runtime));
     double g = 0;
     for (const auto& r : j.gres)
-      if (r.name == "gpu") g += static_cast<double>(r.count) * (r.per_node ? std::max<std::uint32_t>(1, j.nodes) : 1);
+      if (r.name == "gpu")
+        g += static_cast<double>(r.count) * (r.per_node ? std::max<std::uint32_t>(1, j.nodes) : 1);
     gpus.push_back(g);
     if (j.start != kUnsetTime && j.submit != kUnsetTime) {
       ++s.with_recorded_start;
@@ -81,8 +83,9 @@ TraceSummary summarize_trace(const Trace& t) {
 namespace {
 
 std::string dist_line(const char* name, const Distribution& d) {
-  return fmt::format("  {:<14} n={:<8} min={:<10g} p50={:<10g} p90={:<10g} p99={:<10g} max={:<10g} mean={:.4g}\n", name,
-                     d.count, d.min, d.p50, d.p90, d.p99, d.max, d.mean);
+  return fmt::format(
+      "  {:<14} n={:<8} min={:<10g} p50={:<10g} p90={:<10g} p99={:<10g} max={:<10g} mean={:.4g}\n", name,
+      d.count, d.min, d.p50, d.p90, d.p99, d.max, d.mean);
 }
 
 std::string counts(const std::map<std::string, std::uint64_t>& m) {
@@ -95,11 +98,17 @@ std::string counts(const std::map<std::string, std::uint64_t>& m) {
 
 std::string format_trace_summary(const TraceSummary& s, const ReadReport& report) {
   std::string out;
-  out += fmt::format("file(s):      {}\n", report.file);
+  const auto files = std::count(report.file.begin(), report.file.end(), ',') + 1;
+  out += files <= 3 ? fmt::format("file(s):      {}\n", report.file)
+                    : fmt::format("file(s):      {} files: {} ...\n", files,
+                                  report.file.substr(0, report.file.find(',')));
   out += fmt::format("jobs:         {}\n", s.jobs);
-  out += fmt::format("submit span:  {} .. {} ({:.2f} days)\n", format_timestamp(s.first_submit), format_timestamp(s.last_submit),
-                     s.first_submit == kUnsetTime ? 0.0 : static_cast<double>(s.last_submit - s.first_submit) / 86400.0);
-  out += fmt::format("users: {}  accounts: {}  partitions: {}  qos: {}\n", s.users, s.accounts, s.partitions, s.qos);
+  out += fmt::format(
+      "submit span:  {} .. {} ({:.2f} days)\n", format_timestamp(s.first_submit),
+      format_timestamp(s.last_submit),
+      s.first_submit == kUnsetTime ? 0.0 : static_cast<double>(s.last_submit - s.first_submit) / 86400.0);
+  out += fmt::format("users: {}  accounts: {}  partitions: {}  qos: {}\n", s.users, s.accounts, s.partitions,
+                     s.qos);
   out += fmt::format("by partition: {}\n", counts(s.jobs_by_partition));
   out += fmt::format("by qos:       {}\n", counts(s.jobs_by_qos));
   out += fmt::format("by state:     {}\n", counts(s.jobs_by_state));

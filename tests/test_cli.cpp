@@ -1,0 +1,118 @@
+// The slurmtwin binary end to end: help, exit codes, messages, outputs, determinism.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "test_support.hpp"
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+Run run_cli(const std::string& args) {
+  // ctest runs test cases in parallel processes: one capture file per process.
+  static const auto dir = slurmtwin::testing::scratch_dir(fmt::format("cli_capture_{}", ::getpid()));
+  const auto capture = (dir / "out.txt").string();
+  const int status = std::system(fmt::format("{} {} > {} 2>&1", SLURMTWIN_BINARY, args, capture).c_str());
+  std::ifstream in(capture);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ss.str()};
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST_CASE("help lists every command and each command's options with defaults") {
+  const auto top = run_cli("--help");
+  CHECK(top.code == 0);
+  for (const char* c : {"replay", "trace", "config", "bench", "version"})
+    CHECK(top.out.find(c) != std::string::npos);
+  const auto replay = run_cli("replay --help");
+  CHECK(replay.code == 0);
+  CHECK(replay.out.find("--check-invariants") != std::string::npos);
+  CHECK(replay.out.find("(=out/replay)") != std::string::npos);
+  CHECK(run_cli("trace generate --help").out.find("--seed") != std::string::npos);
+  CHECK(run_cli("nosuchcommand").code == 2);
+  CHECK(run_cli("replay --nosuchoption").code == 2);
+}
+
+TEST_CASE("trace info counts the ub_medium week and the HPC2N SWF file") {
+  const auto events = slurmtwin::testing::data_file("ub_medium/workload_week.events");
+  const auto script = slurmtwin::testing::data_file("ub_medium/sacctmgr.script");
+  const auto swf = slurmtwin::testing::data_file("swf/hpc2n-first3171.swf");
+  if (events.empty() || script.empty() || swf.empty()) return;
+  const auto week = run_cli(fmt::format("trace info {} --users-from {}", events, script));
+  CHECK(week.code == 0);
+  CHECK(week.out.find("jobs:         19579\n") != std::string::npos);
+  CHECK(week.out.find("records 19579 = accepted 19579 + folded 0 + rejected 0") != std::string::npos);
+  // The file name says 3171, but it holds 3,170 job lines and one blank line (checked with wc/awk).
+  const auto hpc2n = run_cli("trace info " + swf);
+  CHECK(hpc2n.out.find("jobs:         3170\n") != std::string::npos);
+}
+
+TEST_CASE("bad input: strict mode names file, line and field with exit code 2; lenient mode counts") {
+  const auto dir = slurmtwin::testing::scratch_dir("cli_bad");
+  const auto bad = (dir / "bad.events").string();
+  std::ofstream(bad)
+      << "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=u1 -A a -N 1 -n 1 -t 5:00 pseudo.job\n"
+         "-dt 1 -e submit_batch_job | -sim-walltime 60 --uid=u1 -A a -N 1 -n 1 -t banana pseudo.job\n";
+  const auto strict = run_cli(fmt::format("trace info {} --strict", bad));
+  CHECK(strict.code == 2);
+  CHECK(strict.out.find(bad + ":2:") != std::string::npos);
+  const auto lenient =
+      run_cli(fmt::format("trace info {} --rejects {}", bad, (dir / "rejects.txt").string()));
+  CHECK(lenient.code == 0);
+  CHECK(lenient.out.find("records 2 = accepted 1 + folded 0 + rejected 1") != std::string::npos);
+  CHECK(slurp(dir / "rejects.txt").find("banana") != std::string::npos);
+  CHECK(run_cli(fmt::format("trace info {}", (dir / "missing.swf").string())).code == 2);
+}
+
+TEST_CASE("config import turns ub_medium's slurm.conf + sacctmgr script into a site YAML that checks") {
+  const auto conf = slurmtwin::testing::data_file("ub_medium/slurm.conf");
+  const auto script = slurmtwin::testing::data_file("ub_medium/sacctmgr.script");
+  if (conf.empty() || script.empty()) return;
+  const auto dir = slurmtwin::testing::scratch_dir("cli_import");
+  const auto yaml = (dir / "site.yaml").string();
+  const auto imp =
+      run_cli(fmt::format("config import --slurm-conf {} --sacctmgr {} -o {}", conf, script, yaml));
+  CHECK(imp.code == 0);
+  CHECK(imp.out.find("217 nodes") != std::string::npos);
+  const auto check = run_cli("config check --site " + yaml);
+  CHECK(check.code == 0);
+  CHECK(check.out.find("cluster ubhpc: 217 nodes, 7968 CPUs, 2 partitions, 5 QOS") != std::string::npos);
+}
+
+TEST_CASE("the default replay runs with invariants on and is byte-identical when repeated") {
+  const auto dir = slurmtwin::testing::scratch_dir("cli_replay");
+  const auto a = run_cli(fmt::format("replay --check-invariants --out {}", (dir / "a").string()));
+  REQUIRE(a.code == 0);
+  CHECK(a.out.find("0 never started, 0 rejected") != std::string::npos);
+  const auto b = run_cli(fmt::format("replay --out {}", (dir / "b").string()));
+  REQUIRE(b.code == 0);
+  for (const char* f : {"jobs.csv", "jobs.sacct", "metrics.json"}) {
+    const auto x = slurp(dir / "a" / f);
+    CHECK(!x.empty());
+    CHECK(x == slurp(dir / "b" / f));
+  }
+  // One CSV row per input job plus the header.
+  const auto csv = slurp(dir / "a" / "jobs.csv");
+  const auto rows = std::count(csv.begin(), csv.end(), '\n');
+  const auto m = slurp(dir / "a" / "metrics.json");
+  CHECK(m.find(fmt::format("\"input\": {}", rows - 1)) != std::string::npos);
+}

@@ -4,7 +4,10 @@
 #include <fmt/format.h>
 
 #include "experiments/replay.hpp"
+#include "experiments/site_options.hpp"
+#include "test_support.hpp"
 #include "traces/hostlist.hpp"
+#include "traces/trace_io.hpp"
 
 using namespace slurmtwin;
 
@@ -193,4 +196,83 @@ TEST_CASE("a job that can never fit stays pending and the replay still ends") {
   CHECK(r.metrics.never_started == 1);
   CHECK(r.metrics.started == 1);
   CHECK(r.state->jobs[0].reason == sim::PendingReason::kPartitionNodeLimit);
+}
+
+namespace {
+
+// One node with one CPU; fair share is the only priority factor (weight 1000); priorities are
+// recalculated every 60 s from controller start (t=0, 60, 120, ...).
+Site fairshare_site() {
+  auto site = small_site(1, 1);
+  site.scheduler.weight_fairshare = 1000;
+  site.scheduler.calc_period = 60;
+  return site;
+}
+
+// alice's J1 runs from t=3 for `j1_runtime` s; at t=30 alice submits J3... (job 2) and bob job 3.
+Trace fairshare_trace(Seconds j1_runtime) {
+  JobSpec j1{0, 1, 1, j1_runtime}, j2{30, 1, 1, 100}, j3{30, 1, 1, 100};
+  j3.user = "bob";
+  return make_trace({j1, j2, j3});
+}
+
+}  // namespace
+
+TEST_CASE("priorities are step functions: a pass uses the value stored at the last recalculation") {
+  // Tick t=0: nobody has usage, all tied -> both users fs = 2/2 = 1.0. At submit (t=30) jobs 2 (alice)
+  // and 3 (bob) both get priority 1000 * 1.0 = 1000.
+  SUBCASE("J1 ends at t=53, before the t=60 tick: the tie at 1000 is broken by job id, alice first") {
+    const auto r = replay(fairshare_site(), fairshare_trace(50));
+    CHECK(r.state->jobs[1].priority_at_start == 1000);
+    CHECK(start_of(r, 1) == 53);
+    CHECK(start_of(r, 2) == 153);
+  }
+  SUBCASE("J1 ends at t=103, after the t=60 tick: alice's usage now ranks bob first") {
+    // Tick t=60 charges J1's slice [3, 60] to alice; Fair Tree under account acct: bob U=0 -> LF=inf,
+    // rank 2/2 -> fs 1.0; alice LF = 0.5/1 -> rank 1/2 -> fs 0.5. Priorities: alice 500, bob 1000.
+    const auto r = replay(fairshare_site(), fairshare_trace(100));
+    CHECK(start_of(r, 2) == 103);
+    CHECK(r.state->jobs[2].priority_at_start == 1000);
+    CHECK(start_of(r, 1) == 203);
+    CHECK(r.state->jobs[1].priority_at_start == 500);
+  }
+}
+
+TEST_CASE("the snapshot shows sprio- and sshare-like factors at the asked instant") {
+  // Same as above (J1 ends at t=103); at t=90 jobs 2 and 3 pend with the t=60 priorities.
+  cli::ReplayOptions o;
+  o.snapshot_at = kT0 + 90;
+  const auto r = cli::run_replay(fairshare_site(), fairshare_trace(100), o);
+  const auto& s = r.snapshot;
+  // JOBID PARTITION USER PRIORITY SITE AGE ASSOC FAIRSHARE JOBSIZE PARTITION QOS NICE TRES
+  CHECK(s.find("\n2 p alice 500 0 0 0 500 0 0 0 0 -\n") != std::string::npos);
+  CHECK(s.find("\n3 p bob 1000 0 0 0 1000 0 0 0 0 -\n") != std::string::npos);
+  // ACCOUNT USER RAW_SHARES NORM_SHARES RAW_USAGE EFFECTV_USAGE LEVEL_FS FAIRSHARE: alice's usage is
+  // the slice [3, 60] = 57 s x df^57 x 1 CPU, df = 1 - 0.693/604800 -> 56.996 -> "57".
+  CHECK(s.find("\nacct alice 1 0.500000 57 1.000000 0.5 0.500000\n") != std::string::npos);
+  CHECK(s.find("\nacct bob 1 0.500000 0 0.000000 inf 1.000000\n") != std::string::npos);
+}
+
+TEST_CASE("the ub_medium week replays to the end with invariants checked at every event") {
+  const auto conf = slurmtwin::testing::data_file("ub_medium/slurm.conf");
+  const auto script = slurmtwin::testing::data_file("ub_medium/sacctmgr.script");
+  const auto events = slurmtwin::testing::data_file("ub_medium/workload_week.events");
+  if (conf.empty() || script.empty() || events.empty()) return;
+  std::vector<std::string> warnings;
+  Site site = cli::import_site(conf, "", script, "", warnings);
+  TraceReadOptions o;
+  for (const auto& u : site.users) o.user_default_accounts[u.name] = u.default_account;
+  ReadReport report;
+  const auto trace = read_trace({events}, o, report);
+  cli::ReplayOptions ro;
+  ro.check_invariants = true;
+  ro.add_missing_associations = false;  // every user of the trace is in sacctmgr.script
+  const auto r = cli::run_replay(std::move(site), trace, ro);
+  CHECK(r.metrics.input_jobs == 19579);
+  CHECK(r.metrics.rejected == 0);
+  CHECK(r.metrics.started == 19579);
+  CHECK(r.metrics.end_states.at("COMPLETED") + r.metrics.end_states.count("TIMEOUT") * r.metrics.end_states.at("TIMEOUT") ==
+        19579);
+  CHECK(r.metrics.utilisation > 0.0);
+  CHECK(r.metrics.utilisation <= 1.0);
 }

@@ -14,15 +14,23 @@
 namespace slurmtwin::cli {
 namespace {
 
-int trace_info(const Args& args) {
-  po::options_description o("trace info options");
+// Parses `FILE... [options]` (`options` plus the trace-reading ones) and loads the files.
+po::variables_map parse_and_load(const std::string& usage, po::options_description o, const Args& args,
+                                 Trace& trace, ReadReport& report) {
   o.add_options()("files", po::value<std::vector<std::string>>()->multitoken()->required(), "trace files");
   add_trace_read_options(o);
   po::positional_options_description pos;
   pos.add("files", -1);
-  const auto vm = parse("slurmtwin trace info FILE... [options]", o, args, pos);
+  auto vm = parse(usage, o, args, pos);
+  trace = load_traces(vm["files"].as<std::vector<std::string>>(), vm, report);
+  return vm;
+}
+
+int trace_info(const Args& args) {
+  Trace trace;
   ReadReport report;
-  const auto trace = load_traces(vm["files"].as<std::vector<std::string>>(), vm, report);
+  parse_and_load("slurmtwin trace info FILE... [options]", po::options_description("trace info options"),
+                 args, trace, report);
   std::cout << format_trace_summary(summarize_trace(trace), report);
   return kExitOk;
 }
@@ -55,15 +63,11 @@ int trace_generate(const Args& args) {
 
 int trace_convert(const Args& args) {
   po::options_description o("trace convert options");
-  o.add_options()("files", po::value<std::vector<std::string>>()->multitoken()->required(),
-                  "input trace files")("output,o", po::value<std::string>()->required(),
-                                       "output file (.stt native, else sacct -P)");
-  add_trace_read_options(o);
-  po::positional_options_description pos;
-  pos.add("files", -1);
-  const auto vm = parse("slurmtwin trace convert FILE... -o OUT [options]", o, args, pos);
+  o.add_options()("output,o", po::value<std::string>()->required(),
+                  "output file (.stt native, else sacct -P)");
+  Trace trace;
   ReadReport report;
-  const auto trace = load_traces(vm["files"].as<std::vector<std::string>>(), vm, report);
+  const auto vm = parse_and_load("slurmtwin trace convert FILE... -o OUT [options]", o, args, trace, report);
   const auto& out = vm["output"].as<std::string>();
   if (out.ends_with(".stt"))
     write_native_trace(trace, out);

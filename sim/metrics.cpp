@@ -7,17 +7,11 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "traces/trace_summary.hpp"
+
 namespace slurmtwin::sim {
 namespace {
 
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);  // linear interpolation (numpy default)
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
 
 struct Group {
   std::vector<double> waits, bslds;
@@ -32,9 +26,10 @@ WaitStats summarize(const Group& g) {
   s.mean = w.mean();
   s.max = w.maxCoeff();
   s.mean_bsld = b.mean();
-  s.median = quantile(g.waits, 0.5);
-  s.p90 = quantile(g.waits, 0.9);
-  s.p99 = quantile(g.waits, 0.99);
+  const auto d = distribution(g.waits);
+  s.median = d.p50;
+  s.p90 = d.p90;
+  s.p99 = d.p99;
   return s;
 }
 
@@ -188,8 +183,9 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
     const Eigen::Map<const Eigen::ArrayXd> e(start_errors.data(),
                                              static_cast<Eigen::Index>(start_errors.size()));
     f.start_error_mean_abs = e.mean();
-    f.start_error_p50_abs = quantile(start_errors, 0.5);
-    f.start_error_p90_abs = quantile(start_errors, 0.9);
+    const auto d = distribution(start_errors);
+    f.start_error_p50_abs = d.p50;
+    f.start_error_p90_abs = d.p90;
     double sim_sum = 0, rec_sum = 0;
     for (const auto& [part, g] : ks_groups) {
       f.ks_by_partition[part] = ks_statistic(g.first, g.second);

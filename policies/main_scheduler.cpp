@@ -26,6 +26,25 @@ bool queue_before(const QueueRecord& a, const QueueRecord& b) {
   return a.partition < b.partition;
 }
 
+void sort_nearly_sorted(std::vector<QueueRecord>& q) {
+  constexpr std::size_t kMaxDescents = 32;  // beyond this, a full sort is cheaper than insertion
+  std::size_t descents = 0;
+  for (std::size_t i = 1; i < q.size() && descents <= kMaxDescents; ++i)
+    if (queue_before(q[i], q[i - 1])) ++descents;
+  if (descents == 0) return;
+  if (descents > kMaxDescents) {
+    std::sort(q.begin(), q.end(), queue_before);
+    return;
+  }
+  for (std::size_t i = 1; i < q.size(); ++i) {  // insertion sort: O(n + inversions)
+    if (!queue_before(q[i], q[i - 1])) continue;
+    auto rec = q[i];
+    std::size_t j = i;
+    for (; j > 0 && queue_before(rec, q[j - 1]); --j) q[j] = q[j - 1];
+    q[j] = rec;
+  }
+}
+
 std::vector<QueueRecord> build_job_queue(const sim::SimState& s) {
   std::vector<QueueRecord> q;
   q.reserve(s.pending.size());

@@ -20,12 +20,16 @@ struct QueueRecord {
   Seconds submit = 0;
   std::uint64_t id = 0;
   std::int32_t array_task = -1;
+  std::uint16_t part_index = 0;  // which of the job's requested partitions (index into SimJob::partitions)
 };
 
 /// Queue records of one pending job, one per requested partition (unsorted).
 void append_queue_records(const sim::SimState& state, std::uint32_t job, std::vector<QueueRecord>& out);
 /// Slurm's queue order (sort_job_queue2): true when `a` goes before `b`.
 bool queue_before(const QueueRecord& a, const QueueRecord& b);
+/// Sorts `queue` by queue_before, cheaply when it is nearly sorted already (few out-of-order neighbours,
+/// as after a priority recalculation that moved a few users' jobs).
+void sort_nearly_sorted(std::vector<QueueRecord>& queue);
 /// Builds the sorted queue of pending jobs (highest precedence first).
 std::vector<QueueRecord> build_job_queue(const sim::SimState& state);
 

@@ -135,27 +135,24 @@ void SlurmPolicy::on_queued(sim::SimState& s, std::uint32_t job) {
 }
 
 const std::vector<QueueRecord>& SlurmPolicy::sorted_queue(const sim::SimState& s) {
-  if (queue_stale_) {
-    queue_ = build_job_queue(s);
-    queued_since_.clear();
-    stale_records_ = 0;
-    queue_stale_ = false;
-    return queue_;
-  }
-  // Drop records of jobs that left the queue (when they are a quarter of it: the pass skips them
-  // anyway), then merge the newly queued ones in.
-  if (stale_records_ * 4 > queue_.size()) {
+  // Drop records of jobs that left the queue when they are a quarter of it (passes skip them anyway)
+  // or when the whole queue is re-sorted.
+  if (queue_stale_ || stale_records_ * 4 > queue_.size()) {
     std::erase_if(queue_,
                   [&](const QueueRecord& r) { return s.jobs[r.job].state != sim::SimJobState::kPending; });
     stale_records_ = 0;
   }
-  if (!queued_since_.empty()) {
-    std::sort(queued_since_.begin(), queued_since_.end(), queue_before);
-    const auto mid = queue_.size();
-    queue_.insert(queue_.end(), queued_since_.begin(), queued_since_.end());
-    std::inplace_merge(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(mid), queue_.end(),
-                       queue_before);
-    queued_since_.clear();
+  std::sort(queued_since_.begin(), queued_since_.end(), queue_before);
+  const auto mid = static_cast<std::ptrdiff_t>(queue_.size());
+  queue_.insert(queue_.end(), queued_since_.begin(), queued_since_.end());
+  queued_since_.clear();
+  if (queue_stale_) {
+    // Priorities were recalculated: refresh them in place; the order mostly holds, so re-sort cheaply.
+    for (auto& r : queue_) r.priority = s.jobs[r.job].part_priority[r.part_index];
+    sort_nearly_sorted(queue_);
+    queue_stale_ = false;
+  } else {
+    std::inplace_merge(queue_.begin(), queue_.begin() + mid, queue_.end(), queue_before);
   }
   return queue_;
 }

@@ -101,7 +101,7 @@ std::string jobs_csv(const ReplayResult& r, const Trace& trace) {
   std::string out =
       "job_id,user,account,partition,qos,submit,eligible,start,end,wait_s,state,nodes,alloc_cpus,priority_at_"
       "start,"
-      "started_by,pending_reasons,reject_reason\n";
+      "started_by,restarts,pending_reasons,reject_reason\n";
   for (const auto& j : r.state->jobs) {
     const auto& rec = trace.jobs[j.trace_index];
     const bool started = j.start != kUnsetTime;
@@ -112,35 +112,63 @@ std::string jobs_csv(const ReplayResult& r, const Trace& trace) {
     const std::string id =
         rec.array_task >= 0 ? fmt::format("{}_{}", rec.job_id, rec.array_task) : std::to_string(rec.job_id);
     out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{},{},\"{}\"\n", id, trace.user_name(rec),
+        "{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{},{},{},\"{}\"\n", id, trace.user_name(rec),
         j.assoc >= 0 ? r.site.associations[static_cast<std::size_t>(j.assoc)].account
                      : trace.account_name(rec),
         started ? r.site.partitions[j.run_partition].name : trace.partition_name(rec),
         j.state == sim::SimJobState::kRejected ? trace.qos_name(rec) : r.site.qos[j.qos].name, j.submit,
         j.eligible, started ? std::to_string(j.start) : "", j.end != kUnsetTime ? std::to_string(j.end) : "",
         started ? std::to_string(j.start - j.submit) : "", state, started ? nodelist(r, j) : "", j.alloc_cpus,
-        j.priority_at_start, to_string(j.started_by), reasons(j.reasons_seen), j.reject_reason);
+        j.priority_at_start, to_string(j.started_by), j.restarts, reasons(j.reasons_seen), j.reject_reason);
   }
   return out;
 }
 
 std::string jobs_sacct(const ReplayResult& r, const Trace& trace) {
-  Trace out = trace;  // same dictionaries; outcome fields replaced by the simulated ones
-  std::vector<std::string> nodes(out.jobs.size());
+  // Same dictionaries as the input; one record per run, as `sacct -D`: runs interrupted by preemption
+  // (state PREEMPTED) first, then the final one. Outcome fields are the simulated ones.
+  Trace out = trace;
+  out.jobs.clear();
+  std::vector<std::string> nodes;
+  const auto names = [&](const std::vector<std::uint32_t>& idx) {
+    std::vector<std::string> n;
+    for (auto i : idx) n.push_back(r.site.nodes[i].name);
+    return n.empty() ? std::string("None assigned") : compress_hostlist(n);
+  };
   for (const auto& j : r.state->jobs) {
-    auto& rec = out.jobs[j.trace_index];
+    const auto& input = trace.jobs[j.trace_index];
+    for (std::size_t k = 0; k < j.past_runs.size(); ++k) {
+      const auto& run = j.past_runs[k];
+      auto rec = input;
+      rec.submit = run.submit;
+      rec.eligible = run.eligible;
+      rec.start = run.start;
+      rec.end = run.end;
+      rec.alloc_cpus = run.alloc_cpus;
+      rec.started_by = run.started_by;
+      rec.priority = run.priority;
+      rec.restarts = static_cast<std::uint32_t>(k);
+      rec.state = JobState::kPreempted;
+      rec.partition = out.partitions.intern(r.site.partitions[run.partition].name);
+      out.jobs.push_back(rec);
+      nodes.push_back(names(run.nodes));
+    }
+    auto rec = input;
+    rec.submit = j.submit;
     rec.start = j.start;
     rec.end = j.end;
     rec.alloc_cpus = j.alloc_cpus;
     rec.started_by = j.started_by;
     rec.priority = j.priority_at_start;
     rec.eligible = j.eligible;
+    rec.restarts = j.restarts;
     rec.state = j.state == sim::SimJobState::kDone       ? j.end_state
                 : j.state == sim::SimJobState::kRunning  ? JobState::kRunning
                 : j.state == sim::SimJobState::kRejected ? JobState::kCancelled
                                                          : JobState::kPending;
     if (j.start != kUnsetTime) rec.partition = out.partitions.intern(r.site.partitions[j.run_partition].name);
-    nodes[j.trace_index] = j.start != kUnsetTime ? nodelist(r, j) : "None assigned";
+    out.jobs.push_back(rec);
+    nodes.push_back(j.start != kUnsetTime ? nodelist(r, j) : "None assigned");
   }
   return format_sacct_parsable(out, &nodes);
 }

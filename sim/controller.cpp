@@ -143,24 +143,70 @@ void Controller::start_job(std::uint32_t job, std::uint16_t partition, std::vect
     j.end = tick > 0 ? state_.origin + (due - state_.origin + tick - 1) / tick * tick : due;
     j.end_state = JobState::kTimeout;
   }
-  queue_.schedule(j.end, phase(EventPhase::kJobEnd), j.id, JobEnd{job});
+  j.end_event = queue_.schedule(j.end, phase(EventPhase::kJobEnd), j.id, JobEnd{job});
   changed_since_backfill_ = true;
   policy_.on_start(state_, job);
   for (auto* o : observers_) o->on_start(state_, job);
 }
 
 void Controller::handle(const JobEnd& e) {
-  auto& j = state_.jobs[e.job];
+  end_job(e.job);
+  if (state_.jobs[e.job].preempt == PreemptAction::kRequeue) requeue(e.job);
+}
+
+void Controller::end_job(std::uint32_t job) {
+  auto& j = state_.jobs[job];
   state_.cluster.release(j.request, j.alloc);
-  remove_slot(state_.running, state_.jobs, e.job);
+  remove_slot(state_.running, state_.jobs, job);
   j.state = SimJobState::kDone;
-  policy_.on_end(state_, e.job);
-  for (auto* o : observers_) o->on_end(state_, e.job);
+  j.end = state_.now;
+  policy_.on_end(state_, job);
+  for (auto* o : observers_) o->on_end(state_, job);
   changed_since_backfill_ = true;
   if (!end_pass_scheduled_) {
     end_pass_scheduled_ = true;
     queue_.schedule(state_.now, phase(EventPhase::kEndPass), 0, EndPass{});
   }
+}
+
+void Controller::preempt_job(std::uint32_t job, PreemptAction action, Seconds grace) {
+  auto& j = state_.jobs[job];
+  assert(j.state == SimJobState::kRunning && action != PreemptAction::kNone);
+  if (j.preempt != PreemptAction::kNone) return;  // already on its way out (in grace time)
+  j.preempt = action;
+  j.end_state = JobState::kPreempted;
+  const Seconds at = std::min(j.end, state_.now + std::max<Seconds>(0, grace));
+  queue_.cancel(j.end_event);
+  if (at <= state_.now) {
+    end_job(job);
+    if (action == PreemptAction::kRequeue) requeue(job);
+    return;
+  }
+  j.end = at;  // grace time: it goes on running until then
+  j.end_event = queue_.schedule(at, phase(EventPhase::kJobEnd), j.id, JobEnd{job});
+}
+
+void Controller::requeue(std::uint32_t job) {
+  // The interrupted run stays on record as PREEMPTED; the job pends again with a new submit time,
+  // eligible after the requeue delay, and its age restarts (spec §7.5).
+  auto& j = state_.jobs[job];
+  PastRun run{j.submit, j.eligible, j.start, j.end, j.run_partition, j.alloc_cpus, {}, j.priority_at_start, j.started_by};
+  for (const auto& a : j.alloc) run.nodes.push_back(a.node);
+  j.past_runs.push_back(std::move(run));
+  ++j.restarts;
+  j.alloc.clear();
+  j.alloc_cpus = 0;
+  j.start = j.end = kUnsetTime;
+  j.started_by = SchedulerPass::kUnknown;
+  j.end_state = JobState::kUnknown;
+  j.preempt = PreemptAction::kNone;
+  j.reason = PendingReason::kBeginTime;
+  j.submit = state_.now;
+  j.eligible = state_.now + options_.requeue_delay + 1;
+  j.state = SimJobState::kPending;
+  policy_.on_submit(state_, job);
+  ++future_submits_;
+  queue_.schedule(j.eligible, phase(EventPhase::kEligible), j.id, Eligible{job});
 }
 
 void Controller::handle(const EndPass&) {

@@ -35,6 +35,9 @@ class JobLauncher {
   /// Starts pending job `job` in `partition` on `alloc` now.
   virtual void start_job(std::uint32_t job, std::uint16_t partition, std::vector<NodeAlloc> alloc,
                          SchedulerPass pass) = 0;
+  /// Preempts running job `job`: after `grace` s (at once when 0) it ends as PREEMPTED, and with
+  /// kRequeue goes back to the queue (new submit time, eligible after the requeue delay, Restarts+1).
+  virtual void preempt_job(std::uint32_t job, PreemptAction action, Seconds grace) = 0;
 };
 
 /// What a scheduler plugs into the controller. All calls happen at state.now.
@@ -74,6 +77,7 @@ struct ControllerOptions {
   Seconds timeout_check_interval = 30;  // PERIODIC_TIMEOUT: limits are enforced on this tick
   Seconds decay_phase = 0;              // offset of the first decay tick after controller start (s)
   Seconds start_offset = 0;             // controller starts this long before the first submit (s)
+  Seconds requeue_delay = 120;  // a requeued job is eligible at now + this + 1 s (AuthInfo cred_expire)
   bool check_invariants = false;
   Seconds snapshot_at = kUnsetTime;  // absolute time at which on_snapshot fires
   std::function<void(const SimState&)> on_snapshot;
@@ -88,6 +92,7 @@ class Controller final : public JobLauncher {
 
   void start_job(std::uint32_t job, std::uint16_t partition, std::vector<NodeAlloc> alloc,
                  SchedulerPass pass) override;
+  void preempt_job(std::uint32_t job, PreemptAction action, Seconds grace) override;
 
  private:
   struct Submit {
@@ -116,6 +121,9 @@ class Controller final : public JobLauncher {
   void handle(const DecayTick&);
   void handle(const Snapshot&);
   void queue_job(std::uint32_t job);
+  /// Ends running job `job` now (its end event has fired or was cancelled).
+  void end_job(std::uint32_t job);
+  void requeue(std::uint32_t job);
   void request_pass();
   void schedule_background(Seconds at);
   void run_main(bool full, bool end_triggered);

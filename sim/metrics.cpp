@@ -100,7 +100,18 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
       ++m.rejected_by_reason[j.reject_reason];
       continue;
     }
-    m.first_submit = std::min(m.first_submit, j.submit);
+    const Seconds first_submit = j.past_runs.empty() ? j.submit : j.past_runs.front().submit;
+    m.first_submit = std::min(m.first_submit, first_submit);
+    const auto lost = [&](const std::string& part, Seconds start, Seconds end, std::uint32_t cpus) {
+      ++m.preemptions;
+      ++m.preemptions_by_partition[part];
+      ++m.preemptions_by_qos[state.site.qos[j.qos].name];
+      m.preempted_core_hours += static_cast<double>(end - start) * cpus / 3600.0;
+      cpu_seconds += static_cast<double>(end - start) * cpus;
+    };
+    for (const auto& run : j.past_runs) lost(state.site.partitions[run.partition].name, run.start, run.end, run.alloc_cpus);
+    if (j.end_state == JobState::kPreempted)  // cancelled by preemption: its only run was interrupted
+      lost(state.site.partitions[j.run_partition].name, j.start, j.end, j.alloc_cpus);
     if (j.start == kUnsetTime) {
       ++m.never_started;
       continue;
@@ -110,6 +121,7 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
       ++m.end_states[to_string(j.end_state)];
     else
       ++m.end_states["RUNNING"];
+    // Wait of the run that finished: from its (re)submission (a requeue resets Submit, as sacct shows).
     const double wait = static_cast<double>(j.start - j.submit);
     const double run =
         static_cast<double>(std::max<Seconds>(0, (j.end == kUnsetTime ? state.now : j.end) - j.start));
@@ -121,7 +133,7 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
       g->waits.push_back(wait);
       g->bslds.push_back(bsld);
     }
-    cpu_seconds += run * j.alloc_cpus;
+    if (j.end_state != JobState::kPreempted) cpu_seconds += run * j.alloc_cpus;
     acct_usage[top_account(state.site, acct)] += run * j.alloc_cpus;
     m.last_end = std::max(m.last_end, j.end == kUnsetTime ? state.now : j.end);
 
@@ -285,6 +297,9 @@ std::string metrics_to_json(const ReplayMetrics& m) {
   out += fmt::format("  \"first_submit\": {}, \"last_end\": {}, \"makespan_s\": {},\n", m.first_submit,
                      m.last_end, m.makespan);
   out += fmt::format("  \"utilisation\": {},\n", num(m.utilisation));
+  out += fmt::format("  \"preemption\": {{\"runs_interrupted\": {}, \"lost_core_hours\": {}, \"by_partition\": {}, \"by_qos\": {}}},\n",
+                     m.preemptions, num(m.preempted_core_hours), count_map_json(m.preemptions_by_partition),
+                     count_map_json(m.preemptions_by_qos));
   out += fmt::format("  \"queue_length\": {{\"mean\": {}, \"max\": {}, \"cdf\": {}}},\n",
                      num(m.mean_queue_length), m.max_queue_length,
                      array_json(m.queue_length_cdf, [](const auto& p) {

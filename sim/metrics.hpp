@@ -61,6 +61,9 @@ struct ReplayMetrics {
   std::vector<double> queue_series;                              // mean pending jobs per kSeriesBucket
   std::map<std::string, std::pair<double, double>>
       fairness;  // top-level account -> (usage share, target share)
+  std::uint64_t preemptions = 0;  // interrupted runs (each requeue or cancel by preemption)
+  std::map<std::string, std::uint64_t> preemptions_by_partition, preemptions_by_qos;
+  double preempted_core_hours = 0;  // work lost: CPU-hours of interrupted runs
   bool has_fidelity = false;
   FidelityStats fidelity;
 };

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/event_queue.hpp"
 #include "traces/job_record.hpp"
 
 namespace slurmtwin::sim {
@@ -35,6 +36,9 @@ enum class PendingReason : std::uint8_t {
 };
 const char* to_string(PendingReason reason);
 
+/// What preemption does to a victim (spec §7.4): end it (CANCEL) or put it back in the queue (REQUEUE).
+enum class PreemptAction : std::uint8_t { kNone, kCancel, kRequeue };
+
 /// Resource needs of a job on each node it uses (cons_tres view).
 struct NodeRequest {
   std::uint32_t min_nodes = 1;
@@ -54,6 +58,19 @@ struct NodeAlloc {
   std::uint32_t node = 0;
   std::uint32_t cpus = 0;
   std::int64_t mem_mb = 0;
+};
+
+/// A run of a job that was interrupted by preemption (requeued afterwards), as `sacct -D` shows it.
+struct PastRun {
+  Seconds submit = kUnsetTime;
+  Seconds eligible = kUnsetTime;
+  Seconds start = kUnsetTime;
+  Seconds end = kUnsetTime;
+  std::uint16_t partition = 0;
+  std::uint32_t alloc_cpus = 0;
+  std::vector<std::uint32_t> nodes;
+  std::uint32_t priority = 0;
+  SchedulerPass started_by = SchedulerPass::kUnknown;
 };
 
 struct SimJob {
@@ -88,6 +105,11 @@ struct SimJob {
   double billing = 0;                 // billable TRES, cached at start
   Seconds last_charged = kUnsetTime;  // usage charged up to here
   std::string reject_reason;
+  // preemption
+  std::uint32_t restarts = 0;            // times requeued
+  std::vector<PastRun> past_runs;        // interrupted runs, oldest first
+  PreemptAction preempt = PreemptAction::kNone;  // what happens at `end` when it was preempted with grace
+  EventId end_event;                     // pending end (cancelled when preemption moves it)
   std::uint32_t slot = 0;  // position in SimState::pending or ::running (controller bookkeeping)
 };
 

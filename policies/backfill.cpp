@@ -167,7 +167,8 @@ class Planner {
                               const Words& avail, Seconds start_res, Seconds later_start, bool now_only) {
     const auto& r = job.request;
     const auto& usable_now = usable_for(r);
-    std::vector<bool> mask(s_.cluster.nodes().size(), false);
+    auto& mask = mask_;
+    mask.assign(s_.cluster.nodes().size(), false);
     std::uint64_t sum = 0;
     std::uint32_t nodes = 0;
     for (auto n : candidates)
@@ -184,8 +185,10 @@ class Planner {
       if (now_only) return std::nullopt;
     }
     // Future test: release running jobs in planned-end order and try again.
-    std::vector<std::uint32_t> usable(usable_now.begin(), usable_now.end());
-    std::vector<std::size_t> applied;
+    auto& usable = usable_;
+    usable.assign(usable_now.begin(), usable_now.end());
+    auto& applied = applied_;
+    applied.clear();
     const auto apply = [&](std::size_t i) {
       const auto& rj = s_.jobs[releases_[i].job];
       future_.release(rj.request, rj.alloc);
@@ -277,6 +280,9 @@ class Planner {
     std::vector<std::uint32_t> usable;  // per node: CPUs the request could use now
   };
   std::map<ShapeKey, Shape> usable_now_;
+  std::vector<bool> mask_;             // scratch: candidate nodes of the current test
+  std::vector<std::uint32_t> usable_;  // scratch: usable CPUs per node during a future test
+  std::vector<std::size_t> applied_;   // scratch: releases applied during a future test
   Seconds kill_wait_ = 30;
   Seconds over_time_limit_ = 0;
 };
@@ -311,6 +317,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
   std::vector<std::uint32_t> part_count(s.site.partitions.size(), 0);
   std::map<std::pair<std::uint32_t, std::uint16_t>, std::uint32_t> user_part_count;
   std::map<std::uint32_t, Seconds> planned_start;  // jobs given a start estimate in this cycle
+  Words avail, chosen;                             // scratch
 
   for (const auto& rec : queue) {
     if (stats.tested >= max_test) break;
@@ -348,15 +355,19 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       const Seconds end_time = std::max(start_res, now) + limit;
       // Nodes of the partition free of reservations over [start_res, end_time], and the next time
       // at which more of them become free.
-      Words avail = part_mask[rec.partition];
+      avail = part_mask[rec.partition];
       const auto& slots = map.slots();
       for (auto k = map.first_ending_after(start_res); k < slots.size(); ++k) {
         if (later_start == 0 && k + 1 < slots.size()) {
-          Words next = part_mask[rec.partition];
-          and_with(next, slots[k + 1].avail);
-          Words cur = avail;
-          and_with(cur, slots[k].avail);
-          if (!subset(next, cur)) later_start = slots[k].end;
+          // More nodes free in the next slot than in this one: (part & next) not within (avail & this).
+          const auto& pm = part_mask[rec.partition];
+          const auto& nx = slots[k + 1].avail;
+          const auto& th = slots[k].avail;
+          for (std::size_t w = 0; w < pm.size(); ++w)
+            if ((pm[w] & nx[w] & ~(avail[w] & th[w])) != 0) {
+              later_start = slots[k].end;
+              break;
+            }
         }
         if (slots[k].begin <= end_time) {
           and_with(avail, slots[k].avail);
@@ -379,7 +390,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
         if (can_retry) continue;
         break;
       }
-      Words chosen((node_count + 63) / 64, 0);
+      chosen.assign((node_count + 63) / 64, 0);
       for (const auto& a : fit->alloc) put(chosen, a.node);
       auto [start_q, end_q] = slot_time(fit->start, limit, res);
       if (fit->start > now && map.overlaps(start_q, end_q, chosen)) {

@@ -39,6 +39,7 @@ SlurmPolicy::SlurmPolicy(const Site& site, SlurmPolicyOptions options)
       reset_period_(parse_usage_reset_period(site.scheduler.usage_reset_period)),
       billing_mode_(billing_mode(site.scheduler.priority_flags)),
       main_(site.scheduler.params),
+      backfill_(site.scheduler.params),
       tree_(site),
       qos_usage_(make_qos_usage(site)) {
   for (const auto& a : site.associations)
@@ -211,6 +212,12 @@ void SlurmPolicy::decay_tick(sim::SimState& s) {
 
 void SlurmPolicy::main_pass(sim::SimState& s, sim::JobLauncher& launcher, bool full) {
   main_.run(s, launcher, full, sorted_queue(s));
+}
+
+bool SlurmPolicy::backfill_pass(sim::SimState& s, sim::JobLauncher& launcher) {
+  if (site_.scheduler.scheduler_type != "sched/backfill") return false;
+  last_backfill_ = backfill_.run(s, launcher, sorted_queue(s));
+  return true;
 }
 
 }  // namespace slurmtwin::policies

@@ -1,10 +1,11 @@
 #pragma once
 // Slurm's scheduling as one policy for the controller: multifactor priority, fair-share usage with
-// decay (Fair Tree or classic), QOS/partition limits and the main scheduling pass. Backfill and
-// preemption plug in here as they are built.
+// decay (Fair Tree or classic), QOS/partition limits, the main scheduling pass and sched/backfill.
+// Preemption plugs in here as it is built.
 #include <vector>
 
 #include "policies/assoc_tree.hpp"
+#include "policies/backfill.hpp"
 #include "policies/fair_tree.hpp"
 #include "policies/main_scheduler.hpp"
 #include "policies/priority.hpp"
@@ -28,8 +29,12 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   void on_end(sim::SimState& state, std::uint32_t job) override;
   void decay_tick(sim::SimState& state) override;
   void main_pass(sim::SimState& state, sim::JobLauncher& launcher, bool full) override;
+  /// One sched/backfill cycle; false (backfill off) when SchedulerType is not sched/backfill.
+  bool backfill_pass(sim::SimState& state, sim::JobLauncher& launcher) override;
 
   const AssocTree& assoc_tree() const { return tree_; }
+  /// What the last backfill cycle did.
+  const BackfillStats& last_backfill() const { return last_backfill_; }
   const std::vector<QosUsage>& qos_usage() const { return qos_usage_; }
   /// Every factor of one pending job's priority in its k-th partition, as sprio -l shows it.
   PriorityFactors factors(const sim::SimState& state, std::uint32_t job, std::size_t k) const;
@@ -51,6 +56,8 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   UsageResetPeriod reset_period_;
   BillingMode billing_mode_;
   MainScheduler main_;
+  Backfill backfill_;
+  BackfillStats last_backfill_;
   AssocTree tree_;
   std::vector<QosUsage> qos_usage_;
   std::vector<AssocIndex> tree_index_;       // site association index -> tree node

@@ -114,7 +114,9 @@ TEST_CASE("a limited pass examines default_queue_depth + 1 records; the rest wai
   // One node with 4 CPUs, four 1-CPU jobs submitted at t=0, default_queue_depth=1.
   // Slurm stops a limited pass when `depth++ > default_queue_depth`: records 0 and 1 are examined
   // at t=3, so J1 and J2 start then; J3 and J4 start in the full pass at t=60 (sched_interval).
+  // sched/builtin: no backfill cycle (at t=30 it would start J3 and J4, which fit now).
   auto site = small_site(1, 4);
+  site.scheduler.scheduler_type = "sched/builtin";
   site.scheduler.params.default_queue_depth = 1;
   const auto r =
       replay(site, make_trace({{0, 1, 1, 1000}, {0, 1, 1, 1000}, {0, 1, 1, 1000}, {0, 1, 1, 1000}}));

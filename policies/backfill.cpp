@@ -1,0 +1,428 @@
+#include "policies/backfill.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include "policies/limits.hpp"
+#include "policies/node_select.hpp"
+
+namespace slurmtwin::policies {
+namespace {
+
+constexpr Seconds kYear = 365 * 86400;  // planning length of an unlimited time limit (s)
+constexpr Seconds kWillRunWindow = 30;  // first will-run time window (s), cons_tres time_window
+
+// ---- node bitsets -------------------------------------------------------------------------------
+
+using Words = std::vector<std::uint64_t>;
+
+bool has(const Words& w, std::uint32_t n) {
+  return ((w[n >> 6] >> (n & 63)) & 1u) != 0;
+}
+void put(Words& w, std::uint32_t n) {
+  w[n >> 6] |= std::uint64_t{1} << (n & 63);
+}
+std::uint32_t count(const Words& w) {
+  std::uint32_t c = 0;
+  for (auto x : w) c += static_cast<std::uint32_t>(std::popcount(x));
+  return c;
+}
+/// Every node of `a` is in `b`.
+bool subset(const Words& a, const Words& b) {
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if ((a[i] & ~b[i]) != 0) return false;
+  return true;
+}
+void and_with(Words& a, const Words& b) {
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] &= b[i];
+}
+
+// ---- node-space map -----------------------------------------------------------------------------
+
+struct Slot {
+  Seconds begin = 0;
+  Seconds end = 0;
+  Words avail;  // nodes not reserved for pending jobs during [begin, end)
+};
+
+/// Slurm's node_space table as a sorted, contiguous vector of slots.
+class NodeSpace {
+ public:
+  NodeSpace(Seconds begin, Seconds end, std::size_t nodes) {
+    Slot s{begin, std::max(end, begin + 1), Words((nodes + 63) / 64, 0)};
+    for (std::uint32_t n = 0; n < nodes; ++n) put(s.avail, n);
+    slots_.push_back(std::move(s));
+  }
+  const std::vector<Slot>& slots() const { return slots_; }
+  Seconds begin() const { return slots_.front().begin; }
+  Seconds end() const { return slots_.back().end; }
+
+  /// Index of the first slot ending after `t` (slots_.size() if none).
+  std::size_t first_ending_after(Seconds t) const {
+    auto it =
+        std::upper_bound(slots_.begin(), slots_.end(), t, [](Seconds v, const Slot& s) { return v < s.end; });
+    return static_cast<std::size_t>(it - slots_.begin());
+  }
+
+  /// Some node of `nodes` is reserved during part of [start, end) (_test_resv_overlap).
+  bool overlaps(Seconds start, Seconds end, const Words& nodes) const {
+    for (auto k = first_ending_after(start); k < slots_.size() && slots_[k].begin < end; ++k)
+      if (!subset(nodes, slots_[k].avail)) return true;
+    return false;
+  }
+
+  /// Reserves `nodes` during [start, end) (_add_reservation): at least one resolution long, clipped
+  /// to the map; adjacent slots left identical are merged.
+  void add(Seconds start, Seconds end, Seconds resolution, const Words& nodes) {
+    start = std::max(start, begin());
+    end = std::min(std::max(end, start + resolution), this->end());
+    if (start >= end) return;
+    split(start);
+    split(end);
+    for (auto k = first_ending_after(start); k < slots_.size() && slots_[k].begin < end; ++k)
+      for (std::size_t i = 0; i < nodes.size(); ++i) slots_[k].avail[i] &= ~nodes[i];
+    merge_at(first_ending_after(end - 1) + 1);  // slot after the reservation with its last slot
+    merge_at(first_ending_after(start));        // first reserved slot with the one before it
+  }
+
+ private:
+  void split(Seconds t) {
+    auto k = first_ending_after(t);
+    if (k >= slots_.size() || slots_[k].begin >= t) return;
+    Slot tail = slots_[k];
+    tail.begin = t;
+    slots_[k].end = t;
+    slots_.insert(slots_.begin() + static_cast<std::ptrdiff_t>(k) + 1, std::move(tail));
+  }
+  // Merges slot k into slot k-1 when their nodes are the same.
+  void merge_at(std::size_t k) {
+    if (k == 0 || k >= slots_.size() || slots_[k - 1].avail != slots_[k].avail) return;
+    slots_[k - 1].end = slots_[k].end;
+    slots_.erase(slots_.begin() + static_cast<std::ptrdiff_t>(k));
+  }
+
+  std::vector<Slot> slots_;
+};
+
+// ---- running jobs' planned releases and the will-run test ----------------------------------------
+
+struct Release {
+  Seconds end;  // planned end: start + time limit (s)
+  std::uint32_t job;
+};
+
+bool release_before(const Release& a, const Release& b) {
+  return a.end != b.end ? a.end < b.end : a.job < b.job;
+}
+
+/// What makes two requests use nodes alike (select_nodes' usable_cpus depends on nothing else).
+using ShapeKey = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::int64_t, std::int64_t,
+                            std::vector<std::int64_t>, bool, std::uint32_t>;
+ShapeKey shape_key(const sim::NodeRequest& r) {
+  return {r.total_cpus,     r.cpus_per_task, r.cpus_per_node, r.mem_per_node_mb,
+          r.mem_per_cpu_mb, r.gres_per_node, r.exclusive,     r.features};
+}
+std::uint32_t per_node_ask(const sim::NodeRequest& r) {
+  return r.cpus_per_node > 0 ? r.cpus_per_node : r.total_cpus;
+}
+
+struct Fit {
+  Seconds start = 0;
+  std::vector<sim::NodeAlloc> alloc;
+};
+
+/// Everything one cycle plans with: a copy of the cluster where planned releases are applied and
+/// undone, the releases in planned-end order, and per-shape usable-CPU caches.
+class Planner {
+ public:
+  explicit Planner(const sim::SimState& s) : s_(s), future_(s.cluster) {
+    const auto& sc = s.site.scheduler;
+    for (auto ji : s.running) {
+      const auto& j = s.jobs[ji];
+      releases_.push_back({j.time_limit == kUnlimited ? j.start + kYear : j.start + j.time_limit, ji});
+    }
+    std::sort(releases_.begin(), releases_.end(), release_before);
+    kill_wait_ = sc.kill_wait;
+    over_time_limit_ = sc.over_time_limit;
+  }
+
+  /// A job was started now on `alloc` (state.cluster already updated): mirror it in the plan.
+  void started(std::uint32_t ji) {
+    const auto& j = s_.jobs[ji];
+    future_.allocate(j.request, j.alloc);
+    const Release r{j.time_limit == kUnlimited ? s_.now + kYear : s_.now + j.time_limit, ji};
+    releases_.insert(std::upper_bound(releases_.begin(), releases_.end(), r, release_before), r);
+    for (auto& [key, shape] : usable_now_)
+      for (const auto& a : j.alloc)
+        shape.usable[a.node] = future_.usable_cpus(a.node, shape.request, per_node_ask(shape.request));
+  }
+
+  /// Slurm's will-run test of `job` on nodes `avail` of `candidates`, no earlier than `start_res`
+  /// and, when `later_start` is set, with no running job ending after it; `now_only`: fail unless it
+  /// fits now (TEST_NOW_ONLY). The start is max(estimate, start_res).
+  std::optional<Fit> will_run(const sim::SimJob& job, const std::vector<std::uint32_t>& candidates,
+                              const Words& avail, Seconds start_res, Seconds later_start, bool now_only) {
+    const auto& r = job.request;
+    const auto& usable_now = usable_for(r);
+    auto& mask = mask_;
+    mask.assign(s_.cluster.nodes().size(), false);
+    std::uint64_t sum = 0;
+    std::uint32_t nodes = 0;
+    for (auto n : candidates)
+      if (has(avail, n)) {
+        mask[n] = true;
+        sum += usable_now[n];
+        nodes += usable_now[n] > 0 ? 1 : 0;
+      }
+    const auto enough = [&] { return nodes >= r.min_nodes && sum >= r.total_cpus; };
+    const Seconds now = s_.now;
+    if (start_res <= now) {
+      if (enough())
+        if (auto a = select_nodes(future_, r, candidates, mask)) return Fit{now, std::move(*a)};
+      if (now_only) return std::nullopt;
+    }
+    // Future test: release running jobs in planned-end order and try again.
+    auto& usable = usable_;
+    usable.assign(usable_now.begin(), usable_now.end());
+    auto& applied = applied_;
+    applied.clear();
+    const auto apply = [&](std::size_t i) {
+      const auto& rj = s_.jobs[releases_[i].job];
+      future_.release(rj.request, rj.alloc);
+      applied.push_back(i);
+      for (const auto& a : rj.alloc) {
+        if (!mask[a.node]) continue;
+        const auto u = future_.usable_cpus(a.node, r, per_node_ask(r));
+        sum = sum + u - usable[a.node];
+        nodes = nodes + (u > 0 ? 1 : 0) - (usable[a.node] > 0 ? 1 : 0);
+        usable[a.node] = u;
+      }
+    };
+    const auto overlaps_avail = [&](std::size_t i) {
+      for (const auto& a : s_.jobs[releases_[i].job].alloc)
+        if (mask[a.node]) return true;
+      return false;
+    };
+    std::optional<Fit> fit;
+    std::size_t i = 0;
+    if (start_res > now) {
+      for (; i < releases_.size() && releases_[i].end <= start_res; ++i)
+        if (overlaps_avail(i)) apply(i);
+      if (enough())
+        if (auto a = select_nodes(future_, r, candidates, mask)) fit = Fit{start_res, std::move(*a)};
+    }
+    Seconds window_end = 0;
+    Seconds window = kWillRunWindow;
+    bool more = true;
+    while (!fit && more) {
+      std::optional<std::size_t> last;
+      while (true) {
+        if (i >= releases_.size() || (later_start > 0 && releases_[i].end > later_start)) {
+          more = false;
+          break;
+        }
+        const auto k = i++;
+        if (!overlaps_avail(k)) continue;
+        if (window_end == 0)
+          window_end = releases_[k].end + (kWillRunWindow - releases_[k].end % kWillRunWindow);
+        last = k;
+        apply(k);
+        if (i >= releases_.size()) {
+          more = false;
+          break;
+        }
+        if (releases_[i].end > window_end + window) break;
+      }
+      if (!last) break;
+      if (enough())
+        if (auto a = select_nodes(future_, r, candidates, mask)) {
+          const auto& rel = releases_[*last];
+          fit = Fit{std::max(start_res, rel.end <= now ? guess_end(rel) : rel.end), std::move(*a)};
+          break;
+        }
+      do window *= 2;
+      while (i < releases_.size() && releases_[i].end > window_end + window);
+    }
+    for (auto it = applied.rbegin(); it != applied.rend(); ++it) {
+      const auto& rj = s_.jobs[releases_[*it].job];
+      future_.allocate(rj.request, rj.alloc);
+    }
+    return fit;
+  }
+
+ private:
+  // cons_tres _guess_job_end for a job already past its planned end.
+  Seconds guess_end(const Release& rel) const {
+    const auto& j = s_.jobs[rel.job];
+    const Seconds part_over = s_.site.partitions[j.run_partition].over_time_limit;
+    const Seconds over = part_over > 0 ? part_over : over_time_limit_;
+    return std::max(rel.end + kill_wait_ + over, s_.now + 1);
+  }
+
+  const std::vector<std::uint32_t>& usable_for(const sim::NodeRequest& r) {
+    auto key = shape_key(r);
+    auto it = usable_now_.find(key);
+    if (it != usable_now_.end()) return it->second.usable;
+    Shape shape{r, std::vector<std::uint32_t>(future_.nodes().size())};
+    for (std::uint32_t n = 0; n < shape.usable.size(); ++n)
+      shape.usable[n] = future_.usable_cpus(n, r, per_node_ask(r));
+    return usable_now_.emplace(std::move(key), std::move(shape)).first->second.usable;
+  }
+
+  const sim::SimState& s_;
+  sim::ClusterState future_;
+  std::vector<Release> releases_;
+  struct Shape {
+    sim::NodeRequest request;
+    std::vector<std::uint32_t> usable;  // per node: CPUs the request could use now
+  };
+  std::map<ShapeKey, Shape> usable_now_;
+  std::vector<bool> mask_;             // scratch: candidate nodes of the current test
+  std::vector<std::uint32_t> usable_;  // scratch: usable CPUs per node during a future test
+  std::vector<std::size_t> applied_;   // scratch: releases applied during a future test
+  Seconds kill_wait_ = 30;
+  Seconds over_time_limit_ = 0;
+};
+
+// Slurm _set_slot_time: reservation quantized to bf_resolution.
+std::pair<Seconds, Seconds> slot_time(Seconds start, Seconds limit, Seconds res) {
+  const Seconds end = start + limit;
+  if (res <= 1) return {start, end};
+  return {start / res * res, (end + res - 1) / res * res};
+}
+
+}  // namespace
+
+BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
+                            const std::vector<QueueRecord>& queue) const {
+  BackfillStats stats;
+  const Seconds now = s.now;
+  const Seconds res = std::max<Seconds>(1, params_.bf_resolution);
+  const Seconds window = std::max<Seconds>(60, params_.bf_window);
+  const std::size_t node_count = s.cluster.nodes().size();
+  const std::uint32_t max_test = params_.bf_max_job_test;
+  const std::size_t max_slots = max_test;  // bf_node_space_size defaults to bf_max_job_test
+  NodeSpace map(now / res * res, (now + window) / res * res, node_count);
+  const Seconds window_end = now + window;
+  Planner plan(s);
+
+  std::vector<Words> part_mask(s.site.partitions.size(), Words((node_count + 63) / 64, 0));
+  for (std::size_t p = 0; p < part_mask.size() && p < s.partition_nodes.size(); ++p)
+    for (auto n : s.partition_nodes[p]) put(part_mask[p], n);
+
+  std::map<std::uint32_t, std::uint32_t> user_count;
+  std::vector<std::uint32_t> part_count(s.site.partitions.size(), 0);
+  std::map<std::pair<std::uint32_t, std::uint16_t>, std::uint32_t> user_part_count;
+  std::map<std::uint32_t, Seconds> planned_start;  // jobs given a start estimate in this cycle
+  Words avail, chosen;                             // scratch
+
+  for (const auto& rec : queue) {
+    if (stats.tested >= max_test) break;
+    auto& j = s.jobs[rec.job];
+    if (j.state != sim::SimJobState::kPending) continue;
+    j.priority = rec.priority;
+    if (check_limits(s, j, rec.partition) != sim::PendingReason::kNone) continue;
+    const bool no_reserve =
+        (params_.bf_min_prio_reserve > 0 &&
+         static_cast<std::int64_t>(rec.priority) < params_.bf_min_prio_reserve) ||
+        (params_.bf_min_age_reserve > 0 && now - j.eligible < params_.bf_min_age_reserve) ||
+        (params_.bf_one_resv_per_job && planned_start.contains(rec.job));
+    // Per-cycle counters of examined records (bf_max_job_user, _part, _user_part).
+    auto& uc = user_count[j.user];
+    auto& pc = part_count[rec.partition];
+    auto& upc = user_part_count[{j.user, rec.partition}];
+    if ((params_.bf_max_job_user > 0 && uc >= params_.bf_max_job_user) ||
+        (params_.bf_max_job_part > 0 && pc >= params_.bf_max_job_part) ||
+        (params_.bf_max_job_user_part > 0 && upc >= params_.bf_max_job_user_part))
+      continue;
+    ++uc;
+    ++pc;
+    ++upc;
+    ++stats.examined;
+
+    const Seconds limit = j.time_limit == kUnlimited ? kYear : j.time_limit;
+    const auto& candidates = s.partition_nodes[rec.partition];
+    bool counted = false;
+    Seconds later_start = now;  // TRY_LATER target; the first attempt is at now
+    bool stop_cycle = false;
+    while (true) {  // TRY_LATER
+      const Seconds start_res = later_start;
+      later_start = 0;
+      if (start_res > window_end) break;
+      const Seconds end_time = std::max(start_res, now) + limit;
+      // Nodes of the partition free of reservations over [start_res, end_time], and the next time
+      // at which more of them become free.
+      avail = part_mask[rec.partition];
+      const auto& slots = map.slots();
+      for (auto k = map.first_ending_after(start_res); k < slots.size(); ++k) {
+        if (later_start == 0 && k + 1 < slots.size()) {
+          // More nodes free in the next slot than in this one: (part & next) not within (avail & this).
+          const auto& pm = part_mask[rec.partition];
+          const auto& nx = slots[k + 1].avail;
+          const auto& th = slots[k].avail;
+          for (std::size_t w = 0; w < pm.size(); ++w)
+            if ((pm[w] & nx[w] & ~(avail[w] & th[w])) != 0) {
+              later_start = slots[k].end;
+              break;
+            }
+        }
+        if (slots[k].begin <= end_time) {
+          and_with(avail, slots[k].avail);
+        } else {
+          if (later_start == 0 && k + 2 < slots.size()) later_start = slots[k + 1].end;
+          break;
+        }
+      }
+      const bool can_retry = later_start > 0 && !no_reserve;
+      if (count(avail) < j.request.min_nodes) {
+        if (can_retry) continue;
+        break;
+      }
+      if (!counted) {
+        ++stats.tested;
+        counted = true;
+      }
+      auto fit = plan.will_run(j, candidates, avail, start_res, later_start, no_reserve);
+      if (!fit) {
+        if (can_retry) continue;
+        break;
+      }
+      chosen.assign((node_count + 63) / 64, 0);
+      for (const auto& a : fit->alloc) put(chosen, a.node);
+      auto [start_q, end_q] = slot_time(fit->start, limit, res);
+      if (fit->start > now && map.overlaps(start_q, end_q, chosen)) {
+        later_start = fit->start + (fit->start == start_res ? res : 0);
+        continue;
+      }
+      if (fit->start <= now) {
+        launcher.start_job(rec.job, rec.partition, std::move(fit->alloc), SchedulerPass::kBackfill);
+        plan.started(rec.job);
+        ++stats.started;
+        if (params_.bf_max_job_start > 0 && stats.started >= params_.bf_max_job_start) stop_cycle = true;
+        if (stats.tested >= max_test) stop_cycle = true;
+        break;
+      }
+      if (later_start > 0 && fit->start > later_start && !no_reserve) continue;
+      planned_start.try_emplace(rec.job, fit->start);
+      stats.planned.push_back({rec.job, fit->start, false});
+      if (no_reserve) break;                 // expected start known, no reservation
+      if (fit->start > now + window) break;  // beyond bf_window: no reservation
+      if (map.slots().size() >= max_slots) {
+        stop_cycle = true;
+        break;
+      }
+      map.add(start_q, end_q, res, chosen);
+      stats.planned.back().reserved = true;
+      ++stats.reserved;
+      break;
+    }
+    if (stop_cycle) break;
+  }
+  stats.slots = static_cast<std::uint32_t>(map.slots().size());
+  return stats;
+}
+
+}  // namespace slurmtwin::policies

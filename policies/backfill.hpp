@@ -1,0 +1,64 @@
+#pragma once
+// sched/backfill (spec §6): one backfill cycle at state.now over the sorted queue.
+//
+// Design. Two structures model the future, as in Slurm:
+//  * Running jobs are NOT in the node-space map. Their future release is a list sorted by planned end
+//    (start + time limit; never the real runtime). A will-run test releases them, in Slurm's growing
+//    time windows (30, 60, 120, ... s from the first overlapping end rounded up to 30 s), from a copy of
+//    the cluster's per-node free CPUs/memory/GRES, and asks select_nodes whether the job fits; the start
+//    estimate is the planned end of the last job released (a job already past its limit: end + KillWait
+//    + OverTimeLimit, at least now + 1, as cons_tres _guess_job_end). The copy is restored after each
+//    test. Per request shape, each node's usable CPUs now are cached for the cycle (updated when backfill
+//    starts a job) so that a test is a sum over the candidate nodes, and select_nodes runs only when
+//    enough CPUs and nodes are usable (a necessary condition of its success).
+//  * Pending jobs given a future start get whole-node reservations in the node-space map: a sorted,
+//    contiguous list of time slots [begin, end) covering [floor(now/res)*res, floor((now+bf_window)/res)
+//    *res), each with a bitset of nodes not reserved. Reservations are quantized to bf_resolution
+//    (_set_slot_time) and clipped to the window; the map holds at most bf_node_space_size
+//    (= bf_max_job_test) slots, after which the cycle stops.
+// A job may start now only on nodes free of reservations over [now, now + its time limit], so it can
+// never delay an earlier-ordered job's reservation.
+//
+// Approximations (documented in docs/simulator.md): passes take no simulated time (bf_max_time,
+// yields and bf_continue have no effect); bf_busy_nodes does not change node choice; array tasks are
+// separate jobs (bf_max_job_array_resv unused); no advanced reservations, licenses, --time-min,
+// node features requiring reboot, preemption or exclusive-user filtering.
+#include <cstdint>
+#include <vector>
+
+#include "policies/main_scheduler.hpp"
+#include "sim/controller.hpp"
+#include "sim/sim_state.hpp"
+
+namespace slurmtwin::policies {
+
+/// A pending job's expected start computed by a cycle (squeue --start).
+struct PlannedStart {
+  std::uint32_t job = 0;  // index into SimState::jobs
+  Seconds start = 0;      // expected start (s, absolute)
+  bool reserved = false;  // whole-node reservation added to the node-space map
+};
+
+/// What one backfill cycle did (counts, as Slurm's sdiag reports them).
+struct BackfillStats {
+  std::uint32_t examined = 0;         // records that passed limits and the bf_max_job_user/part counters
+  std::uint32_t tested = 0;           // job_test_cnt: jobs that reached the will-run test (bf_max_job_test)
+  std::uint32_t started = 0;          // jobs started now by this cycle
+  std::uint32_t reserved = 0;         // reservations added to the node-space map
+  std::uint32_t slots = 0;            // node-space map records at the end of the cycle
+  std::vector<PlannedStart> planned;  // future starts found, in queue order
+};
+
+class Backfill {
+ public:
+  explicit Backfill(const SchedulerParameters& params) : params_(params) {}
+  /// Runs one cycle at state.now over `queue` (sorted by queue_before; records of jobs no longer
+  /// pending are skipped); starts jobs through `launcher` with SchedulerPass::kBackfill.
+  BackfillStats run(sim::SimState& state, sim::JobLauncher& launcher,
+                    const std::vector<QueueRecord>& queue) const;
+
+ private:
+  const SchedulerParameters& params_;
+};
+
+}  // namespace slurmtwin::policies

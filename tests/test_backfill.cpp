@@ -1,0 +1,372 @@
+// Golden scenarios for sched/backfill (spec §6) on hand-made clusters, plus the ub_medium week.
+// Every expected time is computed by hand from Slurm's rules and explained next to its check.
+//
+// Common facts used below (all times are offsets from kT0, the first submit = controller start):
+//  * kT0 is a multiple of 60, so bf_resolution (60 s) and the will-run 30 s windows align with offsets.
+//  * Main scheduler: the first limited pass runs at t=3 (batch_sched_delay after the submits at 0), a
+//    full pass every 60 s, and a limited pass right after each job end.
+//  * Backfill: first cycle at bf_interval (30 s); the next one bf_interval after the previous ended,
+//    only if something changed (a submit, start or end); re-checked every second otherwise.
+//  * A running job's planned end is start + time limit; backfill reserves whole nodes from
+//    floor(start/60)*60 to ceil((start + limit)/60)*60.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "experiments/replay.hpp"
+#include "experiments/site_options.hpp"
+#include "policies/slurm_policy.hpp"
+#include "sim/controller.hpp"
+#include "sim/job_resolver.hpp"
+#include "test_support.hpp"
+#include "traces/hostlist.hpp"
+#include "traces/trace_io.hpp"
+
+using namespace slurmtwin;
+
+namespace {
+
+constexpr Seconds kT0 = 1'700'000'040;  // a multiple of 60
+
+// `nodes` nodes with `cpus` CPUs and 1000 MB each, one partition "p" over all of them with
+// DefMemPerCPU=100; all priority weights 0 (every priority is 1: FIFO by submit time, then job id).
+Site small_site(std::uint32_t nodes, std::uint32_t cpus) {
+  Site s;
+  s.cluster_name = "test";
+  for (const auto& name : expand_hostlist(fmt::format("n[1-{}]", nodes))) {
+    Node n;
+    n.name = name;
+    n.cpus = cpus;
+    n.cores_per_socket = cpus;
+    n.real_memory_mb = 1000;
+    s.nodes.push_back(n);
+  }
+  Partition p;
+  p.name = std::string(1, 'p');  // (not = "p": works around a GCC 12 -Wrestrict false positive)
+  p.is_default = true;
+  for (const auto& n : s.nodes) p.nodes.push_back(n.name);
+  p.def_mem_per_cpu_mb = 100;
+  s.partitions.push_back(p);
+  Qos normal;
+  normal.name = "normal";
+  s.qos.push_back(normal);
+  s.accounts.push_back({"root", "", {1, false}, 0, {}, "", {}});
+  s.accounts.push_back({"acct", "root", {1, false}, 0, {}, "", {}});
+  for (const char* u : {"alice", "bob"}) {
+    s.users.push_back({u, "acct", "None"});
+    s.associations.push_back({u, "acct", "", {1, false}, 0, {}, "", {}});
+  }
+  return s;
+}
+
+struct JobSpec {
+  Seconds submit = 0;       // offset from kT0
+  std::uint32_t nodes = 1;  // requested nodes
+  std::uint32_t cpus = 1;   // total tasks (1 CPU each)
+  Seconds runtime = 100;
+  Seconds limit = 3600;
+  const char* user = "alice";
+};
+
+Trace make_trace(const std::vector<JobSpec>& specs) {
+  Trace t;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const auto& s = specs[i];
+    JobRecord j;
+    j.job_id = i + 1;
+    j.user = t.users.intern(s.user);
+    j.account = t.accounts.intern("acct");
+    j.partition = t.partitions.intern("p");
+    j.submit = j.eligible = kT0 + s.submit;
+    j.nodes = s.nodes;
+    j.tasks = s.cpus;
+    j.req_cpus = s.cpus;
+    j.runtime = s.runtime;
+    j.time_limit = s.limit;
+    t.jobs.push_back(j);
+  }
+  return t;
+}
+
+// Records every backfill cycle: when it ran (offset from kT0) and what it did.
+class CycleLog final : public sim::ReplayObserver {
+ public:
+  explicit CycleLog(const policies::SlurmPolicy& policy) : policy_(policy) {}
+  void on_pass(const sim::SimState& s, SchedulerPass pass, bool /*full*/) override {
+    if (pass != SchedulerPass::kBackfill) return;
+    at.push_back(s.now - kT0);
+    stats.push_back(policy_.last_backfill());
+  }
+  std::vector<Seconds> at;
+  std::vector<policies::BackfillStats> stats;
+
+ private:
+  const policies::SlurmPolicy& policy_;
+};
+
+struct Run {
+  Site site;
+  std::unique_ptr<sim::SimState> state;
+  std::vector<Seconds> cycles;
+  std::vector<policies::BackfillStats> stats;
+
+  Seconds start(std::size_t i) const { return state->jobs[i].start - kT0; }
+  SchedulerPass by(std::size_t i) const { return state->jobs[i].started_by; }
+  /// Expected start (offset) cycle `c` gave job `i`, or -1.
+  Seconds planned(std::size_t c, std::size_t i) const {
+    for (const auto& p : stats.at(c).planned)
+      if (p.job == i) return p.start - kT0;
+    return -1;
+  }
+};
+
+Run replay(Site site, const Trace& trace) {
+  Run r;
+  r.site = std::move(site);
+  validate(r.site);
+  r.state = std::make_unique<sim::SimState>(r.site, true);
+  r.state->jobs = sim::resolve_jobs(trace, r.site, r.state->cluster, {}, r.state->users);
+  policies::SlurmPolicy policy(r.site);
+  sim::ControllerOptions o;
+  o.check_invariants = true;
+  sim::Controller controller(*r.state, policy, o);
+  CycleLog log(policy);
+  controller.add_observer(log);
+  controller.run();
+  r.cycles = log.at;
+  r.stats = log.stats;
+  return r;
+}
+
+// 2 nodes x 4 CPUs. J1 (4 CPUs, limit 1000) takes n1 at t=3 (main pass); J2 wants both nodes and is
+// blocked, which blocks the partition for the main pass; J3 (1 CPU, limit 600, runs 500) and J4
+// (1 CPU, limit 1200, runs 100) wait behind it.
+std::vector<JobSpec> wide_job_scenario(Seconds j1_runtime) {
+  return {{0, 1, 4, j1_runtime, 1000}, {0, 2, 8, 100, 3600}, {0, 1, 1, 500, 600}, {0, 1, 1, 100, 1200}};
+}
+
+}  // namespace
+
+TEST_CASE("backfill starts narrow jobs around a blocked wide job without delaying its reservation") {
+  // First cycle, t=30. Queue: J2, J3, J4.
+  //  J2: cannot start now; J1's planned end is 3 + 1000 = 1003 (the 30 s window from 1003 rounded up to
+  //      1020 holds only J1), so J2 is planned at 1003 and reserves n1+n2 over [960, 4620)
+  //      (floor(1003/60)*60 = 960, ceil(4603/60)*60 = 4620).
+  //  J3: limit 600 -> it would end by 630 < 960: the reservation is not touched; it starts now on n2,
+  //      the only node with free CPUs (kBackfill).
+  //  J4: limit 1200 -> 1230 > 960: no node is free of reservations over [30, 1230]; the next time more
+  //      nodes are free is 4620 (end of J2's reservation), where it fits: planned at 4620, reserved.
+  SUBCASE("J1 runs to its limit: the wide job starts exactly at its planned time") {
+    const auto r = replay(small_site(2, 4), make_trace(wide_job_scenario(1000)));
+    REQUIRE(!r.cycles.empty());
+    CHECK(r.cycles.front() == 30);
+    CHECK(r.planned(0, 1) == 1003);
+    CHECK(r.planned(0, 3) == 4620);
+    CHECK(r.stats[0].started == 1);
+    CHECK(r.stats[0].tested == 3);    // J2, J3 and J4 each reached the will-run test
+    CHECK(r.stats[0].reserved == 2);  // J2 and J4
+    CHECK(r.start(0) == 3);
+    CHECK(r.by(0) == SchedulerPass::kMain);
+    CHECK(r.start(2) == 30);
+    CHECK(r.by(2) == SchedulerPass::kBackfill);
+    CHECK(r.state->jobs[2].alloc.at(0).node == 1);  // n2
+    // J1 completes at 3 + 1000 = 1003 (runtime = limit) -> end-triggered pass starts J2 then: exactly
+    // its planned start, not delayed by J3 (which ended at 30 + 500 = 530).
+    CHECK(r.start(1) == 1003);
+    CHECK(r.by(1) == SchedulerPass::kMain);
+    // J2 ends at 1103 -> J4 starts in that end-triggered pass.
+    CHECK(r.start(3) == 1103);
+    CHECK(r.by(3) == SchedulerPass::kMain);
+  }
+  SUBCASE("J1 ends before its limit: the wide job starts earlier than planned, never later") {
+    const auto r = replay(small_site(2, 4), make_trace(wide_job_scenario(700)));
+    CHECK(r.planned(0, 1) == 1003);  // planned with J1's limit, not its runtime
+    CHECK(r.start(2) == 30);
+    CHECK(r.by(2) == SchedulerPass::kBackfill);
+    // J1 ends at 703, J3 already ended at 530: J2 starts at 703 (<= 1003), J4 when J2 ends at 803.
+    CHECK(r.start(1) == 703);
+    CHECK(r.start(1) <= r.planned(0, 1));
+    CHECK(r.start(3) == 803);
+    CHECK(r.by(3) == SchedulerPass::kMain);
+  }
+}
+
+TEST_CASE("backfill cycle timing: first at bf_interval, then bf_interval after the last, only on change") {
+  SUBCASE("bf_interval = 30") {
+    // 30: J3 backfilled (a change). 60: runs again because of that start; starts nothing. Nothing
+    // changes until J3 ends at 530 -> cycle at 530. J1 ends at 703 -> cycle at 703 (J4 still pending).
+    // J2 ends at 803 and J4 starts in the main pass: nothing pending, no more cycles.
+    const auto r = replay(small_site(2, 4), make_trace(wide_job_scenario(700)));
+    CHECK(r.cycles == std::vector<Seconds>{30, 60, 530, 703});
+  }
+  SUBCASE("bf_interval = 100") {
+    // First cycle at 100: J3 backfilled then (ends 600). 200: runs because of that start. 600: J3's
+    // end. 703: J1's end (703 >= 600 + 100). J3 started at 100, so it no longer delays anything.
+    auto site = small_site(2, 4);
+    site.scheduler.params.bf_interval = 100;
+    const auto r = replay(site, make_trace(wide_job_scenario(700)));
+    CHECK(r.cycles == std::vector<Seconds>{100, 200, 600, 703});
+    CHECK(r.start(2) == 100);
+    CHECK(r.by(2) == SchedulerPass::kBackfill);
+  }
+  SUBCASE("sched/builtin: no backfill at all, J3 and J4 wait behind J2") {
+    // J1 ends at 703 -> J2 starts; J2 ends at 803 -> J3 and J4 start.
+    auto site = small_site(2, 4);
+    site.scheduler.scheduler_type = "sched/builtin";
+    const auto r = replay(site, make_trace(wide_job_scenario(700)));
+    CHECK(r.cycles.empty());
+    CHECK(r.start(1) == 703);
+    CHECK(r.start(2) == 803);
+    CHECK(r.start(3) == 803);
+    CHECK(r.by(2) == SchedulerPass::kMain);
+  }
+}
+
+TEST_CASE("a job whose time limit would overlap the reservation is not backfilled, even if short") {
+  SUBCASE("all nodes reserved") {
+    // J1 (n1, limit 1000, runs 1000) and the wide J2 as before: J2 reserves n1+n2 over [960, 4620).
+    // J3 would run only 50 s, but its limit 2000 -> 2030 > 960: not started at 30 (planned at 4620,
+    // after J2's reservation). J1 ends 1003 -> J2 starts; J2 ends 1103 -> J3 starts (main pass).
+    const auto r = replay(small_site(2, 4),
+                          make_trace({{0, 1, 4, 1000, 1000}, {0, 2, 8, 100, 3600}, {0, 1, 1, 50, 2000}}));
+    CHECK(r.planned(0, 1) == 1003);
+    CHECK(r.planned(0, 2) == 4620);
+    CHECK(r.stats[0].started == 0);
+    CHECK(r.start(1) == 1003);
+    CHECK(r.start(2) == 1103);
+    CHECK(r.by(2) == SchedulerPass::kMain);
+  }
+  SUBCASE("a node no reservation needs is used") {
+    // 4 nodes x 4 CPUs. J1 (2 nodes, 8 CPUs, limit 1000) takes n1+n2 at t=3; J2 wants 3 nodes and is
+    // blocked (only n3, n4 free). At 30, J2 is planned at 1003 on n1-n3 (first three of the one run of
+    // free nodes), leaving n4 unreserved: J3 (limit 2000) starts now on n4.
+    const auto r = replay(small_site(4, 4),
+                          make_trace({{0, 2, 8, 1000, 1000}, {0, 3, 12, 100, 3600}, {0, 1, 1, 50, 2000}}));
+    CHECK(r.planned(0, 1) == 1003);
+    CHECK(r.start(2) == 30);
+    CHECK(r.by(2) == SchedulerPass::kBackfill);
+    CHECK(r.state->jobs[2].alloc.at(0).node == 3);  // n4
+    CHECK(r.start(1) == 1003);
+  }
+}
+
+TEST_CASE("bf_max_job_test stops the cycle after that many jobs reached the will-run test") {
+  // wide_job_scenario(1000): J2 is tested first at every cycle, J3 second.
+  SUBCASE("bf_max_job_test = 1: only J2 is tested; J3 waits for the main pass") {
+    // J1 ends 1003 -> J2 starts (both nodes); J2 ends 1103 -> J3 and J4 start.
+    auto site = small_site(2, 4);
+    site.scheduler.params.bf_max_job_test = 1;
+    const auto r = replay(site, make_trace(wide_job_scenario(1000)));
+    CHECK(r.stats.at(0).tested == 1);
+    CHECK(r.stats.at(0).started == 0);
+    CHECK(r.start(2) == 1103);
+    CHECK(r.by(2) == SchedulerPass::kMain);
+  }
+  SUBCASE("bf_max_job_test = 2: J3 is tested and backfilled, then the cycle stops before J4") {
+    auto site = small_site(2, 4);
+    site.scheduler.params.bf_max_job_test = 2;
+    const auto r = replay(site, make_trace(wide_job_scenario(1000)));
+    CHECK(r.stats.at(0).tested == 2);
+    CHECK(r.stats.at(0).started == 1);
+    CHECK(r.planned(0, 3) == -1);  // J4 never looked at in that cycle
+    CHECK(r.start(2) == 30);
+    CHECK(r.by(2) == SchedulerPass::kBackfill);
+  }
+}
+
+TEST_CASE("bf_max_job_user: a user's records beyond the limit are skipped in the cycle") {
+  // J1 (alice, n1, limit 1000), J2 (alice, both nodes), J3 (alice, 1 CPU, limit 600), J4 (bob, 1 CPU,
+  // limit 600, runs 500).
+  std::vector<JobSpec> jobs = {
+      {0, 1, 4, 1000, 1000}, {0, 2, 8, 100, 3600}, {0, 1, 1, 500, 600}, {0, 1, 1, 500, 600}};
+  jobs[3].user = "bob";
+  SUBCASE("bf_max_job_user = 1: alice's J2 uses her one record; J3 is skipped, bob's J4 backfills") {
+    // J3 is skipped at every cycle (J2 comes first) and starts when J2 ends: J1 ends 1003 -> J2 starts
+    // (J4 ended at 530); J2 ends 1103 -> J3 starts.
+    auto site = small_site(2, 4);
+    site.scheduler.params.bf_max_job_user = 1;
+    const auto r = replay(site, make_trace(jobs));
+    CHECK(r.stats.at(0).examined == 2);  // J2 and J4
+    CHECK(r.start(3) == 30);
+    CHECK(r.by(3) == SchedulerPass::kBackfill);
+    CHECK(r.start(2) == 1103);
+    CHECK(r.by(2) == SchedulerPass::kMain);
+  }
+  SUBCASE("no limit: J3 and J4 both backfill at 30 on n2") {
+    const auto r = replay(small_site(2, 4), make_trace(jobs));
+    CHECK(r.stats.at(0).examined == 3);
+    CHECK(r.start(2) == 30);
+    CHECK(r.start(3) == 30);
+    CHECK(r.by(2) == SchedulerPass::kBackfill);
+  }
+}
+
+TEST_CASE("bf_window too short to reserve: a later small job leap-frogs and delays the wide job") {
+  // bf_window = 600 s. J2's planned start 1003 > 30 + 600: no reservation. J3 (limit 2000, runs 1500)
+  // then finds n2 free of reservations and starts at 30, running until 1530. J1 ends at 1003 but J2
+  // needs n2 too: it starts only when J3 ends, at 1530 - later than the 1003 a reservation would give.
+  auto site = small_site(2, 4);
+  site.scheduler.params.bf_window = 600;
+  const auto r =
+      replay(site, make_trace({{0, 1, 4, 1000, 1000}, {0, 2, 8, 100, 3600}, {0, 1, 1, 1500, 2000}}));
+  CHECK(r.planned(0, 1) == 1003);
+  CHECK(r.stats.at(0).reserved == 0);
+  CHECK(r.start(2) == 30);
+  CHECK(r.by(2) == SchedulerPass::kBackfill);
+  CHECK(r.start(1) == 1530);
+  SUBCASE("with the default 1-day window J3 is held back and J2 starts at 1003") {
+    const auto d = replay(small_site(2, 4),
+                          make_trace({{0, 1, 4, 1000, 1000}, {0, 2, 8, 100, 3600}, {0, 1, 1, 1500, 2000}}));
+    CHECK(d.start(1) == 1003);
+    CHECK(d.start(2) == 1103);
+  }
+}
+
+TEST_CASE("bf_min_prio_reserve: a job under the threshold reserves nothing, so a later job leap-frogs") {
+  // All priorities are 1; bf_min_prio_reserve = 2 puts every job under it: J2 is only tested for a
+  // start now (no reservation; the main pass is not blocked by it either), so J3 (limit 2000, runs
+  // 1500) starts on n2 at the first pass (t=3) already - the main pass no longer blocks the partition
+  // behind J2 - and J2 waits until J3 ends at 1503.
+  auto site = small_site(2, 4);
+  site.scheduler.params.bf_min_prio_reserve = 2;
+  const auto r =
+      replay(site, make_trace({{0, 1, 4, 1000, 1000}, {0, 2, 8, 100, 3600}, {0, 1, 1, 1500, 2000}}));
+  CHECK(r.start(2) == 3);
+  CHECK(r.by(2) == SchedulerPass::kMain);
+  CHECK(r.start(1) == 1503);
+  for (const auto& s : r.stats) CHECK(s.reserved == 0);
+}
+
+TEST_CASE("ub_medium week with backfill: invariants hold, every job starts, backfill starts many") {
+  const auto conf = testing::data_file("ub_medium/slurm.conf");
+  const auto script = testing::data_file("ub_medium/sacctmgr.script");
+  const auto events = testing::data_file("ub_medium/workload_week.events");
+  if (conf.empty() || script.empty() || events.empty()) return;
+  std::vector<std::string> warnings;
+  const Site site = cli::import_site(conf, "", script, "", warnings);
+  TraceReadOptions to;
+  for (const auto& u : site.users) to.user_default_accounts[u.name] = u.default_account;
+  ReadReport report;
+  const auto trace = read_trace({events}, to, report);
+  REQUIRE(trace.jobs.size() == 19579);
+  cli::ReplayOptions o;
+  o.check_invariants = true;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = cli::run_replay(site, trace, o);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::size_t backfilled = 0;
+  for (const auto& j : r.state->jobs) backfilled += j.started_by == SchedulerPass::kBackfill ? 1 : 0;
+  const double fraction = static_cast<double>(backfilled) / static_cast<double>(r.state->jobs.size());
+  MESSAGE(
+      fmt::format("ub_medium week: mean wait {:.0f} s, median {:.0f} s, started by backfill {:.1f}%, "
+                  "{:.1f} s",
+                  r.metrics.overall.mean, r.metrics.overall.median, 100 * fraction, secs));
+  CHECK(r.metrics.started == 19579);
+  CHECK(r.metrics.never_started == 0);
+  CHECK(fraction > 0.05);
+  // Without backfill the mean wait is 395745 s (strict priority per partition): backfill must cut it.
+  CHECK(r.metrics.overall.mean < 100000);
+}

@@ -50,9 +50,8 @@ std::uint64_t Controller::run() {
   }
   queue_.schedule(state_.origin + options_.decay_phase, phase(EventPhase::kDecay), 0, DecayTick{});
   if (sp.sched_interval > 0) schedule_background(state_.origin + sp.sched_interval);
-  if (sp.bf_interval > 0 && state_.site.scheduler.scheduler_type == "sched/backfill") {
-    queue_.schedule(state_.origin + sp.bf_interval, phase(EventPhase::kBackfill), 0, BackfillTick{});
-  }
+  if (sp.bf_interval > 0 && state_.site.scheduler.scheduler_type == "sched/backfill")
+    schedule_backfill(state_.origin + sp.bf_interval);
   if (options_.snapshot_at != kUnsetTime && options_.on_snapshot)
     queue_.schedule(std::max(options_.snapshot_at, state_.origin), 255, 0, Snapshot{});
 
@@ -76,7 +75,7 @@ bool Controller::work_left() const {
 
 void Controller::request_pass() {
   pass_requested_ = true;
-  changed_since_backfill_ = true;
+  note_change();
   schedule_background(std::max(state_.now, last_sched_ + state_.site.scheduler.params.batch_sched_delay));
 }
 
@@ -144,7 +143,7 @@ void Controller::start_job(std::uint32_t job, std::uint16_t partition, std::vect
     j.end_state = JobState::kTimeout;
   }
   j.end_event = queue_.schedule(j.end, phase(EventPhase::kJobEnd), j.id, JobEnd{job});
-  changed_since_backfill_ = true;
+  note_change();
   policy_.on_start(state_, job);
   for (auto* o : observers_) o->on_start(state_, job);
 }
@@ -162,7 +161,7 @@ void Controller::end_job(std::uint32_t job) {
   j.end = state_.now;
   policy_.on_end(state_, job);
   for (auto* o : observers_) o->on_end(state_, job);
-  changed_since_backfill_ = true;
+  note_change();
   if (!end_pass_scheduled_) {
     end_pass_scheduled_ = true;
     queue_.schedule(state_.now, phase(EventPhase::kEndPass), 0, EndPass{});
@@ -240,17 +239,32 @@ void Controller::handle(const Background&) {
 }
 
 void Controller::handle(const BackfillTick&) {
-  if (!backfill_enabled_) return;
-  if (changed_since_backfill_ && !state_.pending.empty()) {
-    changed_since_backfill_ = false;
-    backfill_enabled_ = policy_.backfill_pass(state_, *this);
-    last_backfill_end_ = state_.now;
-    for (auto* o : observers_) o->on_pass(state_, SchedulerPass::kBackfill, true);
-  }
+  backfill_tick_pending_ = false;
   if (!backfill_enabled_ || !work_left() || stalled_) return;
-  // Next cycle bf_interval after this one ended (re-checked each interval while nothing changed).
-  queue_.schedule(std::max(state_.now + 1, last_backfill_end_ + state_.site.scheduler.params.bf_interval),
-                  phase(EventPhase::kBackfill), 0, BackfillTick{});
+  if (!changed_since_backfill_ || state_.pending.empty()) {
+    // Slurm re-checks every second until something changes; the next change schedules the cycle.
+    backfill_waiting_ = true;
+    return;
+  }
+  changed_since_backfill_ = false;
+  backfill_enabled_ = policy_.backfill_pass(state_, *this);
+  last_backfill_end_ = state_.now;
+  for (auto* o : observers_) o->on_pass(state_, SchedulerPass::kBackfill, true);
+  if (backfill_enabled_) schedule_backfill(last_backfill_end_ + state_.site.scheduler.params.bf_interval);
+}
+
+void Controller::schedule_backfill(Seconds at) {
+  if (backfill_tick_pending_) return;
+  backfill_tick_pending_ = true;
+  queue_.schedule(std::max(at, state_.now), phase(EventPhase::kBackfill), 0, BackfillTick{});
+}
+
+void Controller::note_change() {
+  changed_since_backfill_ = true;
+  if (backfill_waiting_ && backfill_enabled_) {
+    backfill_waiting_ = false;
+    schedule_backfill(last_backfill_end_ + state_.site.scheduler.params.bf_interval);
+  }
 }
 
 void Controller::handle(const DecayTick&) {

@@ -121,6 +121,9 @@ class Controller final : public JobLauncher {
   void handle(const DecayTick&);
   void handle(const Snapshot&);
   void queue_job(std::uint32_t job);
+  /// Job or queue state changed: backfill has something new to look at.
+  void note_change();
+  void schedule_backfill(Seconds at);
   /// Ends running job `job` now (its end event has fired or was cancelled).
   void end_job(std::uint32_t job);
   void requeue(std::uint32_t job);
@@ -144,6 +147,8 @@ class Controller final : public JobLauncher {
   Seconds last_backfill_end_ = kUnsetTime;
   bool backfill_enabled_ = true;
   bool changed_since_backfill_ = true;
+  bool backfill_waiting_ = false;       // idle: the next change schedules the next cycle
+  bool backfill_tick_pending_ = false;  // a BackfillTick is in the queue
   bool stalled_ = false;  // idle cluster, nothing to come: what pends can never start
 };
 

@@ -4,6 +4,7 @@
 
 #include "policies/limits.hpp"
 #include "policies/node_select.hpp"
+#include "policies/preemption.hpp"
 
 namespace slurmtwin::policies {
 
@@ -43,6 +44,22 @@ void sort_nearly_sorted(std::vector<QueueRecord>& q) {
     for (; j > 0 && queue_before(rec, q[j - 1]); --j) q[j] = q[j - 1];
     q[j] = rec;
   }
+}
+
+bool MainScheduler::try_preemption(sim::SimState& s, sim::JobLauncher& launcher, const QueueRecord& rec,
+                                   const std::vector<bool>& avail) const {
+  if (!preemption_ || !preemption_->enabled()) return false;
+  auto& j = s.jobs[rec.job];
+  // Slurm does not act again for a preemptor within KillWait + MessageTimeout of its last attempt.
+  constexpr Seconds kMessageTimeout = 10;
+  if (j.preempt_started != kUnsetTime && s.now - j.preempt_started < s.site.scheduler.kill_wait + kMessageTimeout)
+    return false;
+  const auto victims = preemption_->find_victims(s, rec.job, rec.partition, avail);
+  if (victims.empty()) return false;
+  j.preempt_started = s.now;
+  for (auto v : victims)
+    launcher.preempt_job(v, preemption_->action(s, s.jobs[v]), preemption_->grace(s, s.jobs[v]));
+  return true;
 }
 
 std::vector<QueueRecord> build_job_queue(const sim::SimState& s) {
@@ -100,6 +117,7 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
       continue;
     }
     note(j, R::kResources);
+    if (try_preemption(s, launcher, rec, avail)) ++stats.preempted;
     bool fail_by_part = true;
     if (params_.bf_min_age_reserve > 0 && s.now - j.eligible < params_.bf_min_age_reserve)
       fail_by_part = false;

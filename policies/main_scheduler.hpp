@@ -36,18 +36,28 @@ std::vector<QueueRecord> build_job_queue(const sim::SimState& state);
 struct MainPassStats {
   std::uint32_t examined = 0;
   std::uint32_t started = 0;
+  std::uint32_t preempted = 0;  // victims preempted in this pass
 };
+
+class Preemption;
 
 class MainScheduler {
  public:
-  explicit MainScheduler(const SchedulerParameters& params) : params_(params) {}
+  /// `preemption` (may be null) lets a job that cannot start preempt running jobs (spec §7.4).
+  explicit MainScheduler(const SchedulerParameters& params, const Preemption* preemption = nullptr)
+      : params_(params), preemption_(preemption) {}
   /// Runs one pass at state.now over `queue` (sorted by queue_before; records of jobs no longer
   /// pending are skipped); `full` = the whole queue, else at most default_queue_depth records.
   MainPassStats run(sim::SimState& state, sim::JobLauncher& launcher, bool full,
                     const std::vector<QueueRecord>& queue) const;
 
  private:
+  /// Preempts victims for a job that could not start; true when it did (the job waits for them).
+  bool try_preemption(sim::SimState& state, sim::JobLauncher& launcher, const QueueRecord& rec,
+                      const std::vector<bool>& avail) const;
+
   const SchedulerParameters& params_;
+  const Preemption* preemption_;
 };
 
 }  // namespace slurmtwin::policies

@@ -38,7 +38,8 @@ SlurmPolicy::SlurmPolicy(const Site& site, SlurmPolicyOptions options)
       decay_(site.scheduler.decay_half_life),
       reset_period_(parse_usage_reset_period(site.scheduler.usage_reset_period)),
       billing_mode_(billing_mode(site.scheduler.priority_flags)),
-      main_(site.scheduler.params),
+      preemption_(site),
+      main_(site.scheduler.params, &preemption_),
       backfill_(site.scheduler.params),
       tree_(site),
       qos_usage_(make_qos_usage(site)) {

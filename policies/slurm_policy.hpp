@@ -8,6 +8,7 @@
 #include "policies/backfill.hpp"
 #include "policies/fair_tree.hpp"
 #include "policies/main_scheduler.hpp"
+#include "policies/preemption.hpp"
 #include "policies/priority.hpp"
 #include "policies/usage.hpp"
 #include "sim/controller.hpp"
@@ -55,6 +56,7 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   UsageDecay decay_;
   UsageResetPeriod reset_period_;
   BillingMode billing_mode_;
+  Preemption preemption_;
   MainScheduler main_;
   Backfill backfill_;
   BackfillStats last_backfill_;

@@ -110,6 +110,7 @@ struct SimJob {
   std::vector<PastRun> past_runs;        // interrupted runs, oldest first
   PreemptAction preempt = PreemptAction::kNone;  // what happens at `end` when it was preempted with grace
   EventId end_event;                     // pending end (cancelled when preemption moves it)
+  Seconds preempt_started = kUnsetTime;  // when this job last preempted others (as a preemptor)
   std::uint32_t slot = 0;  // position in SimState::pending or ::running (controller bookkeeping)
 };
 

@@ -1,0 +1,150 @@
+// Preemption golden scenarios (spec §7); every expected time is derived by hand in the comments.
+// One node with 4 CPUs; the controller starts at the first submit (t=0); the main pass runs
+// batch_sched_delay (3 s) after submits and every 60 s (full pass); requeued jobs are eligible
+// 121 s after the preemption (requeue delay 120 + 1).
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "experiments/replay.hpp"
+
+using namespace slurmtwin;
+
+namespace {
+
+constexpr Seconds kT0 = 1'800'000'000;
+
+Partition partition(const std::string& name, std::uint16_t tier) {
+  Partition p;
+  p.name = name;
+  p.nodes = {"n1"};
+  p.priority_tier = tier;
+  p.def_mem_per_cpu_mb = 100;
+  return p;
+}
+
+Qos qos(const std::string& name) {
+  Qos q;
+  q.name = name;
+  return q;
+}
+
+Site preempt_site() {
+  Site s;
+  Node n;
+  n.name = "n1";
+  n.cpus = 4;
+  n.cores_per_socket = 4;
+  n.real_memory_mb = 1000;
+  s.nodes = {n};
+  s.partitions = {partition("low", 1), partition("high", 2)};
+  s.partitions[0].is_default = true;
+  s.qos = {qos("normal"), qos("low"), qos("high")};
+  s.accounts = {{"root", "", {1, false}, 0, {}, "", {}}, {"acct", "root", {1, false}, 0, {}, "", {}}};
+  s.users = {{"alice", "acct", "None"}};
+  s.associations = {{"alice", "acct", "", {1, false}, 0, {}, "", {}}};
+  return s;
+}
+
+// J1: 4 CPUs at t=0 (runtime 1000); J2: 4 CPUs at t=100 (runtime 100).
+Trace two_jobs(const std::string& p1, const std::string& q1, const std::string& p2, const std::string& q2) {
+  Trace t;
+  const auto add = [&](std::uint64_t id, Seconds at, const std::string& p, const std::string& q, Seconds run) {
+    JobRecord j;
+    j.job_id = id;
+    j.user = t.users.intern("alice");
+    j.account = t.accounts.intern("acct");
+    j.partition = t.partitions.intern(p);
+    j.qos = t.qos.intern(q);
+    j.submit = j.eligible = kT0 + at;
+    j.nodes = 1;
+    j.tasks = j.req_cpus = 4;
+    j.runtime = run;
+    j.time_limit = 2000;
+    t.jobs.push_back(j);
+  };
+  add(1, 0, p1, q1, 1000);
+  add(2, 100, p2, q2, 100);
+  return t;
+}
+
+cli::ReplayResult replay(const Site& site, const Trace& trace) {
+  cli::ReplayOptions o;
+  o.check_invariants = true;
+  return cli::run_replay(site, trace, o);
+}
+
+}  // namespace
+
+TEST_CASE("partition_prio REQUEUE: a higher-tier job requeues a lower-tier one") {
+  auto site = preempt_site();
+  site.scheduler.preempt_type = "preempt/partition_prio";
+  site.scheduler.preempt_mode = PreemptMode::kRequeue;
+  const auto r = replay(site, two_jobs("low", "normal", "high", "normal"));
+  const auto& j1 = r.state->jobs[0];
+  const auto& j2 = r.state->jobs[1];
+  // t=3 J1 starts. t=100 J2 cannot start: J1 (tier 1 < 2) is requeued at once, J2 starts in the
+  // pass its end triggers, same second; J2 ends at 200; J1 is eligible at 100+121 = 221 and starts.
+  CHECK(j2.start - kT0 == 100);
+  REQUIRE(j1.past_runs.size() == 1);
+  CHECK(j1.past_runs[0].start - kT0 == 3);
+  CHECK(j1.past_runs[0].end - kT0 == 100);
+  CHECK(j1.restarts == 1);
+  CHECK(j1.submit - kT0 == 100);  // a requeue resets Submit
+  CHECK(j1.start - kT0 == 221);
+  CHECK(j1.end - kT0 == 1221);    // reruns its whole runtime
+  CHECK(j1.end_state == JobState::kCompleted);
+  CHECK(r.metrics.preemptions == 1);
+  CHECK(r.metrics.preemptions_by_partition.at("low") == 1);
+  CHECK(r.metrics.preempted_core_hours == doctest::Approx(97.0 * 4 / 3600));
+  // sacct -D style output: the PREEMPTED run, then the final one.
+  const auto sacct = cli::jobs_sacct(r, two_jobs("low", "normal", "high", "normal"));
+  CHECK(sacct.find("|PREEMPTED|") != std::string::npos);
+}
+
+TEST_CASE("PreemptExemptTime protects young jobs until the first pass after it expires") {
+  auto site = preempt_site();
+  site.scheduler.preempt_type = "preempt/partition_prio";
+  site.scheduler.preempt_mode = PreemptMode::kRequeue;
+  site.scheduler.preempt_exempt_time = 200;
+  const auto r = replay(site, two_jobs("low", "normal", "high", "normal"));
+  // J1 started at 3 is exempt until 203; full passes run at 60, 120, 180, 240: J2 preempts at 240.
+  CHECK(r.state->jobs[1].start - kT0 == 240);
+  CHECK(r.state->jobs[0].past_runs.at(0).end - kT0 == 240);
+  CHECK(r.state->jobs[0].start - kT0 == 240 + 121);
+}
+
+TEST_CASE("preempt/qos CANCEL with GraceTime: the victim runs its grace, ends PREEMPTED, is not requeued") {
+  auto site = preempt_site();
+  site.scheduler.preempt_type = "preempt/qos";
+  site.scheduler.preempt_mode = PreemptMode::kRequeue;  // global; the victim QOS overrides it
+  site.qos[1].preempt_mode = PreemptMode::kCancel;
+  site.qos[1].grace_time = 30;
+  site.qos[2].preempt = {"low"};
+  const auto r = replay(site, two_jobs("low", "low", "low", "high"));
+  const auto& j1 = r.state->jobs[0];
+  // t=100 J2 (QOS high, Preempt=low) preempts J1 with 30 s grace: J1 ends at 130 as PREEMPTED; the
+  // full pass at 120 does not act again (within KillWait + MessageTimeout = 40 s of the attempt).
+  CHECK(j1.end - kT0 == 130);
+  CHECK(j1.end_state == JobState::kPreempted);
+  CHECK(j1.restarts == 0);
+  CHECK(r.state->jobs[1].start - kT0 == 130);
+  CHECK(r.metrics.preemptions_by_qos.at("low") == 1);
+}
+
+TEST_CASE("without preemption, or for a QOS it may not preempt, the job waits") {
+  auto site = preempt_site();
+  SUBCASE("PreemptType none") {
+    const auto r = replay(site, two_jobs("low", "normal", "high", "normal"));
+    CHECK(r.state->jobs[1].start - kT0 == 1003);  // after J1's 1000 s run from t=3
+    CHECK(r.metrics.preemptions == 0);
+  }
+  SUBCASE("preempt/qos, but high does not list normal") {
+    site.scheduler.preempt_type = "preempt/qos";
+    site.scheduler.preempt_mode = PreemptMode::kRequeue;
+    site.qos[2].preempt = {"low"};
+    const auto r = replay(site, two_jobs("low", "normal", "low", "high"));
+    CHECK(r.state->jobs[1].start - kT0 == 1003);
+    CHECK(r.metrics.preemptions == 0);
+  }
+}

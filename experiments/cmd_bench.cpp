@@ -60,12 +60,19 @@ CaseResult run_case(const std::string& name, const std::string& data_dir, const 
     const auto t = read_native_trace(scratch + "/year.stt");
     return {t.jobs.size(), elapsed()};
   }
-  if (name == "replay-year") {
+  // "-builtin" variants replay with SchedulerType=sched/builtin: the main scheduler only, no backfill.
+  const bool builtin = name.ends_with("-builtin");
+  const auto base = builtin ? name.substr(0, name.size() - 8) : name;
+  const auto scheduler = [&](Site site) {
+    if (builtin) site.scheduler.scheduler_type = "sched/builtin";
+    return site;
+  };
+  if (base == "replay-year") {
     const auto t = read_native_trace(scratch + "/year.stt");
-    const auto r = run_replay(scaled_default_site(kYearCpuNodes), t, {});
+    const auto r = run_replay(scheduler(scaled_default_site(kYearCpuNodes)), t, {});
     return {t.jobs.size(), elapsed()};
   }
-  if (name == "replay-week") {
+  if (base == "replay-week") {
     const auto dir = data_dir + "/ub_medium/";
     std::vector<std::string> warnings;
     Site site = import_site(dir + "slurm.conf", "", dir + "sacctmgr.script", "", warnings);
@@ -75,7 +82,7 @@ CaseResult run_case(const std::string& name, const std::string& data_dir, const 
     for (const auto& u : site.users) o.user_default_accounts[u.name] = u.default_account;
     ReadReport report;
     const auto t = read_trace({dir + "workload_week.events"}, o, report);
-    const auto r = run_replay(std::move(site), t, {});
+    const auto r = run_replay(scheduler(std::move(site)), t, {});
     return {t.jobs.size(), elapsed()};
   }
   throw std::invalid_argument("unknown bench case '" + name + "'");
@@ -176,11 +183,11 @@ int run_bench(const Args& args) {
       at = comma + 1;
     }
     for (const auto& name : names) {
-      if (name == "replay-week" && !fs::exists(data + "/ub_medium/workload_week.events")) {
+      if (name.starts_with("replay-week") && !fs::exists(data + "/ub_medium/workload_week.events")) {
         std::cerr << "bench: skipping replay-week: " << data << "/ub_medium is absent\n";
         continue;
       }
-      if ((name == "load-year" || name == "replay-year") && !fs::exists(scratch + "/year.stt"))
+      if ((name == "load-year" || name.starts_with("replay-year")) && !fs::exists(scratch + "/year.stt"))
         spawn_case(self, "generate-year", data, scratch);
       const auto m = spawn_case(self, name, data, scratch);
       const auto line = fmt::format(

@@ -5,6 +5,9 @@
 namespace slurmtwin::policies {
 namespace {
 
+// The user key under which per-QOS totals over all users are kept.
+constexpr std::uint32_t kAllUsers = 0xFFFFFFFF;
+
 std::int64_t get(const std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t>& m, std::uint16_t q,
                  std::uint32_t u) {
   auto it = m.find({q, u});
@@ -69,6 +72,26 @@ sim::PendingReason check_limits(const sim::SimState& s, const sim::SimJob& j, st
   return R::kNone;
 }
 
+std::string check_submit_limits(const sim::SimState& s, const sim::SimJob& j) {
+  const auto& q = s.site.qos[j.qos].limits;
+  if (q.max_submit_jobs_per_user && get(s.usage.qos_user_submit, j.qos, j.user) >= *q.max_submit_jobs_per_user)
+    return "QOSMaxSubmitJobPerUserLimit";
+  if (q.grp_submit_jobs && get(s.usage.qos_user_submit, j.qos, kAllUsers) >= *q.grp_submit_jobs)
+    return "QOSGrpSubmitJobsLimit";
+  if (j.assoc >= 0) {
+    const auto& a = s.site.associations[static_cast<std::size_t>(j.assoc)].limits;
+    if (a.max_submit_jobs_per_user && get(s.usage.assoc_submit, 0, static_cast<std::uint32_t>(j.assoc)) >= *a.max_submit_jobs_per_user)
+      return "AssocMaxSubmitJobLimit";
+  }
+  return {};
+}
+
+void count_submit(sim::SimState& s, const sim::SimJob& j) {
+  ++s.usage.qos_user_submit[{j.qos, j.user}];
+  ++s.usage.qos_user_submit[{j.qos, kAllUsers}];
+  if (j.assoc >= 0) ++s.usage.assoc_submit[{0, static_cast<std::uint32_t>(j.assoc)}];
+}
+
 void count_start(sim::SimState& s, const sim::SimJob& j) {
   ensure(s);
   auto& u = s.usage;
@@ -88,6 +111,12 @@ void count_end(sim::SimState& s, const sim::SimJob& j) {
   u.qos_cpus[j.qos] -= j.alloc_cpus;
   u.qos_nodes[j.qos] -= static_cast<std::int64_t>(j.alloc.size());
   if (j.assoc >= 0) --u.assoc_jobs[static_cast<std::size_t>(j.assoc)];
+  // A requeued job stays submitted; one that is done leaves the submit counts.
+  if (j.preempt != sim::PreemptAction::kRequeue) {
+    --u.qos_user_submit[{j.qos, j.user}];
+    --u.qos_user_submit[{j.qos, kAllUsers}];
+    if (j.assoc >= 0) --u.assoc_submit[{0, static_cast<std::uint32_t>(j.assoc)}];
+  }
 }
 
 }  // namespace slurmtwin::policies

@@ -7,6 +7,11 @@ namespace slurmtwin::policies {
 
 /// The first limit that keeps `job` from starting in `partition` now, or PendingReason::kNone.
 sim::PendingReason check_limits(const sim::SimState& state, const sim::SimJob& job, std::uint16_t partition);
+/// The submit-time limit a new job would exceed (QOS MaxSubmitJobsPerUser / GrpSubmitJobs, association
+/// MaxSubmitJobs), as the reason Slurm refuses it with; "" when it may be submitted.
+std::string check_submit_limits(const sim::SimState& state, const sim::SimJob& job);
+/// Counts a submitted job against the submit limits (until it ends).
+void count_submit(sim::SimState& state, const sim::SimJob& job);
 /// Adds a started job to the running totals.
 void count_start(sim::SimState& state, const sim::SimJob& job);
 /// Removes an ended job from the running totals.

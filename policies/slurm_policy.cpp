@@ -120,6 +120,12 @@ void SlurmPolicy::update_priority(sim::SimState& s, std::uint32_t ji) const {
   }
 }
 
+std::string SlurmPolicy::admit(sim::SimState& s, std::uint32_t job) {
+  auto why = check_submit_limits(s, s.jobs[job]);
+  if (why.empty()) count_submit(s, s.jobs[job]);
+  return why;
+}
+
 void SlurmPolicy::on_submit(sim::SimState& s, std::uint32_t job) {
   set_priority(s, job);
 }

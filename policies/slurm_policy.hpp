@@ -24,6 +24,7 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   SlurmPolicy(const Site& site, SlurmPolicyOptions options = {});
 
   void init(sim::SimState& state) override;
+  std::string admit(sim::SimState& state, std::uint32_t job) override;
   void on_submit(sim::SimState& state, std::uint32_t job) override;
   void on_queued(sim::SimState& state, std::uint32_t job) override;
   void on_start(sim::SimState& state, std::uint32_t job) override;

@@ -88,6 +88,11 @@ void Controller::schedule_background(Seconds at) {
 void Controller::handle(const Submit& e) {
   auto& j = state_.jobs[e.job];
   --future_submits_;
+  if (auto why = policy_.admit(state_, e.job); !why.empty()) {
+    j.state = SimJobState::kRejected;
+    j.reject_reason = std::move(why);
+    return;
+  }
   j.state = SimJobState::kPending;
   policy_.on_submit(state_, e.job);
   for (auto* o : observers_) o->on_submit(state_, e.job);

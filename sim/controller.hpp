@@ -46,6 +46,9 @@ class SchedulingPolicy {
   virtual ~SchedulingPolicy() = default;
   /// Once before the first event.
   virtual void init(SimState& state) = 0;
+  /// Whether a job may be submitted now (submit-time limits such as MaxSubmitJobsPerUser): "" to accept,
+  /// else the reason it is refused. An accepted job then gets on_submit.
+  virtual std::string admit(SimState& /*state*/, std::uint32_t /*job*/) { return {}; }
   /// A job was submitted (set its priority).
   virtual void on_submit(SimState& state, std::uint32_t job) = 0;
   /// A job entered the queue of pending, eligible jobs (at submit, or when its begin time came).

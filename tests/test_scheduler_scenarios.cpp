@@ -278,3 +278,19 @@ TEST_CASE("the ub_medium week replays to the end with invariants checked at ever
   CHECK(r.metrics.utilisation > 0.0);
   CHECK(r.metrics.utilisation <= 1.0);
 }
+
+TEST_CASE("QOS MaxSubmitJobsPerUser refuses submissions over the limit, counting pending and running jobs") {
+  // Limit 2 per user. t=0: alice's jobs 1 and 2 are accepted, job 3 is refused; job 4 (bob) is
+  // accepted. Job 1 ends at 3+100=103; alice's job 5 at t=200 is accepted again (one job of hers left)
+  // and starts at once: the last pass (full, t=180) was at least batch_sched_delay ago.
+  auto site = small_site(1, 8);
+  site.qos[0].limits.max_submit_jobs_per_user = 2;
+  JobSpec bob{0, 1, 1, 10};
+  bob.user = "bob";
+  const auto r = replay(site, make_trace({{0, 1, 1, 100}, {0, 1, 1, 1000}, {0, 1, 1, 10}, bob, {200, 1, 1, 10}}));
+  CHECK(r.state->jobs[2].state == sim::SimJobState::kRejected);
+  CHECK(r.state->jobs[2].reject_reason == "QOSMaxSubmitJobPerUserLimit");
+  CHECK(r.metrics.rejected == 1);
+  CHECK(start_of(r, 3) == 3);
+  CHECK(start_of(r, 4) == 200);
+}

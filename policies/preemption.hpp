@@ -22,8 +22,8 @@ class Preemption {
                    const sim::SimJob& victim) const;
   /// Running jobs to preempt so that `job` can start in `partition` on `available` nodes, or empty when
   /// preempting cannot make it fit. Victims are tried in Slurm's order and only those overlapping the
-  /// allocation that fits are returned.
-  std::vector<std::uint32_t> find_victims(const sim::SimState& state, std::uint32_t job, std::uint16_t partition,
+  /// allocation that fits are returned. The cluster state is changed during the search and restored.
+  std::vector<std::uint32_t> find_victims(sim::SimState& state, std::uint32_t job, std::uint16_t partition,
                                           const std::vector<bool>& available) const;
   /// What happens to `victim`: cancel or requeue (its partition's or QOS's PreemptMode, else global).
   sim::PreemptAction action(const sim::SimState& state, const sim::SimJob& victim) const;

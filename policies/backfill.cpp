@@ -209,48 +209,50 @@ class Planner {
                               const Words& avail, Seconds start_res, Seconds later_start, bool now_only) {
     const auto& r = job.request;
     auto& shape = shape_for(r);
-    auto& mask = mask_;
-    mask.assign(cluster_.nodes().size(), false);
     std::uint64_t sum = 0;
     std::uint32_t nodes = 0;
+    std::uint32_t top = 0;  // at least the most usable CPUs on one node (a running max)
     for (auto n : candidates)
       if (has(avail, n)) {
-        mask[n] = true;
         sum += shape.now[n];
         nodes += shape.now[n] > 0 ? 1 : 0;
+        top = std::max(top, shape.now[n]);
       }
-    const auto enough = [&] { return nodes >= r.min_nodes && sum >= r.total_cpus; };
+    // Necessary conditions of select_nodes' success. A single-node request must find all its CPUs on
+    // one node: fill takes at most that node's usable CPUs (all of them when exclusive).
+    const auto enough = [&] {
+      return nodes >= r.min_nodes && sum >= r.total_cpus && (r.max_nodes != 1 || top >= r.total_cpus);
+    };
     const Seconds now = s_.now;
     if (start_res <= now) {
       if (enough())
-        if (auto a = select_nodes(cluster_, r, candidates, mask, shape.now)) return Fit{now, std::move(*a)};
+        if (auto a = select_nodes(cluster_, r, candidates, avail, shape.now)) return Fit{now, std::move(*a)};
       if (now_only) return std::nullopt;
     }
     // Future test: release running jobs in planned-end order and try again.
     if (!shape.built) build(shape);
     auto& usable = usable_;
     usable.assign(shape.now.begin(), shape.now.end());
+    // Applies release i to the test's nodes; false when it has none of them.
     const auto apply = [&](std::size_t i) {
+      bool touched = false;
       for (auto e = first_[i]; e < first_[i + 1]; ++e) {
         const auto n = node_[e];
-        if (!mask[n]) continue;
+        if (!has(avail, n)) continue;
+        touched = true;
         const auto u = shape.after[e];
         sum = sum + u - usable[n];
         nodes = nodes + (u > 0 ? 1 : 0) - (usable[n] > 0 ? 1 : 0);
+        top = std::max(top, u);
         usable[n] = u;
       }
-    };
-    const auto overlaps_avail = [&](std::size_t i) {
-      for (auto e = first_[i]; e < first_[i + 1]; ++e)
-        if (mask[node_[e]]) return true;
-      return false;
+      return touched;
     };
     std::size_t i = 0;
     if (start_res > now) {
-      for (; i < releases_.size() && releases_[i].end <= start_res; ++i)
-        if (overlaps_avail(i)) apply(i);
+      for (; i < releases_.size() && releases_[i].end <= start_res; ++i) apply(i);
       if (enough())
-        if (auto a = select_nodes(cluster_, r, candidates, mask, usable))
+        if (auto a = select_nodes(cluster_, r, candidates, avail, usable))
           return Fit{start_res, std::move(*a)};
     }
     Seconds window_end = 0;
@@ -264,11 +266,10 @@ class Planner {
           break;
         }
         const auto k = i++;
-        if (!overlaps_avail(k)) continue;
+        if (!apply(k)) continue;
         if (window_end == 0)
           window_end = releases_[k].end + (kWillRunWindow - releases_[k].end % kWillRunWindow);
         last = k;
-        apply(k);
         if (i >= releases_.size()) {
           more = false;
           break;
@@ -277,7 +278,7 @@ class Planner {
       }
       if (!last) break;
       if (enough())
-        if (auto a = select_nodes(cluster_, r, candidates, mask, usable)) {
+        if (auto a = select_nodes(cluster_, r, candidates, avail, usable)) {
           const auto& rel = releases_[*last];
           return Fit{std::max(start_res, rel.end <= now ? guess_end(rel) : rel.end), std::move(*a)};
         }
@@ -347,7 +348,6 @@ class Planner {
   std::vector<std::uint32_t> first_;  // per release: its first entry; one more at the end (entry count)
   std::vector<std::uint32_t> node_;   // per release entry (a node of the released job, alloc order)
   std::vector<Shape> shapes_;
-  std::vector<bool> mask_;             // scratch: candidate nodes of the current test
   std::vector<std::uint32_t> usable_;  // scratch: usable CPUs per node during a future test
   std::vector<std::size_t> undo_;      // scratch: releases applied to the cluster
   std::vector<char> mark_;             // scratch: nodes of a job just started

@@ -60,29 +60,41 @@ std::uint32_t fill(const sim::ClusterState& cluster, const sim::NodeRequest& r, 
 /// select_nodes over the usable candidates in `sc.all` (candidate order).
 std::optional<std::vector<sim::NodeAlloc>> choose(const sim::ClusterState& cluster, const sim::NodeRequest& r,
                                                   Scratch& sc) {
-  if (sc.all.size() < r.min_nodes) return std::nullopt;  // no weight level can have enough nodes
+  // No weight level at all, or none with enough nodes.
+  if (sc.all.empty() || sc.all.size() < r.min_nodes) return std::nullopt;
   // Weight levels, lowest first; each tries the usable nodes of all levels up to it, in node order.
+  const auto by_node = [](const Usable& a, const Usable& b) { return a.node < b.node; };
   sc.weights.clear();
   for (const auto& u : sc.all) sc.weights.push_back(u.weight);
-  std::sort(sc.weights.begin(), sc.weights.end());
-  sc.weights.erase(std::unique(sc.weights.begin(), sc.weights.end()), sc.weights.end());
-  const auto by_node = [](const Usable& a, const Usable& b) { return a.node < b.node; };
+  const bool one_level =
+      std::all_of(sc.weights.begin(), sc.weights.end(), [&](std::uint32_t w) { return w == sc.weights[0]; });
+  if (one_level) {
+    sc.weights.resize(1);
+  } else {
+    std::sort(sc.weights.begin(), sc.weights.end());
+    sc.weights.erase(std::unique(sc.weights.begin(), sc.weights.end()), sc.weights.end());
+  }
+  // Common case: one level with the nodes already in order (candidates are ascending) is used as is.
+  const bool as_is = one_level && std::is_sorted(sc.all.begin(), sc.all.end(), by_node);
   std::vector<sim::NodeAlloc> out;
   for (const auto weight : sc.weights) {
-    sc.usable.clear();
-    for (const auto& u : sc.all)
-      if (u.weight <= weight) sc.usable.push_back(u);
-    if (!std::is_sorted(sc.usable.begin(), sc.usable.end(), by_node))
-      std::sort(sc.usable.begin(), sc.usable.end(), by_node);
-    if (sc.usable.size() < r.min_nodes) continue;
+    if (!as_is) {
+      sc.usable.clear();
+      for (const auto& u : sc.all)
+        if (u.weight <= weight) sc.usable.push_back(u);
+      if (!std::is_sorted(sc.usable.begin(), sc.usable.end(), by_node))
+        std::sort(sc.usable.begin(), sc.usable.end(), by_node);
+    }
+    const auto& usable = as_is ? sc.all : sc.usable;
+    if (usable.size() < r.min_nodes) continue;
     // Runs of consecutive node indices.
     sc.runs.clear();
-    for (std::size_t k = 0; k < sc.usable.size(); ++k) {
-      if (sc.runs.empty() || sc.usable[k - 1].node + 1 != sc.usable[k].node) sc.runs.push_back({k, k, 0});
+    for (std::size_t k = 0; k < usable.size(); ++k) {
+      if (sc.runs.empty() || usable[k - 1].node + 1 != usable[k].node) sc.runs.push_back({k, k, 0});
       sc.runs.back().end = k + 1;
-      sc.runs.back().cpus += sc.usable[k].cpus;
+      sc.runs.back().cpus += usable[k].cpus;
     }
-    const Usable* base = sc.usable.data();
+    const Usable* base = usable.data();
     out.clear();
     std::uint32_t missing = r.total_cpus;
     sc.used.assign(sc.runs.size(), 0);
@@ -136,12 +148,13 @@ std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState&
 std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState& cluster,
                                                         const sim::NodeRequest& r,
                                                         const std::vector<std::uint32_t>& candidates,
-                                                        const std::vector<bool>& available,
+                                                        const std::vector<std::uint64_t>& available,
                                                         const std::vector<std::uint32_t>& usable) {
   auto& sc = scratch;
   sc.all.clear();
   for (auto n : candidates)
-    if (available[n] && usable[n] > 0) sc.all.push_back({n, usable[n], cluster.node_weight(n)});
+    if (((available[n >> 6] >> (n & 63)) & 1u) != 0 && usable[n] > 0)
+      sc.all.push_back({n, usable[n], cluster.node_weight(n)});
   return choose(cluster, r, sc);
 }
 

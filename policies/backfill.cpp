@@ -202,7 +202,7 @@ class Planner {
     for (auto n : nodes) mark_[n] = 0;
   }
 
-  /// Slurm's will-run test of `job` on nodes `avail` of `candidates`, no earlier than `start_res`
+  /// Slurm's will-run test of `job` on nodes `avail` (a subset of `candidates`), no earlier than `start_res`
   /// and, when `later_start` is set, with no running job ending after it; `now_only`: fail unless it
   /// fits now (TEST_NOW_ONLY). The start is max(estimate, start_res).
   std::optional<Fit> will_run(const sim::SimJob& job, const std::vector<std::uint32_t>& candidates,
@@ -212,12 +212,19 @@ class Planner {
     std::uint64_t sum = 0;
     std::uint32_t nodes = 0;
     std::uint32_t top = 0;  // at least the most usable CPUs on one node (a running max)
-    for (auto n : candidates)
-      if (has(avail, n)) {
-        sum += shape.now[n];
-        nodes += shape.now[n] > 0 ? 1 : 0;
-        top = std::max(top, shape.now[n]);
-      }
+    const auto add_now = [&](std::uint32_t n) {
+      sum += shape.now[n];
+      nodes += shape.now[n] > 0 ? 1 : 0;
+      top = std::max(top, shape.now[n]);
+    };
+    if (distinct(candidates)) {  // avail lies within the candidates: visit its nodes only
+      for (std::size_t w = 0; w < avail.size(); ++w)
+        for (auto bits = avail[w]; bits != 0; bits &= bits - 1)
+          add_now(static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+    } else {
+      for (auto n : candidates)
+        if (has(avail, n)) add_now(n);
+    }
     // Necessary conditions of select_nodes' success. A single-node request must find all its CPUs on
     // one node: fill takes at most that node's usable CPUs (all of them when exclusive).
     const auto enough = [&] {
@@ -298,6 +305,17 @@ class Planner {
     bool built = false;  // `after` computed (only future tests need it)
   };
 
+  // No node listed twice (then a sum over the candidates in avail is a sum over avail's nodes).
+  bool distinct(const std::vector<std::uint32_t>& candidates) {
+    for (const auto& [list, yes] : distinct_)
+      if (list == &candidates) return yes;
+    auto sorted = candidates;
+    std::sort(sorted.begin(), sorted.end());
+    const bool yes = std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
+    distinct_.emplace_back(&candidates, yes);
+    return yes;
+  }
+
   std::uint32_t usable(std::uint32_t node, const Shape& shape) const {
     return cluster_.usable_cpus(node, shape.request, shape.ask);
   }
@@ -351,6 +369,7 @@ class Planner {
   std::vector<std::uint32_t> usable_;  // scratch: usable CPUs per node during a future test
   std::vector<std::size_t> undo_;      // scratch: releases applied to the cluster
   std::vector<char> mark_;             // scratch: nodes of a job just started
+  std::vector<std::pair<const std::vector<std::uint32_t>*, bool>> distinct_;  // per candidate list
   Seconds kill_wait_ = 30;
   Seconds over_time_limit_ = 0;
 };

@@ -124,6 +124,10 @@ bool same_shape(const sim::NodeRequest& a, const sim::NodeRequest& b) {
          a.mem_per_cpu_mb == b.mem_per_cpu_mb && a.exclusive == b.exclusive && a.features == b.features &&
          a.gres_per_node == b.gres_per_node;
 }
+/// Requests that select_nodes treats alike in every state.
+bool same_request(const sim::NodeRequest& a, const sim::NodeRequest& b) {
+  return a.min_nodes == b.min_nodes && a.max_nodes == b.max_nodes && same_shape(a, b);
+}
 std::uint32_t per_node_ask(const sim::NodeRequest& r) {
   return r.cpus_per_node > 0 ? r.cpus_per_node : r.total_cpus;
 }
@@ -405,6 +409,15 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
   std::map<std::pair<std::uint32_t, std::uint16_t>, std::uint32_t> user_part_count;
   std::map<std::uint32_t, Seconds> planned_start;  // jobs given a start estimate in this cycle
   Words avail, chosen;                             // scratch
+  struct Outcome {                                 // of a record that changed nothing
+    sim::NodeRequest request;
+    std::uint16_t partition;
+    Seconds limit;
+    bool no_reserve;
+    bool counted;                    // reached the will-run test
+    std::optional<Seconds> planned;  // start estimate without a reservation
+  };
+  std::vector<Outcome> memo;  // since the last start or reservation
 
   for (const auto& rec : queue) {
     if (stats.tested >= max_test) break;
@@ -431,9 +444,25 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     ++stats.examined;
 
     const Seconds limit = j.time_limit == kUnlimited ? kYear : j.time_limit;
+    // A record like one already evaluated since the last change of the map or the running jobs
+    // has the same outcome: the loop below reads nothing else.
+    const auto seen = std::find_if(memo.begin(), memo.end(), [&](const Outcome& o) {
+      return o.partition == rec.partition && o.limit == limit && o.no_reserve == no_reserve &&
+             same_request(o.request, j.request);
+    });
+    if (seen != memo.end()) {
+      if (seen->counted) ++stats.tested;
+      if (seen->planned) {
+        planned_start.try_emplace(rec.job, *seen->planned);
+        stats.planned.push_back({rec.job, *seen->planned, false});
+      }
+      continue;
+    }
     const auto& candidates = s.partition_nodes[rec.partition];
     bool counted = false;
-    Seconds later_start = now;  // TRY_LATER target; the first attempt is at now
+    bool changed = false;            // started a job or added a reservation
+    std::optional<Seconds> planned;  // start estimate found without a reservation
+    Seconds later_start = now;       // TRY_LATER target; the first attempt is at now
     bool stop_cycle = false;
     while (true) {  // TRY_LATER
       const Seconds start_res = later_start;
@@ -488,6 +517,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       if (fit->start <= now) {
         launcher.start_job(rec.job, rec.partition, std::move(fit->alloc), SchedulerPass::kBackfill);
         planner->started(rec.job);
+        changed = true;
         ++stats.started;
         if (params_.bf_max_job_start > 0 && stats.started >= params_.bf_max_job_start) stop_cycle = true;
         if (stats.tested >= max_test) stop_cycle = true;
@@ -496,6 +526,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       if (later_start > 0 && fit->start > later_start && !no_reserve) continue;
       planned_start.try_emplace(rec.job, fit->start);
       stats.planned.push_back({rec.job, fit->start, false});
+      planned = fit->start;
       if (no_reserve) break;                 // expected start known, no reservation
       if (fit->start > now + window) break;  // beyond bf_window: no reservation
       if (map.slots().size() >= max_slots) {
@@ -503,11 +534,16 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
         break;
       }
       map.add(start_q, end_q, res, chosen);
+      changed = true;
       stats.planned.back().reserved = true;
       ++stats.reserved;
       break;
     }
     if (stop_cycle) break;
+    if (changed)
+      memo.clear();
+    else
+      memo.push_back({j.request, rec.partition, limit, no_reserve, counted, planned});
   }
   stats.slots = static_cast<std::uint32_t>(map.slots().size());
   return stats;

@@ -4,7 +4,6 @@
 #include <bit>
 #include <map>
 #include <optional>
-#include <tuple>
 
 #include "policies/limits.hpp"
 #include "policies/node_select.hpp"
@@ -119,11 +118,15 @@ bool release_before(const Release& a, const Release& b) {
 }
 
 /// What makes two requests use nodes alike (select_nodes' usable_cpus depends on nothing else).
-using ShapeKey = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::int64_t, std::int64_t,
-                            std::vector<std::int64_t>, bool, std::uint32_t>;
-ShapeKey shape_key(const sim::NodeRequest& r) {
-  return {r.total_cpus,     r.cpus_per_task, r.cpus_per_node, r.mem_per_node_mb,
-          r.mem_per_cpu_mb, r.gres_per_node, r.exclusive,     r.features};
+bool same_shape(const sim::NodeRequest& a, const sim::NodeRequest& b) {
+  return a.total_cpus == b.total_cpus && a.cpus_per_task == b.cpus_per_task &&
+         a.cpus_per_node == b.cpus_per_node && a.mem_per_node_mb == b.mem_per_node_mb &&
+         a.mem_per_cpu_mb == b.mem_per_cpu_mb && a.exclusive == b.exclusive && a.features == b.features &&
+         a.gres_per_node == b.gres_per_node;
+}
+/// Requests that select_nodes treats alike in every state.
+bool same_request(const sim::NodeRequest& a, const sim::NodeRequest& b) {
+  return a.min_nodes == b.min_nodes && a.max_nodes == b.max_nodes && same_shape(a, b);
 }
 std::uint32_t per_node_ask(const sim::NodeRequest& r) {
   return r.cpus_per_node > 0 ? r.cpus_per_node : r.total_cpus;
@@ -134,90 +137,139 @@ struct Fit {
   std::vector<sim::NodeAlloc> alloc;
 };
 
-/// Everything one cycle plans with: a copy of the cluster where planned releases are applied and
-/// undone, the releases in planned-end order, and per-shape usable-CPU caches.
+/// Everything one cycle plans with: running jobs' releases in planned-end order and, per request
+/// shape, the future availability profile: the CPUs the shape could use on each node now and on each
+/// node of each release once the releases up to it are applied. A node's state after the releases up
+/// to i depends only on the releases that touch it, so one profile per shape and cycle answers every
+/// will-run test of that shape (whatever nodes the test may use) without releasing jobs per test; it
+/// is patched when the cycle starts a job. select_nodes reads a state only through usable_cpus, so it
+/// is given the profile's values.
 class Planner {
  public:
-  explicit Planner(const sim::SimState& s) : s_(s), future_(s.cluster) {
+  /// `cluster` is s.cluster. Profiles are computed by releasing running jobs from it and allocating
+  /// them back, which leaves it exactly as it was (integer counters), so no copy is needed.
+  Planner(const sim::SimState& s, sim::ClusterState& cluster) : s_(s), cluster_(cluster) {
     const auto& sc = s.site.scheduler;
     for (auto ji : s.running) {
       const auto& j = s.jobs[ji];
       releases_.push_back({j.time_limit == kUnlimited ? j.start + kYear : j.start + j.time_limit, ji});
     }
     std::sort(releases_.begin(), releases_.end(), release_before);
+    first_.reserve(releases_.size() + 1);
+    for (const auto& rel : releases_) {
+      first_.push_back(static_cast<std::uint32_t>(node_.size()));
+      for (const auto& a : s.jobs[rel.job].alloc) node_.push_back(a.node);
+    }
+    first_.push_back(static_cast<std::uint32_t>(node_.size()));
     kill_wait_ = sc.kill_wait;
     over_time_limit_ = sc.over_time_limit;
+    mark_.assign(cluster.nodes().size(), 0);
   }
 
-  /// A job was started now on `alloc` (state.cluster already updated): mirror it in the plan.
+  /// Job `ji` was started now (the launcher has allocated it in the cluster): mirror it in the plan.
   void started(std::uint32_t ji) {
     const auto& j = s_.jobs[ji];
-    future_.allocate(j.request, j.alloc);
     const Release r{j.time_limit == kUnlimited ? s_.now + kYear : s_.now + j.time_limit, ji};
-    releases_.insert(std::upper_bound(releases_.begin(), releases_.end(), r, release_before), r);
-    for (auto& [key, shape] : usable_now_)
-      for (const auto& a : j.alloc)
-        shape.usable[a.node] = future_.usable_cpus(a.node, shape.request, per_node_ask(shape.request));
+    const auto p = static_cast<std::size_t>(
+        std::upper_bound(releases_.begin(), releases_.end(), r, release_before) - releases_.begin());
+    const auto e0 = first_[p];
+    const auto k = static_cast<std::uint32_t>(j.alloc.size());
+    releases_.insert(releases_.begin() + static_cast<std::ptrdiff_t>(p), r);
+    first_.insert(first_.begin() + static_cast<std::ptrdiff_t>(p), e0);
+    for (auto q = p + 1; q < first_.size(); ++q) first_[q] += k;
+    std::vector<std::uint32_t> nodes;
+    for (const auto& a : j.alloc) nodes.push_back(a.node);
+    node_.insert(node_.begin() + e0, nodes.begin(), nodes.end());
+    for (auto& shape : shapes_) {
+      for (const auto& a : j.alloc) shape.now[a.node] = usable(a.node, shape);
+      if (shape.built) shape.after.insert(shape.after.begin() + e0, k, 0);
+    }
+    // The job's nodes have fewer resources until its release at p: recompute their profile entries up
+    // to it (later ones and other nodes are unchanged).
+    if (std::none_of(shapes_.begin(), shapes_.end(), [](const Shape& sh) { return sh.built; })) return;
+    for (auto n : nodes) mark_[n] = 1;
+    auto& undo = undo_;
+    undo.clear();
+    for (std::size_t i = 0; i <= p; ++i) {
+      bool touches = false;
+      for (auto e = first_[i]; e < first_[i + 1] && !touches; ++e) touches = mark_[node_[e]] != 0;
+      if (!touches) continue;
+      const auto& rj = s_.jobs[releases_[i].job];
+      cluster_.release(rj.request, rj.alloc);
+      undo.push_back(i);
+      for (auto e = first_[i]; e < first_[i + 1]; ++e)
+        if (mark_[node_[e]])
+          for (auto& shape : shapes_)
+            if (shape.built) shape.after[e] = usable(node_[e], shape);
+    }
+    restore(undo);
+    for (auto n : nodes) mark_[n] = 0;
   }
 
-  /// Slurm's will-run test of `job` on nodes `avail` of `candidates`, no earlier than `start_res`
+  /// Slurm's will-run test of `job` on nodes `avail` (a subset of `candidates`), no earlier than `start_res`
   /// and, when `later_start` is set, with no running job ending after it; `now_only`: fail unless it
   /// fits now (TEST_NOW_ONLY). The start is max(estimate, start_res).
   std::optional<Fit> will_run(const sim::SimJob& job, const std::vector<std::uint32_t>& candidates,
                               const Words& avail, Seconds start_res, Seconds later_start, bool now_only) {
     const auto& r = job.request;
-    const auto& usable_now = usable_for(r);
-    auto& mask = mask_;
-    mask.assign(s_.cluster.nodes().size(), false);
+    auto& shape = shape_for(r);
     std::uint64_t sum = 0;
     std::uint32_t nodes = 0;
-    for (auto n : candidates)
-      if (has(avail, n)) {
-        mask[n] = true;
-        sum += usable_now[n];
-        nodes += usable_now[n] > 0 ? 1 : 0;
-      }
-    const auto enough = [&] { return nodes >= r.min_nodes && sum >= r.total_cpus; };
+    std::uint32_t top = 0;  // at least the most usable CPUs on one node (a running max)
+    const auto add_now = [&](std::uint32_t n) {
+      sum += shape.now[n];
+      nodes += shape.now[n] > 0 ? 1 : 0;
+      top = std::max(top, shape.now[n]);
+    };
+    if (distinct(candidates)) {  // avail lies within the candidates: visit its nodes only
+      for (std::size_t w = 0; w < avail.size(); ++w)
+        for (auto bits = avail[w]; bits != 0; bits &= bits - 1)
+          add_now(static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+    } else {
+      for (auto n : candidates)
+        if (has(avail, n)) add_now(n);
+    }
+    // Necessary conditions of select_nodes' success. A single-node request must find all its CPUs on
+    // one node: fill takes at most that node's usable CPUs (all of them when exclusive).
+    const auto enough = [&] {
+      return nodes >= r.min_nodes && sum >= r.total_cpus && (r.max_nodes != 1 || top >= r.total_cpus);
+    };
     const Seconds now = s_.now;
     if (start_res <= now) {
       if (enough())
-        if (auto a = select_nodes(future_, r, candidates, mask)) return Fit{now, std::move(*a)};
+        if (auto a = select_nodes(cluster_, r, candidates, avail, shape.now)) return Fit{now, std::move(*a)};
       if (now_only) return std::nullopt;
     }
     // Future test: release running jobs in planned-end order and try again.
+    if (!shape.built) build(shape);
     auto& usable = usable_;
-    usable.assign(usable_now.begin(), usable_now.end());
-    auto& applied = applied_;
-    applied.clear();
+    usable.assign(shape.now.begin(), shape.now.end());
+    // Applies release i to the test's nodes; false when it has none of them.
     const auto apply = [&](std::size_t i) {
-      const auto& rj = s_.jobs[releases_[i].job];
-      future_.release(rj.request, rj.alloc);
-      applied.push_back(i);
-      for (const auto& a : rj.alloc) {
-        if (!mask[a.node]) continue;
-        const auto u = future_.usable_cpus(a.node, r, per_node_ask(r));
-        sum = sum + u - usable[a.node];
-        nodes = nodes + (u > 0 ? 1 : 0) - (usable[a.node] > 0 ? 1 : 0);
-        usable[a.node] = u;
+      bool touched = false;
+      for (auto e = first_[i]; e < first_[i + 1]; ++e) {
+        const auto n = node_[e];
+        if (!has(avail, n)) continue;
+        touched = true;
+        const auto u = shape.after[e];
+        sum = sum + u - usable[n];
+        nodes = nodes + (u > 0 ? 1 : 0) - (usable[n] > 0 ? 1 : 0);
+        top = std::max(top, u);
+        usable[n] = u;
       }
+      return touched;
     };
-    const auto overlaps_avail = [&](std::size_t i) {
-      for (const auto& a : s_.jobs[releases_[i].job].alloc)
-        if (mask[a.node]) return true;
-      return false;
-    };
-    std::optional<Fit> fit;
     std::size_t i = 0;
     if (start_res > now) {
-      for (; i < releases_.size() && releases_[i].end <= start_res; ++i)
-        if (overlaps_avail(i)) apply(i);
+      for (; i < releases_.size() && releases_[i].end <= start_res; ++i) apply(i);
       if (enough())
-        if (auto a = select_nodes(future_, r, candidates, mask)) fit = Fit{start_res, std::move(*a)};
+        if (auto a = select_nodes(cluster_, r, candidates, avail, usable))
+          return Fit{start_res, std::move(*a)};
     }
     Seconds window_end = 0;
     Seconds window = kWillRunWindow;
     bool more = true;
-    while (!fit && more) {
+    while (more) {
       std::optional<std::size_t> last;
       while (true) {
         if (i >= releases_.size() || (later_start > 0 && releases_[i].end > later_start)) {
@@ -225,11 +277,10 @@ class Planner {
           break;
         }
         const auto k = i++;
-        if (!overlaps_avail(k)) continue;
+        if (!apply(k)) continue;
         if (window_end == 0)
           window_end = releases_[k].end + (kWillRunWindow - releases_[k].end % kWillRunWindow);
         last = k;
-        apply(k);
         if (i >= releases_.size()) {
           more = false;
           break;
@@ -238,22 +289,73 @@ class Planner {
       }
       if (!last) break;
       if (enough())
-        if (auto a = select_nodes(future_, r, candidates, mask)) {
+        if (auto a = select_nodes(cluster_, r, candidates, avail, usable)) {
           const auto& rel = releases_[*last];
-          fit = Fit{std::max(start_res, rel.end <= now ? guess_end(rel) : rel.end), std::move(*a)};
-          break;
+          return Fit{std::max(start_res, rel.end <= now ? guess_end(rel) : rel.end), std::move(*a)};
         }
       do window *= 2;
       while (i < releases_.size() && releases_[i].end > window_end + window);
     }
-    for (auto it = applied.rbegin(); it != applied.rend(); ++it) {
-      const auto& rj = s_.jobs[releases_[*it].job];
-      future_.allocate(rj.request, rj.alloc);
-    }
-    return fit;
+    return std::nullopt;
   }
 
  private:
+  struct Shape {
+    sim::NodeRequest request;
+    std::uint32_t ask = 0;           // per-node CPUs asked (usable_cpus' cpus_wanted)
+    std::vector<std::uint32_t> now;  // per node: usable CPUs now
+    std::vector<std::uint32_t>
+        after;           // per release entry: usable CPUs on its node after the releases up to it
+    bool built = false;  // `after` computed (only future tests need it)
+  };
+
+  // No node listed twice (then a sum over the candidates in avail is a sum over avail's nodes).
+  bool distinct(const std::vector<std::uint32_t>& candidates) {
+    for (const auto& [list, yes] : distinct_)
+      if (list == &candidates) return yes;
+    auto sorted = candidates;
+    std::sort(sorted.begin(), sorted.end());
+    const bool yes = std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
+    distinct_.emplace_back(&candidates, yes);
+    return yes;
+  }
+
+  std::uint32_t usable(std::uint32_t node, const Shape& shape) const {
+    return cluster_.usable_cpus(node, shape.request, shape.ask);
+  }
+
+  Shape& shape_for(const sim::NodeRequest& r) {
+    for (auto& shape : shapes_)
+      if (same_shape(shape.request, r)) return shape;
+    Shape shape{r, per_node_ask(r), std::vector<std::uint32_t>(cluster_.nodes().size()), {}, false};
+    for (std::uint32_t n = 0; n < shape.now.size(); ++n) shape.now[n] = usable(n, shape);
+    shapes_.push_back(std::move(shape));
+    return shapes_.back();
+  }
+
+  // Applies every release in order, recording the shape's usable CPUs on each released node.
+  void build(Shape& shape) {
+    shape.after.assign(node_.size(), 0);
+    auto& undo = undo_;
+    undo.clear();
+    for (std::size_t i = 0; i < releases_.size(); ++i) {
+      const auto& rj = s_.jobs[releases_[i].job];
+      cluster_.release(rj.request, rj.alloc);
+      undo.push_back(i);
+      for (auto e = first_[i]; e < first_[i + 1]; ++e) shape.after[e] = usable(node_[e], shape);
+    }
+    restore(undo);
+    shape.built = true;
+  }
+
+  // Allocates back the releases `applied` (in the order applied), newest first.
+  void restore(const std::vector<std::size_t>& applied) {
+    for (auto it = applied.rbegin(); it != applied.rend(); ++it) {
+      const auto& rj = s_.jobs[releases_[*it].job];
+      cluster_.allocate(rj.request, rj.alloc);
+    }
+  }
+
   // cons_tres _guess_job_end for a job already past its planned end.
   Seconds guess_end(const Release& rel) const {
     const auto& j = s_.jobs[rel.job];
@@ -262,27 +364,16 @@ class Planner {
     return std::max(rel.end + kill_wait_ + over, s_.now + 1);
   }
 
-  const std::vector<std::uint32_t>& usable_for(const sim::NodeRequest& r) {
-    auto key = shape_key(r);
-    auto it = usable_now_.find(key);
-    if (it != usable_now_.end()) return it->second.usable;
-    Shape shape{r, std::vector<std::uint32_t>(future_.nodes().size())};
-    for (std::uint32_t n = 0; n < shape.usable.size(); ++n)
-      shape.usable[n] = future_.usable_cpus(n, r, per_node_ask(r));
-    return usable_now_.emplace(std::move(key), std::move(shape)).first->second.usable;
-  }
-
   const sim::SimState& s_;
-  sim::ClusterState future_;
+  sim::ClusterState& cluster_;
   std::vector<Release> releases_;
-  struct Shape {
-    sim::NodeRequest request;
-    std::vector<std::uint32_t> usable;  // per node: CPUs the request could use now
-  };
-  std::map<ShapeKey, Shape> usable_now_;
-  std::vector<bool> mask_;             // scratch: candidate nodes of the current test
+  std::vector<std::uint32_t> first_;  // per release: its first entry; one more at the end (entry count)
+  std::vector<std::uint32_t> node_;   // per release entry (a node of the released job, alloc order)
+  std::vector<Shape> shapes_;
   std::vector<std::uint32_t> usable_;  // scratch: usable CPUs per node during a future test
-  std::vector<std::size_t> applied_;   // scratch: releases applied during a future test
+  std::vector<std::size_t> undo_;      // scratch: releases applied to the cluster
+  std::vector<char> mark_;             // scratch: nodes of a job just started
+  std::vector<std::pair<const std::vector<std::uint32_t>*, bool>> distinct_;  // per candidate list
   Seconds kill_wait_ = 30;
   Seconds over_time_limit_ = 0;
 };
@@ -307,7 +398,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
   const std::size_t max_slots = max_test;  // bf_node_space_size defaults to bf_max_job_test
   NodeSpace map(now / res * res, (now + window) / res * res, node_count);
   const Seconds window_end = now + window;
-  Planner plan(s);
+  std::optional<Planner> planner;  // built at the first will-run test: most cycles of a big replay have none
 
   std::vector<Words> part_mask(s.site.partitions.size(), Words((node_count + 63) / 64, 0));
   for (std::size_t p = 0; p < part_mask.size() && p < s.partition_nodes.size(); ++p)
@@ -318,6 +409,15 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
   std::map<std::pair<std::uint32_t, std::uint16_t>, std::uint32_t> user_part_count;
   std::map<std::uint32_t, Seconds> planned_start;  // jobs given a start estimate in this cycle
   Words avail, chosen;                             // scratch
+  struct Outcome {                                 // of a record that changed nothing
+    sim::NodeRequest request;
+    std::uint16_t partition;
+    Seconds limit;
+    bool no_reserve;
+    bool counted;                    // reached the will-run test
+    std::optional<Seconds> planned;  // start estimate without a reservation
+  };
+  std::vector<Outcome> memo;  // since the last start or reservation
 
   for (const auto& rec : queue) {
     if (stats.tested >= max_test) break;
@@ -344,9 +444,25 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     ++stats.examined;
 
     const Seconds limit = j.time_limit == kUnlimited ? kYear : j.time_limit;
+    // A record like one already evaluated since the last change of the map or the running jobs
+    // has the same outcome: the loop below reads nothing else.
+    const auto seen = std::find_if(memo.begin(), memo.end(), [&](const Outcome& o) {
+      return o.partition == rec.partition && o.limit == limit && o.no_reserve == no_reserve &&
+             same_request(o.request, j.request);
+    });
+    if (seen != memo.end()) {
+      if (seen->counted) ++stats.tested;
+      if (seen->planned) {
+        planned_start.try_emplace(rec.job, *seen->planned);
+        stats.planned.push_back({rec.job, *seen->planned, false});
+      }
+      continue;
+    }
     const auto& candidates = s.partition_nodes[rec.partition];
     bool counted = false;
-    Seconds later_start = now;  // TRY_LATER target; the first attempt is at now
+    bool changed = false;            // started a job or added a reservation
+    std::optional<Seconds> planned;  // start estimate found without a reservation
+    Seconds later_start = now;       // TRY_LATER target; the first attempt is at now
     bool stop_cycle = false;
     while (true) {  // TRY_LATER
       const Seconds start_res = later_start;
@@ -385,7 +501,8 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
         ++stats.tested;
         counted = true;
       }
-      auto fit = plan.will_run(j, candidates, avail, start_res, later_start, no_reserve);
+      if (!planner) planner.emplace(s, s.cluster);
+      auto fit = planner->will_run(j, candidates, avail, start_res, later_start, no_reserve);
       if (!fit) {
         if (can_retry) continue;
         break;
@@ -399,7 +516,8 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       }
       if (fit->start <= now) {
         launcher.start_job(rec.job, rec.partition, std::move(fit->alloc), SchedulerPass::kBackfill);
-        plan.started(rec.job);
+        planner->started(rec.job);
+        changed = true;
         ++stats.started;
         if (params_.bf_max_job_start > 0 && stats.started >= params_.bf_max_job_start) stop_cycle = true;
         if (stats.tested >= max_test) stop_cycle = true;
@@ -408,6 +526,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       if (later_start > 0 && fit->start > later_start && !no_reserve) continue;
       planned_start.try_emplace(rec.job, fit->start);
       stats.planned.push_back({rec.job, fit->start, false});
+      planned = fit->start;
       if (no_reserve) break;                 // expected start known, no reservation
       if (fit->start > now + window) break;  // beyond bf_window: no reservation
       if (map.slots().size() >= max_slots) {
@@ -415,11 +534,16 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
         break;
       }
       map.add(start_q, end_q, res, chosen);
+      changed = true;
       stats.planned.back().reserved = true;
       ++stats.reserved;
       break;
     }
     if (stop_cycle) break;
+    if (changed)
+      memo.clear();
+    else
+      memo.push_back({j.request, rec.partition, limit, no_reserve, counted, planned});
   }
   stats.slots = static_cast<std::uint32_t>(map.slots().size());
   return stats;

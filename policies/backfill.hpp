@@ -4,13 +4,17 @@
 // Design. Two structures model the future, as in Slurm:
 //  * Running jobs are NOT in the node-space map. Their future release is a list sorted by planned end
 //    (start + time limit; never the real runtime). A will-run test releases them, in Slurm's growing
-//    time windows (30, 60, 120, ... s from the first overlapping end rounded up to 30 s), from a copy of
-//    the cluster's per-node free CPUs/memory/GRES, and asks select_nodes whether the job fits; the start
-//    estimate is the planned end of the last job released (a job already past its limit: end + KillWait
-//    + OverTimeLimit, at least now + 1, as cons_tres _guess_job_end). The copy is restored after each
-//    test. Per request shape, each node's usable CPUs now are cached for the cycle (updated when backfill
-//    starts a job) so that a test is a sum over the candidate nodes, and select_nodes runs only when
-//    enough CPUs and nodes are usable (a necessary condition of its success).
+//    time windows (30, 60, 120, ... s from the first overlapping end rounded up to 30 s) and asks
+//    select_nodes whether the job fits; the start estimate is the planned end of the last job released
+//    (a job already past its limit: end + KillWait + OverTimeLimit, at least now + 1, as cons_tres
+//    _guess_job_end). Releases are not re-applied per test: per request shape, a future availability
+//    profile (each node's usable CPUs now, and on each released node after the releases up to it) is
+//    built once per cycle by releasing all running jobs from the cluster and allocating them back, and
+//    patched when backfill starts a job. A test then sums the profile over its candidate nodes, and
+//    select_nodes (given the profile's values, all it reads of a state) runs only when enough CPUs and
+//    nodes are usable (for a single-node request: on one node), necessary conditions of its success.
+//    A record identical in request, partition, time limit and reservation eligibility to one already
+//    evaluated since the last start or reservation reuses that outcome.
 //  * Pending jobs given a future start get whole-node reservations in the node-space map: a sorted,
 //    contiguous list of time slots [begin, end) covering [floor(now/res)*res, floor((now+bf_window)/res)
 //    *res), each with a bitset of nodes not reserved. Reservations are quantized to bf_resolution
@@ -53,7 +57,9 @@ class Backfill {
  public:
   explicit Backfill(const SchedulerParameters& params) : params_(params) {}
   /// Runs one cycle at state.now over `queue` (sorted by queue_before; records of jobs no longer
-  /// pending are skipped); starts jobs through `launcher` with SchedulerPass::kBackfill.
+  /// pending are skipped); starts jobs through `launcher` with SchedulerPass::kBackfill, which must
+  /// allocate them in state.cluster. state.cluster is modified during the cycle (planned releases are
+  /// applied and undone) and left as the started jobs make it.
   BackfillStats run(sim::SimState& state, sim::JobLauncher& launcher,
                     const std::vector<QueueRecord>& queue) const;
 

@@ -1,43 +1,131 @@
 #include "policies/node_select.hpp"
 
 #include <algorithm>
-#include <map>
 
 namespace slurmtwin::policies {
 namespace {
 
 struct Usable {
   std::uint32_t node;
-  std::uint32_t cpus;  // CPUs the job could take here (before core rounding)
+  std::uint32_t cpus;    // CPUs the job could take here (before core rounding)
+  std::uint32_t weight;  // node Weight
 };
 
+/// A run of consecutive node indices: [begin, end) in the usable list, with its usable CPUs.
+struct Run {
+  std::size_t begin;
+  std::size_t end;
+  std::uint64_t cpus;
+};
+
+// Reused between calls: select_nodes runs millions of times per replay (backfill will-run tests), and
+// allocating these per call dominated it.
+struct Scratch {
+  std::vector<Usable> all;     // usable candidates in candidate order
+  std::vector<Usable> usable;  // usable nodes of the weight levels tried so far, in node order
+  std::vector<std::uint32_t> weights;
+  std::vector<Run> runs;
+  std::vector<char> used;
+};
+thread_local Scratch scratch;
+
 // Greedy fill of one run of nodes: each further node still must leave one task for every node the
-// request needs after it. Appends to `out`; returns CPUs still missing.
-std::uint32_t fill(const sim::ClusterState& cluster, const sim::NodeRequest& r,
-                   const std::vector<Usable>& run, std::uint32_t missing_cpus,
+// request needs after it. Appends to `out` unless kDry; `taken` counts the nodes taken so far (out's
+// size when not dry). Returns CPUs still missing.
+template <bool kDry>
+std::uint32_t fill(const sim::ClusterState& cluster, const sim::NodeRequest& r, const Usable* first,
+                   const Usable* last, std::uint32_t missing_cpus, std::size_t& taken,
                    std::vector<sim::NodeAlloc>& out) {
   const std::uint32_t cpt = std::max<std::uint32_t>(1, r.cpus_per_task);
-  for (const auto& u : run) {
-    const auto nodes_taken = static_cast<std::uint32_t>(out.size());
+  for (const Usable* u = first; u != last; ++u) {
+    const auto nodes_taken = static_cast<std::uint32_t>(taken);
     if (nodes_taken >= r.max_nodes) break;
     const bool need_more_nodes = nodes_taken + 1 < r.min_nodes;
     if (missing_cpus == 0 && !need_more_nodes && nodes_taken >= r.min_nodes) break;
     const std::uint32_t later_nodes = r.min_nodes > nodes_taken + 1 ? r.min_nodes - nodes_taken - 1 : 0;
     std::uint32_t want = missing_cpus > later_nodes * cpt ? missing_cpus - later_nodes * cpt : cpt;
     if (r.cpus_per_node > 0) want = r.cpus_per_node;
-    const std::uint32_t cpus = r.exclusive ? cluster.node(u.node).cpus : std::min(want, u.cpus);
+    const std::uint32_t cpus = r.exclusive ? cluster.node(u->node).cpus : std::min(want, u->cpus);
     if (cpus == 0) continue;
-    const auto alloc = r.exclusive ? cpus : cluster.round_cpus(u.node, cpus);
-    out.push_back({u.node, alloc, cluster.memory_needed(u.node, r, alloc)});
+    if constexpr (!kDry) {
+      const auto alloc = r.exclusive ? cpus : cluster.round_cpus(u->node, cpus);
+      out.push_back({u->node, alloc, cluster.memory_needed(u->node, r, alloc)});
+    }
+    ++taken;
     missing_cpus = cpus >= missing_cpus ? 0 : missing_cpus - cpus;
   }
   return missing_cpus;
 }
 
-std::uint64_t run_cpus(const std::vector<Usable>& run) {
-  std::uint64_t s = 0;
-  for (const auto& u : run) s += u.cpus;
-  return s;
+/// select_nodes over the usable candidates in `sc.all` (candidate order).
+std::optional<std::vector<sim::NodeAlloc>> choose(const sim::ClusterState& cluster, const sim::NodeRequest& r,
+                                                  Scratch& sc) {
+  // No weight level at all, or none with enough nodes.
+  if (sc.all.empty() || sc.all.size() < r.min_nodes) return std::nullopt;
+  // Weight levels, lowest first; each tries the usable nodes of all levels up to it, in node order.
+  const auto by_node = [](const Usable& a, const Usable& b) { return a.node < b.node; };
+  sc.weights.clear();
+  for (const auto& u : sc.all) sc.weights.push_back(u.weight);
+  const bool one_level =
+      std::all_of(sc.weights.begin(), sc.weights.end(), [&](std::uint32_t w) { return w == sc.weights[0]; });
+  if (one_level) {
+    sc.weights.resize(1);
+  } else {
+    std::sort(sc.weights.begin(), sc.weights.end());
+    sc.weights.erase(std::unique(sc.weights.begin(), sc.weights.end()), sc.weights.end());
+  }
+  // Common case: one level with the nodes already in order (candidates are ascending) is used as is.
+  const bool as_is = one_level && std::is_sorted(sc.all.begin(), sc.all.end(), by_node);
+  std::vector<sim::NodeAlloc> out;
+  for (const auto weight : sc.weights) {
+    if (!as_is) {
+      sc.usable.clear();
+      for (const auto& u : sc.all)
+        if (u.weight <= weight) sc.usable.push_back(u);
+      if (!std::is_sorted(sc.usable.begin(), sc.usable.end(), by_node))
+        std::sort(sc.usable.begin(), sc.usable.end(), by_node);
+    }
+    const auto& usable = as_is ? sc.all : sc.usable;
+    if (usable.size() < r.min_nodes) continue;
+    // Runs of consecutive node indices.
+    sc.runs.clear();
+    for (std::size_t k = 0; k < usable.size(); ++k) {
+      if (sc.runs.empty() || usable[k - 1].node + 1 != usable[k].node) sc.runs.push_back({k, k, 0});
+      sc.runs.back().end = k + 1;
+      sc.runs.back().cpus += usable[k].cpus;
+    }
+    const Usable* base = usable.data();
+    out.clear();
+    std::uint32_t missing = r.total_cpus;
+    sc.used.assign(sc.runs.size(), 0);
+    while (true) {
+      // Tightest sufficient run, else the largest one.
+      std::optional<std::size_t> best;
+      for (std::size_t i = 0; i < sc.runs.size(); ++i) {
+        if (sc.used[i]) continue;
+        std::size_t taken = out.size();
+        const bool sufficient = fill<true>(cluster, r, base + sc.runs[i].begin, base + sc.runs[i].end,
+                                           missing, taken, out) == 0 &&
+                                taken >= r.min_nodes;
+        if (sufficient && (!best || sc.runs[i].cpus < sc.runs[*best].cpus)) best = i;
+      }
+      if (best) {
+        std::size_t taken = out.size();
+        fill<false>(cluster, r, base + sc.runs[*best].begin, base + sc.runs[*best].end, missing, taken, out);
+        return out;
+      }
+      std::optional<std::size_t> largest;
+      for (std::size_t i = 0; i < sc.runs.size(); ++i)
+        if (!sc.used[i] && (!largest || sc.runs[i].cpus > sc.runs[*largest].cpus)) largest = i;
+      if (!largest) break;
+      sc.used[*largest] = 1;
+      std::size_t taken = out.size();
+      missing = fill<false>(cluster, r, base + sc.runs[*largest].begin, base + sc.runs[*largest].end, missing,
+                            taken, out);
+      if (out.size() >= r.max_nodes) break;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -46,51 +134,28 @@ std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState&
                                                         const sim::NodeRequest& r,
                                                         const std::vector<std::uint32_t>& candidates,
                                                         const std::vector<bool>& available) {
-  // Usable nodes by weight level.
-  std::map<std::uint32_t, std::vector<Usable>> by_weight;
+  auto& sc = scratch;
+  sc.all.clear();
   const std::uint32_t per_node_ask = r.cpus_per_node > 0 ? r.cpus_per_node : r.total_cpus;
   for (auto n : candidates) {
     if (!available.empty() && !available[n]) continue;
     const auto cpus = cluster.usable_cpus(n, r, per_node_ask);
-    if (cpus > 0) by_weight[cluster.node_weight(n)].push_back({n, cpus});
+    if (cpus > 0) sc.all.push_back({n, cpus, cluster.node_weight(n)});
   }
-  std::vector<Usable> usable;  // cumulative over weight levels, kept in node order
-  for (auto& [weight, level] : by_weight) {
-    usable.insert(usable.end(), level.begin(), level.end());
-    std::sort(usable.begin(), usable.end(), [](const Usable& a, const Usable& b) { return a.node < b.node; });
-    if (usable.size() < r.min_nodes) continue;
-    // Runs of consecutive node indices.
-    std::vector<std::vector<Usable>> runs;
-    for (const auto& u : usable) {
-      if (runs.empty() || runs.back().back().node + 1 != u.node) runs.emplace_back();
-      runs.back().push_back(u);
-    }
-    std::vector<sim::NodeAlloc> out;
-    std::uint32_t missing = r.total_cpus;
-    std::vector<bool> used(runs.size(), false);
-    while (true) {
-      // Tightest sufficient run, else the largest one.
-      std::optional<std::size_t> best;
-      for (std::size_t i = 0; i < runs.size(); ++i) {
-        if (used[i]) continue;
-        std::vector<sim::NodeAlloc> probe = out;
-        const bool sufficient = fill(cluster, r, runs[i], missing, probe) == 0 && probe.size() >= r.min_nodes;
-        if (sufficient && (!best || run_cpus(runs[i]) < run_cpus(runs[*best]))) best = i;
-      }
-      if (best) {
-        fill(cluster, r, runs[*best], missing, out);
-        return out;
-      }
-      std::optional<std::size_t> largest;
-      for (std::size_t i = 0; i < runs.size(); ++i)
-        if (!used[i] && (!largest || run_cpus(runs[i]) > run_cpus(runs[*largest]))) largest = i;
-      if (!largest) break;
-      used[*largest] = true;
-      missing = fill(cluster, r, runs[*largest], missing, out);
-      if (out.size() >= r.max_nodes) break;
-    }
-  }
-  return std::nullopt;
+  return choose(cluster, r, sc);
+}
+
+std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState& cluster,
+                                                        const sim::NodeRequest& r,
+                                                        const std::vector<std::uint32_t>& candidates,
+                                                        const std::vector<std::uint64_t>& available,
+                                                        const std::vector<std::uint32_t>& usable) {
+  auto& sc = scratch;
+  sc.all.clear();
+  for (auto n : candidates)
+    if (((available[n >> 6] >> (n & 63)) & 1u) != 0 && usable[n] > 0)
+      sc.all.push_back({n, usable[n], cluster.node_weight(n)});
+  return choose(cluster, r, sc);
 }
 
 }  // namespace slurmtwin::policies

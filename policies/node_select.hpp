@@ -17,4 +17,15 @@ std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState&
                                                         const std::vector<std::uint32_t>& candidates,
                                                         const std::vector<bool>& available = {});
 
+/// The same choice when the caller already knows each node's usable CPUs: `usable[n]` must equal
+/// cluster.usable_cpus(n, request, per-node ask) in the state the choice is for, for every candidate
+/// whose bit is set in `available` (bit n%64 of word n/64; the rest are not read). Node choice reads nothing
+/// else of that state, so `cluster` only supplies the configuration (CPUs, weights, memory, cores) and may be
+/// in any state.
+std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState& cluster,
+                                                        const sim::NodeRequest& request,
+                                                        const std::vector<std::uint32_t>& candidates,
+                                                        const std::vector<std::uint64_t>& available,
+                                                        const std::vector<std::uint32_t>& usable);
+
 }  // namespace slurmtwin::policies

@@ -1,0 +1,97 @@
+// select_nodes given precomputed usable CPUs (the backfill planner's future profile) must choose
+// exactly what select_nodes computing them from the cluster state chooses.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <random>
+
+#include "policies/node_select.hpp"
+#include "sim/cluster_state.hpp"
+
+using namespace slurmtwin;
+
+namespace {
+
+// 40 nodes in mixed sizes, weights and GPU counts, so that weight levels, core rounding, memory and
+// GRES all shape the choice.
+Site mixed_site() {
+  Site s;
+  for (std::uint32_t i = 0; i < 40; ++i) {
+    Node n;
+    n.name = fmt::format("n{}", i);
+    n.cpus = i % 3 == 0 ? 16 : 8;
+    n.threads_per_core = i % 4 == 0 ? 2 : 1;
+    n.real_memory_mb = 4000 + 1000 * (i % 2);
+    n.weight = i % 5 == 0 ? 10 : 1;
+    if (i % 7 == 0) n.gres.push_back({"gpu", "", 2});
+    s.nodes.push_back(n);
+  }
+  return s;
+}
+
+bool same(const std::optional<std::vector<sim::NodeAlloc>>& a,
+          const std::optional<std::vector<sim::NodeAlloc>>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  if (!a) return true;
+  if (a->size() != b->size()) return false;
+  for (std::size_t i = 0; i < a->size(); ++i)
+    if ((*a)[i].node != (*b)[i].node || (*a)[i].cpus != (*b)[i].cpus || (*a)[i].mem_mb != (*b)[i].mem_mb)
+      return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("select_nodes with precomputed usable CPUs matches select_nodes") {
+  const auto site = mixed_site();
+  sim::ClusterState cluster(site, true);
+  const auto gpu = cluster.gres_kind("gpu");
+  std::mt19937 rng(12345);
+  const auto pick = [&](std::uint32_t lo, std::uint32_t hi) {
+    return std::uniform_int_distribution<std::uint32_t>(lo, hi)(rng);
+  };
+  std::vector<std::uint32_t> candidates;
+  for (std::uint32_t n = 0; n < site.nodes.size(); ++n)
+    if (n % 9 != 4) candidates.push_back(n);  // a partition that leaves some nodes out
+  const auto random_request = [&] {
+    sim::NodeRequest r;
+    r.min_nodes = pick(1, 3);
+    r.max_nodes = r.min_nodes + pick(0, 2);
+    r.cpus_per_task = pick(1, 2);
+    r.total_cpus = r.cpus_per_task * pick(1, 24);
+    r.cpus_per_node = pick(0, 5) == 0 ? r.cpus_per_task * pick(1, 4) : 0;
+    if (pick(0, 2) == 0)
+      r.mem_per_cpu_mb = pick(50, 600);
+    else
+      r.mem_per_node_mb = pick(0, 4) == 0 ? -1 : pick(0, 3000);
+    r.gres_per_node.assign(cluster.gres_kinds(), 0);
+    if (pick(0, 5) == 0) r.gres_per_node[gpu] = pick(1, 2);
+    r.exclusive = pick(0, 9) == 0;
+    return r;
+  };
+  std::uint32_t fits = 0;
+  for (int round = 0; round < 300; ++round) {
+    // Load the cluster with jobs chosen by select_nodes itself, so the state is a reachable one.
+    for (int k = 0; k < 3; ++k) {
+      const auto r = random_request();
+      if (auto a = policies::select_nodes(cluster, r, candidates)) cluster.allocate(r, *a);
+    }
+    const auto r = random_request();
+    std::vector<bool> available(site.nodes.size());
+    std::vector<std::uint64_t> bits((site.nodes.size() + 63) / 64, 0);
+    std::vector<std::uint32_t> usable(site.nodes.size(), 0);
+    const std::uint32_t ask = r.cpus_per_node > 0 ? r.cpus_per_node : r.total_cpus;
+    for (auto n : candidates) {
+      available[n] = pick(0, 3) != 0;
+      if (!available[n]) continue;
+      bits[n >> 6] |= std::uint64_t{1} << (n & 63);
+      usable[n] = cluster.usable_cpus(n, r, ask);
+    }
+    const auto expected = policies::select_nodes(cluster, r, candidates, available);
+    const auto got = policies::select_nodes(cluster, r, candidates, bits, usable);
+    CHECK(same(expected, got));
+    fits += expected ? 1 : 0;
+    if (round % 10 == 9) cluster = sim::ClusterState(site, true);  // start over from an empty cluster
+  }
+  CHECK(fits > 30);  // the comparison covered successful choices, not only failures
+}

@@ -154,8 +154,11 @@ int run_bench(const Args& args) {
   return guarded([&]() -> int {
     po::options_description o("bench options");
     o.add_options()(
-        "cases", po::value<std::string>()->default_value("generate-year,load-year,replay-week,replay-year"),
-        "comma-separated cases: generate-year, load-year, replay-week, replay-year")(
+        "cases",
+        po::value<std::string>()->default_value(
+            "generate-year,load-year,replay-week-builtin,replay-week,replay-year-builtin,replay-year"),
+        "comma-separated cases: generate-year, load-year, replay-week[-builtin], replay-year[-builtin] "
+        "(-builtin: main scheduler only, no backfill)")(
         "data", po::value<std::string>()->default_value("../shared/data"), "shared data folder (ub_medium)")(
         "scratch", po::value<std::string>()->default_value("out/bench"),
         "scratch folder for generated traces")("report",

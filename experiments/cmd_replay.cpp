@@ -29,6 +29,9 @@ int run_replay(const Args& args) {
         "first PriorityCalcPeriod tick this many s after controller start")(
         "start-offset", po::value<Seconds>()->default_value(0),
         "controller starts this many s before the first submit")(
+        "bf-tests-per-second", po::value<double>()->default_value(0),
+        "backfill cost model: will-run tests per second of the real slurmctld (sdiag); caps each cycle at "
+        "bf_max_time and delays the next by the cycle's length (0 = off)")(
         "snapshot-at", po::value<std::string>()->default_value(""),
         "dump sprio/sshare-like state at this time (YYYY-MM-DDTHH:MM:SS, or +SECONDS after start)");
     add_site_options(o);
@@ -55,6 +58,7 @@ int run_replay(const Args& args) {
     ro.check_invariants = vm["check-invariants"].as<bool>();
     ro.decay_phase = vm["decay-phase"].as<Seconds>();
     ro.start_offset = vm["start-offset"].as<Seconds>();
+    ro.bf_tests_per_second = vm["bf-tests-per-second"].as<double>();
     if (const auto& at = vm["snapshot-at"].as<std::string>(); !at.empty()) {
       if (at.front() == '+') {
         Seconds first = kUnlimited;

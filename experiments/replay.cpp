@@ -61,7 +61,9 @@ ReplayResult run_replay(Site site, const Trace& trace, const ReplayOptions& opti
   r.state = std::make_unique<sim::SimState>(r.site, core_granularity(r.site));
   auto& state = *r.state;
   state.jobs = sim::resolve_jobs(trace, r.site, state.cluster, {}, state.users);
-  policies::SlurmPolicy policy(r.site);
+  policies::SlurmPolicyOptions popt;
+  popt.backfill_cost.tests_per_second = options.bf_tests_per_second;
+  policies::SlurmPolicy policy(r.site, popt);
   sim::ControllerOptions copt;
   copt.check_invariants = options.check_invariants;
   copt.decay_phase = options.decay_phase;

@@ -17,6 +17,7 @@ struct ReplayOptions {
   Seconds decay_phase = 0;           // first PriorityCalcPeriod tick this long after controller start (s)
   Seconds start_offset = 0;          // controller starts this long before the first submit (s)
   Seconds snapshot_at = kUnsetTime;  // absolute time of a sprio/sshare-like snapshot
+  double bf_tests_per_second = 0;    // backfill cycle cost model (0 = off: cycles take no time)
 };
 
 struct ReplayResult {

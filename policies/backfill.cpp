@@ -1,5 +1,7 @@
 #include "policies/backfill.hpp"
 
+#include <cmath>
+
 #include <algorithm>
 #include <bit>
 #include <map>
@@ -387,6 +389,31 @@ std::pair<Seconds, Seconds> slot_time(Seconds start, Seconds limit, Seconds res)
 
 }  // namespace
 
+namespace {
+
+// Seconds of bf_max_time spent testing rather than sleeping at lock yields.
+double testing_seconds(const SchedulerParameters& p) {
+  const double max_time = static_cast<double>(p.bf_max_time > 0 ? p.bf_max_time : p.bf_interval);
+  const double yield = static_cast<double>(p.bf_yield_interval_us) / 1e6;
+  const double sleep = static_cast<double>(p.bf_yield_sleep_us) / 1e6;
+  return yield > 0 ? max_time * yield / (yield + sleep) : max_time;
+}
+
+}  // namespace
+
+std::uint32_t BackfillCostModel::test_budget(const SchedulerParameters& p) const {
+  return static_cast<std::uint32_t>(std::max(1.0, std::floor(tests_per_second * testing_seconds(p))));
+}
+
+Seconds BackfillCostModel::duration(const SchedulerParameters& p, std::uint32_t tested) const {
+  if (!enabled()) return 0;
+  const double testing = static_cast<double>(tested) / tests_per_second;
+  const double yield = static_cast<double>(p.bf_yield_interval_us) / 1e6;
+  const double sleeps =
+      yield > 0 ? std::floor(testing / yield) * static_cast<double>(p.bf_yield_sleep_us) / 1e6 : 0;
+  return std::max<Seconds>(1, static_cast<Seconds>(std::ceil(testing + sleeps)));
+}
+
 BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
                             const std::vector<QueueRecord>& queue) const {
   BackfillStats stats;
@@ -394,7 +421,9 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
   const Seconds res = std::max<Seconds>(1, params_.bf_resolution);
   const Seconds window = std::max<Seconds>(60, params_.bf_window);
   const std::size_t node_count = s.cluster.nodes().size();
-  const std::uint32_t max_test = params_.bf_max_job_test;
+  const std::uint32_t max_test = cost_.enabled()
+                                     ? std::min(params_.bf_max_job_test, cost_.test_budget(params_))
+                                     : params_.bf_max_job_test;
   const std::size_t max_slots = max_test;  // bf_node_space_size defaults to bf_max_job_test
   NodeSpace map(now / res * res, (now + window) / res * res, node_count);
   const Seconds window_end = now + window;

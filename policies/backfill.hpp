@@ -53,18 +53,34 @@ struct BackfillStats {
   std::vector<PlannedStart> planned;  // future starts found, in queue order
 };
 
+/// Optional model of how long a real backfill cycle takes (FastSim-style, spec §1 and §11): off when
+/// tests_per_second is 0. A real cycle stops after bf_max_time (default bf_interval) of wall time, of
+/// which it sleeps bf_yield_sleep every bf_yield_interval to yield its locks; at `tests_per_second`
+/// will-run tests per second that caps the jobs tested, and the cycle's duration delays the next one.
+struct BackfillCostModel {
+  double tests_per_second = 0;  // measured on the real site, e.g. from sdiag's backfill statistics
+  bool enabled() const { return tests_per_second > 0; }
+  /// Most jobs one cycle can test within bf_max_time.
+  std::uint32_t test_budget(const SchedulerParameters& params) const;
+  /// Simulated seconds a cycle that tested `tested` jobs takes (whole seconds, at least 1).
+  Seconds duration(const SchedulerParameters& params, std::uint32_t tested) const;
+};
+
 class Backfill {
  public:
-  explicit Backfill(const SchedulerParameters& params) : params_(params) {}
+  explicit Backfill(const SchedulerParameters& params, BackfillCostModel cost = {})
+      : params_(params), cost_(cost) {}
   /// Runs one cycle at state.now over `queue` (sorted by queue_before; records of jobs no longer
   /// pending are skipped); starts jobs through `launcher` with SchedulerPass::kBackfill, which must
   /// allocate them in state.cluster. state.cluster is modified during the cycle (planned releases are
   /// applied and undone) and left as the started jobs make it.
   BackfillStats run(sim::SimState& state, sim::JobLauncher& launcher,
                     const std::vector<QueueRecord>& queue) const;
+  const BackfillCostModel& cost_model() const { return cost_; }
 
  private:
   const SchedulerParameters& params_;
+  BackfillCostModel cost_;
 };
 
 }  // namespace slurmtwin::policies

@@ -74,13 +74,15 @@ sim::PendingReason check_limits(const sim::SimState& s, const sim::SimJob& j, st
 
 std::string check_submit_limits(const sim::SimState& s, const sim::SimJob& j) {
   const auto& q = s.site.qos[j.qos].limits;
-  if (q.max_submit_jobs_per_user && get(s.usage.qos_user_submit, j.qos, j.user) >= *q.max_submit_jobs_per_user)
+  if (q.max_submit_jobs_per_user &&
+      get(s.usage.qos_user_submit, j.qos, j.user) >= *q.max_submit_jobs_per_user)
     return "QOSMaxSubmitJobPerUserLimit";
   if (q.grp_submit_jobs && get(s.usage.qos_user_submit, j.qos, kAllUsers) >= *q.grp_submit_jobs)
     return "QOSGrpSubmitJobsLimit";
   if (j.assoc >= 0) {
     const auto& a = s.site.associations[static_cast<std::size_t>(j.assoc)].limits;
-    if (a.max_submit_jobs_per_user && get(s.usage.assoc_submit, 0, static_cast<std::uint32_t>(j.assoc)) >= *a.max_submit_jobs_per_user)
+    if (a.max_submit_jobs_per_user &&
+        get(s.usage.assoc_submit, 0, static_cast<std::uint32_t>(j.assoc)) >= *a.max_submit_jobs_per_user)
       return "AssocMaxSubmitJobLimit";
   }
   return {};

@@ -52,7 +52,8 @@ bool MainScheduler::try_preemption(sim::SimState& s, sim::JobLauncher& launcher,
   auto& j = s.jobs[rec.job];
   // Slurm does not act again for a preemptor within KillWait + MessageTimeout of its last attempt.
   constexpr Seconds kMessageTimeout = 10;
-  if (j.preempt_started != kUnsetTime && s.now - j.preempt_started < s.site.scheduler.kill_wait + kMessageTimeout)
+  if (j.preempt_started != kUnsetTime &&
+      s.now - j.preempt_started < s.site.scheduler.kill_wait + kMessageTimeout)
     return false;
   const auto victims = preemption_->find_victims(s, rec.job, rec.partition, avail);
   if (victims.empty()) return false;

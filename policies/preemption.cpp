@@ -9,8 +9,10 @@ namespace slurmtwin::policies {
 
 Preemption::Preemption(const Site& site) : site_(site) {
   const auto& t = site.scheduler.preempt_type;
-  if (t == "preempt/partition_prio") type_ = Type::kPartitionPrio;
-  else if (t == "preempt/qos") type_ = Type::kQos;
+  if (t == "preempt/partition_prio")
+    type_ = Type::kPartitionPrio;
+  else if (t == "preempt/qos")
+    type_ = Type::kQos;
   qos_preempts_.assign(site.qos.size(), std::vector<bool>(site.qos.size(), false));
   for (std::size_t a = 0; a < site.qos.size(); ++a)
     for (const auto& name : site.qos[a].preempt)
@@ -20,13 +22,15 @@ Preemption::Preemption(const Site& site) : site_(site) {
 
 bool Preemption::may_preempt(const sim::SimJob& job, std::uint16_t partition) const {
   switch (type_) {
-    case Type::kNone: return false;
+    case Type::kNone:
+      return false;
     case Type::kPartitionPrio:
       return std::any_of(site_.partitions.begin(), site_.partitions.end(), [&](const Partition& p) {
         return p.priority_tier < site_.partitions[partition].priority_tier;
       });
     case Type::kQos:
-      return std::find(qos_preempts_[job.qos].begin(), qos_preempts_[job.qos].end(), true) != qos_preempts_[job.qos].end();
+      return std::find(qos_preempts_[job.qos].begin(), qos_preempts_[job.qos].end(), true) !=
+             qos_preempts_[job.qos].end();
   }
   return false;
 }
@@ -40,9 +44,12 @@ PreemptMode Preemption::mode(const sim::SimState& s, const sim::SimJob& v) const
 
 sim::PreemptAction Preemption::action(const sim::SimState& s, const sim::SimJob& v) const {
   switch (mode(s, v)) {
-    case PreemptMode::kCancel: return sim::PreemptAction::kCancel;
-    case PreemptMode::kRequeue: return s.site.scheduler.job_requeue ? sim::PreemptAction::kRequeue : sim::PreemptAction::kCancel;
-    default: return sim::PreemptAction::kNone;  // OFF, SUSPEND (not modelled), GANG alone
+    case PreemptMode::kCancel:
+      return sim::PreemptAction::kCancel;
+    case PreemptMode::kRequeue:
+      return s.site.scheduler.job_requeue ? sim::PreemptAction::kRequeue : sim::PreemptAction::kCancel;
+    default:
+      return sim::PreemptAction::kNone;  // OFF, SUSPEND (not modelled), GANG alone
   }
 }
 
@@ -69,9 +76,11 @@ bool Preemption::can_preempt(const sim::SimState& s, const sim::SimJob& p, std::
   if (s.now < v.start + exempt_time(s, v)) return false;
   const bool priority_mode = false;  // PreemptMode=PRIORITY is folded into OFF by the parser
   switch (type_) {
-    case Type::kNone: return false;
+    case Type::kNone:
+      return false;
     case Type::kPartitionPrio:
-      if (s.site.partitions[v.run_partition].priority_tier >= s.site.partitions[partition].priority_tier) return false;
+      if (s.site.partitions[v.run_partition].priority_tier >= s.site.partitions[partition].priority_tier)
+        return false;
       return !priority_mode || p.priority >= v.priority;
     case Type::kQos:
       if (v.qos == p.qos) return mode(s, v) == PreemptMode::kWithin && p.priority > v.priority;
@@ -80,7 +89,8 @@ bool Preemption::can_preempt(const sim::SimState& s, const sim::SimJob& p, std::
   return false;
 }
 
-std::vector<std::uint32_t> Preemption::find_victims(sim::SimState& s, std::uint32_t job, std::uint16_t partition,
+std::vector<std::uint32_t> Preemption::find_victims(sim::SimState& s, std::uint32_t job,
+                                                    std::uint16_t partition,
                                                     const std::vector<bool>& available) const {
   if (!enabled()) return {};
   const auto& p = s.jobs[job];
@@ -95,9 +105,12 @@ std::vector<std::uint32_t> Preemption::find_victims(sim::SimState& s, std::uint3
   for (auto ri : s.running) {
     const auto& v = s.jobs[ri];
     if (!can_preempt(s, p, partition, v)) continue;
-    if (std::none_of(v.alloc.begin(), v.alloc.end(), [&](const sim::NodeAlloc& a) { return in_partition[a.node]; })) continue;
-    const std::uint64_t rank = type_ == Type::kQos ? std::min<std::uint32_t>(s.site.qos[v.qos].priority, 0xFFFF)
-                                                    : s.site.partitions[v.run_partition].priority_tier;
+    if (std::none_of(v.alloc.begin(), v.alloc.end(),
+                     [&](const sim::NodeAlloc& a) { return in_partition[a.node]; }))
+      continue;
+    const std::uint64_t rank = type_ == Type::kQos
+                                   ? std::min<std::uint32_t>(s.site.qos[v.qos].priority, 0xFFFF)
+                                   : s.site.partitions[v.run_partition].priority_tier;
     candidates.push_back({ri, (rank << 16) + std::min<std::uint64_t>(v.alloc.size(), 0xFFFF)});
   }
   // Ascending key; equal keys by job id for a deterministic order.
@@ -118,7 +131,8 @@ std::vector<std::uint32_t> Preemption::find_victims(sim::SimState& s, std::uint3
     for (const auto& a : *fit) chosen[a.node] = true;
     for (std::size_t k = 0; k <= released; ++k) {
       const auto& c = s.jobs[candidates[k].job];
-      if (std::any_of(c.alloc.begin(), c.alloc.end(), [&](const sim::NodeAlloc& a) { return chosen[a.node]; }))
+      if (std::any_of(c.alloc.begin(), c.alloc.end(),
+                      [&](const sim::NodeAlloc& a) { return chosen[a.node]; }))
         victims.push_back(candidates[k].job);
     }
   }

@@ -40,7 +40,7 @@ SlurmPolicy::SlurmPolicy(const Site& site, SlurmPolicyOptions options)
       billing_mode_(billing_mode(site.scheduler.priority_flags)),
       preemption_(site),
       main_(site.scheduler.params, &preemption_),
-      backfill_(site.scheduler.params),
+      backfill_(site.scheduler.params, options.backfill_cost),
       tree_(site),
       qos_usage_(make_qos_usage(site)) {
   for (const auto& a : site.associations)
@@ -221,10 +221,10 @@ void SlurmPolicy::main_pass(sim::SimState& s, sim::JobLauncher& launcher, bool f
   main_.run(s, launcher, full, sorted_queue(s));
 }
 
-bool SlurmPolicy::backfill_pass(sim::SimState& s, sim::JobLauncher& launcher) {
-  if (site_.scheduler.scheduler_type != "sched/backfill") return false;
+std::optional<Seconds> SlurmPolicy::backfill_pass(sim::SimState& s, sim::JobLauncher& launcher) {
+  if (site_.scheduler.scheduler_type != "sched/backfill") return std::nullopt;
   last_backfill_ = backfill_.run(s, launcher, sorted_queue(s));
-  return true;
+  return backfill_.cost_model().duration(site_.scheduler.params, last_backfill_.tested);
 }
 
 }  // namespace slurmtwin::policies

@@ -17,6 +17,7 @@ namespace slurmtwin::policies {
 
 struct SlurmPolicyOptions {
   TieMode fair_tree_ties = TieMode::kCode;  // what slurmctld's code does (spec §3.4)
+  BackfillCostModel backfill_cost;          // off by default: backfill cycles take no simulated time
 };
 
 class SlurmPolicy final : public sim::SchedulingPolicy {
@@ -32,7 +33,7 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   void decay_tick(sim::SimState& state) override;
   void main_pass(sim::SimState& state, sim::JobLauncher& launcher, bool full) override;
   /// One sched/backfill cycle; false (backfill off) when SchedulerType is not sched/backfill.
-  bool backfill_pass(sim::SimState& state, sim::JobLauncher& launcher) override;
+  std::optional<Seconds> backfill_pass(sim::SimState& state, sim::JobLauncher& launcher) override;
 
   const AssocTree& assoc_tree() const { return tree_; }
   /// What the last backfill cycle did.

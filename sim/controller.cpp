@@ -194,7 +194,8 @@ void Controller::requeue(std::uint32_t job) {
   // The interrupted run stays on record as PREEMPTED; the job pends again with a new submit time,
   // eligible after the requeue delay, and its age restarts (spec §7.5).
   auto& j = state_.jobs[job];
-  PastRun run{j.submit, j.eligible, j.start, j.end, j.run_partition, j.alloc_cpus, {}, j.priority_at_start, j.started_by};
+  PastRun run{j.submit, j.eligible,          j.start,     j.end, j.run_partition, j.alloc_cpus,
+              {},       j.priority_at_start, j.started_by};
   for (const auto& a : j.alloc) run.nodes.push_back(a.node);
   j.past_runs.push_back(std::move(run));
   ++j.restarts;
@@ -252,8 +253,10 @@ void Controller::handle(const BackfillTick&) {
     return;
   }
   changed_since_backfill_ = false;
-  backfill_enabled_ = policy_.backfill_pass(state_, *this);
-  last_backfill_end_ = state_.now;
+  const auto took = policy_.backfill_pass(state_, *this);
+  backfill_enabled_ = took.has_value();
+  // With a cycle cost model the next cycle counts bf_interval from the (later) end of this one.
+  last_backfill_end_ = state_.now + took.value_or(0);
   for (auto* o : observers_) o->on_pass(state_, SchedulerPass::kBackfill, true);
   if (backfill_enabled_) schedule_backfill(last_backfill_end_ + state_.site.scheduler.params.bf_interval);
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -61,8 +62,11 @@ class SchedulingPolicy {
   virtual void decay_tick(SimState& state) = 0;
   /// One main scheduling pass; `full` = whole queue (sched_interval) vs default_queue_depth.
   virtual void main_pass(SimState& state, JobLauncher& launcher, bool full) = 0;
-  /// One backfill cycle; returns false when backfill is not configured.
-  virtual bool backfill_pass(SimState& /*state*/, JobLauncher& /*launcher*/) { return false; }
+  /// One backfill cycle: how long it took (s; 0 = instantaneous), or nullopt when backfill is not
+  /// configured (the controller then stops its timer).
+  virtual std::optional<Seconds> backfill_pass(SimState& /*state*/, JobLauncher& /*launcher*/) {
+    return std::nullopt;
+  }
 };
 
 /// Subscribers to what happens (metrics, tracers, exporters). Never change the state.
@@ -152,7 +156,7 @@ class Controller final : public JobLauncher {
   bool changed_since_backfill_ = true;
   bool backfill_waiting_ = false;       // idle: the next change schedules the next cycle
   bool backfill_tick_pending_ = false;  // a BackfillTick is in the queue
-  bool stalled_ = false;  // idle cluster, nothing to come: what pends can never start
+  bool stalled_ = false;                // idle cluster, nothing to come: what pends can never start
 };
 
 }  // namespace slurmtwin::sim

@@ -12,7 +12,6 @@
 namespace slurmtwin::sim {
 namespace {
 
-
 struct Group {
   std::vector<double> waits, bslds;
 };
@@ -109,7 +108,8 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
       m.preempted_core_hours += static_cast<double>(end - start) * cpus / 3600.0;
       cpu_seconds += static_cast<double>(end - start) * cpus;
     };
-    for (const auto& run : j.past_runs) lost(state.site.partitions[run.partition].name, run.start, run.end, run.alloc_cpus);
+    for (const auto& run : j.past_runs)
+      lost(state.site.partitions[run.partition].name, run.start, run.end, run.alloc_cpus);
     if (j.end_state == JobState::kPreempted)  // cancelled by preemption: its only run was interrupted
       lost(state.site.partitions[j.run_partition].name, j.start, j.end, j.alloc_cpus);
     if (j.start == kUnsetTime) {
@@ -297,9 +297,11 @@ std::string metrics_to_json(const ReplayMetrics& m) {
   out += fmt::format("  \"first_submit\": {}, \"last_end\": {}, \"makespan_s\": {},\n", m.first_submit,
                      m.last_end, m.makespan);
   out += fmt::format("  \"utilisation\": {},\n", num(m.utilisation));
-  out += fmt::format("  \"preemption\": {{\"runs_interrupted\": {}, \"lost_core_hours\": {}, \"by_partition\": {}, \"by_qos\": {}}},\n",
-                     m.preemptions, num(m.preempted_core_hours), count_map_json(m.preemptions_by_partition),
-                     count_map_json(m.preemptions_by_qos));
+  out += fmt::format(
+      "  \"preemption\": {{\"runs_interrupted\": {}, \"lost_core_hours\": {}, \"by_partition\": {}, "
+      "\"by_qos\": {}}},\n",
+      m.preemptions, num(m.preempted_core_hours), count_map_json(m.preemptions_by_partition),
+      count_map_json(m.preemptions_by_qos));
   out += fmt::format("  \"queue_length\": {{\"mean\": {}, \"max\": {}, \"cdf\": {}}},\n",
                      num(m.mean_queue_length), m.max_queue_length,
                      array_json(m.queue_length_cdf, [](const auto& p) {

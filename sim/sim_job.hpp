@@ -106,11 +106,11 @@ struct SimJob {
   Seconds last_charged = kUnsetTime;  // usage charged up to here
   std::string reject_reason;
   // preemption
-  std::uint32_t restarts = 0;            // times requeued
-  std::vector<PastRun> past_runs;        // interrupted runs, oldest first
+  std::uint32_t restarts = 0;                    // times requeued
+  std::vector<PastRun> past_runs;                // interrupted runs, oldest first
   PreemptAction preempt = PreemptAction::kNone;  // what happens at `end` when it was preempted with grace
-  EventId end_event;                     // pending end (cancelled when preemption moves it)
-  Seconds preempt_started = kUnsetTime;  // when this job last preempted others (as a preemptor)
+  EventId end_event;                             // pending end (cancelled when preemption moves it)
+  Seconds preempt_started = kUnsetTime;          // when this job last preempted others (as a preemptor)
   std::uint32_t slot = 0;  // position in SimState::pending or ::running (controller bookkeeping)
 };
 

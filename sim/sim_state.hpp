@@ -22,7 +22,8 @@ struct LimitUsage {
   std::vector<std::int64_t> qos_cpus;  // running CPUs per QOS
   std::vector<std::int64_t> qos_nodes;
   std::vector<std::int64_t> assoc_jobs;  // running per user association
-  std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t> assoc_submit;  // (0, assoc) -> pending + running
+  std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t>
+      assoc_submit;  // (0, assoc) -> pending + running
 };
 
 struct SimState {

@@ -123,13 +123,13 @@ struct Run {
   }
 };
 
-Run replay(Site site, const Trace& trace) {
+Run replay(Site site, const Trace& trace, const policies::SlurmPolicyOptions& popt = {}) {
   Run r;
   r.site = std::move(site);
   validate(r.site);
   r.state = std::make_unique<sim::SimState>(r.site, true);
   r.state->jobs = sim::resolve_jobs(trace, r.site, r.state->cluster, {}, r.state->users);
-  policies::SlurmPolicy policy(r.site);
+  policies::SlurmPolicy policy(r.site, popt);
   sim::ControllerOptions o;
   o.check_invariants = true;
   sim::Controller controller(*r.state, policy, o);
@@ -211,6 +211,18 @@ TEST_CASE("backfill cycle timing: first at bf_interval, then bf_interval after t
     CHECK(r.cycles == std::vector<Seconds>{100, 200, 600, 703});
     CHECK(r.start(2) == 100);
     CHECK(r.by(2) == SchedulerPass::kBackfill);
+  }
+  SUBCASE("with the cycle cost model, the next cycle counts bf_interval from the cycle's end") {
+    // 0.5 tests/s. Cycle at 30 tests J2, J3 and J4 (3 will-run tests): 6 s of testing plus
+    // floor(6/2) = 3 lock yields of 0.5 s = 7.5 s -> 8 s; so the next cycle is at 30 + 8 + 30 = 68.
+    policies::SlurmPolicyOptions popt;
+    popt.backfill_cost.tests_per_second = 0.5;
+    const auto r = replay(small_site(2, 4), make_trace(wide_job_scenario(700)), popt);
+    REQUIRE(r.cycles.size() >= 2);
+    CHECK(r.cycles[0] == 30);
+    CHECK(r.stats.at(0).tested == 3);
+    CHECK(r.cycles[1] == 68);
+    CHECK(r.start(2) == 30);  // J3 is still backfilled in the first cycle
   }
   SUBCASE("sched/builtin: no backfill at all, J3 and J4 wait behind J2") {
     // J1 ends at 703 -> J2 starts; J2 ends at 803 -> J3 and J4 start.
@@ -369,4 +381,19 @@ TEST_CASE("ub_medium week with backfill: invariants hold, every job starts, back
   CHECK(fraction > 0.05);
   // Without backfill the mean wait is 395745 s (strict priority per partition): backfill must cut it.
   CHECK(r.metrics.overall.mean < 100000);
+}
+
+TEST_CASE("backfill cost model: bf_max_time caps the jobs tested and a cycle's length delays the next") {
+  SchedulerParameters p;  // bf_interval 30 s (bf_max_time defaults to it), yields of 0.5 s every 2 s
+  policies::BackfillCostModel off;
+  CHECK_FALSE(off.enabled());
+  CHECK(off.duration(p, 500) == 0);
+  policies::BackfillCostModel cost{10.0};  // 10 will-run tests per second
+  // Testing time within bf_max_time: 30 s x 2 / (2 + 0.5) = 24 s -> 240 tests.
+  CHECK(cost.test_budget(p) == 240);
+  // 50 tests take 5 s plus floor(5 / 2) = 2 yields of 0.5 s: 6 s.
+  CHECK(cost.duration(p, 50) == 6);
+  CHECK(cost.duration(p, 0) == 1);  // a cycle takes at least a second
+  p.bf_max_time = 60;
+  CHECK(cost.test_budget(p) == 480);
 }

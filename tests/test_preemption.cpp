@@ -49,7 +49,8 @@ Site preempt_site() {
 // J1: 4 CPUs at t=0 (runtime 1000); J2: 4 CPUs at t=100 (runtime 100).
 Trace two_jobs(const std::string& p1, const std::string& q1, const std::string& p2, const std::string& q2) {
   Trace t;
-  const auto add = [&](std::uint64_t id, Seconds at, const std::string& p, const std::string& q, Seconds run) {
+  const auto add = [&](std::uint64_t id, Seconds at, const std::string& p, const std::string& q,
+                       Seconds run) {
     JobRecord j;
     j.job_id = id;
     j.user = t.users.intern("alice");
@@ -92,7 +93,7 @@ TEST_CASE("partition_prio REQUEUE: a higher-tier job requeues a lower-tier one")
   CHECK(j1.restarts == 1);
   CHECK(j1.submit - kT0 == 100);  // a requeue resets Submit
   CHECK(j1.start - kT0 == 221);
-  CHECK(j1.end - kT0 == 1221);    // reruns its whole runtime
+  CHECK(j1.end - kT0 == 1221);  // reruns its whole runtime
   CHECK(j1.end_state == JobState::kCompleted);
   CHECK(r.metrics.preemptions == 1);
   CHECK(r.metrics.preemptions_by_partition.at("low") == 1);

@@ -273,7 +273,8 @@ TEST_CASE("the ub_medium week replays to the end with invariants checked at ever
   CHECK(r.metrics.input_jobs == 19579);
   CHECK(r.metrics.rejected == 0);
   CHECK(r.metrics.started == 19579);
-  CHECK(r.metrics.end_states.at("COMPLETED") + r.metrics.end_states.count("TIMEOUT") * r.metrics.end_states.at("TIMEOUT") ==
+  CHECK(r.metrics.end_states.at("COMPLETED") +
+            r.metrics.end_states.count("TIMEOUT") * r.metrics.end_states.at("TIMEOUT") ==
         19579);
   CHECK(r.metrics.utilisation > 0.0);
   CHECK(r.metrics.utilisation <= 1.0);
@@ -287,7 +288,8 @@ TEST_CASE("QOS MaxSubmitJobsPerUser refuses submissions over the limit, counting
   site.qos[0].limits.max_submit_jobs_per_user = 2;
   JobSpec bob{0, 1, 1, 10};
   bob.user = "bob";
-  const auto r = replay(site, make_trace({{0, 1, 1, 100}, {0, 1, 1, 1000}, {0, 1, 1, 10}, bob, {200, 1, 1, 10}}));
+  const auto r =
+      replay(site, make_trace({{0, 1, 1, 100}, {0, 1, 1, 1000}, {0, 1, 1, 10}, bob, {200, 1, 1, 10}}));
   CHECK(r.state->jobs[2].state == sim::SimJobState::kRejected);
   CHECK(r.state->jobs[2].reject_reason == "QOSMaxSubmitJobPerUserLimit");
   CHECK(r.metrics.rejected == 1);

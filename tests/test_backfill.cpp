@@ -21,6 +21,7 @@
 #include "policies/slurm_policy.hpp"
 #include "sim/controller.hpp"
 #include "sim/job_resolver.hpp"
+#include "scenario_support.hpp"
 #include "test_support.hpp"
 #include "traces/hostlist.hpp"
 #include "traces/trace_io.hpp"
@@ -29,67 +30,10 @@ using namespace slurmtwin;
 
 namespace {
 
-constexpr Seconds kT0 = 1'700'000'040;  // a multiple of 60
-
-// `nodes` nodes with `cpus` CPUs and 1000 MB each, one partition "p" over all of them with
-// DefMemPerCPU=100; all priority weights 0 (every priority is 1: FIFO by submit time, then job id).
-Site small_site(std::uint32_t nodes, std::uint32_t cpus) {
-  Site s;
-  s.cluster_name = "test";
-  for (const auto& name : expand_hostlist(fmt::format("n[1-{}]", nodes))) {
-    Node n;
-    n.name = name;
-    n.cpus = cpus;
-    n.cores_per_socket = cpus;
-    n.real_memory_mb = 1000;
-    s.nodes.push_back(n);
-  }
-  Partition p;
-  p.name = std::string(1, 'p');  // (not = "p": works around a GCC 12 -Wrestrict false positive)
-  p.is_default = true;
-  for (const auto& n : s.nodes) p.nodes.push_back(n.name);
-  p.def_mem_per_cpu_mb = 100;
-  s.partitions.push_back(p);
-  Qos normal;
-  normal.name = "normal";
-  s.qos.push_back(normal);
-  s.accounts.push_back({"root", "", {1, false}, 0, {}, "", {}});
-  s.accounts.push_back({"acct", "root", {1, false}, 0, {}, "", {}});
-  for (const char* u : {"alice", "bob"}) {
-    s.users.push_back({u, "acct", "None"});
-    s.associations.push_back({u, "acct", "", {1, false}, 0, {}, "", {}});
-  }
-  return s;
-}
-
-struct JobSpec {
-  Seconds submit = 0;       // offset from kT0
-  std::uint32_t nodes = 1;  // requested nodes
-  std::uint32_t cpus = 1;   // total tasks (1 CPU each)
-  Seconds runtime = 100;
-  Seconds limit = 3600;
-  const char* user = "alice";
-};
-
-Trace make_trace(const std::vector<JobSpec>& specs) {
-  Trace t;
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    const auto& s = specs[i];
-    JobRecord j;
-    j.job_id = i + 1;
-    j.user = t.users.intern(s.user);
-    j.account = t.accounts.intern("acct");
-    j.partition = t.partitions.intern("p");
-    j.submit = j.eligible = kT0 + s.submit;
-    j.nodes = s.nodes;
-    j.tasks = s.cpus;
-    j.req_cpus = s.cpus;
-    j.runtime = s.runtime;
-    j.time_limit = s.limit;
-    t.jobs.push_back(j);
-  }
-  return t;
-}
+using testing::JobSpec;
+using testing::kT0;
+using testing::make_trace;
+using testing::small_site;
 
 // Records every backfill cycle: when it ran (offset from kT0) and what it did.
 class CycleLog final : public sim::ReplayObserver {

@@ -5,6 +5,7 @@
 
 #include "experiments/replay.hpp"
 #include "experiments/site_options.hpp"
+#include "scenario_support.hpp"
 #include "test_support.hpp"
 #include "traces/hostlist.hpp"
 #include "traces/trace_io.hpp"
@@ -13,70 +14,10 @@ using namespace slurmtwin;
 
 namespace {
 
-constexpr Seconds kT0 = 1'700'000'000;  // origin of every scenario (first submit)
-
-// `nodes` nodes with `cpus` CPUs (threads_per_core threads per core) and 1000 MB each, one partition
-// "p" over all of them; all priority weights 0 (every priority is 1: FIFO by submit time, then job id).
-Site small_site(std::uint32_t nodes, std::uint32_t cpus, std::uint32_t threads_per_core = 1) {
-  Site s;
-  s.cluster_name = "test";
-  for (const auto& name : expand_hostlist(fmt::format("n[1-{}]", nodes))) {
-    Node n;
-    n.name = name;
-    n.cpus = cpus;
-    n.threads_per_core = threads_per_core;
-    n.cores_per_socket = cpus / threads_per_core;
-    n.real_memory_mb = 1000;
-    s.nodes.push_back(n);
-  }
-  Partition p;
-  p.name = "p";
-  p.is_default = true;
-  for (const auto& n : s.nodes) p.nodes.push_back(n.name);
-  p.def_mem_per_cpu_mb = 100;
-  s.partitions.push_back(p);
-  Qos normal;
-  normal.name = "normal";
-  s.qos.push_back(normal);
-  s.accounts.push_back({"root", "", {1, false}, 0, {}, "", {}});
-  s.accounts.push_back({"acct", "root", {1, false}, 0, {}, "", {}});
-  for (const char* u : {"alice", "bob"}) {
-    s.users.push_back({u, "acct", "None"});
-    s.associations.push_back({u, "acct", "", {1, false}, 0, {}, "", {}});
-  }
-  return s;
-}
-
-struct JobSpec {
-  Seconds submit = 0;       // offset from kT0
-  std::uint32_t nodes = 1;  // requested nodes
-  std::uint32_t cpus = 1;   // total tasks (1 CPU each)
-  Seconds runtime = 100;
-  Seconds limit = 3600;
-  std::int64_t mem_mb = -1;  // -1 = not requested
-  const char* user = "alice";
-};
-
-Trace make_trace(const std::vector<JobSpec>& specs) {
-  Trace t;
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    const auto& s = specs[i];
-    JobRecord j;
-    j.job_id = i + 1;
-    j.user = t.users.intern(s.user);
-    j.account = t.accounts.intern("acct");
-    j.partition = t.partitions.intern("p");
-    j.submit = j.eligible = kT0 + s.submit;
-    j.nodes = s.nodes;
-    j.tasks = s.cpus;
-    j.req_cpus = s.cpus;
-    j.runtime = s.runtime;
-    j.time_limit = s.limit;
-    j.mem_mb = s.mem_mb;
-    t.jobs.push_back(j);
-  }
-  return t;
-}
+using testing::JobSpec;
+using testing::kT0;
+using testing::make_trace;
+using testing::small_site;
 
 cli::ReplayResult replay(const Site& site, const Trace& trace) {
   cli::ReplayOptions o;

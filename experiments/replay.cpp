@@ -132,45 +132,34 @@ std::string jobs_sacct(const ReplayResult& r, const Trace& trace) {
   Trace out = trace;
   out.jobs.clear();
   std::vector<std::string> nodes;
-  const auto names = [&](const std::vector<std::uint32_t>& idx) {
-    std::vector<std::string> n;
-    for (auto i : idx) n.push_back(r.site.nodes[i].name);
-    return n.empty() ? std::string("None assigned") : compress_hostlist(n);
+  const auto add = [&](JobRecord rec, const sim::PastRun& run, std::uint32_t restarts, JobState state) {
+    rec.submit = run.submit;
+    rec.eligible = run.eligible;
+    rec.start = run.start;
+    rec.end = run.end;
+    rec.alloc_cpus = run.alloc_cpus;
+    rec.started_by = run.started_by;
+    rec.priority = run.priority;
+    rec.restarts = restarts;
+    rec.state = state;
+    std::vector<std::string> names;
+    for (auto n : run.nodes) names.push_back(r.site.nodes[n].name);
+    if (run.start != kUnsetTime) rec.partition = out.partitions.intern(r.site.partitions[run.partition].name);
+    out.jobs.push_back(std::move(rec));
+    nodes.push_back(names.empty() ? std::string("None assigned") : compress_hostlist(names));
   };
   for (const auto& j : r.state->jobs) {
     const auto& input = trace.jobs[j.trace_index];
-    for (std::size_t k = 0; k < j.past_runs.size(); ++k) {
-      const auto& run = j.past_runs[k];
-      auto rec = input;
-      rec.submit = run.submit;
-      rec.eligible = run.eligible;
-      rec.start = run.start;
-      rec.end = run.end;
-      rec.alloc_cpus = run.alloc_cpus;
-      rec.started_by = run.started_by;
-      rec.priority = run.priority;
-      rec.restarts = static_cast<std::uint32_t>(k);
-      rec.state = JobState::kPreempted;
-      rec.partition = out.partitions.intern(r.site.partitions[run.partition].name);
-      out.jobs.push_back(rec);
-      nodes.push_back(names(run.nodes));
-    }
-    auto rec = input;
-    rec.submit = j.submit;
-    rec.start = j.start;
-    rec.end = j.end;
-    rec.alloc_cpus = j.alloc_cpus;
-    rec.started_by = j.started_by;
-    rec.priority = j.priority_at_start;
-    rec.eligible = j.eligible;
-    rec.restarts = j.restarts;
-    rec.state = j.state == sim::SimJobState::kDone       ? j.end_state
-                : j.state == sim::SimJobState::kRunning  ? JobState::kRunning
-                : j.state == sim::SimJobState::kRejected ? JobState::kCancelled
-                                                         : JobState::kPending;
-    if (j.start != kUnsetTime) rec.partition = out.partitions.intern(r.site.partitions[j.run_partition].name);
-    out.jobs.push_back(rec);
-    nodes.push_back(j.start != kUnsetTime ? nodelist(r, j) : "None assigned");
+    for (std::size_t k = 0; k < j.past_runs.size(); ++k)
+      add(input, j.past_runs[k], static_cast<std::uint32_t>(k), JobState::kPreempted);
+    sim::PastRun last{j.submit, j.eligible,          j.start,     j.end, j.run_partition, j.alloc_cpus,
+                      {},       j.priority_at_start, j.started_by};
+    for (const auto& a : j.alloc) last.nodes.push_back(a.node);
+    add(input, last, j.restarts,
+        j.state == sim::SimJobState::kDone       ? j.end_state
+        : j.state == sim::SimJobState::kRunning  ? JobState::kRunning
+        : j.state == sim::SimJobState::kRejected ? JobState::kCancelled
+                                                 : JobState::kPending);
   }
   return format_sacct_parsable(out, &nodes);
 }

@@ -50,6 +50,7 @@ bool MainScheduler::try_preemption(sim::SimState& s, sim::JobLauncher& launcher,
                                    const std::vector<bool>& avail) const {
   if (!preemption_ || !preemption_->enabled()) return false;
   auto& j = s.jobs[rec.job];
+  if (!preemption_->may_preempt(j, rec.partition)) return false;
   // Slurm does not act again for a preemptor within KillWait + MessageTimeout of its last attempt.
   constexpr Seconds kMessageTimeout = 10;
   if (j.preempt_started != kUnsetTime &&
@@ -72,7 +73,8 @@ std::vector<QueueRecord> build_job_queue(const sim::SimState& s) {
 }
 
 MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, bool full,
-                                 const std::vector<QueueRecord>& queue) const {
+                                 const std::vector<QueueRecord>& queue,
+                                 const std::vector<std::uint32_t>* partition_counts) const {
   using R = sim::PendingReason;
   MainPassStats stats;
   std::vector<bool> avail(s.cluster.nodes().size(), true);
@@ -84,15 +86,21 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
   // job's pending reason, as Slurm's does).
   std::vector<std::uint32_t> left(s.site.partitions.size(), 0);
   std::size_t open_parts = 0;
-  for (const auto& rec : queue)
-    if (left[rec.partition]++ == 0) ++open_parts;
+  if (!full) {
+    if (partition_counts) left = *partition_counts;
+    else
+      for (const auto& rec : queue) ++left[rec.partition];
+    for (auto n : left) open_parts += n > 0 ? 1 : 0;
+  }
   const auto note = [](sim::SimJob& j, R r) {
     j.reason = r;
     j.reasons_seen |= 1u << static_cast<unsigned>(r);
   };
   for (const auto& rec : queue) {
-    if (open_parts == 0 && !full) break;
-    if (--left[rec.partition] == 0 && !part_failed[rec.partition]) --open_parts;
+    if (!full) {
+      if (open_parts == 0) break;
+      if (--left[rec.partition] == 0 && !part_failed[rec.partition]) --open_parts;
+    }
     auto& j = s.jobs[rec.job];
     if (j.state != sim::SimJobState::kPending) continue;  // started through an earlier record
     if (params_.partition_job_depth > 0 && ++part_depth[rec.partition] > params_.partition_job_depth) {
@@ -124,7 +132,7 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
       fail_by_part = false;
     if (params_.bf_min_prio_reserve > 0 && j.priority < params_.bf_min_prio_reserve) fail_by_part = false;
     if (fail_by_part) {
-      if (left[rec.partition] > 0) --open_parts;
+      if (!full && left[rec.partition] > 0) --open_parts;
       part_failed[rec.partition] = true;
       for (auto n : nodes) avail[n] = false;
     }

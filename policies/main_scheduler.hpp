@@ -48,8 +48,10 @@ class MainScheduler {
       : params_(params), preemption_(preemption) {}
   /// Runs one pass at state.now over `queue` (sorted by queue_before; records of jobs no longer
   /// pending are skipped); `full` = the whole queue, else at most default_queue_depth records.
+  /// `partition_counts` (optional): records of `queue` per partition, if the caller keeps them.
   MainPassStats run(sim::SimState& state, sim::JobLauncher& launcher, bool full,
-                    const std::vector<QueueRecord>& queue) const;
+                    const std::vector<QueueRecord>& queue,
+                    const std::vector<std::uint32_t>* partition_counts = nullptr) const;
 
  private:
   /// Preempts victims for a job that could not start; true when it did (the job waits for them).

@@ -143,17 +143,19 @@ void SlurmPolicy::on_queued(sim::SimState& s, std::uint32_t job) {
 }
 
 const std::vector<QueueRecord>& SlurmPolicy::sorted_queue(const sim::SimState& s) {
+  if (queue_counts_.empty()) queue_counts_.assign(site_.partitions.size(), 0);
   // Drop records of jobs that left the queue when they are a quarter of it (passes skip them anyway)
   // or when the whole queue is re-sorted.
-  bool erased = false;
   if (queue_stale_ || stale_records_ * 4 > queue_.size()) {
-    std::erase_if(queue_,
-                  [&](const QueueRecord& r) { return s.jobs[r.job].state != sim::SimJobState::kPending; });
+    std::erase_if(queue_, [&](const QueueRecord& r) {
+      const bool gone = s.jobs[r.job].state != sim::SimJobState::kPending;
+      if (gone) --queue_counts_[r.partition];
+      return gone;
+    });
     stale_records_ = 0;
-    erased = true;
   }
-  const bool changed = erased || !queued_since_.empty() || queue_counts_.empty();
   std::sort(queued_since_.begin(), queued_since_.end(), queue_before);
+  for (const auto& r : queued_since_) ++queue_counts_[r.partition];
   const auto mid = static_cast<std::ptrdiff_t>(queue_.size());
   queue_.insert(queue_.end(), queued_since_.begin(), queued_since_.end());
   queued_since_.clear();
@@ -164,10 +166,6 @@ const std::vector<QueueRecord>& SlurmPolicy::sorted_queue(const sim::SimState& s
     queue_stale_ = false;
   } else {
     std::inplace_merge(queue_.begin(), queue_.begin() + mid, queue_.end(), queue_before);
-  }
-  if (changed) {
-    queue_counts_.assign(site_.partitions.size(), 0);
-    for (const auto& r : queue_) ++queue_counts_[r.partition];
   }
   return queue_;
 }

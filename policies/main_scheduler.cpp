@@ -109,11 +109,11 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
     }
     if (!full && depth++ > params_.default_queue_depth) break;
     ++stats.examined;
-    j.priority = rec.priority;
     if (part_failed[rec.partition]) {
       if (j.reason == R::kNone || j.reason == R::kResources) note(j, R::kPriority);
       continue;
     }
+    j.priority = rec.priority;  // the priority of the record being tried (multi-partition jobs)
     if (const auto why = check_limits(s, j, rec.partition); why != R::kNone) {
       note(j, why);
       continue;

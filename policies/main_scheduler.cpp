@@ -46,22 +46,33 @@ void sort_nearly_sorted(std::vector<QueueRecord>& q) {
   }
 }
 
-bool MainScheduler::try_preemption(sim::SimState& s, sim::JobLauncher& launcher, const QueueRecord& rec,
-                                   const std::vector<bool>& avail) const {
-  if (!preemption_ || !preemption_->enabled()) return false;
+MainScheduler::Preempted MainScheduler::try_preemption(sim::SimState& s, sim::JobLauncher& launcher,
+                                                       const QueueRecord& rec, const std::vector<bool>& avail) const {
+  if (!preemption_ || !preemption_->enabled()) return Preempted::kNo;
   auto& j = s.jobs[rec.job];
-  if (!preemption_->may_preempt(j, rec.partition)) return false;
+  if (!preemption_->may_preempt(j, rec.partition)) return Preempted::kNo;
   // Slurm does not act again for a preemptor within KillWait + MessageTimeout of its last attempt.
   constexpr Seconds kMessageTimeout = 10;
-  if (j.preempt_started != kUnsetTime &&
-      s.now - j.preempt_started < s.site.scheduler.kill_wait + kMessageTimeout)
-    return false;
+  if (j.preempt_started != kUnsetTime && s.now - j.preempt_started < s.site.scheduler.kill_wait + kMessageTimeout)
+    return Preempted::kNo;
   const auto victims = preemption_->find_victims(s, rec.job, rec.partition, avail);
-  if (victims.empty()) return false;
+  if (victims.empty()) return Preempted::kNo;
   j.preempt_started = s.now;
-  for (auto v : victims)
-    launcher.preempt_job(v, preemption_->action(s, s.jobs[v]), preemption_->grace(s, s.jobs[v]));
-  return true;
+  bool all_suspended = true;
+  for (auto v : victims) {
+    const auto action = preemption_->action(s, s.jobs[v]);
+    all_suspended = all_suspended && action == sim::PreemptAction::kSuspend;
+    launcher.preempt_job(v, action, preemption_->grace(s, s.jobs[v]), rec.job);
+  }
+  // Suspension frees the CPUs at once (gang scheduling): the preemptor starts in this pass.
+  if (all_suspended) {
+    if (auto alloc = select_nodes(s.cluster, j.request, s.partition_nodes[rec.partition], avail)) {
+      j.priority = rec.priority;
+      launcher.start_job(rec.job, rec.partition, std::move(*alloc), SchedulerPass::kMain);
+      return Preempted::kStarted;
+    }
+  }
+  return Preempted::kWaiting;
 }
 
 std::vector<QueueRecord> build_job_queue(const sim::SimState& s) {
@@ -126,7 +137,12 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
       continue;
     }
     note(j, R::kResources);
-    if (try_preemption(s, launcher, rec, avail)) ++stats.preempted;
+    if (const auto p = try_preemption(s, launcher, rec, avail); p == Preempted::kStarted) {
+      ++stats.started;
+      continue;
+    } else if (p == Preempted::kWaiting) {
+      ++stats.preempted;
+    }
     bool fail_by_part = true;
     if (params_.bf_min_age_reserve > 0 && s.now - j.eligible < params_.bf_min_age_reserve)
       fail_by_part = false;

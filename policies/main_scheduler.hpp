@@ -54,9 +54,11 @@ class MainScheduler {
                     const std::vector<std::uint32_t>* partition_counts = nullptr) const;
 
  private:
-  /// Preempts victims for a job that could not start; true when it did (the job waits for them).
-  bool try_preemption(sim::SimState& state, sim::JobLauncher& launcher, const QueueRecord& rec,
-                      const std::vector<bool>& avail) const;
+  enum class Preempted { kNo, kWaiting, kStarted };
+  /// Preempts victims for a job that could not start: with only suspended victims the job starts at
+  /// once (kStarted); after CANCEL/REQUEUE victims it waits for their end (kWaiting).
+  Preempted try_preemption(sim::SimState& state, sim::JobLauncher& launcher, const QueueRecord& rec,
+                           const std::vector<bool>& avail) const;
 
   const SchedulerParameters& params_;
   const Preemption* preemption_;

@@ -48,8 +48,11 @@ sim::PreemptAction Preemption::action(const sim::SimState& s, const sim::SimJob&
       return sim::PreemptAction::kCancel;
     case PreemptMode::kRequeue:
       return s.site.scheduler.job_requeue ? sim::PreemptAction::kRequeue : sim::PreemptAction::kCancel;
+    case PreemptMode::kSuspend:
+    case PreemptMode::kSuspendGang:
+      return sim::PreemptAction::kSuspend;
     default:
-      return sim::PreemptAction::kNone;  // OFF, SUSPEND (not modelled), GANG alone
+      return sim::PreemptAction::kNone;  // OFF, GANG alone, WITHIN without a mode
   }
 }
 
@@ -124,7 +127,9 @@ std::vector<std::uint32_t> Preemption::find_victims(sim::SimState& s, std::uint3
   std::size_t released = 0;
   for (; released < candidates.size() && victims.empty(); ++released) {
     const auto& v = s.jobs[candidates[released].job];
-    s.cluster.release(v.request, v.alloc);
+    // A job to be suspended gives up only its CPUs (its memory and GRES stay allocated).
+    if (action(s, v) == sim::PreemptAction::kSuspend) s.cluster.suspend(v.alloc);
+    else s.cluster.release(v.request, v.alloc);
     const auto fit = select_nodes(s.cluster, p.request, part_nodes, available);
     if (!fit) continue;
     std::vector<bool> chosen(s.cluster.nodes().size(), false);
@@ -138,7 +143,8 @@ std::vector<std::uint32_t> Preemption::find_victims(sim::SimState& s, std::uint3
   }
   for (std::size_t k = released; k-- > 0;) {
     const auto& v = s.jobs[candidates[k].job];
-    s.cluster.allocate(v.request, v.alloc);
+    if (action(s, v) == sim::PreemptAction::kSuspend) s.cluster.resume(v.alloc);
+    else s.cluster.allocate(v.request, v.alloc);
   }
   return victims;
 }

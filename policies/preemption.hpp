@@ -1,8 +1,7 @@
 #pragma once
 // Preemption (spec §7): preempt/partition_prio (PriorityTier) and preempt/qos (QOS Preempt lists),
 // victims in ascending (tier or QOS priority, node count) order, PreemptExemptTime, GraceTime, and the
-// CANCEL / REQUEUE modes. SUSPEND is not modelled yet: such victims are not preempted (see
-// docs/simulator.md).
+// CANCEL, REQUEUE and SUSPEND modes (a suspended victim resumes when its preemptor has ended).
 #include <vector>
 
 #include "sim/sim_state.hpp"
@@ -25,7 +24,8 @@ class Preemption {
   /// allocation that fits are returned. The cluster state is changed during the search and restored.
   std::vector<std::uint32_t> find_victims(sim::SimState& state, std::uint32_t job, std::uint16_t partition,
                                           const std::vector<bool>& available) const;
-  /// What happens to `victim`: cancel or requeue (its partition's or QOS's PreemptMode, else global).
+  /// What happens to `victim`: cancel, requeue or suspend (its partition's or QOS's PreemptMode, else
+  /// the global one).
   sim::PreemptAction action(const sim::SimState& state, const sim::SimJob& victim) const;
   /// GraceTime of the victim's partition (partition_prio) or QOS (qos), s.
   Seconds grace(const sim::SimState& state, const sim::SimJob& victim) const;

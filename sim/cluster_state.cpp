@@ -136,6 +136,24 @@ void ClusterState::release(const NodeRequest& r, const std::vector<NodeAlloc>& a
   }
 }
 
+void ClusterState::suspend(const std::vector<NodeAlloc>& alloc) {
+  for (const auto& a : alloc) {
+    nodes_[a.node].free_cpus += a.cpus;
+    used_cpus_ -= a.cpus;
+  }
+}
+
+bool ClusterState::can_resume(const std::vector<NodeAlloc>& alloc) const {
+  return std::all_of(alloc.begin(), alloc.end(), [&](const NodeAlloc& a) { return nodes_[a.node].free_cpus >= a.cpus; });
+}
+
+void ClusterState::resume(const std::vector<NodeAlloc>& alloc) {
+  for (const auto& a : alloc) {
+    nodes_[a.node].free_cpus -= a.cpus;
+    used_cpus_ += a.cpus;
+  }
+}
+
 void ClusterState::check_invariants() const {
   std::uint64_t used = 0;
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
@@ -146,7 +164,7 @@ void ClusterState::check_invariants() const {
     for (std::size_t k = 0; k < n.gres.size(); ++k)
       if (n.free_gres[k] < 0 || n.free_gres[k] > n.gres[k])
         throw std::logic_error(fmt::format("node {} gres {} over-allocated", i, gres_names_[k]));
-    if (n.jobs == 0 && (n.free_cpus != n.cpus || n.free_mem_mb != n.memory_mb))
+    if (n.jobs == 0 && (n.free_cpus != n.cpus || n.free_mem_mb != n.memory_mb))  // suspended jobs count
       throw std::logic_error(fmt::format("node {} has no jobs but resources in use", i));
     used += n.cpus - n.free_cpus;
   }

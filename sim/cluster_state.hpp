@@ -48,6 +48,11 @@ class ClusterState {
 
   void allocate(const NodeRequest& r, const std::vector<NodeAlloc>& alloc);
   void release(const NodeRequest& r, const std::vector<NodeAlloc>& alloc);
+  /// A suspended job gives up its CPUs but keeps its memory and GRES (and its place on the nodes).
+  void suspend(const std::vector<NodeAlloc>& alloc);
+  /// Whether the CPUs of `alloc` are free again; resume() takes them back.
+  bool can_resume(const std::vector<NodeAlloc>& alloc) const;
+  void resume(const std::vector<NodeAlloc>& alloc);
 
   std::uint64_t total_cpus() const { return total_cpus_; }
   std::uint64_t used_cpus() const { return used_cpus_; }

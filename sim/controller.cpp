@@ -165,6 +165,7 @@ void Controller::end_job(std::uint32_t job) {
   j.state = SimJobState::kDone;
   j.end = state_.now;
   policy_.on_end(state_, job);
+  if (!state_.suspended.empty()) resume_suspended();
   for (auto* o : observers_) o->on_end(state_, job);
   note_change();
   if (!end_pass_scheduled_) {
@@ -173,10 +174,14 @@ void Controller::end_job(std::uint32_t job) {
   }
 }
 
-void Controller::preempt_job(std::uint32_t job, PreemptAction action, Seconds grace) {
+void Controller::preempt_job(std::uint32_t job, PreemptAction action, Seconds grace, std::uint32_t preemptor) {
   auto& j = state_.jobs[job];
   assert(j.state == SimJobState::kRunning && action != PreemptAction::kNone);
   if (j.preempt != PreemptAction::kNone) return;  // already on its way out (in grace time)
+  if (action == PreemptAction::kSuspend) {  // GraceTime does not apply to suspension
+    suspend(job, preemptor);
+    return;
+  }
   j.preempt = action;
   j.end_state = JobState::kPreempted;
   const Seconds at = std::min(j.end, state_.now + std::max<Seconds>(0, grace));
@@ -188,6 +193,45 @@ void Controller::preempt_job(std::uint32_t job, PreemptAction action, Seconds gr
   }
   j.end = at;  // grace time: it goes on running until then
   j.end_event = queue_.schedule(at, phase(EventPhase::kJobEnd), j.id, JobEnd{job});
+}
+
+void Controller::suspend(std::uint32_t job, std::uint32_t preemptor) {
+  // The job keeps its memory, GRES and nodes; its CPUs go to the preemptor; its time limit stops
+  // counting, so it ends `remaining` s after it resumes (spec §7.6).
+  auto& j = state_.jobs[job];
+  queue_.cancel(j.end_event);
+  j.remaining = j.end - state_.now;
+  j.suspended_at = state_.now;
+  j.suspended_by = preemptor;
+  ++j.suspensions;
+  state_.cluster.suspend(j.alloc);
+  remove_slot(state_.running, state_.jobs, job);
+  add_slot(state_.suspended, state_.jobs, job);
+  j.state = SimJobState::kSuspended;
+  note_change();
+}
+
+void Controller::resume_suspended() {
+  std::vector<std::uint32_t> ready;
+  for (auto ji : state_.suspended) {
+    const auto& j = state_.jobs[ji];
+    if (j.suspended_by < 0 || state_.jobs[static_cast<std::size_t>(j.suspended_by)].state != SimJobState::kRunning)
+      ready.push_back(ji);
+  }
+  std::sort(ready.begin(), ready.end(), [&](auto a, auto b) { return state_.jobs[a].id < state_.jobs[b].id; });
+  for (auto ji : ready) {
+    auto& j = state_.jobs[ji];
+    if (!state_.cluster.can_resume(j.alloc)) continue;  // its CPUs are taken: retried at the next end
+    state_.cluster.resume(j.alloc);
+    remove_slot(state_.suspended, state_.jobs, ji);
+    add_slot(state_.running, state_.jobs, ji);
+    j.state = SimJobState::kRunning;
+    j.suspended_total += state_.now - j.suspended_at;
+    j.suspended_by = -1;
+    j.end = state_.now + j.remaining;
+    j.end_event = queue_.schedule(j.end, phase(EventPhase::kJobEnd), j.id, JobEnd{ji});
+    note_change();
+  }
 }
 
 void Controller::requeue(std::uint32_t job) {
@@ -237,6 +281,7 @@ void Controller::handle(const Background&) {
     run_main(/*full=*/false, false);
   }
   // An idle cluster with nothing to come can never start what is still pending: stop there.
+  if (!state_.suspended.empty()) resume_suspended();
   stalled_ = state_.running.empty() && future_submits_ == 0 && last_full_sched_ == state_.now;
   if (!work_left() || stalled_) return;
   Seconds next = sp.sched_interval > 0 ? last_full_sched_ + sp.sched_interval : kUnlimited;
@@ -300,6 +345,9 @@ void Controller::check_invariants() const {
       ++running;
     }
   }
+  for (std::uint32_t k = 0; k < state_.suspended.size(); ++k)
+    if (state_.jobs[state_.suspended[k]].state != SimJobState::kSuspended || state_.jobs[state_.suspended[k]].slot != k)
+      throw std::logic_error("the suspended list holds a job that is not suspended");
   if (pending != state_.pending.size() || running != state_.running.size())
     throw std::logic_error("a job is in more than one state list or in a list with the wrong state");
 }

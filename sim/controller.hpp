@@ -36,9 +36,10 @@ class JobLauncher {
   /// Starts pending job `job` in `partition` on `alloc` now.
   virtual void start_job(std::uint32_t job, std::uint16_t partition, std::vector<NodeAlloc> alloc,
                          SchedulerPass pass) = 0;
-  /// Preempts running job `job`: after `grace` s (at once when 0) it ends as PREEMPTED, and with
-  /// kRequeue goes back to the queue (new submit time, eligible after the requeue delay, Restarts+1).
-  virtual void preempt_job(std::uint32_t job, PreemptAction action, Seconds grace) = 0;
+  /// Preempts running job `job` for job `preemptor`: kSuspend suspends it at once until the preemptor
+  /// has ended; otherwise after `grace` s (at once when 0) it ends as PREEMPTED, and with kRequeue goes
+  /// back to the queue (new submit time, eligible after the requeue delay, Restarts+1).
+  virtual void preempt_job(std::uint32_t job, PreemptAction action, Seconds grace, std::uint32_t preemptor) = 0;
 };
 
 /// What a scheduler plugs into the controller. All calls happen at state.now.
@@ -99,7 +100,7 @@ class Controller final : public JobLauncher {
 
   void start_job(std::uint32_t job, std::uint16_t partition, std::vector<NodeAlloc> alloc,
                  SchedulerPass pass) override;
-  void preempt_job(std::uint32_t job, PreemptAction action, Seconds grace) override;
+  void preempt_job(std::uint32_t job, PreemptAction action, Seconds grace, std::uint32_t preemptor) override;
 
  private:
   struct Submit {
@@ -134,6 +135,9 @@ class Controller final : public JobLauncher {
   /// Ends running job `job` now (its end event has fired or was cancelled).
   void end_job(std::uint32_t job);
   void requeue(std::uint32_t job);
+  void suspend(std::uint32_t job, std::uint32_t preemptor);
+  /// Resumes suspended jobs whose preemptor is gone and whose CPUs are free, lowest job id first.
+  void resume_suspended();
   void request_pass();
   void schedule_background(Seconds at);
   void run_main(bool full, bool end_triggered);

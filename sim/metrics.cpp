@@ -108,6 +108,8 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
       m.preempted_core_hours += static_cast<double>(end - start) * cpus / 3600.0;
       cpu_seconds += static_cast<double>(end - start) * cpus;
     };
+    m.suspensions += j.suspensions;
+    m.suspended_hours += static_cast<double>(j.suspended_total) / 3600.0;
     for (const auto& run : j.past_runs)
       lost(state.site.partitions[run.partition].name, run.start, run.end, run.alloc_cpus);
     if (j.end_state == JobState::kPreempted)  // cancelled by preemption: its only run was interrupted
@@ -298,9 +300,10 @@ std::string metrics_to_json(const ReplayMetrics& m) {
                      m.last_end, m.makespan);
   out += fmt::format("  \"utilisation\": {},\n", num(m.utilisation));
   out += fmt::format(
-      "  \"preemption\": {{\"runs_interrupted\": {}, \"lost_core_hours\": {}, \"by_partition\": {}, "
-      "\"by_qos\": {}}},\n",
-      m.preemptions, num(m.preempted_core_hours), count_map_json(m.preemptions_by_partition),
+      "  \"preemption\": {{\"runs_interrupted\": {}, \"lost_core_hours\": {}, \"suspensions\": {}, "
+      "\"suspended_hours\": {}, \"by_partition\": {}, \"by_qos\": {}}},\n",
+      m.preemptions, num(m.preempted_core_hours), m.suspensions, num(m.suspended_hours),
+      count_map_json(m.preemptions_by_partition),
       count_map_json(m.preemptions_by_qos));
   out += fmt::format("  \"queue_length\": {{\"mean\": {}, \"max\": {}, \"cdf\": {}}},\n",
                      num(m.mean_queue_length), m.max_queue_length,

@@ -64,6 +64,8 @@ struct ReplayMetrics {
   std::uint64_t preemptions = 0;  // interrupted runs (each requeue or cancel by preemption)
   std::map<std::string, std::uint64_t> preemptions_by_partition, preemptions_by_qos;
   double preempted_core_hours = 0;  // work lost: CPU-hours of interrupted runs
+  std::uint64_t suspensions = 0;    // SUSPEND preemptions (the job resumed later; no work lost)
+  double suspended_hours = 0;       // job-hours spent suspended
   bool has_fidelity = false;
   FidelityStats fidelity;
 };

@@ -14,6 +14,7 @@ enum class SimJobState : std::uint8_t {
   kFuture,  // not submitted yet
   kPending,
   kRunning,
+  kSuspended,  // preempted in SUSPEND mode: CPUs given up, memory and GRES kept
   kDone,      // ended (COMPLETED, TIMEOUT, ...)
   kRejected,  // refused at submit (reason in reject_reason)
 };
@@ -36,8 +37,9 @@ enum class PendingReason : std::uint8_t {
 };
 const char* to_string(PendingReason reason);
 
-/// What preemption does to a victim (spec §7.4): end it (CANCEL) or put it back in the queue (REQUEUE).
-enum class PreemptAction : std::uint8_t { kNone, kCancel, kRequeue };
+/// What preemption does to a victim (spec §7.4): end it (CANCEL), put it back in the queue (REQUEUE), or
+/// suspend it until its preemptor ends (SUSPEND).
+enum class PreemptAction : std::uint8_t { kNone, kCancel, kRequeue, kSuspend };
 
 /// Resource needs of a job on each node it uses (cons_tres view).
 struct NodeRequest {
@@ -111,6 +113,12 @@ struct SimJob {
   PreemptAction preempt = PreemptAction::kNone;  // what happens at `end` when it was preempted with grace
   EventId end_event;                             // pending end (cancelled when preemption moves it)
   Seconds preempt_started = kUnsetTime;          // when this job last preempted others (as a preemptor)
+  // suspension (SUSPEND preemption)
+  std::int64_t suspended_by = -1;  // job index of the preemptor it waits for, -1 = none
+  Seconds remaining = 0;           // run time left when suspended, s
+  Seconds suspended_at = kUnsetTime;
+  Seconds suspended_total = 0;  // s spent suspended
+  std::uint32_t suspensions = 0;
   std::uint32_t slot = 0;  // position in SimState::pending or ::running (controller bookkeeping)
 };
 

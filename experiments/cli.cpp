@@ -13,6 +13,7 @@ const std::vector<Command>& commands() {
       {"replay", "replay a trace on a site model and write per-job results and metrics", run_replay},
       {"trace", "inspect, generate and convert job traces (info, generate, convert)", run_trace},
       {"config", "import a site from slurm.conf + sacctmgr files, show or check a site YAML", run_config},
+      {"sweep", "what-if sweeps over scheduler settings into an SQLite database (run, show)", run_sweep},
       {"bench", "measure load and replay speed and peak memory; append to docs/benchmarks.md", run_bench},
       {"version", "print the version and what libtorch can run on", run_version},
   };

@@ -42,6 +42,7 @@ int run_config(const Args& args);
 int run_trace(const Args& args);
 int run_replay(const Args& args);
 int run_bench(const Args& args);
+int run_sweep(const Args& args);
 int run_version(const Args& args);
 
 }  // namespace slurmtwin::cli

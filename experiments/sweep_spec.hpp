@@ -1,0 +1,94 @@
+#pragma once
+// What-if sweeps: the sweep specification (YAML), the scheduler settings a sweep may vary, the designs
+// that turn a parameter space into points, and the objectives read from a replay's metrics.
+// See docs/sweeps.md for the file format.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/metrics.hpp"
+#include "traces/site.hpp"
+
+namespace slurmtwin::cli {
+
+enum class SweepScale { kLinear, kLog };
+enum class SweepDesign { kGrid, kRandom, kLhs };
+enum class Goal { kMin, kMax };
+
+/// One swept setting: an explicit list of values, or a range [lo, hi] (with `count` levels for a grid).
+struct SweepParameter {
+  std::string name;            // setting name, e.g. "PriorityWeightAge" (see setting_is_known)
+  std::vector<double> values;  // explicit values; empty when a range is given
+  double lo = 0, hi = 0;       // range bounds (inclusive), in the setting's unit
+  SweepScale scale = SweepScale::kLinear;
+  std::uint32_t count = 0;  // grid levels of a range (0 = not given)
+  bool integer = true;      // the setting takes integer values: points are rounded
+  std::uint64_t line = 0;   // line of the parameter in the spec file (1-based)
+};
+
+struct SweepObjective {
+  std::string metric;  // e.g. "wait_mean", "wait_p90@partition:gpu" (see metric_value)
+  Goal goal = Goal::kMin;
+};
+
+struct SweepSpec {
+  std::string file;  // the spec file (for messages)
+  // base site: exactly one of site_yaml / slurm_conf, or neither (built-in default site)
+  std::string site_yaml, slurm_conf, gres_conf, sacctmgr, assoc_dump;
+  std::uint32_t default_cpu_nodes = 64;
+  // trace: paths (read with format/users_from), or none (the built-in synthetic workload)
+  std::vector<std::string> trace_paths;
+  std::string trace_format = "auto";
+  std::string users_from;
+  std::uint64_t synthetic_seed = 42;
+  double synthetic_days = 7.0;             // days of synthetic workload
+  std::vector<SweepParameter> parameters;  // in spec order
+  SweepDesign design = SweepDesign::kGrid;
+  std::uint32_t points = 0;  // random / lhs: number of points
+  std::uint64_t seed = 1;    // random / lhs: design seed
+  std::vector<SweepObjective> objectives;
+};
+
+/// A point of the space: setting name -> value (in the setting's unit).
+using SweepPoint = std::map<std::string, double>;
+
+/// Parses a spec; relative paths are taken relative to the spec's directory. Every error (unknown key
+/// or setting, empty range, bad type, unknown metric) throws InputError naming file:line and the key.
+SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_name);
+SweepSpec load_sweep_spec(const std::string& path);
+
+/// True when `name` is a setting a sweep may vary; `integer` tells whether it takes integer values.
+/// Names: PriorityWeight{Age,Fairshare,JobSize,Partition,QOS,Assoc}, PriorityWeightTRES/<tres>,
+/// PriorityMaxAge (s), PriorityDecayHalfLife (s), PriorityFavorSmall (0/1), bf_interval (s),
+/// bf_window (min, as slurm.conf), bf_resolution (s), bf_max_job_test, bf_max_job_user,
+/// default_queue_depth, sched_interval (s), QOS/<name>/Priority.
+bool setting_is_known(const std::string& name, bool& integer);
+/// Sets one setting on `site`; throws std::invalid_argument for an unknown setting, a QOS the site
+/// lacks, or a value out of the setting's range.
+void apply_setting(Site& site, const std::string& name, double value);
+/// Applies every setting of `point`.
+void apply_point(Site& site, const SweepPoint& point);
+
+/// The points of the spec's design, duplicates (after integer rounding) removed, first occurrence
+/// kept. Grid: cartesian product, the first parameter varying slowest. Random / LHS: `points` points,
+/// deterministic per seed; LHS puts exactly one point in each of `points` equal-probability strata
+/// of every dimension (of the log of the value for log scales).
+std::vector<SweepPoint> design_points(const SweepSpec& spec);
+
+/// True when `metric` names a metric_value() knows.
+bool metric_is_known(const std::string& metric);
+/// A metric of a replay: wait_mean, wait_median, wait_p90, wait_p99, wait_max (s), bsld_mean,
+/// jobs_started (these optionally @partition:NAME, @account:NAME or @qos:NAME; 0 when the group
+/// has no started job), utilisation (0..1), preemptions, mean_queue_length, never_started.
+double metric_value(const sim::ReplayMetrics& m, const std::string& metric);
+
+/// Indices of the rows no other row dominates (better or equal in every objective, better in one),
+/// in input order. `rows[i][k]` is objective k of row i.
+std::vector<std::size_t> pareto_front(const std::vector<std::vector<double>>& rows,
+                                      const std::vector<Goal>& goals);
+
+/// FNV-1a 64-bit hash.
+std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t hash = 0xcbf29ce484222325ull);
+
+}  // namespace slurmtwin::cli

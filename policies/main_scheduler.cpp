@@ -47,13 +47,15 @@ void sort_nearly_sorted(std::vector<QueueRecord>& q) {
 }
 
 MainScheduler::Preempted MainScheduler::try_preemption(sim::SimState& s, sim::JobLauncher& launcher,
-                                                       const QueueRecord& rec, const std::vector<bool>& avail) const {
+                                                       const QueueRecord& rec,
+                                                       const std::vector<bool>& avail) const {
   if (!preemption_ || !preemption_->enabled()) return Preempted::kNo;
   auto& j = s.jobs[rec.job];
   if (!preemption_->may_preempt(j, rec.partition)) return Preempted::kNo;
   // Slurm does not act again for a preemptor within KillWait + MessageTimeout of its last attempt.
   constexpr Seconds kMessageTimeout = 10;
-  if (j.preempt_started != kUnsetTime && s.now - j.preempt_started < s.site.scheduler.kill_wait + kMessageTimeout)
+  if (j.preempt_started != kUnsetTime &&
+      s.now - j.preempt_started < s.site.scheduler.kill_wait + kMessageTimeout)
     return Preempted::kNo;
   const auto victims = preemption_->find_victims(s, rec.job, rec.partition, avail);
   if (victims.empty()) return Preempted::kNo;
@@ -98,7 +100,8 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
   std::vector<std::uint32_t> left(s.site.partitions.size(), 0);
   std::size_t open_parts = 0;
   if (!full) {
-    if (partition_counts) left = *partition_counts;
+    if (partition_counts)
+      left = *partition_counts;
     else
       for (const auto& rec : queue) ++left[rec.partition];
     for (auto n : left) open_parts += n > 0 ? 1 : 0;

@@ -128,8 +128,10 @@ std::vector<std::uint32_t> Preemption::find_victims(sim::SimState& s, std::uint3
   for (; released < candidates.size() && victims.empty(); ++released) {
     const auto& v = s.jobs[candidates[released].job];
     // A job to be suspended gives up only its CPUs (its memory and GRES stay allocated).
-    if (action(s, v) == sim::PreemptAction::kSuspend) s.cluster.suspend(v.alloc);
-    else s.cluster.release(v.request, v.alloc);
+    if (action(s, v) == sim::PreemptAction::kSuspend)
+      s.cluster.suspend(v.alloc);
+    else
+      s.cluster.release(v.request, v.alloc);
     const auto fit = select_nodes(s.cluster, p.request, part_nodes, available);
     if (!fit) continue;
     std::vector<bool> chosen(s.cluster.nodes().size(), false);
@@ -143,8 +145,10 @@ std::vector<std::uint32_t> Preemption::find_victims(sim::SimState& s, std::uint3
   }
   for (std::size_t k = released; k-- > 0;) {
     const auto& v = s.jobs[candidates[k].job];
-    if (action(s, v) == sim::PreemptAction::kSuspend) s.cluster.resume(v.alloc);
-    else s.cluster.allocate(v.request, v.alloc);
+    if (action(s, v) == sim::PreemptAction::kSuspend)
+      s.cluster.resume(v.alloc);
+    else
+      s.cluster.allocate(v.request, v.alloc);
   }
   return victims;
 }

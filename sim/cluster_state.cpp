@@ -144,7 +144,8 @@ void ClusterState::suspend(const std::vector<NodeAlloc>& alloc) {
 }
 
 bool ClusterState::can_resume(const std::vector<NodeAlloc>& alloc) const {
-  return std::all_of(alloc.begin(), alloc.end(), [&](const NodeAlloc& a) { return nodes_[a.node].free_cpus >= a.cpus; });
+  return std::all_of(alloc.begin(), alloc.end(),
+                     [&](const NodeAlloc& a) { return nodes_[a.node].free_cpus >= a.cpus; });
 }
 
 void ClusterState::resume(const std::vector<NodeAlloc>& alloc) {

@@ -174,11 +174,12 @@ void Controller::end_job(std::uint32_t job) {
   }
 }
 
-void Controller::preempt_job(std::uint32_t job, PreemptAction action, Seconds grace, std::uint32_t preemptor) {
+void Controller::preempt_job(std::uint32_t job, PreemptAction action, Seconds grace,
+                             std::uint32_t preemptor) {
   auto& j = state_.jobs[job];
   assert(j.state == SimJobState::kRunning && action != PreemptAction::kNone);
   if (j.preempt != PreemptAction::kNone) return;  // already on its way out (in grace time)
-  if (action == PreemptAction::kSuspend) {  // GraceTime does not apply to suspension
+  if (action == PreemptAction::kSuspend) {        // GraceTime does not apply to suspension
     suspend(job, preemptor);
     return;
   }
@@ -215,10 +216,12 @@ void Controller::resume_suspended() {
   std::vector<std::uint32_t> ready;
   for (auto ji : state_.suspended) {
     const auto& j = state_.jobs[ji];
-    if (j.suspended_by < 0 || state_.jobs[static_cast<std::size_t>(j.suspended_by)].state != SimJobState::kRunning)
+    if (j.suspended_by < 0 ||
+        state_.jobs[static_cast<std::size_t>(j.suspended_by)].state != SimJobState::kRunning)
       ready.push_back(ji);
   }
-  std::sort(ready.begin(), ready.end(), [&](auto a, auto b) { return state_.jobs[a].id < state_.jobs[b].id; });
+  std::sort(ready.begin(), ready.end(),
+            [&](auto a, auto b) { return state_.jobs[a].id < state_.jobs[b].id; });
   for (auto ji : ready) {
     auto& j = state_.jobs[ji];
     if (!state_.cluster.can_resume(j.alloc)) continue;  // its CPUs are taken: retried at the next end
@@ -346,7 +349,8 @@ void Controller::check_invariants() const {
     }
   }
   for (std::uint32_t k = 0; k < state_.suspended.size(); ++k)
-    if (state_.jobs[state_.suspended[k]].state != SimJobState::kSuspended || state_.jobs[state_.suspended[k]].slot != k)
+    if (state_.jobs[state_.suspended[k]].state != SimJobState::kSuspended ||
+        state_.jobs[state_.suspended[k]].slot != k)
       throw std::logic_error("the suspended list holds a job that is not suspended");
   if (pending != state_.pending.size() || running != state_.running.size())
     throw std::logic_error("a job is in more than one state list or in a list with the wrong state");

@@ -39,7 +39,8 @@ class JobLauncher {
   /// Preempts running job `job` for job `preemptor`: kSuspend suspends it at once until the preemptor
   /// has ended; otherwise after `grace` s (at once when 0) it ends as PREEMPTED, and with kRequeue goes
   /// back to the queue (new submit time, eligible after the requeue delay, Restarts+1).
-  virtual void preempt_job(std::uint32_t job, PreemptAction action, Seconds grace, std::uint32_t preemptor) = 0;
+  virtual void preempt_job(std::uint32_t job, PreemptAction action, Seconds grace,
+                           std::uint32_t preemptor) = 0;
 };
 
 /// What a scheduler plugs into the controller. All calls happen at state.now.

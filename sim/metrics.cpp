@@ -303,8 +303,7 @@ std::string metrics_to_json(const ReplayMetrics& m) {
       "  \"preemption\": {{\"runs_interrupted\": {}, \"lost_core_hours\": {}, \"suspensions\": {}, "
       "\"suspended_hours\": {}, \"by_partition\": {}, \"by_qos\": {}}},\n",
       m.preemptions, num(m.preempted_core_hours), m.suspensions, num(m.suspended_hours),
-      count_map_json(m.preemptions_by_partition),
-      count_map_json(m.preemptions_by_qos));
+      count_map_json(m.preemptions_by_partition), count_map_json(m.preemptions_by_qos));
   out += fmt::format("  \"queue_length\": {{\"mean\": {}, \"max\": {}, \"cdf\": {}}},\n",
                      num(m.mean_queue_length), m.max_queue_length,
                      array_json(m.queue_length_cdf, [](const auto& p) {

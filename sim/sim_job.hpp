@@ -15,8 +15,8 @@ enum class SimJobState : std::uint8_t {
   kPending,
   kRunning,
   kSuspended,  // preempted in SUSPEND mode: CPUs given up, memory and GRES kept
-  kDone,      // ended (COMPLETED, TIMEOUT, ...)
-  kRejected,  // refused at submit (reason in reject_reason)
+  kDone,       // ended (COMPLETED, TIMEOUT, ...)
+  kRejected,   // refused at submit (reason in reject_reason)
 };
 
 /// Why a pending job did not start in the last pass (squeue's Reason).

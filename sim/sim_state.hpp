@@ -35,7 +35,7 @@ struct SimState {
   std::vector<std::string> users;                           // SimJob::user -> name
   std::vector<std::uint32_t> pending;                       // indices into jobs, in no particular order
   std::vector<std::uint32_t> running;                       // indices into jobs, in no particular order
-  std::vector<std::uint32_t> suspended;  // indices into jobs, in no particular order
+  std::vector<std::uint32_t> suspended;                     // indices into jobs, in no particular order
   std::vector<std::vector<std::uint32_t>> partition_nodes;  // per partition: node indices, slurm.conf order
   LimitUsage usage;
   Seconds now = 0;

@@ -49,9 +49,9 @@ inline Site small_site(std::uint32_t nodes, std::uint32_t cpus, std::uint32_t th
 }
 
 struct JobSpec {
-  Seconds submit = 0;        // offset from kT0
-  std::uint32_t nodes = 1;   // requested nodes
-  std::uint32_t cpus = 1;    // total tasks (1 CPU each)
+  Seconds submit = 0;       // offset from kT0
+  std::uint32_t nodes = 1;  // requested nodes
+  std::uint32_t cpus = 1;   // total tasks (1 CPU each)
   Seconds runtime = 100;
   Seconds limit = 3600;
   std::int64_t mem_mb = -1;  // -1 = not requested

@@ -150,7 +150,9 @@ TEST_CASE("without preemption, or for a QOS it may not preempt, the job waits") 
   }
 }
 
-TEST_CASE("partition_prio SUSPEND,GANG: the victim gives up its CPUs, the preemptor starts at once, the victim resumes") {
+TEST_CASE(
+    "partition_prio SUSPEND,GANG: the victim gives up its CPUs, the preemptor starts at once, the victim "
+    "resumes") {
   auto site = preempt_site();
   site.scheduler.preempt_type = "preempt/partition_prio";
   site.scheduler.preempt_mode = PreemptMode::kSuspendGang;

@@ -104,6 +104,13 @@ int run_replay(const Args& args) {
     std::cout << fmt::format("utilisation {:.1f}%  makespan {:.2f} days  mean queue length {:.1f}\n",
                              100 * m.utilisation, static_cast<double>(m.makespan) / 86400.0,
                              m.mean_queue_length);
+    std::uint64_t by_backfill = 0;
+    for (const auto& j : result.state->jobs) by_backfill += j.started_by == SchedulerPass::kBackfill ? 1 : 0;
+    std::cout << fmt::format(
+        "started by backfill {:.1f}%; preemption: {} runs interrupted ({:.0f} CPU-hours lost), {} "
+        "suspensions\n",
+        m.started > 0 ? 100.0 * static_cast<double>(by_backfill) / static_cast<double>(m.started) : 0.0,
+        m.preemptions, m.preempted_core_hours, m.suspensions);
     if (m.has_fidelity)
       std::cout << fmt::format(
           "fidelity vs recorded starts: |start error| mean {:.0f} s, p90 {:.0f} s; mean wait {:.0f} s vs "

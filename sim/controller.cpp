@@ -70,7 +70,8 @@ std::uint64_t Controller::run() {
 }
 
 bool Controller::work_left() const {
-  return future_submits_ > 0 || !state_.running.empty() || !state_.pending.empty();
+  return future_submits_ > 0 || !state_.running.empty() || !state_.pending.empty() ||
+         !state_.suspended.empty();
 }
 
 void Controller::request_pass() {

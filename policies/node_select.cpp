@@ -64,16 +64,13 @@ std::optional<std::vector<sim::NodeAlloc>> choose(const sim::ClusterState& clust
   if (sc.all.empty() || sc.all.size() < r.min_nodes) return std::nullopt;
   // Weight levels, lowest first; each tries the usable nodes of all levels up to it, in node order.
   const auto by_node = [](const Usable& a, const Usable& b) { return a.node < b.node; };
+  // Distinct weights: sites have a handful, so a linear search per node beats sorting all of them.
   sc.weights.clear();
-  for (const auto& u : sc.all) sc.weights.push_back(u.weight);
-  const bool one_level =
-      std::all_of(sc.weights.begin(), sc.weights.end(), [&](std::uint32_t w) { return w == sc.weights[0]; });
-  if (one_level) {
-    sc.weights.resize(1);
-  } else {
-    std::sort(sc.weights.begin(), sc.weights.end());
-    sc.weights.erase(std::unique(sc.weights.begin(), sc.weights.end()), sc.weights.end());
-  }
+  for (const auto& u : sc.all)
+    if (std::find(sc.weights.begin(), sc.weights.end(), u.weight) == sc.weights.end())
+      sc.weights.push_back(u.weight);
+  std::sort(sc.weights.begin(), sc.weights.end());
+  const bool one_level = sc.weights.size() == 1;
   // Common case: one level with the nodes already in order (candidates are ascending) is used as is.
   const bool as_is = one_level && std::is_sorted(sc.all.begin(), sc.all.end(), by_node);
   std::vector<sim::NodeAlloc> out;

@@ -237,3 +237,25 @@ TEST_CASE("QOS MaxSubmitJobsPerUser refuses submissions over the limit, counting
   CHECK(start_of(r, 3) == 3);
   CHECK(start_of(r, 4) == 200);
 }
+
+TEST_CASE("a multi-partition job gets one queue record per partition and starts where it fits") {
+  // Partitions p (node n1) and q (node n2), 4 CPUs each. J1 (p, 4 CPUs) starts on n1 at t=3; J2 (p)
+  // cannot and blocks p for the pass; J3 asks "p,q": its p record is skipped (p is blocked) and its q
+  // record starts it on n2 at t=3. J2 starts when J1 ends (t=103).
+  auto site = small_site(2, 4);
+  site.partitions[0].nodes = {"n1"};
+  Partition q = site.partitions[0];
+  q.name = std::string(1, 'q');
+  q.nodes = {"n2"};
+  q.is_default = false;
+  site.partitions.push_back(q);
+  auto trace = make_trace({{0, 1, 4, 100}, {0, 1, 4, 100}, {0, 1, 4, 100}});
+  trace.jobs[2].partition = trace.partitions.intern("p,q");
+  const auto r = replay(site, trace);
+  CHECK(start_of(r, 0) == 3);
+  CHECK(start_of(r, 2) == 3);
+  CHECK(r.state->jobs[2].run_partition == 1);
+  CHECK(r.state->jobs[2].alloc.at(0).node == 1);
+  CHECK(start_of(r, 1) == 103);
+  CHECK(r.state->jobs[1].run_partition == 0);
+}

@@ -8,7 +8,7 @@ ifeq ($(CI),true)
   CMAKE_FLAGS += -DSLURMTWIN_WERROR=ON
 endif
 
-.PHONY: deps build run test clean format
+.PHONY: deps build run test sanitize clean format
 
 deps:
 	@bash cmake/install-deps.sh
@@ -21,11 +21,21 @@ build: deps
 run: build
 	@$(BUILD)/experiments/slurmtwin replay --out out/default
 
+# In CI (CI=true) the suite runs a second time under AddressSanitizer + UBSan.
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+ifeq ($(CI),true)
+	@$(MAKE) --no-print-directory sanitize
+endif
+
+# The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (any report fails the test).
+sanitize: deps
+	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLURMTWIN_SANITIZE=ON $(CMAKE_FLAGS) > $(BUILD)-asan.configure.log 2>&1 || (cat $(BUILD)-asan.configure.log; exit 1)
+	@cmake --build $(BUILD)-asan -j $(JOBS)
+	@cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
 
 format:
 	@git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD) $(BUILD).configure.log out
+	rm -rf $(BUILD) $(BUILD).configure.log $(BUILD)-asan $(BUILD)-asan.configure.log out

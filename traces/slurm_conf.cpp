@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -403,19 +404,28 @@ class SiteBuilder {
 
   // ------------------------------------------------------------------------------------------------ nodes
 
-  void node_line(const ConfLine& l) {
-    const Pair& head = l.pairs.front();
+  // A `NAME=DEFAULT` line updates `defaults` (they persist until another DEFAULT line changes them) and
+  // gives nullopt; any other line gives its keys over the defaults, warning once per key not modelled.
+  std::optional<Table> with_defaults(const ConfLine& l, Table& defaults, const std::set<std::string>& known,
+                                     const std::string& kind) {
     const Table own = table_of(l);
-    if (text::iequals(head.value,
-                      "DEFAULT")) {  // DEFAULT values persist until another DEFAULT line changes them
-      for (const auto& [k, p] : own) node_defaults_[k] = p;
-      return;
+    if (text::iequals(l.pairs.front().value, "DEFAULT")) {
+      for (const auto& [k, p] : own) defaults[k] = p;
+      return std::nullopt;
     }
-    Table t = node_defaults_;
+    Table t = defaults;
     for (const auto& [k, p] : own) t[k] = p;
     for (const auto& [k, p] : t)
-      if (!kNodeKeys.count(k))
-        warn_once("NodeName:" + k, p, fmt::format("NodeName option {} is not modelled; ignored", p.key));
+      if (!known.count(k))
+        warn_once(kind + ":" + k, p, fmt::format("{} option {} is not modelled; ignored", kind, p.key));
+    return t;
+  }
+
+  void node_line(const ConfLine& l) {
+    const Pair& head = l.pairs.front();
+    const auto merged = with_defaults(l, node_defaults_, kNodeKeys, "NodeName");
+    if (!merged) return;
+    const Table& t = *merged;
 
     Node proto;
     const auto* cpus = get_first(t, {"cpus", "procs"});
@@ -518,17 +528,9 @@ class SiteBuilder {
 
   void partition_line(const ConfLine& l) {
     const Pair& head = l.pairs.front();
-    const Table own = table_of(l);
-    if (text::iequals(head.value, "DEFAULT")) {
-      for (const auto& [k, p] : own) part_defaults_[k] = p;
-      return;
-    }
-    Table t = part_defaults_;
-    for (const auto& [k, p] : own) t[k] = p;
-    for (const auto& [k, p] : t)
-      if (!kPartitionKeys.count(k))
-        warn_once("PartitionName:" + k, p,
-                  fmt::format("PartitionName option {} is not modelled; ignored", p.key));
+    const auto merged = with_defaults(l, part_defaults_, kPartitionKeys, "PartitionName");
+    if (!merged) return;
+    const Table& t = *merged;
     if (head.value.empty()) fail(head, "empty partition name");
     if (site_.find_partition(head.value)) fail(head, fmt::format("partition '{}' defined twice", head.value));
 

@@ -17,6 +17,15 @@ slurmtwin_require(SQLite3 libsqlite3-dev)  # sweep result store (CMake's FindSQL
 if(SLURMTWIN_BUILD_TESTS)
   slurmtwin_require(doctest doctest-dev)
 endif()
+# Optional: MPI (Debian's OpenMPI: libopenmpi-dev + openmpi-bin) for `sweep run --mpi`; without it the
+# rest builds and --mpi says it was not built in.
+find_package(MPI COMPONENTS CXX QUIET)
+if(MPI_CXX_FOUND AND MPIEXEC_EXECUTABLE)
+  set(SLURMTWIN_HAVE_MPI ON)
+else()
+  set(SLURMTWIN_HAVE_MPI OFF)
+  message(STATUS "MPI not found: sweep --mpi is not built (apt-get install libopenmpi-dev openmpi-bin)")
+endif()
 # libtorch: Debian's libtorch-dev by default; -DTorch_DIR=... points at another build (e.g. CUDA).
 slurmtwin_require(Torch libtorch-dev)
 

@@ -5,7 +5,8 @@ set -euo pipefail
 packages=(cmake make g++ pkg-config
   libboost-graph-dev libboost-program-options-dev libeigen3-dev
   libtorch-dev libopenblas0-pthread
-  libyaml-cpp-dev libfmt-dev doctest-dev zlib1g-dev liblzma-dev xz-utils libsqlite3-dev)
+  libyaml-cpp-dev libfmt-dev doctest-dev zlib1g-dev liblzma-dev xz-utils libsqlite3-dev
+  libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,43 +1,172 @@
 // slurmtwin sweep: run a what-if sweep into an SQLite database, show its best points and Pareto front.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <set>
 #include <thread>
 
 #include "experiments/cli.hpp"
 #include "experiments/sweep.hpp"
+#include "experiments/sweep_mpi.hpp"
 #include "experiments/sweep_store.hpp"
 
 namespace slurmtwin::cli {
 namespace {
 
 const char* kUsage =
-    "slurmtwin sweep run SPEC.yaml --db FILE [-j N]\n"
+    "slurmtwin sweep run SPEC.yaml [--db FILE] [-j N] [--shard I/N | --mpi]\n"
+    "       slurmtwin sweep SPEC.yaml ...            (the same as sweep run)\n"
+    "       slurmtwin sweep run SPEC.yaml --emit-sbatch DIR [--shards N] [--cpus-per-task C]\n"
+    "       slurmtwin sweep merge --db FILE SHARD.db...\n"
     "       slurmtwin sweep show --db FILE [--csv]";
+
+/// "I/N" with 0 <= I < N.
+std::pair<std::uint32_t, std::uint32_t> parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  try {
+    if (slash != std::string::npos) {
+      std::size_t a = 0, b = 0;
+      const auto i = std::stoul(text.substr(0, slash), &a);
+      const auto n = std::stoul(text.substr(slash + 1), &b);
+      if (a == slash && b == text.size() - slash - 1 && n >= 1 && i < n && n <= 1'000'000)
+        return {static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(n)};
+    }
+  } catch (const std::logic_error&) {
+  }
+  throw po::error(fmt::format("--shard '{}': expected I/N with 0 <= I < N (e.g. 3/16)", text));
+}
+
+/// Writes DIR/sweep.sbatch (an array job, one task per shard) and DIR/merge.sbatch; returns the text
+/// to print.
+std::string emit_sbatch(const std::string& spec_path, const std::string& dir, std::uint32_t shards,
+                        unsigned cpus, const std::string& time_limit, const std::string& partition) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir);
+  const auto abs_dir = fs::absolute(dir).lexically_normal().string();
+  const auto abs_spec = fs::absolute(spec_path).lexically_normal().string();
+  std::error_code ec;
+  auto binary = fs::read_symlink("/proc/self/exe", ec).string();
+  if (ec || binary.empty()) binary = "slurmtwin";
+  std::string extra;
+  if (!time_limit.empty()) extra += fmt::format("#SBATCH --time={}\n", time_limit);
+  if (!partition.empty()) extra += fmt::format("#SBATCH --partition={}\n", partition);
+  const auto sweep = fmt::format(
+      "#!/bin/bash\n"
+      "# slurmtwin what-if sweep as a Slurm job array: task I runs shard I/{0} of {1} into its own\n"
+      "# database; rerunning a task resumes it. Merge afterwards with merge.sbatch.\n"
+      "#SBATCH --job-name=slurmtwin-sweep\n"
+      "#SBATCH --array=0-{2}\n"
+      "#SBATCH --cpus-per-task={3}\n"
+      "#SBATCH --output={4}/shard-%a.log\n"
+      "{5}"
+      "set -euo pipefail\n"
+      "exec '{6}' sweep run '{1}' --db '{4}/shard-${{SLURM_ARRAY_TASK_ID}}.db' "
+      "--shard \"${{SLURM_ARRAY_TASK_ID}}/{0}\" -j \"${{SLURM_CPUS_PER_TASK:-1}}\" --progress-interval 60\n",
+      shards, abs_spec, shards - 1, cpus, abs_dir, extra, binary);
+  const auto merge = fmt::format(
+      "#!/bin/bash\n"
+      "# Merges the shard databases of sweep.sbatch into {0}/sweep.db (idempotent: rerun at will).\n"
+      "#SBATCH --job-name=slurmtwin-sweep-merge\n"
+      "#SBATCH --output={0}/merge.log\n"
+      "{1}"
+      "set -euo pipefail\n"
+      "shopt -s nullglob\n"
+      "exec '{2}' sweep merge --db '{0}/sweep.db' '{0}'/shard-*.db\n",
+      abs_dir, extra, binary);
+  std::ofstream(fs::path(dir) / "sweep.sbatch") << sweep;
+  std::ofstream(fs::path(dir) / "merge.sbatch") << merge;
+  fs::permissions(fs::path(dir) / "sweep.sbatch", fs::perms::owner_exec, fs::perm_options::add);
+  fs::permissions(fs::path(dir) / "merge.sbatch", fs::perms::owner_exec, fs::perm_options::add);
+  return fmt::format(
+      "wrote {0}/sweep.sbatch ({1} array tasks) and {0}/merge.sbatch; submit with:\n"
+      "  jid=$(sbatch --parsable {0}/sweep.sbatch) && sbatch --dependency=afterok:$jid {0}/merge.sbatch\n",
+      abs_dir, shards);
+}
 
 int sweep_run(const Args& args) {
   po::options_description o("sweep run options");
   o.add_options()("spec", po::value<std::string>()->required(), "sweep specification (YAML; docs/sweeps.md)")(
-      "db", po::value<std::string>()->required(),
-      "SQLite result database (created when absent; reruns resume)")(
+      "db", po::value<std::string>(),
+      "SQLite result database (created when absent; reruns resume); default: SPEC with .db")(
       "jobs,j", po::value<unsigned>()->default_value(std::max(1u, std::thread::hardware_concurrency())),
-      "worker threads")("progress-interval", po::value<double>()->default_value(10),
-                        "seconds between progress lines on stderr");
+      "worker threads (with --mpi: per rank)")("progress-interval", po::value<double>()->default_value(10),
+                                               "seconds between progress lines when stderr is not a terminal")(
+      "shard", po::value<std::string>(), "run only shard I/N of the design points (point k is in shard k % N)")(
+      "mpi", po::bool_switch(), "split the points over MPI ranks (mpirun -np N ...); rank 0 writes the database")(
+      "emit-sbatch", po::value<std::string>(),
+      "write a Slurm array job (DIR/sweep.sbatch, one task per shard) and DIR/merge.sbatch, run nothing")(
+      "shards", po::value<std::uint32_t>()->default_value(8), "--emit-sbatch: array tasks")(
+      "cpus-per-task", po::value<unsigned>()->default_value(4), "--emit-sbatch: CPUs (worker threads) per task")(
+      "time", po::value<std::string>()->default_value(""), "--emit-sbatch: #SBATCH --time (empty = none)")(
+      "partition", po::value<std::string>()->default_value(""), "--emit-sbatch: #SBATCH --partition");
   po::positional_options_description pos;
   pos.add("spec", 1);
-  const auto vm = parse("slurmtwin sweep run SPEC.yaml --db FILE [-j N]", o, args, pos);
-  const auto spec = load_sweep_spec(vm["spec"].as<std::string>());
+  const auto vm = parse("slurmtwin sweep run SPEC.yaml [--db FILE] [-j N] [--shard I/N | --mpi]", o, args, pos);
+  const auto spec_path = vm["spec"].as<std::string>();
+  const auto spec = load_sweep_spec(spec_path);
+  if (vm.count("emit-sbatch")) {
+    const auto shards = vm["shards"].as<std::uint32_t>();
+    if (shards == 0) throw po::error("--shards must be at least 1");
+    if (vm["cpus-per-task"].as<unsigned>() == 0) throw po::error("--cpus-per-task must be at least 1");
+    std::cout << emit_sbatch(spec_path, vm["emit-sbatch"].as<std::string>(), shards,
+                             vm["cpus-per-task"].as<unsigned>(), vm["time"].as<std::string>(),
+                             vm["partition"].as<std::string>())
+              << fmt::format("({} design points)\n", design_points(spec).size());
+    return kExitOk;
+  }
+  const auto db = vm.count("db") ? vm["db"].as<std::string>()
+                                 : std::filesystem::path(spec_path).replace_extension(".db").string();
   SweepRunOptions ro;
   ro.jobs = vm["jobs"].as<unsigned>();
   if (ro.jobs == 0) throw po::error("--jobs must be at least 1");
   ro.progress_interval_s = vm["progress-interval"].as<double>();
   ro.progress = &std::cerr;
-  const auto s = run_sweep_spec(spec, vm["db"].as<std::string>(), ro);
-  std::cout << fmt::format("sweep: {} points: {} evaluated now, {} from earlier runs; results in {}\n",
-                           s.total, s.evaluated, s.skipped, vm["db"].as<std::string>());
+  ro.progress_style = progress_style_for(/*fd=*/2);
+  if (vm.count("shard")) std::tie(ro.shard, ro.shards) = parse_shard(vm["shard"].as<std::string>());
+  if (vm["mpi"].as<bool>()) {
+    if (vm.count("shard")) throw po::error("--mpi and --shard do not go together");
+    const auto s = run_sweep_mpi(spec, db, ro);
+    if (!s.rank0) return kExitOk;
+    std::cout << fmt::format(
+        "sweep: {} points: {} evaluated now on {} MPI ranks ({}), {} from earlier runs; {} feasible; results in "
+        "{}\n",
+        s.run.total, s.run.evaluated, s.by_rank.size(), fmt::join(s.by_rank, " + "), s.run.skipped, s.run.feasible,
+        db);
+    return kExitOk;
+  }
+  const auto s = run_sweep_spec(spec, db, ro);
+  std::cout << fmt::format(
+      "sweep: {} points{}: {} evaluated now, {} from earlier runs; {} feasible; results in {}\n", s.total,
+      ro.shards > 1 ? fmt::format(" (shard {}/{})", ro.shard, ro.shards) : std::string(), s.evaluated, s.skipped,
+      s.feasible, db);
+  return kExitOk;
+}
+
+int sweep_merge(const Args& args) {
+  po::options_description o("sweep merge options");
+  o.add_options()("db", po::value<std::string>()->required(), "database to merge into (created when absent)")(
+      "inputs", po::value<std::vector<std::string>>()->multitoken(), "shard databases to merge");
+  po::positional_options_description pos;
+  pos.add("inputs", -1);
+  const auto vm = parse("slurmtwin sweep merge --db FILE SHARD.db...", o, args, pos);
+  const auto db = vm["db"].as<std::string>();
+  const auto inputs = vm.count("inputs") ? vm["inputs"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  if (inputs.empty()) throw po::error("sweep merge: no input database given");
+  SweepStore store(db);
+  std::size_t added = 0;
+  for (const auto& in : inputs) {
+    if (!std::filesystem::exists(in)) throw std::runtime_error(fmt::format("{}: no such database", in));
+    if (std::filesystem::equivalent(in, db)) continue;
+    const auto n = store.merge_from(in);
+    std::cout << fmt::format("{}: {} new points\n", in, n);
+    added += n;
+  }
+  std::cout << fmt::format("sweep merge: {} points added; {} now holds {}\n", added, db, store.keys().size());
   return kExitOk;
 }
 
@@ -57,7 +186,13 @@ int sweep_show(const Args& args) {
   const auto vm = parse("slurmtwin sweep show --db FILE [--csv]", o, args, pos);
   SweepStore store(vm["db"].as<std::string>());
   const auto objectives = store.objectives();
+  const auto constraints = store.constraints();
   const auto rows = store.rows();
+  // A row is feasible when it meets every constraint (a NULL value, from before the constraint, fails).
+  std::vector<bool> feasible(rows.size(), true);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::size_t k = 0; k < constraints.size(); ++k)
+      feasible[i] = feasible[i] && constraint_holds(constraints[k], rows[i].constraint_values[k]);
 
   std::vector<std::map<std::string, double>> params;
   std::set<std::string> names;
@@ -68,11 +203,11 @@ int sweep_show(const Args& args) {
       names.insert(kv.first.as<std::string>());
     }
   }
-  // Pareto front over the rows that have every objective.
+  // Pareto front over the feasible rows that have every objective.
   std::vector<std::size_t> complete;
   std::vector<std::vector<double>> values;
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    bool ok = true;
+    bool ok = feasible[i];
     for (double v : rows[i].objectives) ok = ok && !std::isnan(v);
     if (ok) {
       complete.push_back(i);
@@ -93,7 +228,7 @@ int sweep_show(const Args& args) {
     std::string line = "key";
     for (const auto& n : names) line += "," + csv_field(n);
     for (const auto& ob : objectives) line += "," + csv_field(ob.metric);
-    std::cout << line << ",pareto,run_seconds\n";
+    std::cout << line << ",feasible,pareto,run_seconds\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
       line = rows[i].key;
       for (const auto& n : names) {
@@ -102,11 +237,18 @@ int sweep_show(const Args& args) {
       }
       for (double v : rows[i].objectives)
         line += std::isnan(v) ? std::string(",") : fmt::format(",{:.17g}", v);
-      std::cout << line << fmt::format(",{},{:.3f}\n", on_front[i] ? 1 : 0, rows[i].run_seconds);
+      std::cout << line << fmt::format(",{},{},{:.3f}\n", feasible[i] ? 1 : 0, on_front[i] ? 1 : 0,
+                                       rows[i].run_seconds);
     }
     return kExitOk;
   }
   std::cout << fmt::format("{}: {} points\n", vm["db"].as<std::string>(), rows.size());
+  if (!constraints.empty()) {
+    std::vector<std::string> texts;
+    for (const auto& c : constraints) texts.push_back(c.text);
+    std::cout << fmt::format("constraints: {}; {} of {} points feasible\n", fmt::join(texts, ", "),
+                             std::count(feasible.begin(), feasible.end(), true), rows.size());
+  }
   for (std::size_t k = 0; k < objectives.size(); ++k) {
     std::size_t best = rows.size();
     for (auto i : complete)
@@ -143,7 +285,9 @@ int run_sweep(const Args& args) {
     const Args rest(args.begin() + 1, args.end());
     if (args[0] == "run") return sweep_run(rest);
     if (args[0] == "show") return sweep_show(rest);
-    throw po::error(fmt::format("unknown sweep subcommand '{}' (run, show)", args[0]));
+    if (args[0] == "merge") return sweep_merge(rest);
+    if (args[0].ends_with(".yaml") || args[0].ends_with(".yml")) return sweep_run(args);  // sweep SPEC.yaml
+    throw po::error(fmt::format("unknown sweep subcommand '{}' (run, show, merge)", args[0]));
   });
 }
 

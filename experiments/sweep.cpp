@@ -4,6 +4,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <limits>
+#include <set>
+#include <sstream>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -12,7 +15,6 @@
 
 #include "experiments/replay.hpp"
 #include "experiments/site_options.hpp"
-#include "experiments/sweep_store.hpp"
 #include "experiments/trace_options.hpp"
 #include "traces/default_site.hpp"
 #include "traces/native_format.hpp"
@@ -37,23 +39,63 @@ Site load_sweep_site(const SweepSpec& spec) {
 }
 
 Trace load_sweep_trace(const SweepSpec& spec) {
+  Trace trace;
   if (spec.trace_paths.empty()) {
     auto config = default_synthetic_config();
     config.seed = spec.synthetic_seed;
     config.days = spec.synthetic_days;
-    return generate_synthetic(config);
+    trace = generate_synthetic(config);
+  } else {
+    // The trace options of `replay`, so that format names and --users-from read the same way.
+    po::options_description o;
+    add_trace_read_options(o);
+    Args args = {"--format", spec.trace_format};
+    if (!spec.users_from.empty()) args.insert(args.end(), {"--users-from", spec.users_from});
+    po::variables_map vm;
+    po::store(po::command_line_parser(args).options(o).run(), vm);
+    po::notify(vm);
+    ReadReport report;
+    trace = read_trace(spec.trace_paths, trace_read_options(vm), report);
   }
-  // The trace options of `replay`, so that format names and --users-from read the same way.
-  po::options_description o;
-  add_trace_read_options(o);
-  Args args = {"--format", spec.trace_format};
-  if (!spec.users_from.empty()) args.insert(args.end(), {"--users-from", spec.users_from});
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(o).run(), vm);
-  po::notify(vm);
-  ReadReport report;
-  return read_trace(spec.trace_paths, trace_read_options(vm), report);
+  apply_trace_window(trace, spec);
+  return trace;
 }
+
+void apply_trace_window(Trace& trace, const SweepSpec& spec) {
+  if (!spec.window_from.set && !spec.window_to.set) return;
+  Seconds first = kUnsetTime;
+  for (const auto& j : trace.jobs)
+    if (j.submit != kUnsetTime && (first == kUnsetTime || j.submit < first)) first = j.submit;
+  const auto resolve = [&](const WindowBound& b) { return b.relative ? first + b.value : b.value; };
+  const Seconds from = spec.window_from.set ? resolve(spec.window_from) : std::numeric_limits<Seconds>::min();
+  const Seconds to = spec.window_to.set ? resolve(spec.window_to) : std::numeric_limits<Seconds>::max();
+  std::erase_if(trace.jobs, [&](const JobRecord& j) { return j.submit < from || j.submit >= to; });
+  if (trace.jobs.empty())
+    throw InputError(spec.file, 0, "window",
+                     fmt::format("no job of the trace is submitted in [{}, {})", format_timestamp(from),
+                                 format_timestamp(to)));
+}
+
+namespace {
+
+/// Points of this run's design (and shard) in the store that meet every constraint of the spec.
+std::size_t count_feasible(const SweepStore& store, const SweepPlan& plan, const SweepRunOptions& options) {
+  std::set<std::string> keys;
+  for (std::size_t i = 0; i < plan.tasks.size(); ++i)
+    if (in_shard(i, options.shard, options.shards)) keys.insert(plan.tasks[i].key);
+  const auto constraints = store.constraints();
+  std::size_t feasible = 0;
+  for (const auto& r : store.rows()) {
+    if (!keys.count(r.key)) continue;
+    bool ok = true;
+    for (std::size_t k = 0; k < constraints.size(); ++k)
+      ok = ok && constraint_holds(constraints[k], r.constraint_values[k]);
+    feasible += ok ? 1 : 0;
+  }
+  return feasible;
+}
+
+}  // namespace
 
 std::string trace_fingerprint(const Trace& trace) {
   return fmt::format("{:016x}", fnv1a64(encode_native_trace(trace)));
@@ -70,20 +112,13 @@ std::string point_json(const SweepPoint& point) {
   return out + "}";
 }
 
-SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, const SweepRunOptions& options) {
+SweepPlan plan_sweep(const SweepSpec& spec) {
   const Site base = load_sweep_site(spec);
-  const Trace trace = load_sweep_trace(spec);
-  const auto fingerprint = trace_fingerprint(trace);
-  const auto points = design_points(spec);
-
+  SweepPlan plan;
+  plan.trace = load_sweep_trace(spec);
+  plan.fingerprint = trace_fingerprint(plan.trace);
   // Resolve every point before running anything: a QOS the site lacks fails here, naming the line.
-  struct Task {
-    const SweepPoint* point;
-    Site site;
-    std::string key;
-  };
-  std::vector<Task> all;
-  for (const auto& p : points) {
+  for (auto& p : design_points(spec)) {
     Site site = base;
     for (const auto& [name, value] : p) {
       try {
@@ -95,21 +130,53 @@ SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, con
         throw InputError(spec.file, line, name, e.what());
       }
     }
-    auto key = point_key(site, fingerprint);
-    all.push_back({&p, std::move(site), std::move(key)});
+    auto key = point_key(site, plan.fingerprint);
+    plan.tasks.push_back({std::move(p), std::move(site), std::move(key)});
   }
+  return plan;
+}
+
+SweepRow evaluate_task(const SweepSpec& spec, const SweepPlan& plan, std::size_t index) {
+  const auto& task = plan.tasks.at(index);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto result = run_replay(task.site, plan.trace, ReplayOptions{});
+  SweepRow row;
+  row.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  row.key = task.key;
+  row.params_json = point_json(task.point);
+  row.metrics_json = sim::metrics_to_json(result.metrics);
+  row.version = SLURMTWIN_VERSION;
+  row.trace_fingerprint = plan.fingerprint;
+  row.created = format_timestamp(
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
+  for (const auto& o : spec.objectives) row.objectives.push_back(metric_value(result.metrics, o.metric));
+  for (const auto& c : spec.constraints) row.constraint_values.push_back(metric_value(result.metrics, c.metric));
+  if (spec.job_waits) {
+    std::vector<std::int64_t> waits(plan.trace.jobs.size(), -1);
+    for (const auto& j : result.state->jobs)
+      if (j.start != kUnsetTime && j.trace_index < waits.size()) waits[j.trace_index] = j.start - j.submit;
+    row.job_waits = encode_job_waits(waits);
+  }
+  return row;
+}
+
+SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, const SweepRunOptions& options) {
+  const SweepPlan plan = plan_sweep(spec);
 
   SweepStore store(db);
   store.add_objectives(spec.objectives);
+  store.set_constraints(spec.constraints);
   const auto done = store.keys();
-  std::vector<Task*> todo;
+  std::vector<std::size_t> todo;  // task indices
   SweepRunSummary summary;
-  summary.total = all.size();
-  for (auto& t : all) {
-    if (done.count(t.key))
+  for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
+    if (!in_shard(i, options.shard, options.shards)) continue;
+    ++summary.total;
+    if (done.count(plan.tasks[i].key))
       ++summary.skipped;
     else
-      todo.push_back(&t);
+      todo.push_back(i);
   }
 
   unsigned workers = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
@@ -121,74 +188,61 @@ SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, con
   std::exception_ptr error;
   std::atomic<bool> stop{false};
 
+  std::ostringstream discard;
+  ProgressOptions po_options;
+  po_options.label = "sweep";
+  po_options.unit = "points";
+  po_options.total = summary.total;
+  po_options.initial = summary.skipped;
+  po_options.style = options.progress ? options.progress_style : ProgressStyle::kOff;
+  po_options.interval_s = std::max(0.05, options.progress_interval_s);
+  Progress progress(options.progress ? *options.progress : discard, po_options);
+
   const auto worker = [&] {
     while (!stop) {
       const auto i = next++;
       if (i >= todo.size()) break;
-      const auto& task = *todo[i];
       try {
-        const auto t0 = std::chrono::steady_clock::now();
-        const auto result = run_replay(task.site, trace, ReplayOptions{});
-        SweepRow row;
-        row.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        row.key = task.key;
-        row.params_json = point_json(*task.point);
-        row.metrics_json = sim::metrics_to_json(result.metrics);
-        row.version = SLURMTWIN_VERSION;
-        row.trace_fingerprint = fingerprint;
-        row.created = format_timestamp(std::chrono::duration_cast<std::chrono::seconds>(
-                                           std::chrono::system_clock::now().time_since_epoch())
-                                           .count());
-        for (const auto& o : spec.objectives)
-          row.objectives.push_back(metric_value(result.metrics, o.metric));
+        const auto row = evaluate_task(spec, plan, todo[i]);
         std::lock_guard lock(mutex);
-        store.insert(row, spec.objectives);
+        store.insert(row, spec.objectives, spec.constraints);
         ++finished;
       } catch (...) {
         std::lock_guard lock(mutex);
         if (!error) error = std::current_exception();
         stop = true;
       }
+      progress.add();
       cv.notify_all();
     }
   };
 
-  const auto t0 = std::chrono::steady_clock::now();
-  const auto report = [&](std::size_t n) {
-    if (!options.progress) return;
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double rate = secs > 0 ? static_cast<double>(n) / secs : 0;
-    const auto left = todo.size() - n;
-    *options.progress << fmt::format(
-                             "sweep: {}/{} points done ({} from earlier runs), {:.2f} points/s, ETA {}\n",
-                             summary.skipped + n, summary.total, summary.skipped, rate,
-                             rate > 0 ? fmt::format("{:.0f} s", static_cast<double>(left) / rate)
-                                      : std::string("unknown"))
-                      << std::flush;
-  };
   if (options.progress)
-    *options.progress << fmt::format("sweep: {} points, {} already in {}, {} to run on {} threads\n",
-                                     summary.total, summary.skipped, db, todo.size(), workers)
+    *options.progress << fmt::format("sweep: {} points{}, {} already in {}, {} to run on {} threads\n",
+                                     summary.total,
+                                     options.shards > 1 ? fmt::format(" in shard {}/{}", options.shard,
+                                                                      options.shards)
+                                                        : std::string(),
+                                     summary.skipped, db, todo.size(), workers)
                       << std::flush;
 
   std::vector<std::thread> pool;
   for (unsigned w = 0; w < workers && !todo.empty(); ++w) pool.emplace_back(worker);
   {
     std::unique_lock lock(mutex);
-    const auto interval = std::chrono::duration<double>(std::max(0.05, options.progress_interval_s));
     const auto all_done = [&] { return finished >= todo.size() || error; };
-    while (!all_done()) {
-      if (cv.wait_for(lock, interval, all_done)) break;
-      const auto n = finished;
+    // Wake up now and then so that the progress lines keep coming while replays are long.
+    while (!cv.wait_for(lock, std::chrono::milliseconds(250), all_done)) {
       lock.unlock();
-      report(n);
+      progress.poll();
       lock.lock();
     }
   }
   for (auto& t : pool) t.join();
   if (error) std::rethrow_exception(error);
   summary.evaluated = finished;
-  report(finished);
+  progress.finish();
+  summary.feasible = count_feasible(store, plan, options);
   return summary;
 }
 

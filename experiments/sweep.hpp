@@ -5,8 +5,11 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
+#include "experiments/progress.hpp"
 #include "experiments/sweep_spec.hpp"
+#include "experiments/sweep_store.hpp"
 #include "traces/site.hpp"
 #include "traces/trace.hpp"
 
@@ -14,8 +17,12 @@ namespace slurmtwin::cli {
 
 /// The spec's base site (site YAML, slurm.conf import, or the built-in default).
 Site load_sweep_site(const SweepSpec& spec);
-/// The spec's trace (files, or the built-in synthetic workload with the spec's seed and days).
+/// The spec's trace (files, or the built-in synthetic workload with the spec's seed and days), cut to
+/// the spec's time window when it has one.
 Trace load_sweep_trace(const SweepSpec& spec);
+/// Keeps the jobs submitted in [from, to) (relative bounds count from the first submit); throws
+/// InputError naming the spec when no job is left.
+void apply_trace_window(Trace& trace, const SweepSpec& spec);
 /// 16 hex digits: FNV-1a 64 of the trace's native encoding.
 std::string trace_fingerprint(const Trace& trace);
 /// 16 hex digits: FNV-1a 64 of the resolved site (as site YAML) and the trace fingerprint.
@@ -23,16 +30,44 @@ std::string point_key(const Site& resolved_site, const std::string& trace_finger
 /// {"setting": value, ...} with values printed exactly (%.17g).
 std::string point_json(const SweepPoint& point);
 
+/// A sweep ready to run: the base site and trace loaded once, every design point resolved to a site
+/// and a store key (the trace is shared read-only by every replay).
+struct SweepPlan {
+  struct Task {
+    SweepPoint point;
+    Site site;        // the base site with the point applied
+    std::string key;  // store key (point_key)
+  };
+  Trace trace;
+  std::string fingerprint;  // trace_fingerprint(trace)
+  std::vector<Task> tasks;  // in design order
+};
+
+/// Loads and resolves the spec; a point that does not apply (a QOS the site lacks) throws InputError
+/// naming the spec line, before anything runs.
+SweepPlan plan_sweep(const SweepSpec& spec);
+/// Replays task `index` of the plan and returns its store row (objectives and constraint values in
+/// spec order; per-job waits when the spec asks).
+SweepRow evaluate_task(const SweepSpec& spec, const SweepPlan& plan, std::size_t index);
+/// True when task `index` belongs to shard `shard` of `shards` (index % shards == shard).
+inline bool in_shard(std::size_t index, std::uint32_t shard, std::uint32_t shards) {
+  return shards <= 1 || index % shards == shard;
+}
+
 struct SweepRunOptions {
   unsigned jobs = 0;                 // worker threads (0 = hardware threads)
-  double progress_interval_s = 10;   // seconds between progress lines
-  std::ostream* progress = nullptr;  // where progress lines go (nullptr = none)
+  double progress_interval_s = 10;   // kLines: seconds between progress lines
+  std::ostream* progress = nullptr;  // where progress goes (nullptr = none)
+  ProgressStyle progress_style = ProgressStyle::kLines;
+  std::uint32_t shard = 0;   // run only the design points of shard `shard` ...
+  std::uint32_t shards = 1;  // ... of `shards` (job arrays: --shard i/N)
 };
 
 struct SweepRunSummary {
-  std::size_t total = 0;      // distinct design points
+  std::size_t total = 0;      // distinct design points (of this shard)
   std::size_t skipped = 0;    // already in the store
   std::size_t evaluated = 0;  // replayed and inserted by this run
+  std::size_t feasible = 0;   // points in the store (of this spec) that meet every constraint
 };
 
 /// Runs the sweep into the SQLite database `db`. The spec is checked against the site (every point

@@ -11,9 +11,11 @@
 #include <set>
 #include <stdexcept>
 
+#include "experiments/sweep_sobol.hpp"
 #include "traces/file_io.hpp"
 #include "traces/read_report.hpp"
 #include "traces/rng.hpp"
+#include "traces/time_format.hpp"
 
 namespace slurmtwin::cli {
 namespace {
@@ -234,7 +236,8 @@ SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_n
   } catch (const YAML::Exception& e) {
     throw InputError(file_name, static_cast<std::uint64_t>(std::max(e.mark.line + 1, 0)), "", e.msg);
   }
-  r.check_map(root, "sweep spec", {"site", "trace", "parameters", "design", "objectives"});
+  r.check_map(root, "sweep spec",
+              {"site", "trace", "parameters", "design", "objectives", "constraints", "job_waits"});
 
   if (const auto site = root["site"]; site) {
     if (site.IsScalar()) {
@@ -265,7 +268,7 @@ SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_n
     if (trace.IsScalar()) {
       spec.trace_paths.push_back(r.path(trace, "trace"));
     } else {
-      r.check_map(trace, "trace", {"path", "paths", "format", "users_from", "synthetic"});
+      r.check_map(trace, "trace", {"path", "paths", "format", "users_from", "synthetic", "window"});
       if (trace["path"]) spec.trace_paths.push_back(r.path(trace["path"], "path"));
       if (const auto paths = trace["paths"]; paths) {
         if (!paths.IsSequence()) r.fail(paths, "paths", "expected a list of files");
@@ -283,6 +286,36 @@ SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_n
           if (!(spec.synthetic_days > 0) || spec.synthetic_days > 3660)
             r.fail(syn["days"], "days", "expected a number of days in (0, 3660]");
         }
+      }
+      if (const auto window = trace["window"]; window) {
+        r.check_map(window, "window", {"from", "to"});
+        if (!window["from"] && !window["to"]) r.fail(window, "window", "give from, to or both");
+        const auto bound = [&](const char* key) {
+          WindowBound b;
+          const auto node = window[key];
+          if (!node) return b;
+          const auto text = r.str(node, key);
+          b.set = true;
+          if (text.starts_with("+")) {
+            const auto d = parse_slurm_duration(std::string_view(text).substr(1));
+            if (!d || *d < 0)
+              r.fail(node, key, fmt::format("'{}': expected +D-HH:MM:SS (an offset from the first submit)", text));
+            b.relative = true;
+            b.value = *d;
+          } else {
+            const auto t = parse_timestamp(text);
+            if (!t || *t == kUnsetTime)
+              r.fail(node, key, fmt::format("'{}': expected YYYY-MM-DDTHH:MM:SS or +D-HH:MM:SS", text));
+            b.value = *t;
+          }
+          return b;
+        };
+        spec.window_from = bound("from");
+        spec.window_to = bound("to");
+        if (spec.window_from.set && spec.window_to.set &&
+            spec.window_from.relative == spec.window_to.relative &&
+            !(spec.window_from.value < spec.window_to.value))
+          r.fail(window, "window", "empty window: need from < to");
       }
     }
   }
@@ -347,7 +380,7 @@ SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_n
   }
 
   if (const auto design = root["design"]; design) {
-    r.check_map(design, "design", {"type", "points", "seed"});
+    r.check_map(design, "design", {"type", "points", "seed", "scramble"});
     if (design["type"]) {
       const auto t = r.str(design["type"], "type");
       if (t == "grid")
@@ -356,8 +389,10 @@ SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_n
         spec.design = SweepDesign::kRandom;
       else if (t == "lhs")
         spec.design = SweepDesign::kLhs;
+      else if (t == "sobol")
+        spec.design = SweepDesign::kSobol;
       else
-        r.fail(design["type"], "type", fmt::format("design '{}': expected grid, random or lhs", t));
+        r.fail(design["type"], "type", fmt::format("design '{}': expected grid, random, lhs or sobol", t));
     }
     if (design["points"]) {
       const auto n = r.unsigned_int(design["points"], "points");
@@ -365,10 +400,19 @@ SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_n
       spec.points = static_cast<std::uint32_t>(n);
     }
     if (design["seed"]) spec.seed = r.unsigned_int(design["seed"], "seed");
+    if (design["scramble"]) {
+      if (spec.design != SweepDesign::kSobol) r.fail(design["scramble"], "scramble", "scramble is for sobol");
+      spec.scramble = r.number(design["scramble"], "scramble") != 0;
+    }
     if (spec.design != SweepDesign::kGrid && spec.points == 0)
-      r.fail(design, "points", "random and lhs designs need points");
+      r.fail(design, "points", "random, lhs and sobol designs need points");
+    if (spec.design == SweepDesign::kSobol && spec.parameters.size() > kSobolMaxDimensions)
+      r.fail(design["type"], "type",
+             fmt::format("sobol: {} parameters; the built-in direction numbers cover {}",
+                         spec.parameters.size(), kSobolMaxDimensions));
     if (spec.design == SweepDesign::kGrid && design["points"])
-      r.fail(design["points"], "points", "a grid's size comes from its parameters; points is for random/lhs");
+      r.fail(design["points"], "points",
+             "a grid's size comes from its parameters; points is for random/lhs/sobol");
   }
   if (spec.design == SweepDesign::kGrid)
     for (const auto& p : spec.parameters)
@@ -397,6 +441,22 @@ SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_n
       if (other.metric == obj.metric) r.fail(o, "metric", "objective given twice");
     spec.objectives.push_back(std::move(obj));
   }
+
+  if (const auto constraints = root["constraints"]; constraints) {
+    if (!constraints.IsSequence())
+      r.fail(constraints, "constraints", "expected a list of \"METRIC OP NUMBER\" (e.g. fairness >= 0.8)");
+    for (const auto& c : constraints) {
+      SweepConstraint con;
+      try {
+        con = parse_constraint(r.str(c, "constraints"));
+      } catch (const std::invalid_argument& e) {
+        r.fail(c, "constraints", e.what());
+      }
+      con.line = r.line_of(c);
+      spec.constraints.push_back(std::move(con));
+    }
+  }
+  if (const auto waits = root["job_waits"]; waits) spec.job_waits = r.number(waits, "job_waits") != 0;
   return spec;
 }
 
@@ -427,6 +487,8 @@ std::vector<SweepPoint> design_points(const SweepSpec& spec) {
       auto& col = columns[d];
       if (spec.design == SweepDesign::kRandom) {
         for (std::size_t i = 0; i < n; ++i) col.push_back(from_unit(ps[d], rng.uniform()));
+      } else if (spec.design == SweepDesign::kSobol) {
+        continue;  // filled below, point by point
       } else {
         std::vector<std::size_t> strata(n);
         std::iota(strata.begin(), strata.end(), std::size_t{0});
@@ -434,6 +496,14 @@ std::vector<SweepPoint> design_points(const SweepSpec& spec) {
         for (std::size_t i = 0; i < n; ++i)
           col.push_back(
               from_unit(ps[d], (static_cast<double>(strata[i]) + rng.uniform()) / static_cast<double>(n)));
+      }
+    }
+    if (spec.design == SweepDesign::kSobol) {
+      // A distinct nonzero shift seed per design seed; 0 = the plain sequence.
+      SobolSequence sobol(ps.size(), spec.scramble ? spec.seed + 1 : 0);
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto u = sobol.next();
+        for (std::size_t d = 0; d < ps.size(); ++d) columns[d].push_back(from_unit(ps[d], u[d]));
       }
     }
     for (std::size_t i = 0; i < n; ++i) {
@@ -465,10 +535,10 @@ bool split_metric(const std::string& metric, std::string& base, std::string& kin
   return kind == "partition" || kind == "account" || kind == "qos";
 }
 
-const std::set<std::string> kWaitMetrics = {"wait_mean", "wait_median", "wait_p90",    "wait_p99",
-                                            "wait_max",  "bsld_mean",   "jobs_started"};
+const std::set<std::string> kWaitMetrics = {"wait_mean", "wait_median", "wait_p90",  "wait_p95",
+                                            "wait_p99",  "wait_max",    "bsld_mean", "jobs_started"};
 const std::set<std::string> kGlobalMetrics = {"utilisation", "preemptions", "mean_queue_length",
-                                              "never_started"};
+                                              "never_started", "fairness"};
 
 }  // namespace
 
@@ -476,7 +546,72 @@ bool metric_is_known(const std::string& metric) {
   std::string base, kind, group;
   if (!split_metric(metric, base, kind, group)) return false;
   if (kWaitMetrics.count(base)) return true;
+  if (base == "preemptions") return kind != "account";  // counted per partition and per QOS
   return kind.empty() && kGlobalMetrics.count(base) > 0;
+}
+
+double fairness_index(const sim::ReplayMetrics& m) {
+  double distance = 0;
+  for (const auto& [account, shares] : m.fairness) distance += std::abs(shares.first - shares.second);
+  return std::clamp(1.0 - distance / 2, 0.0, 1.0);
+}
+
+const char* to_string(ConstraintOp op) {
+  switch (op) {
+    case ConstraintOp::kLess:
+      return "<";
+    case ConstraintOp::kLessEqual:
+      return "<=";
+    case ConstraintOp::kGreater:
+      return ">";
+    case ConstraintOp::kGreaterEqual:
+      return ">=";
+  }
+  return "?";
+}
+
+bool constraint_holds(const SweepConstraint& c, double value) {
+  if (std::isnan(value)) return false;
+  switch (c.op) {
+    case ConstraintOp::kLess:
+      return value < c.bound;
+    case ConstraintOp::kLessEqual:
+      return value <= c.bound;
+    case ConstraintOp::kGreater:
+      return value > c.bound;
+    case ConstraintOp::kGreaterEqual:
+      return value >= c.bound;
+  }
+  return false;
+}
+
+SweepConstraint parse_constraint(const std::string& text) {
+  const auto pos = text.find_first_of("<>");
+  if (pos == std::string::npos)
+    throw std::invalid_argument(fmt::format("'{}': expected METRIC OP NUMBER with OP one of <=, <, >=, >", text));
+  SweepConstraint c;
+  const bool less = text[pos] == '<';
+  const bool equal = pos + 1 < text.size() && text[pos + 1] == '=';
+  c.op = less ? (equal ? ConstraintOp::kLessEqual : ConstraintOp::kLess)
+              : (equal ? ConstraintOp::kGreaterEqual : ConstraintOp::kGreater);
+  const auto trim = [](std::string s) {
+    const auto b = s.find_first_not_of(" \t");
+    const auto e = s.find_last_not_of(" \t");
+    return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+  };
+  c.metric = trim(text.substr(0, pos));
+  const auto number = trim(text.substr(pos + (equal ? 2 : 1)));
+  if (!metric_is_known(c.metric)) throw std::invalid_argument(fmt::format("unknown metric '{}'", c.metric));
+  std::size_t used = 0;
+  try {
+    c.bound = std::stod(number, &used);
+  } catch (const std::logic_error&) {
+    used = 0;
+  }
+  if (number.empty() || used != number.size() || !std::isfinite(c.bound))
+    throw std::invalid_argument(fmt::format("bad type: bound '{}' is not a number", number));
+  c.text = fmt::format("{} {} {}", c.metric, to_string(c.op), number);
+  return c;
 }
 
 double metric_value(const sim::ReplayMetrics& m, const std::string& metric) {
@@ -484,7 +619,13 @@ double metric_value(const sim::ReplayMetrics& m, const std::string& metric) {
   if (!split_metric(metric, base, kind, group) || !metric_is_known(metric))
     throw std::invalid_argument(fmt::format("unknown metric '{}'", metric));
   if (base == "utilisation") return m.utilisation;
-  if (base == "preemptions") return static_cast<double>(m.preemptions);
+  if (base == "fairness") return fairness_index(m);
+  if (base == "preemptions") {
+    if (kind.empty()) return static_cast<double>(m.preemptions);
+    const auto& table = kind == "partition" ? m.preemptions_by_partition : m.preemptions_by_qos;
+    const auto it = table.find(group);
+    return it == table.end() ? 0.0 : static_cast<double>(it->second);
+  }
   if (base == "mean_queue_length") return m.mean_queue_length;
   if (base == "never_started") return static_cast<double>(m.never_started);
   sim::WaitStats w = m.overall;
@@ -496,6 +637,7 @@ double metric_value(const sim::ReplayMetrics& m, const std::string& metric) {
   if (base == "wait_mean") return w.mean;
   if (base == "wait_median") return w.median;
   if (base == "wait_p90") return w.p90;
+  if (base == "wait_p95") return w.p95;
   if (base == "wait_p99") return w.p99;
   if (base == "wait_max") return w.max;
   if (base == "bsld_mean") return w.mean_bsld;

@@ -13,8 +13,9 @@
 namespace slurmtwin::cli {
 
 enum class SweepScale { kLinear, kLog };
-enum class SweepDesign { kGrid, kRandom, kLhs };
+enum class SweepDesign { kGrid, kRandom, kLhs, kSobol };
 enum class Goal { kMin, kMax };
+enum class ConstraintOp { kLess, kLessEqual, kGreater, kGreaterEqual };
 
 /// One swept setting: an explicit list of values, or a range [lo, hi] (with `count` levels for a grid).
 struct SweepParameter {
@@ -32,6 +33,23 @@ struct SweepObjective {
   Goal goal = Goal::kMin;
 };
 
+/// A constraint on a replay's metrics, e.g. "fairness >= 0.8": points that break one are infeasible
+/// (kept in the store, left out of `sweep show`'s best points and Pareto front).
+struct SweepConstraint {
+  std::string metric;  // as an objective's metric
+  ConstraintOp op = ConstraintOp::kLessEqual;
+  double bound = 0;       // in the metric's unit
+  std::string text;       // normalised "metric op bound", e.g. "fairness >= 0.8"
+  std::uint64_t line = 0;  // line in the spec file (1-based)
+};
+
+/// One end of a trace time window: an absolute time, or an offset from the trace's first submit.
+struct WindowBound {
+  bool set = false;
+  bool relative = false;  // value is an offset (s) from the first submit, else epoch seconds
+  Seconds value = 0;
+};
+
 struct SweepSpec {
   std::string file;  // the spec file (for messages)
   // base site: exactly one of site_yaml / slurm_conf, or neither (built-in default site)
@@ -43,11 +61,15 @@ struct SweepSpec {
   std::string users_from;
   std::uint64_t synthetic_seed = 42;
   double synthetic_days = 7.0;             // days of synthetic workload
+  WindowBound window_from, window_to;      // keep jobs submitted in [from, to) (unset = open)
   std::vector<SweepParameter> parameters;  // in spec order
   SweepDesign design = SweepDesign::kGrid;
   std::uint32_t points = 0;  // random / lhs: number of points
-  std::uint64_t seed = 1;    // random / lhs: design seed
+  std::uint64_t seed = 1;    // random / lhs / sobol: design seed (sobol: of the scrambling)
+  bool scramble = false;     // sobol: random digital shift per seed
   std::vector<SweepObjective> objectives;
+  std::vector<SweepConstraint> constraints;
+  bool job_waits = false;  // store each point's per-job waits (zlib blob) too
 };
 
 /// A point of the space: setting name -> value (in the setting's unit).
@@ -73,15 +95,27 @@ void apply_point(Site& site, const SweepPoint& point);
 /// The points of the spec's design, duplicates (after integer rounding) removed, first occurrence
 /// kept. Grid: cartesian product, the first parameter varying slowest. Random / LHS: `points` points,
 /// deterministic per seed; LHS puts exactly one point in each of `points` equal-probability strata
-/// of every dimension (of the log of the value for log scales).
+/// of every dimension (of the log of the value for log scales). Sobol: the first `points` points of
+/// the Joe-Kuo Sobol sequence (sweep_sobol.hpp), one dimension per parameter in spec order.
 std::vector<SweepPoint> design_points(const SweepSpec& spec);
 
 /// True when `metric` names a metric_value() knows.
 bool metric_is_known(const std::string& metric);
-/// A metric of a replay: wait_mean, wait_median, wait_p90, wait_p99, wait_max (s), bsld_mean,
-/// jobs_started (these optionally @partition:NAME, @account:NAME or @qos:NAME; 0 when the group
-/// has no started job), utilisation (0..1), preemptions, mean_queue_length, never_started.
+/// A metric of a replay: wait_mean, wait_median, wait_p90, wait_p95, wait_p99, wait_max (s),
+/// bsld_mean, jobs_started (these optionally @partition:NAME, @account:NAME or @qos:NAME; 0 when the
+/// group has no started job), utilisation (0..1), preemptions (optionally @partition:NAME or
+/// @qos:NAME), mean_queue_length, never_started, fairness (0..1, see fairness_index).
 double metric_value(const sim::ReplayMetrics& m, const std::string& metric);
+/// 1 - (1/2) * sum over top-level accounts of |usage share - target share| of delivered CPU time
+/// (1 = every top-level account got exactly its fair-share target; 0 = all went elsewhere); 1 when
+/// the site has no accounts.
+double fairness_index(const sim::ReplayMetrics& m);
+/// True when `value` satisfies the constraint (NaN never does).
+bool constraint_holds(const SweepConstraint& c, double value);
+/// "<=", "<", ">=", ">".
+const char* to_string(ConstraintOp op);
+/// Parses "METRIC OP NUMBER" (OP one of <=, <, >=, >); throws std::invalid_argument saying why.
+SweepConstraint parse_constraint(const std::string& text);
 
 /// Indices of the rows no other row dominates (better or equal in every objective, better in one),
 /// in input order. `rows[i][k]` is objective k of row i.

@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <set>
 #include <stdexcept>
 
 namespace slurmtwin::cli {
@@ -23,6 +27,15 @@ class Statement {
     if (sqlite3_bind_text(stmt_, i, s.c_str(), static_cast<int>(s.size()), SQLITE_TRANSIENT) != SQLITE_OK)
       fail("bind");
   }
+  void bind_int(int i, std::int64_t v) {
+    if (sqlite3_bind_int64(stmt_, i, v) != SQLITE_OK) fail("bind");
+  }
+  void bind_blob(int i, const std::string& bytes) {
+    const int rc = bytes.empty() ? sqlite3_bind_null(stmt_, i)
+                                 : sqlite3_bind_blob(stmt_, i, bytes.data(), static_cast<int>(bytes.size()),
+                                                     SQLITE_TRANSIENT);
+    if (rc != SQLITE_OK) fail("bind");
+  }
   void bind(int i, double v) {
     const int rc = std::isnan(v) ? sqlite3_bind_null(stmt_, i) : sqlite3_bind_double(stmt_, i, v);
     if (rc != SQLITE_OK) fail("bind");
@@ -38,6 +51,10 @@ class Statement {
     const auto* p = sqlite3_column_text(stmt_, col);
     return p ? std::string(reinterpret_cast<const char*>(p)) : std::string();
   }
+  std::string blob(int col) const {
+    const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
+    return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col))) : std::string();
+  }
   double real(int col) const {
     if (sqlite3_column_type(stmt_, col) == SQLITE_NULL) return std::numeric_limits<double>::quiet_NaN();
     return sqlite3_column_double(stmt_, col);
@@ -52,7 +69,64 @@ class Statement {
   std::string path_;
 };
 
+std::set<std::string> table_columns(sqlite3* db, const std::string& table, const std::string& path) {
+  std::set<std::string> columns;
+  Statement s(db, fmt::format("PRAGMA {}", table), path);
+  while (s.step()) columns.insert(s.text(1));
+  return columns;
+}
+
+ConstraintOp parse_op(const std::string& op) {
+  if (op == "<") return ConstraintOp::kLess;
+  if (op == ">") return ConstraintOp::kGreater;
+  if (op == ">=") return ConstraintOp::kGreaterEqual;
+  return ConstraintOp::kLessEqual;
+}
+
 }  // namespace
+
+std::string encode_job_waits(const std::vector<std::int64_t>& waits) {
+  std::string raw(waits.size() * sizeof(std::int64_t), '\0');
+  for (std::size_t i = 0; i < waits.size(); ++i) {
+    auto v = static_cast<std::uint64_t>(waits[i]);
+    for (std::size_t b = 0; b < sizeof(v); ++b, v >>= 8) raw[i * sizeof(v) + b] = static_cast<char>(v & 0xff);
+  }
+  uLongf size = compressBound(static_cast<uLong>(raw.size()));
+  std::string out(size, '\0');
+  if (compress2(reinterpret_cast<Bytef*>(out.data()), &size, reinterpret_cast<const Bytef*>(raw.data()),
+                static_cast<uLong>(raw.size()), Z_DEFAULT_COMPRESSION) != Z_OK)
+    throw std::runtime_error("job waits: zlib compress failed");
+  out.resize(size);
+  return out;
+}
+
+std::vector<std::int64_t> decode_job_waits(const std::string& blob) {
+  z_stream z{};
+  if (inflateInit(&z) != Z_OK) throw std::runtime_error("job waits: zlib init failed");
+  std::string raw;
+  char buffer[1 << 14];
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(blob.data()));
+  z.avail_in = static_cast<uInt>(blob.size());
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    z.next_out = reinterpret_cast<Bytef*>(buffer);
+    z.avail_out = sizeof(buffer);
+    rc = inflate(&z, Z_NO_FLUSH);
+    raw.append(buffer, sizeof(buffer) - z.avail_out);
+    if (rc == Z_BUF_ERROR && z.avail_in == 0) break;
+  }
+  inflateEnd(&z);
+  if (rc != Z_STREAM_END || raw.size() % sizeof(std::int64_t) != 0)
+    throw std::runtime_error("job waits: corrupt blob");
+  std::vector<std::int64_t> out(raw.size() / sizeof(std::int64_t));
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    std::uint64_t v = 0;
+    for (std::size_t b = sizeof(v); b-- > 0;)
+      v = (v << 8) | static_cast<unsigned char>(raw[i * sizeof(v) + b]);
+    out[i] = static_cast<std::int64_t>(v);
+  }
+  return out;
+}
 
 std::string objective_column(const std::string& metric) {
   std::string out = "obj_";
@@ -77,6 +151,12 @@ SweepStore::SweepStore(const std::string& path) : path_(path) {
     exec(
         "CREATE TABLE IF NOT EXISTS objectives (seq INTEGER PRIMARY KEY, metric TEXT UNIQUE NOT NULL, "
         "column_name TEXT NOT NULL, goal TEXT NOT NULL)");
+    exec(
+        "CREATE TABLE IF NOT EXISTS constraints (seq INTEGER PRIMARY KEY, text TEXT UNIQUE NOT NULL, "
+        "metric TEXT NOT NULL, column_name TEXT NOT NULL, op TEXT NOT NULL, bound REAL NOT NULL)");
+    // Stores written before per-job waits existed get the column (NULL in their rows).
+    if (!table_columns(db_, "table_info(points)", path_).count("job_waits"))
+      exec("ALTER TABLE points ADD COLUMN job_waits BLOB");
   } catch (...) {
     sqlite3_close(db_);
     throw;
@@ -97,11 +177,7 @@ void SweepStore::exec(const std::string& sql) const {
 }
 
 void SweepStore::add_objectives(const std::vector<SweepObjective>& objectives) {
-  std::set<std::string> columns;
-  {
-    Statement s(db_, "PRAGMA table_info(points)", path_);
-    while (s.step()) columns.insert(s.text(1));
-  }
+  auto columns = table_columns(db_, "table_info(points)", path_);
   exec("BEGIN IMMEDIATE");
   try {
     for (const auto& o : objectives) {
@@ -133,6 +209,51 @@ std::vector<SweepObjective> SweepStore::objectives() const {
   return out;
 }
 
+void SweepStore::set_constraints(const std::vector<SweepConstraint>& constraints) {
+  auto columns = table_columns(db_, "table_info(points)", path_);
+  exec("BEGIN IMMEDIATE");
+  try {
+    exec("DELETE FROM constraints");
+    for (std::size_t k = 0; k < constraints.size(); ++k) {
+      const auto& c = constraints[k];
+      const auto col = objective_column(c.metric);
+      if (!columns.count(col)) {
+        exec(fmt::format("ALTER TABLE points ADD COLUMN \"{}\" REAL", col));
+        columns.insert(col);
+      }
+      Statement s(db_,
+                  "INSERT OR IGNORE INTO constraints (seq, text, metric, column_name, op, bound) VALUES "
+                  "(?1, ?2, ?3, ?4, ?5, ?6)",
+                  path_);
+      s.bind_int(1, static_cast<std::int64_t>(k));
+      s.bind(2, c.text);
+      s.bind(3, c.metric);
+      s.bind(4, col);
+      s.bind(5, std::string(to_string(c.op)));
+      s.bind(6, c.bound);
+      s.step();
+    }
+    exec("COMMIT");
+  } catch (...) {
+    exec("ROLLBACK");
+    throw;
+  }
+}
+
+std::vector<SweepConstraint> SweepStore::constraints() const {
+  std::vector<SweepConstraint> out;
+  Statement s(db_, "SELECT text, metric, op, bound FROM constraints ORDER BY seq", path_);
+  while (s.step()) {
+    SweepConstraint c;
+    c.text = s.text(0);
+    c.metric = s.text(1);
+    c.op = parse_op(s.text(2));
+    c.bound = s.real(3);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 std::set<std::string> SweepStore::keys() const {
   std::set<std::string> out;
   Statement s(db_, "SELECT key FROM points", path_);
@@ -140,12 +261,23 @@ std::set<std::string> SweepStore::keys() const {
   return out;
 }
 
-bool SweepStore::insert(const SweepRow& row, const std::vector<SweepObjective>& objectives) {
-  std::string cols = "key, params, metrics, engine, run_seconds, version, trace_fingerprint, created";
-  std::string marks = "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8";
-  for (std::size_t k = 0; k < objectives.size(); ++k) {
-    cols += fmt::format(", \"{}\"", objective_column(objectives[k].metric));
-    marks += fmt::format(", ?{}", 9 + k);
+bool SweepStore::insert(const SweepRow& row, const std::vector<SweepObjective>& objectives,
+                        const std::vector<SweepConstraint>& constraints) {
+  // Metric column -> value; a metric both objective and constraint has one column.
+  std::map<std::string, double> metric_columns;
+  const auto at = [](const std::vector<double>& v, std::size_t k) {
+    return k < v.size() ? v[k] : std::numeric_limits<double>::quiet_NaN();
+  };
+  for (std::size_t k = 0; k < objectives.size(); ++k)
+    metric_columns[objective_column(objectives[k].metric)] = at(row.objectives, k);
+  for (std::size_t k = 0; k < constraints.size(); ++k)
+    metric_columns[objective_column(constraints[k].metric)] = at(row.constraint_values, k);
+  std::string cols = "key, params, metrics, engine, run_seconds, version, trace_fingerprint, created, job_waits";
+  std::string marks = "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9";
+  int next_mark = 10;
+  for (const auto& [col, value] : metric_columns) {
+    cols += fmt::format(", \"{}\"", col);
+    marks += fmt::format(", ?{}", next_mark++);
   }
   exec("BEGIN IMMEDIATE");
   try {
@@ -158,9 +290,9 @@ bool SweepStore::insert(const SweepRow& row, const std::vector<SweepObjective>& 
     s.bind(6, row.version);
     s.bind(7, row.trace_fingerprint);
     s.bind(8, row.created);
-    for (std::size_t k = 0; k < objectives.size(); ++k)
-      s.bind(static_cast<int>(9 + k),
-             k < row.objectives.size() ? row.objectives[k] : std::numeric_limits<double>::quiet_NaN());
+    s.bind_blob(9, row.job_waits);
+    int mark = 10;
+    for (const auto& [col, value] : metric_columns) s.bind(mark++, value);
     s.step();
     const bool added = sqlite3_changes(db_) > 0;
     exec("COMMIT");
@@ -171,10 +303,13 @@ bool SweepStore::insert(const SweepRow& row, const std::vector<SweepObjective>& 
   }
 }
 
-std::vector<SweepRow> SweepStore::rows() const {
+std::vector<SweepRow> SweepStore::rows(bool with_job_waits) const {
   const auto objs = objectives();
+  const auto cons = constraints();
   std::string cols = "key, params, metrics, engine, run_seconds, version, trace_fingerprint, created";
+  cols += with_job_waits ? ", job_waits" : ", NULL";
   for (const auto& o : objs) cols += fmt::format(", \"{}\"", objective_column(o.metric));
+  for (const auto& c : cons) cols += fmt::format(", \"{}\"", objective_column(c.metric));
   std::vector<SweepRow> out;
   Statement s(db_, fmt::format("SELECT {} FROM points ORDER BY key", cols), path_);
   while (s.step()) {
@@ -187,10 +322,57 @@ std::vector<SweepRow> SweepStore::rows() const {
     r.version = s.text(5);
     r.trace_fingerprint = s.text(6);
     r.created = s.text(7);
-    for (std::size_t k = 0; k < objs.size(); ++k) r.objectives.push_back(s.real(static_cast<int>(8 + k)));
+    r.job_waits = s.blob(8);
+    int col = 9;
+    for (std::size_t k = 0; k < objs.size(); ++k) r.objectives.push_back(s.real(col++));
+    for (std::size_t k = 0; k < cons.size(); ++k) r.constraint_values.push_back(s.real(col++));
     out.push_back(std::move(r));
   }
   return out;
+}
+
+std::size_t SweepStore::merge_from(const std::string& other) {
+  {
+    // Opening it first checks that it is a sweep store (and gives it the current schema).
+    SweepStore src(other);
+    add_objectives(src.objectives());
+    auto mine = constraints();
+    for (const auto& c : src.constraints()) {
+      const bool known = std::any_of(mine.begin(), mine.end(), [&](const auto& m) { return m.text == c.text; });
+      if (!known) mine.push_back(c);
+    }
+    set_constraints(mine);
+  }
+  {
+    Statement attach(db_, "ATTACH DATABASE ?1 AS src", path_);
+    attach.bind(1, other);
+    attach.step();
+  }
+  std::size_t added = 0;
+  try {
+    const auto src_columns = table_columns(db_, "src.table_info(points)", path_);
+    const auto columns = table_columns(db_, "table_info(points)", path_);
+    std::string cols;
+    for (const auto& c : src_columns) {
+      if (!columns.count(c))
+        throw std::runtime_error(fmt::format("{}: merge: column {} of {} is unknown here", path_, c, other));
+      cols += fmt::format("{}\"{}\"", cols.empty() ? "" : ", ", c);
+    }
+    exec("BEGIN IMMEDIATE");
+    try {
+      exec(fmt::format("INSERT OR IGNORE INTO main.points ({0}) SELECT {0} FROM src.points", cols));
+      added = static_cast<std::size_t>(sqlite3_changes(db_));
+      exec("COMMIT");
+    } catch (...) {
+      exec("ROLLBACK");
+      throw;
+    }
+  } catch (...) {
+    exec("DETACH DATABASE src");
+    throw;
+  }
+  exec("DETACH DATABASE src");
+  return added;
 }
 
 }  // namespace slurmtwin::cli

@@ -24,9 +24,18 @@ struct SweepRow {
   std::string trace_fingerprint;   // 16 hex digits: hash of the trace's native encoding
   std::string created;             // UTC, YYYY-MM-DDTHH:MM:SS
   std::vector<double> objectives;  // one per objective, in the store's objectives() order
+  std::vector<double> constraint_values;  // one per constraint, in the store's constraints() order
+  std::string job_waits;                  // zlib blob of per-job waits (encode_job_waits), or empty
 };
 
-/// The column of `points` that holds objective `metric` ("obj_" + metric, other chars -> '_').
+/// Per-job waits (s, start - submit; -1 for a job that never started), one per trace job in trace
+/// order, as a zlib stream of little-endian int64.
+std::string encode_job_waits(const std::vector<std::int64_t>& waits);
+/// The inverse of encode_job_waits; throws std::runtime_error on a corrupt blob.
+std::vector<std::int64_t> decode_job_waits(const std::string& blob);
+
+/// The column of `points` that holds metric `metric` of an objective or a constraint ("obj_" + metric,
+/// other chars -> '_').
 std::string objective_column(const std::string& metric);
 
 class SweepStore {
@@ -41,13 +50,26 @@ class SweepStore {
   void add_objectives(const std::vector<SweepObjective>& objectives);
   /// Every objective recorded, in the order first added.
   std::vector<SweepObjective> objectives() const;
+  /// Replaces the recorded constraints with `constraints` (the latest spec's) and adds their metric
+  /// columns when missing.
+  void set_constraints(const std::vector<SweepConstraint>& constraints);
+  /// The recorded constraints, in spec order.
+  std::vector<SweepConstraint> constraints() const;
   /// Keys of every stored point.
   std::set<std::string> keys() const;
   /// Inserts one point in its own transaction; false when the key was already there (row unchanged).
-  /// `row.objectives` follow `objectives` (which must have been added).
-  bool insert(const SweepRow& row, const std::vector<SweepObjective>& objectives);
-  /// Every row, by key; objectives in objectives() order (NaN where NULL).
-  std::vector<SweepRow> rows() const;
+  /// `row.objectives` follow `objectives` and `row.constraint_values` follow `constraints` (both
+  /// must have been added).
+  bool insert(const SweepRow& row, const std::vector<SweepObjective>& objectives,
+              const std::vector<SweepConstraint>& constraints = {});
+  /// Every row, by key; objectives in objectives() order, constraint values in constraints() order
+  /// (NaN where NULL); job_waits only when `with_job_waits`.
+  std::vector<SweepRow> rows(bool with_job_waits = false) const;
+
+  /// Copies every row, objective and constraint of the store at `other` into this one, in one
+  /// transaction; rows whose key is already here are left unchanged. Returns the rows added.
+  /// Idempotent: merging the same store twice adds nothing the second time.
+  std::size_t merge_from(const std::string& other);
 
  private:
   void exec(const std::string& sql) const;

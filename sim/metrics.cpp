@@ -28,6 +28,7 @@ WaitStats summarize(const Group& g) {
   const auto d = distribution(g.waits);
   s.median = d.p50;
   s.p90 = d.p90;
+  s.p95 = d.p95;
   s.p99 = d.p99;
   return s;
 }

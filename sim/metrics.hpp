@@ -35,6 +35,7 @@ class TimeSeriesRecorder final : public ReplayObserver {
 struct WaitStats {
   std::uint64_t jobs = 0;                                  // started jobs
   double mean = 0, median = 0, p90 = 0, p99 = 0, max = 0;  // wait (start - eligible... submit), s
+  double p95 = 0;                                          // wait, s (not in metrics_to_json)
   double mean_bsld = 0;
 };
 

@@ -1,5 +1,6 @@
 // What-if sweeps: spec errors, designs, the SQLite store, resume, determinism across thread counts,
-// the Pareto front, and a sweep killed with SIGKILL and resumed.
+// the Pareto front, a sweep killed with SIGKILL and resumed; Sobol, constraints, trace windows,
+// per-job waits, shards + merge, the emitted Slurm array script, and MPI.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <signal.h>
@@ -14,11 +15,13 @@
 #include <thread>
 
 #include "experiments/sweep.hpp"
+#include "experiments/sweep_sobol.hpp"
 #include "experiments/sweep_spec.hpp"
 #include "experiments/sweep_store.hpp"
 #include "tests/test_support.hpp"
 #include "traces/default_site.hpp"
 #include "traces/read_report.hpp"
+#include "traces/synthetic.hpp"
 
 namespace slurmtwin::cli {
 namespace {
@@ -183,7 +186,7 @@ std::string write_spec(const std::filesystem::path& dir, const std::string& text
 
 }  // namespace
 
-TEST_CASE("sweep run: resume skips finished points; -j1 and -j2 store the same results") {
+TEST_CASE("sweep run: resume skips finished points, -j1 and -j2 store the same results") {
   const auto dir = testing::scratch_dir("sweep_run");
   const auto spec = load_sweep_spec(write_spec(dir, kTinySpec));
   SweepRunOptions one;
@@ -290,5 +293,343 @@ TEST_CASE("sweep run: killed with SIGKILL and rerun, the table has every point e
   for (const auto& r : rows) keys.insert(r.key);
   CHECK(keys.size() == expected);
 }
+
+}  // namespace slurmtwin::cli
+
+// --- Sobol, constraints, windows, per-job waits, shards and merge, MPI ---------------------------
+
+namespace slurmtwin::cli {
+
+TEST_CASE("Sobol: the first points are the published ones (Joe & Kuo, scipy scramble=False)") {
+  // scipy.stats.qmc.Sobol(d=3, scramble=False).random(8), the same as Joe & Kuo's sobol.cc.
+  const double expected[8][3] = {{0, 0, 0},           {0.5, 0.5, 0.5},     {0.75, 0.25, 0.25},
+                                 {0.25, 0.75, 0.75},  {0.375, 0.375, 0.625}, {0.875, 0.875, 0.125},
+                                 {0.625, 0.125, 0.875}, {0.125, 0.625, 0.375}};
+  SobolSequence s(3);
+  for (const auto& row : expected) {
+    const auto p = s.next();
+    REQUIRE(p.size() == 3);
+    CHECK(p[0] == row[0]);
+    CHECK(p[1] == row[1]);
+    CHECK(p[2] == row[2]);
+  }
+  // Dimension 4 (s=3, a=1, m=1,3,1) by hand: V = .1, .11, .001 (binary); Gray-code order flips
+  // V1 V2 V1 V3 V1 V2 V1 -> .5 .25 .75 .875 .375 .625 .125.
+  SobolSequence four(4);
+  const double dim4[8] = {0, 0.5, 0.25, 0.75, 0.875, 0.375, 0.625, 0.125};
+  for (double v : dim4) CHECK(four.next()[3] == v);
+  CHECK_THROWS_AS(SobolSequence(0), std::invalid_argument);
+  CHECK_THROWS_AS(SobolSequence(kSobolMaxDimensions + 1), std::invalid_argument);
+}
+
+TEST_CASE("Sobol: 2^m points put one point in each of 2^m strata of every dimension, 1-2 form a net") {
+  for (const std::uint64_t shift : {std::uint64_t{0}, std::uint64_t{77}}) {
+    CAPTURE(shift);
+    constexpr std::size_t kN = 64;
+    SobolSequence s(kSobolMaxDimensions, shift);
+    std::vector<std::vector<double>> pts;
+    for (std::size_t i = 0; i < kN; ++i) pts.push_back(s.next());
+    for (std::size_t d = 0; d < kSobolMaxDimensions; ++d) {
+      std::set<int> strata;
+      for (const auto& p : pts) strata.insert(static_cast<int>(p[d] * kN));
+      CHECK_MESSAGE(strata.size() == kN, "dimension " << d + 1);
+    }
+    // (0, 6, 2)-net in dimensions 1 and 2: every 8x8 box (and 2x32, 32x2) holds exactly one point.
+    for (const auto& [a, b] : {std::pair{8, 8}, std::pair{2, 32}, std::pair{32, 2}}) {
+      std::set<std::pair<int, int>> boxes;
+      for (const auto& p : pts) boxes.insert({static_cast<int>(p[0] * a), static_cast<int>(p[1] * b)});
+      CHECK(boxes.size() == kN);
+    }
+    if (shift) CHECK(pts[0][0] != 0);  // the shift moves the origin point
+  }
+}
+
+TEST_CASE("sweep design sobol: values from the sequence, scrambling per seed, errors") {
+  const std::string yaml =
+      "parameters:\n  PriorityWeightTRES/cpu: {range: [0, 8]}\n  PriorityWeightTRES/mem: {range: [0, 8]}\n"
+      "design: {type: sobol, points: 8SCRAMBLE}\n" +
+      std::string(kObjectives);
+  auto plain_yaml = yaml;
+  plain_yaml.replace(plain_yaml.find("SCRAMBLE"), 8, "");
+  const auto plain = design_points(parse_sweep_spec(plain_yaml, "s.yaml"));
+  REQUIRE(plain.size() == 8);
+  const double cpu[8] = {0, 4, 6, 2, 3, 7, 5, 1};  // 8 x the first Sobol dimension
+  const double mem[8] = {0, 4, 2, 6, 3, 7, 1, 5};  // 8 x the second
+  for (std::size_t i = 0; i < 8; ++i) {
+    CHECK(plain[i].at("PriorityWeightTRES/cpu") == cpu[i]);
+    CHECK(plain[i].at("PriorityWeightTRES/mem") == mem[i]);
+  }
+  auto scrambled_yaml = yaml;
+  scrambled_yaml.replace(scrambled_yaml.find("SCRAMBLE"), 8, ", scramble: true, seed: 5");
+  const auto scrambled = design_points(parse_sweep_spec(scrambled_yaml, "s.yaml"));
+  REQUIRE(scrambled.size() == 8);
+  CHECK(scrambled != plain);
+  std::set<int> strata;
+  for (const auto& p : scrambled) strata.insert(static_cast<int>(p.at("PriorityWeightTRES/cpu")));
+  CHECK(strata.size() == 8);  // still one point per stratum
+  CHECK(design_points(parse_sweep_spec(scrambled_yaml, "s.yaml")) == scrambled);
+
+  check_error(std::string("parameters:\n  PriorityWeightAge: [1]\ndesign: {type: sobol}\n") + kObjectives, 3,
+              "points", "need points");
+  check_error(
+      std::string("parameters:\n  PriorityWeightAge: [1]\ndesign: {type: lhs, points: 4, scramble: true}\n") +
+          kObjectives,
+      3, "scramble", "for sobol");
+}
+
+TEST_CASE("sweep constraints: parsed with their line, checked, errors name the line") {
+  const auto spec = parse_sweep_spec(
+      "parameters:\n  PriorityWeightAge: [1]\n" + std::string(kObjectives) +
+          "constraints:\n  - fairness >= 0.8\n  - wait_p95@partition:gpu<=3600\n  - preemptions@qos:high < 3\n",
+      "c.yaml");
+  REQUIRE(spec.constraints.size() == 3);
+  const auto& fair = spec.constraints[0];
+  CHECK(fair.metric == "fairness");
+  CHECK(fair.op == ConstraintOp::kGreaterEqual);
+  CHECK(fair.bound == 0.8);
+  CHECK(fair.line == 6);
+  CHECK(spec.constraints[1].text == "wait_p95@partition:gpu <= 3600");
+  CHECK(spec.constraints[2].op == ConstraintOp::kLess);
+  CHECK(constraint_holds(fair, 0.8));
+  CHECK_FALSE(constraint_holds(fair, 0.79));
+  CHECK_FALSE(constraint_holds(fair, std::nan("")));
+  CHECK(constraint_holds(spec.constraints[2], 2));
+  CHECK_FALSE(constraint_holds(spec.constraints[2], 3));
+
+  const auto base = "parameters:\n  PriorityWeightAge: [1]\n" + std::string(kObjectives) + "constraints:\n";
+  check_error(base + "  - fairness >= 0.8\n  - nosuch <= 3\n", 7, "constraints", "unknown metric");
+  check_error(base + "  - fairness = 0.8\n", 6, "constraints", "OP one of");
+  check_error(base + "  - fairness >= high\n", 6, "constraints", "not a number");
+  check_error("parameters:\n  PriorityWeightAge: [1]\n" + std::string(kObjectives) + "constraints: 3\n", 5,
+              "constraints", "expected a list");
+}
+
+TEST_CASE("sweep metrics: fairness index and per-group preemptions and p95, by hand") {
+  sim::ReplayMetrics m;
+  CHECK(fairness_index(m) == 1);  // no accounts: nothing to be unfair about
+  // usage shares 0.6 / 0.3 / 0.1 against targets 0.5 / 0.25 / 0.25: distance 0.1+0.05+0.15 = 0.3
+  m.fairness = {{"a", {0.6, 0.5}}, {"b", {0.3, 0.25}}, {"c", {0.1, 0.25}}};
+  CHECK(fairness_index(m) == doctest::Approx(0.85));
+  CHECK(metric_value(m, "fairness") == doctest::Approx(0.85));
+  m.preemptions = 7;
+  m.preemptions_by_qos["high"] = 4;
+  m.preemptions_by_partition["gpu"] = 2;
+  CHECK(metric_value(m, "preemptions") == 7);
+  CHECK(metric_value(m, "preemptions@qos:high") == 4);
+  CHECK(metric_value(m, "preemptions@partition:gpu") == 2);
+  CHECK(metric_value(m, "preemptions@partition:cpu") == 0);
+  CHECK_FALSE(metric_is_known("preemptions@account:x"));
+  CHECK_FALSE(metric_is_known("fairness@partition:gpu"));
+  m.by_partition["gpu"].p95 = 1234;
+  CHECK(metric_value(m, "wait_p95@partition:gpu") == 1234);
+}
+
+TEST_CASE("sweep trace window: relative and absolute bounds keep the jobs submitted from `from` up to `to`") {
+  const auto spec = parse_sweep_spec(
+      "trace:\n  synthetic: {seed: 3, days: 4}\n  window: {from: '+1-00:00:00', to: '+2-12:00:00'}\n"
+      "parameters:\n  PriorityWeightAge: [1]\n" +
+          std::string(kObjectives),
+      "w.yaml");
+  CHECK(spec.window_from.relative);
+  CHECK(spec.window_from.value == 86400);
+  CHECK(spec.window_to.value == 2 * 86400 + 12 * 3600);
+  auto config = default_synthetic_config();
+  config.seed = 3;
+  config.days = 4;
+  const auto full = generate_synthetic(config);
+  Seconds first = full.jobs.front().submit;
+  for (const auto& j : full.jobs) first = std::min(first, j.submit);
+  std::size_t inside = 0;
+  for (const auto& j : full.jobs)
+    inside += (j.submit >= first + 86400 && j.submit < first + 2 * 86400 + 12 * 3600) ? 1 : 0;
+  const auto cut = load_sweep_trace(spec);
+  CHECK(cut.jobs.size() == inside);
+  CHECK(inside > 0);
+  CHECK(inside < full.jobs.size());
+  for (const auto& j : cut.jobs) {
+    CHECK(j.submit >= first + 86400);
+    CHECK(j.submit < first + 2 * 86400 + 12 * 3600);
+  }
+  // Absolute bounds: the same window written as timestamps.
+  auto abs = spec;
+  abs.window_from = {true, false, first + 86400};
+  abs.window_to = {true, false, first + 2 * 86400 + 12 * 3600};
+  CHECK(load_sweep_trace(abs).jobs.size() == inside);
+  abs.window_from = {true, false, first + 100 * 86400};
+  abs.window_to = {};
+  CHECK_THROWS_AS(load_sweep_trace(abs), InputError);
+
+  const auto tail = "parameters:\n  PriorityWeightAge: [1]\n" + std::string(kObjectives);
+  check_error("trace:\n  window: {from: yesterday}\n" + tail, 2, "from", "expected YYYY-MM-DD");
+  check_error("trace:\n  window: {from: '+2-00:00:00', to: '+1-00:00:00'}\n" + tail, 2, "window", "empty window");
+  check_error("trace:\n  window: {}\n" + tail, 2, "window", "give from, to or both");
+}
+
+TEST_CASE("per-job waits: the blob round-trips and matches the stored metrics") {
+  const std::vector<std::int64_t> waits = {0, 5, -1, 86400, 1LL << 40};
+  CHECK(decode_job_waits(encode_job_waits(waits)) == waits);
+  CHECK(decode_job_waits(encode_job_waits({})).empty());
+  CHECK_THROWS(decode_job_waits("not zlib"));
+
+  const auto dir = testing::scratch_dir("sweep_waits");
+  auto text = std::string(kTinySpec) + "job_waits: true\nconstraints:\n  - utilisation >= 0.5\n";
+  text.replace(text.find("{metric: wait_mean, goal: min}"), 30, "{metric: wait_mean, goal: min}\n  - {metric: jobs_started}");
+  const auto spec = load_sweep_spec(write_spec(dir, text));
+  const auto db = (dir / "w.db").string();
+  const auto summary = run_sweep_spec(spec, db, {});
+  REQUIRE(summary.evaluated == 4);
+  SweepStore store(db);
+  const auto rows = store.rows(/*with_job_waits=*/true);
+  REQUIRE(rows.size() == 4);
+  REQUIRE(store.constraints().size() == 1);
+  std::size_t feasible = 0;
+  const auto trace = load_sweep_trace(spec);
+  for (const auto& r : rows) {
+    const auto w = decode_job_waits(r.job_waits);
+    REQUIRE(w.size() == trace.jobs.size());
+    double sum = 0;
+    std::size_t started = 0;
+    for (auto x : w)
+      if (x >= 0) {
+        sum += static_cast<double>(x);
+        ++started;
+      }
+    // objectives: wait_mean, jobs_started, utilisation
+    CHECK(static_cast<double>(started) == r.objectives[1]);
+    CHECK(sum / static_cast<double>(started) == doctest::Approx(r.objectives[0]));
+    CHECK(r.constraint_values[0] == r.objectives[2]);  // utilisation, in one shared column
+    feasible += r.constraint_values[0] >= 0.5 ? 1 : 0;
+  }
+  CHECK(summary.feasible == feasible);
+  CHECK(store.rows().front().job_waits.empty());  // only read when asked
+}
+
+TEST_CASE("sweep shards: --shard i/N split the points, merge is idempotent and equals one run") {
+  const auto dir = testing::scratch_dir("sweep_shards");
+  const auto spec = load_sweep_spec(write_spec(dir, kTinySpec));
+  const auto whole = (dir / "whole.db").string();
+  SweepRunOptions one;
+  one.jobs = 1;
+  REQUIRE(run_sweep_spec(spec, whole, one).evaluated == 4);
+  std::vector<std::string> shard_dbs;
+  std::size_t total = 0;
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    SweepRunOptions o = one;
+    o.shard = i;
+    o.shards = 3;
+    shard_dbs.push_back((dir / fmt::format("shard{}.db", i)).string());
+    const auto s = run_sweep_spec(spec, shard_dbs.back(), o);
+    CHECK(s.total == (i == 0 ? 2u : 1u));  // points 0 and 3 / 1 / 2
+    CHECK(s.evaluated == s.total);
+    total += s.evaluated;
+  }
+  CHECK(total == 4);
+  const auto merged = (dir / "merged.db").string();
+  {
+    SweepStore m(merged);
+    std::size_t added = 0;
+    for (const auto& s : shard_dbs) added += m.merge_from(s);
+    CHECK(added == 4);
+    for (const auto& s : shard_dbs) CHECK(m.merge_from(s) == 0);  // idempotent
+    CHECK(m.merge_from(whole) == 0);
+  }
+  const auto a = SweepStore(whole).rows();
+  const auto b = SweepStore(merged).rows();
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].key == b[i].key);
+    CHECK(a[i].metrics_json == b[i].metrics_json);
+    CHECK(a[i].objectives == b[i].objectives);
+  }
+  CHECK(SweepStore(merged).objectives().size() == 2);
+}
+
+namespace {
+
+/// Runs a shell command, returns its exit status and (via `output`) what it printed.
+int shell(const std::string& command, std::string& output) {
+  output.clear();
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buffer[4096];
+  while (const auto n = fread(buffer, 1, sizeof(buffer), pipe)) output.append(buffer, n);
+  const int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+TEST_CASE("sweep --emit-sbatch: the array script's tasks, run as Slurm would, then merge.sbatch") {
+  const auto dir = testing::scratch_dir("sweep_sbatch");
+  const auto spec_path = write_spec(dir, kTinySpec);
+  const auto jobs = (dir / "jobs").string();
+  std::string out;
+  REQUIRE(shell(fmt::format("'{}' sweep {} --emit-sbatch {} --shards 3 --cpus-per-task 1 --time 1:00:00",
+                            SLURMTWIN_BINARY, spec_path, jobs),
+                out) == 0);
+  CAPTURE(out);
+  std::ifstream in(jobs + "/sweep.sbatch");
+  const std::string script((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(script.find("#SBATCH --array=0-2\n") != std::string::npos);
+  CHECK(script.find("#SBATCH --cpus-per-task=1\n") != std::string::npos);
+  CHECK(script.find("#SBATCH --time=1:00:00\n") != std::string::npos);
+  // Each array task as Slurm would start it (twice for task 1: a rerun resumes and adds nothing).
+  for (const int task : {0, 1, 2, 1}) {
+    REQUIRE(shell(fmt::format("cd {} && SLURM_ARRAY_TASK_ID={} SLURM_CPUS_PER_TASK=1 bash sweep.sbatch", jobs, task),
+                  out) == 0);
+  }
+  CHECK(out.find("0 evaluated now, 1 from earlier runs") != std::string::npos);
+  REQUIRE(shell(fmt::format("cd {} && bash merge.sbatch", jobs), out) == 0);
+  CHECK(out.find("4 points added") != std::string::npos);
+  REQUIRE(shell(fmt::format("cd {} && bash merge.sbatch", jobs), out) == 0);  // idempotent
+  CHECK(out.find("0 points added") != std::string::npos);
+  const auto rows = SweepStore(jobs + "/sweep.db").rows();
+  CHECK(rows.size() == 4);
+}
+
+#ifdef SLURMTWIN_MPIEXEC
+TEST_CASE("sweep --mpi: mpirun -np 2 splits the points over ranks, rank 0's table equals a local run") {
+  const auto dir = testing::scratch_dir("sweep_mpi");
+  const auto spec_path = write_spec(
+      dir,
+      "trace:\n  synthetic: {seed: 5, days: 2}\nparameters:\n  PriorityWeightAge: [0, 1000, 10000]\n"
+      "  PriorityWeightFairshare: [100, 10000]\nobjectives:\n  - {metric: wait_mean}\n");
+  const auto db = (dir / "mpi.db").string();
+  std::string out;
+  // Leak checking is off for this child: OpenMPI's own allocations are reported as leaks under ASan.
+  const auto command =
+      fmt::format("ASAN_OPTIONS=detect_leaks=0 OMPI_MCA_rmaps_base_oversubscribe=1 '{}' --allow-run-as-root "
+                  "--oversubscribe -np 2 '{}' sweep run {} --db {} --mpi -j 1",
+                  SLURMTWIN_MPIEXEC, SLURMTWIN_BINARY, spec_path, db);
+  const int rc = shell(command, out);
+  CAPTURE(out);
+  REQUIRE(rc == 0);
+  CHECK(out.find("6 evaluated now on 2 MPI ranks") != std::string::npos);
+  // "(a + b)": points per rank; rank 1 must have done some.
+  const auto open = out.find("MPI ranks (");
+  REQUIRE(open != std::string::npos);
+  const auto plus = out.find(" + ", open);
+  REQUIRE(plus != std::string::npos);
+  CHECK(std::stoi(out.substr(plus + 3)) >= 1);
+
+  const auto local = (dir / "local.db").string();
+  run_sweep_spec(load_sweep_spec(spec_path), local, {});
+  const auto a = SweepStore(db).rows();
+  const auto b = SweepStore(local).rows();
+  REQUIRE(a.size() == 6);
+  REQUIRE(b.size() == 6);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].key == b[i].key);
+    CHECK(a[i].metrics_json == b[i].metrics_json);
+  }
+  // A rerun under MPI finds everything stored and evaluates nothing.
+  REQUIRE(shell(command, out) == 0);
+  CHECK(out.find("0 evaluated now") != std::string::npos);
+}
+#else
+TEST_CASE("sweep --mpi: SKIPPED, this build has no MPI") {
+  MESSAGE("SKIPPED: MPI not found at configure time (apt-get install libopenmpi-dev openmpi-bin)");
+}
+#endif
 
 }  // namespace slurmtwin::cli

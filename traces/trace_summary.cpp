@@ -26,6 +26,7 @@ Distribution distribution(std::vector<double> v) {
   d.max = v.back();
   d.p50 = q(0.5);
   d.p90 = q(0.9);
+  d.p95 = q(0.95);
   d.p99 = q(0.99);
   d.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
   return d;

@@ -9,6 +9,7 @@ namespace slurmtwin {
 
 struct Distribution {
   double min = 0, p50 = 0, p90 = 0, p99 = 0, max = 0, mean = 0;
+  double p95 = 0;
   std::uint64_t count = 0;
 };
 /// Quantiles (linear interpolation) of `values`; all zero when empty.

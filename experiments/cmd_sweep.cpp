@@ -94,19 +94,24 @@ int sweep_run(const Args& args) {
       "db", po::value<std::string>(),
       "SQLite result database (created when absent; reruns resume); default: SPEC with .db")(
       "jobs,j", po::value<unsigned>()->default_value(std::max(1u, std::thread::hardware_concurrency())),
-      "worker threads (with --mpi: per rank)")("progress-interval", po::value<double>()->default_value(10),
-                                               "seconds between progress lines when stderr is not a terminal")(
-      "shard", po::value<std::string>(), "run only shard I/N of the design points (point k is in shard k % N)")(
-      "mpi", po::bool_switch(), "split the points over MPI ranks (mpirun -np N ...); rank 0 writes the database")(
+      "worker threads (with --mpi: per rank)")(
+      "progress-interval", po::value<double>()->default_value(10),
+      "seconds between progress lines when stderr is not a terminal")(
+      "shard", po::value<std::string>(),
+      "run only shard I/N of the design points (point k is in shard k % N)")(
+      "mpi", po::bool_switch(),
+      "split the points over MPI ranks (mpirun -np N ...); rank 0 writes the database")(
       "emit-sbatch", po::value<std::string>(),
       "write a Slurm array job (DIR/sweep.sbatch, one task per shard) and DIR/merge.sbatch, run nothing")(
       "shards", po::value<std::uint32_t>()->default_value(8), "--emit-sbatch: array tasks")(
-      "cpus-per-task", po::value<unsigned>()->default_value(4), "--emit-sbatch: CPUs (worker threads) per task")(
-      "time", po::value<std::string>()->default_value(""), "--emit-sbatch: #SBATCH --time (empty = none)")(
+      "cpus-per-task", po::value<unsigned>()->default_value(4),
+      "--emit-sbatch: CPUs (worker threads) per task")("time", po::value<std::string>()->default_value(""),
+                                                       "--emit-sbatch: #SBATCH --time (empty = none)")(
       "partition", po::value<std::string>()->default_value(""), "--emit-sbatch: #SBATCH --partition");
   po::positional_options_description pos;
   pos.add("spec", 1);
-  const auto vm = parse("slurmtwin sweep run SPEC.yaml [--db FILE] [-j N] [--shard I/N | --mpi]", o, args, pos);
+  const auto vm =
+      parse("slurmtwin sweep run SPEC.yaml [--db FILE] [-j N] [--shard I/N | --mpi]", o, args, pos);
   const auto spec_path = vm["spec"].as<std::string>();
   const auto spec = load_sweep_spec(spec_path);
   if (vm.count("emit-sbatch")) {
@@ -133,17 +138,18 @@ int sweep_run(const Args& args) {
     const auto s = run_sweep_mpi(spec, db, ro);
     if (!s.rank0) return kExitOk;
     std::cout << fmt::format(
-        "sweep: {} points: {} evaluated now on {} MPI ranks ({}), {} from earlier runs; {} feasible; results in "
+        "sweep: {} points: {} evaluated now on {} MPI ranks ({}), {} from earlier runs; {} feasible; results "
+        "in "
         "{}\n",
-        s.run.total, s.run.evaluated, s.by_rank.size(), fmt::join(s.by_rank, " + "), s.run.skipped, s.run.feasible,
-        db);
+        s.run.total, s.run.evaluated, s.by_rank.size(), fmt::join(s.by_rank, " + "), s.run.skipped,
+        s.run.feasible, db);
     return kExitOk;
   }
   const auto s = run_sweep_spec(spec, db, ro);
   std::cout << fmt::format(
       "sweep: {} points{}: {} evaluated now, {} from earlier runs; {} feasible; results in {}\n", s.total,
-      ro.shards > 1 ? fmt::format(" (shard {}/{})", ro.shard, ro.shards) : std::string(), s.evaluated, s.skipped,
-      s.feasible, db);
+      ro.shards > 1 ? fmt::format(" (shard {}/{})", ro.shard, ro.shards) : std::string(), s.evaluated,
+      s.skipped, s.feasible, db);
   return kExitOk;
 }
 
@@ -155,7 +161,8 @@ int sweep_merge(const Args& args) {
   pos.add("inputs", -1);
   const auto vm = parse("slurmtwin sweep merge --db FILE SHARD.db...", o, args, pos);
   const auto db = vm["db"].as<std::string>();
-  const auto inputs = vm.count("inputs") ? vm["inputs"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const auto inputs =
+      vm.count("inputs") ? vm["inputs"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (inputs.empty()) throw po::error("sweep merge: no input database given");
   SweepStore store(db);
   std::size_t added = 0;
@@ -237,8 +244,9 @@ int sweep_show(const Args& args) {
       }
       for (double v : rows[i].objectives)
         line += std::isnan(v) ? std::string(",") : fmt::format(",{:.17g}", v);
-      std::cout << line << fmt::format(",{},{},{:.3f}\n", feasible[i] ? 1 : 0, on_front[i] ? 1 : 0,
-                                       rows[i].run_seconds);
+      std::cout << line
+                << fmt::format(",{},{},{:.3f}\n", feasible[i] ? 1 : 0, on_front[i] ? 1 : 0,
+                               rows[i].run_seconds);
     }
     return kExitOk;
   }

@@ -105,10 +105,11 @@ void Progress::print_now() {
   const std::size_t width = options_.bar_width;
   std::size_t filled = 0;
   if (options_.total > 0)
-    filled = std::min(width, static_cast<std::size_t>(static_cast<double>(width) *
-                                                      static_cast<double>(done_) /
-                                                      static_cast<double>(options_.total)));
-  std::string line = "[" + std::string(filled, '#') + std::string(width - filled, '.') + "] " + status_locked();
+    filled =
+        std::min(width, static_cast<std::size_t>(static_cast<double>(width) * static_cast<double>(done_) /
+                                                 static_cast<double>(options_.total)));
+  std::string line =
+      "[" + std::string(filled, '#') + std::string(width - filled, '.') + "] " + status_locked();
   const std::size_t length = line.size();
   if (length < last_bar_chars_) line += std::string(last_bar_chars_ - length, ' ');  // blank leftovers
   last_bar_chars_ = length;

@@ -23,14 +23,14 @@ ProgressStyle progress_style_for(int fd);
 std::string format_eta(double seconds);
 
 struct ProgressOptions {
-  std::string label;         // what is counted, e.g. "sweep" (printed first)
+  std::string label;           // what is counted, e.g. "sweep" (printed first)
   std::string unit = "items";  // e.g. "points", "jobs" (rate is unit/s)
-  std::uint64_t total = 0;   // 0 = unknown (no percentage, no ETA)
-  std::uint64_t initial = 0;  // already done before this run (counted in done, not in the rate)
+  std::uint64_t total = 0;     // 0 = unknown (no percentage, no ETA)
+  std::uint64_t initial = 0;   // already done before this run (counted in done, not in the rate)
   ProgressStyle style = ProgressStyle::kLines;
-  double interval_s = 10;       // kLines: seconds between lines
-  double redraw_s = 0.25;       // kBar: least seconds between redraws
-  std::size_t bar_width = 30;   // kBar: characters of the bar itself
+  double interval_s = 10;      // kLines: seconds between lines
+  double redraw_s = 0.25;      // kBar: least seconds between redraws
+  std::size_t bar_width = 30;  // kBar: characters of the bar itself
 };
 
 class Progress {

@@ -4,13 +4,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <limits>
-#include <set>
-#include <sstream>
 #include <condition_variable>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <ostream>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include "experiments/replay.hpp"
@@ -151,7 +151,8 @@ SweepRow evaluate_task(const SweepSpec& spec, const SweepPlan& plan, std::size_t
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
           .count());
   for (const auto& o : spec.objectives) row.objectives.push_back(metric_value(result.metrics, o.metric));
-  for (const auto& c : spec.constraints) row.constraint_values.push_back(metric_value(result.metrics, c.metric));
+  for (const auto& c : spec.constraints)
+    row.constraint_values.push_back(metric_value(result.metrics, c.metric));
   if (spec.job_waits) {
     std::vector<std::int64_t> waits(plan.trace.jobs.size(), -1);
     for (const auto& j : result.state->jobs)
@@ -220,9 +221,9 @@ SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, con
   if (options.progress)
     *options.progress << fmt::format("sweep: {} points{}, {} already in {}, {} to run on {} threads\n",
                                      summary.total,
-                                     options.shards > 1 ? fmt::format(" in shard {}/{}", options.shard,
-                                                                      options.shards)
-                                                        : std::string(),
+                                     options.shards > 1
+                                         ? fmt::format(" in shard {}/{}", options.shard, options.shards)
+                                         : std::string(),
                                      summary.skipped, db, todo.size(), workers)
                       << std::flush;
 

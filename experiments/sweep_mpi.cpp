@@ -65,7 +65,8 @@ class Reader {
   }
   std::vector<double> doubles() {
     const auto n = u64();
-    if (n > (bytes_.size() - pos_) / sizeof(double)) throw std::runtime_error("sweep --mpi: truncated message");
+    if (n > (bytes_.size() - pos_) / sizeof(double))
+      throw std::runtime_error("sweep --mpi: truncated message");
     std::vector<double> v(n);
     for (auto& x : v) x = f64();
     return v;
@@ -124,7 +125,8 @@ std::string recv_bytes(const MPI_Status& probed) {
   int count = 0;
   MPI_Get_count(&probed, MPI_BYTE, &count);
   std::string bytes(static_cast<std::size_t>(count), '\0');
-  MPI_Recv(bytes.data(), count, MPI_BYTE, probed.MPI_SOURCE, probed.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Recv(bytes.data(), count, MPI_BYTE, probed.MPI_SOURCE, probed.MPI_TAG, MPI_COMM_WORLD,
+           MPI_STATUS_IGNORE);
   return bytes;
 }
 
@@ -178,10 +180,10 @@ SweepMpiSummary coordinator_rank(const SweepSpec& spec, const SweepPlan& plan, c
   po.interval_s = std::max(0.05, options.progress_interval_s);
   Progress progress(options.progress ? *options.progress : discard, po);
   if (options.progress)
-    *options.progress << fmt::format(
-                             "sweep: {} points, {} already in {}, {} to run on {} MPI ranks (rank 0: {} threads)\n",
-                             out.run.total, out.run.skipped, db, todo.size(), ranks, options.jobs)
-                      << std::flush;
+    *options.progress
+        << fmt::format("sweep: {} points, {} already in {}, {} to run on {} MPI ranks (rank 0: {} threads)\n",
+                       out.run.total, out.run.skipped, db, todo.size(), ranks, options.jobs)
+        << std::flush;
 
   std::atomic<std::size_t> next{0};
   std::mutex mutex;  // guards store, out.by_rank, error
@@ -238,9 +240,10 @@ SweepMpiSummary coordinator_rank(const SweepSpec& spec, const SweepPlan& plan, c
         std::size_t index = 0;
         const auto row = decode_result(bytes, index);
         if (index >= plan.tasks.size() || row.key != plan.tasks[index].key)
-          throw std::runtime_error(fmt::format(
-              "rank {} sent a point whose key does not match rank 0's (same spec, site and trace on every rank?)",
-              src));
+          throw std::runtime_error(
+              fmt::format("rank {} sent a point whose key does not match rank 0's (same spec, site and trace "
+                          "on every rank?)",
+                          src));
         store_row(row, static_cast<std::size_t>(src));
         progress.add();
       } catch (...) {

@@ -13,8 +13,8 @@
 namespace slurmtwin::cli {
 
 struct SweepMpiSummary {
-  bool rank0 = false;               // this process is rank 0 (the others return with this false)
-  SweepRunSummary run;              // rank 0: as run_sweep_spec
+  bool rank0 = false;                // this process is rank 0 (the others return with this false)
+  SweepRunSummary run;               // rank 0: as run_sweep_spec
   std::vector<std::size_t> by_rank;  // rank 0: points evaluated by each rank in this run
 };
 
@@ -23,7 +23,8 @@ struct SweepMpiSummary {
 /// printed and aborts every rank (MPI_Abort), so that no rank waits forever.
 SweepMpiSummary run_sweep_mpi(const SweepSpec& spec, const std::string& db, const SweepRunOptions& options);
 #else
-[[noreturn]] inline SweepMpiSummary run_sweep_mpi(const SweepSpec&, const std::string&, const SweepRunOptions&) {
+[[noreturn]] inline SweepMpiSummary run_sweep_mpi(const SweepSpec&, const std::string&,
+                                                  const SweepRunOptions&) {
   throw std::runtime_error(
       "this slurmtwin was built without MPI: install libopenmpi-dev and openmpi-bin and rebuild for --mpi");
 }

@@ -89,7 +89,8 @@ SobolSequence::SobolSequence(std::size_t dimensions, std::uint64_t shift_seed) {
 std::vector<double> SobolSequence::next() {
   constexpr double kScale = 0x1.0p-32;  // 2^-32: state is a 32-bit binary fraction
   std::vector<double> out(state_.size());
-  for (std::size_t d = 0; d < state_.size(); ++d) out[d] = static_cast<double>(state_[d] ^ shift_[d]) * kScale;
+  for (std::size_t d = 0; d < state_.size(); ++d)
+    out[d] = static_cast<double>(state_[d] ^ shift_[d]) * kScale;
   // Gray-code step: flip the direction number of the lowest zero bit of the index.
   const auto c = static_cast<unsigned>(std::countr_one(index_));
   if (c >= kBits) throw std::out_of_range("Sobol design: more than 2^32 points");

@@ -22,7 +22,7 @@ class SobolSequence {
   std::vector<double> next();
 
  private:
-  static constexpr unsigned kBits = 32;  // bits of each coordinate
+  static constexpr unsigned kBits = 32;                 // bits of each coordinate
   std::vector<std::vector<std::uint32_t>> directions_;  // [dimension][bit] direction numbers V, << 32-bit
   std::vector<std::uint32_t> state_;                    // current point, scaled by 2^32
   std::vector<std::uint32_t> shift_;                    // digital shift per dimension

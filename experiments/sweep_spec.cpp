@@ -299,7 +299,8 @@ SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_n
           if (text.starts_with("+")) {
             const auto d = parse_slurm_duration(std::string_view(text).substr(1));
             if (!d || *d < 0)
-              r.fail(node, key, fmt::format("'{}': expected +D-HH:MM:SS (an offset from the first submit)", text));
+              r.fail(node, key,
+                     fmt::format("'{}': expected +D-HH:MM:SS (an offset from the first submit)", text));
             b.relative = true;
             b.value = *d;
           } else {
@@ -588,7 +589,8 @@ bool constraint_holds(const SweepConstraint& c, double value) {
 SweepConstraint parse_constraint(const std::string& text) {
   const auto pos = text.find_first_of("<>");
   if (pos == std::string::npos)
-    throw std::invalid_argument(fmt::format("'{}': expected METRIC OP NUMBER with OP one of <=, <, >=, >", text));
+    throw std::invalid_argument(
+        fmt::format("'{}': expected METRIC OP NUMBER with OP one of <=, <, >=, >", text));
   SweepConstraint c;
   const bool less = text[pos] == '<';
   const bool equal = pos + 1 < text.size() && text[pos + 1] == '=';

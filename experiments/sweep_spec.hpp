@@ -38,8 +38,8 @@ struct SweepObjective {
 struct SweepConstraint {
   std::string metric;  // as an objective's metric
   ConstraintOp op = ConstraintOp::kLessEqual;
-  double bound = 0;       // in the metric's unit
-  std::string text;       // normalised "metric op bound", e.g. "fairness >= 0.8"
+  double bound = 0;        // in the metric's unit
+  std::string text;        // normalised "metric op bound", e.g. "fairness >= 0.8"
   std::uint64_t line = 0;  // line in the spec file (1-based)
 };
 

@@ -272,7 +272,8 @@ bool SweepStore::insert(const SweepRow& row, const std::vector<SweepObjective>& 
     metric_columns[objective_column(objectives[k].metric)] = at(row.objectives, k);
   for (std::size_t k = 0; k < constraints.size(); ++k)
     metric_columns[objective_column(constraints[k].metric)] = at(row.constraint_values, k);
-  std::string cols = "key, params, metrics, engine, run_seconds, version, trace_fingerprint, created, job_waits";
+  std::string cols =
+      "key, params, metrics, engine, run_seconds, version, trace_fingerprint, created, job_waits";
   std::string marks = "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9";
   int next_mark = 10;
   for (const auto& [col, value] : metric_columns) {
@@ -338,7 +339,8 @@ std::size_t SweepStore::merge_from(const std::string& other) {
     add_objectives(src.objectives());
     auto mine = constraints();
     for (const auto& c : src.constraints()) {
-      const bool known = std::any_of(mine.begin(), mine.end(), [&](const auto& m) { return m.text == c.text; });
+      const bool known =
+          std::any_of(mine.begin(), mine.end(), [&](const auto& m) { return m.text == c.text; });
       if (!known) mine.push_back(c);
     }
     set_constraints(mine);

@@ -15,15 +15,15 @@ namespace slurmtwin::cli {
 
 /// One row of `points`.
 struct SweepRow {
-  std::string key;                 // 16 hex digits: hash of the resolved site + trace fingerprint
-  std::string params_json;         // {"setting": value, ...}
-  std::string metrics_json;        // sim::metrics_to_json of the replay
-  std::string engine = "exact";    // "exact" = the discrete-event simulator
-  double run_seconds = 0;          // wall time of the replay, s
-  std::string version;             // slurmtwin version that computed it
-  std::string trace_fingerprint;   // 16 hex digits: hash of the trace's native encoding
-  std::string created;             // UTC, YYYY-MM-DDTHH:MM:SS
-  std::vector<double> objectives;  // one per objective, in the store's objectives() order
+  std::string key;                        // 16 hex digits: hash of the resolved site + trace fingerprint
+  std::string params_json;                // {"setting": value, ...}
+  std::string metrics_json;               // sim::metrics_to_json of the replay
+  std::string engine = "exact";           // "exact" = the discrete-event simulator
+  double run_seconds = 0;                 // wall time of the replay, s
+  std::string version;                    // slurmtwin version that computed it
+  std::string trace_fingerprint;          // 16 hex digits: hash of the trace's native encoding
+  std::string created;                    // UTC, YYYY-MM-DDTHH:MM:SS
+  std::vector<double> objectives;         // one per objective, in the store's objectives() order
   std::vector<double> constraint_values;  // one per constraint, in the store's constraints() order
   std::string job_waits;                  // zlib blob of per-job waits (encode_job_waits), or empty
 };

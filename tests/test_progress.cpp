@@ -50,7 +50,8 @@ TEST_CASE("progress lines: one per interval, rate from this run only, ETA, a fin
   CHECK(out.str().size() == size);
 }
 
-TEST_CASE("progress bar: redrawn in place after a carriage return, blanks leftovers, ends its line on finish") {
+TEST_CASE(
+    "progress bar: redrawn in place after a carriage return, blanks leftovers, ends its line on finish") {
   double now = 0;
   std::ostringstream out;
   ProgressOptions o;

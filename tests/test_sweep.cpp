@@ -302,9 +302,14 @@ namespace slurmtwin::cli {
 
 TEST_CASE("Sobol: the first points are the published ones (Joe & Kuo, scipy scramble=False)") {
   // scipy.stats.qmc.Sobol(d=3, scramble=False).random(8), the same as Joe & Kuo's sobol.cc.
-  const double expected[8][3] = {{0, 0, 0},           {0.5, 0.5, 0.5},     {0.75, 0.25, 0.25},
-                                 {0.25, 0.75, 0.75},  {0.375, 0.375, 0.625}, {0.875, 0.875, 0.125},
-                                 {0.625, 0.125, 0.875}, {0.125, 0.625, 0.375}};
+  const double expected[8][3] = {{0, 0, 0},
+                                 {0.5, 0.5, 0.5},
+                                 {0.75, 0.25, 0.25},
+                                 {0.25, 0.75, 0.75},
+                                 {0.375, 0.375, 0.625},
+                                 {0.875, 0.875, 0.125},
+                                 {0.625, 0.125, 0.875},
+                                 {0.125, 0.625, 0.375}};
   SobolSequence s(3);
   for (const auto& row : expected) {
     const auto p = s.next();
@@ -378,10 +383,10 @@ TEST_CASE("sweep design sobol: values from the sequence, scrambling per seed, er
 }
 
 TEST_CASE("sweep constraints: parsed with their line, checked, errors name the line") {
-  const auto spec = parse_sweep_spec(
-      "parameters:\n  PriorityWeightAge: [1]\n" + std::string(kObjectives) +
-          "constraints:\n  - fairness >= 0.8\n  - wait_p95@partition:gpu<=3600\n  - preemptions@qos:high < 3\n",
-      "c.yaml");
+  const auto spec = parse_sweep_spec("parameters:\n  PriorityWeightAge: [1]\n" + std::string(kObjectives) +
+                                         "constraints:\n  - fairness >= 0.8\n  - "
+                                         "wait_p95@partition:gpu<=3600\n  - preemptions@qos:high < 3\n",
+                                     "c.yaml");
   REQUIRE(spec.constraints.size() == 3);
   const auto& fair = spec.constraints[0];
   CHECK(fair.metric == "fairness");
@@ -461,7 +466,8 @@ TEST_CASE("sweep trace window: relative and absolute bounds keep the jobs submit
 
   const auto tail = "parameters:\n  PriorityWeightAge: [1]\n" + std::string(kObjectives);
   check_error("trace:\n  window: {from: yesterday}\n" + tail, 2, "from", "expected YYYY-MM-DD");
-  check_error("trace:\n  window: {from: '+2-00:00:00', to: '+1-00:00:00'}\n" + tail, 2, "window", "empty window");
+  check_error("trace:\n  window: {from: '+2-00:00:00', to: '+1-00:00:00'}\n" + tail, 2, "window",
+              "empty window");
   check_error("trace:\n  window: {}\n" + tail, 2, "window", "give from, to or both");
 }
 
@@ -473,7 +479,8 @@ TEST_CASE("per-job waits: the blob round-trips and matches the stored metrics") 
 
   const auto dir = testing::scratch_dir("sweep_waits");
   auto text = std::string(kTinySpec) + "job_waits: true\nconstraints:\n  - utilisation >= 0.5\n";
-  text.replace(text.find("{metric: wait_mean, goal: min}"), 30, "{metric: wait_mean, goal: min}\n  - {metric: jobs_started}");
+  text.replace(text.find("{metric: wait_mean, goal: min}"), 30,
+               "{metric: wait_mean, goal: min}\n  - {metric: jobs_started}");
   const auto spec = load_sweep_spec(write_spec(dir, text));
   const auto db = (dir / "w.db").string();
   const auto summary = run_sweep_spec(spec, db, {});
@@ -575,7 +582,8 @@ TEST_CASE("sweep --emit-sbatch: the array script's tasks, run as Slurm would, th
   CHECK(script.find("#SBATCH --time=1:00:00\n") != std::string::npos);
   // Each array task as Slurm would start it (twice for task 1: a rerun resumes and adds nothing).
   for (const int task : {0, 1, 2, 1}) {
-    REQUIRE(shell(fmt::format("cd {} && SLURM_ARRAY_TASK_ID={} SLURM_CPUS_PER_TASK=1 bash sweep.sbatch", jobs, task),
+    REQUIRE(shell(fmt::format("cd {} && SLURM_ARRAY_TASK_ID={} SLURM_CPUS_PER_TASK=1 bash sweep.sbatch", jobs,
+                              task),
                   out) == 0);
   }
   CHECK(out.find("0 evaluated now, 1 from earlier runs") != std::string::npos);
@@ -597,10 +605,10 @@ TEST_CASE("sweep --mpi: mpirun -np 2 splits the points over ranks, rank 0's tabl
   const auto db = (dir / "mpi.db").string();
   std::string out;
   // Leak checking is off for this child: OpenMPI's own allocations are reported as leaks under ASan.
-  const auto command =
-      fmt::format("ASAN_OPTIONS=detect_leaks=0 OMPI_MCA_rmaps_base_oversubscribe=1 '{}' --allow-run-as-root "
-                  "--oversubscribe -np 2 '{}' sweep run {} --db {} --mpi -j 1",
-                  SLURMTWIN_MPIEXEC, SLURMTWIN_BINARY, spec_path, db);
+  const auto command = fmt::format(
+      "ASAN_OPTIONS=detect_leaks=0 OMPI_MCA_rmaps_base_oversubscribe=1 '{}' --allow-run-as-root "
+      "--oversubscribe -np 2 '{}' sweep run {} --db {} --mpi -j 1",
+      SLURMTWIN_MPIEXEC, SLURMTWIN_BINARY, spec_path, db);
   const int rc = shell(command, out);
   CAPTURE(out);
   REQUIRE(rc == 0);

@@ -235,6 +235,15 @@ int sweep_show(const Args& args) {
     std::string line = "key";
     for (const auto& n : names) line += "," + csv_field(n);
     for (const auto& ob : objectives) line += "," + csv_field(ob.metric);
+    // Constraint metrics that are not objectives get a column too (once each).
+    std::vector<std::size_t> extra;
+    std::set<std::string> listed;
+    for (const auto& ob : objectives) listed.insert(ob.metric);
+    for (std::size_t k = 0; k < constraints.size(); ++k)
+      if (listed.insert(constraints[k].metric).second) {
+        extra.push_back(k);
+        line += "," + csv_field(constraints[k].metric);
+      }
     std::cout << line << ",feasible,pareto,run_seconds\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
       line = rows[i].key;
@@ -244,6 +253,10 @@ int sweep_show(const Args& args) {
       }
       for (double v : rows[i].objectives)
         line += std::isnan(v) ? std::string(",") : fmt::format(",{:.17g}", v);
+      for (auto k : extra) {
+        const double v = rows[i].constraint_values[k];
+        line += std::isnan(v) ? std::string(",") : fmt::format(",{:.17g}", v);
+      }
       std::cout << line
                 << fmt::format(",{},{},{:.3f}\n", feasible[i] ? 1 : 0, on_front[i] ? 1 : 0,
                                rows[i].run_seconds);

@@ -7,11 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "experiments/sweep.hpp"
@@ -471,6 +473,21 @@ TEST_CASE("sweep trace window: relative and absolute bounds keep the jobs submit
   check_error("trace:\n  window: {}\n" + tail, 2, "window", "give from, to or both");
 }
 
+namespace {
+
+/// Runs a shell command, returns its exit status and (via `output`) what it printed.
+int shell(const std::string& command, std::string& output) {
+  output.clear();
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buffer[4096];
+  while (const auto n = fread(buffer, 1, sizeof(buffer), pipe)) output.append(buffer, n);
+  const int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
 TEST_CASE("per-job waits: the blob round-trips and matches the stored metrics") {
   const std::vector<std::int64_t> waits = {0, 5, -1, 86400, 1LL << 40};
   CHECK(decode_job_waits(encode_job_waits(waits)) == waits);
@@ -478,7 +495,8 @@ TEST_CASE("per-job waits: the blob round-trips and matches the stored metrics") 
   CHECK_THROWS(decode_job_waits("not zlib"));
 
   const auto dir = testing::scratch_dir("sweep_waits");
-  auto text = std::string(kTinySpec) + "job_waits: true\nconstraints:\n  - utilisation >= 0.5\n";
+  auto text =
+      std::string(kTinySpec) + "job_waits: true\nconstraints:\n  - utilisation >= 0.5\n  - wait_max < 1e12\n";
   text.replace(text.find("{metric: wait_mean, goal: min}"), 30,
                "{metric: wait_mean, goal: min}\n  - {metric: jobs_started}");
   const auto spec = load_sweep_spec(write_spec(dir, text));
@@ -488,7 +506,7 @@ TEST_CASE("per-job waits: the blob round-trips and matches the stored metrics") 
   SweepStore store(db);
   const auto rows = store.rows(/*with_job_waits=*/true);
   REQUIRE(rows.size() == 4);
-  REQUIRE(store.constraints().size() == 1);
+  REQUIRE(store.constraints().size() == 2);
   std::size_t feasible = 0;
   const auto trace = load_sweep_trace(spec);
   for (const auto& r : rows) {
@@ -509,6 +527,41 @@ TEST_CASE("per-job waits: the blob round-trips and matches the stored metrics") 
   }
   CHECK(summary.feasible == feasible);
   CHECK(store.rows().front().job_waits.empty());  // only read when asked
+
+  // New constraints on the same points (on metrics that have columns): nothing is rerun,
+  // feasibility follows the latest spec.
+  std::vector<std::pair<double, std::string>> by_wait;
+  for (const auto& r : rows) by_wait.emplace_back(r.objectives[0], r.key);
+  std::sort(by_wait.begin(), by_wait.end());
+  REQUIRE(by_wait[1].first < by_wait[2].first);
+  const double bound = (by_wait[1].first + by_wait[2].first) / 2;
+  auto text2 = text.substr(0, text.find("constraints:")) +
+               fmt::format("constraints:\n  - wait_mean <= {:.17g}\n  - wait_max < 1e12\n", bound);
+  const auto spec2 = load_sweep_spec(write_spec(dir, text2));
+  const auto again = run_sweep_spec(spec2, db, {});
+  CHECK(again.evaluated == 0);
+  CHECK(again.feasible == 2);
+  std::string out;
+  REQUIRE(shell(fmt::format("'{}' sweep show --db {} --csv", SLURMTWIN_BINARY, db), out) == 0);
+  CAPTURE(out);
+  std::istringstream csv(out);
+  std::string header;
+  std::getline(csv, header);
+  CHECK(header.ends_with(",wait_mean,jobs_started,utilisation,wait_max,feasible,pareto,run_seconds"));
+  std::set<std::string> feasible_keys;
+  for (std::string line; std::getline(csv, line);) {
+    const auto fields = std::count(line.begin(), line.end(), ',');
+    CHECK(fields == std::count(header.begin(), header.end(), ','));
+    // ...,feasible,pareto,run_seconds: the feasible flag is the third field from the end.
+    const auto last = line.rfind(',');
+    const auto second = line.rfind(',', last - 1);
+    const auto third = line.rfind(',', second - 1);
+    if (line.substr(third + 1, second - third - 1) == "1")
+      feasible_keys.insert(line.substr(0, line.find(',')));
+  }
+  CHECK(feasible_keys == std::set<std::string>{by_wait[0].second, by_wait[1].second});
+  REQUIRE(shell(fmt::format("'{}' sweep show --db {}", SLURMTWIN_BINARY, db), out) == 0);
+  CHECK(out.find("2 of 4 points feasible") != std::string::npos);
 }
 
 TEST_CASE("sweep shards: --shard i/N split the points, merge is idempotent and equals one run") {
@@ -550,21 +603,6 @@ TEST_CASE("sweep shards: --shard i/N split the points, merge is idempotent and e
   }
   CHECK(SweepStore(merged).objectives().size() == 2);
 }
-
-namespace {
-
-/// Runs a shell command, returns its exit status and (via `output`) what it printed.
-int shell(const std::string& command, std::string& output) {
-  output.clear();
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buffer[4096];
-  while (const auto n = fread(buffer, 1, sizeof(buffer), pipe)) output.append(buffer, n);
-  const int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-}  // namespace
 
 TEST_CASE("sweep --emit-sbatch: the array script's tasks, run as Slurm would, then merge.sbatch") {
   const auto dir = testing::scratch_dir("sweep_sbatch");

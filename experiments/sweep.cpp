@@ -71,7 +71,7 @@ void apply_trace_window(Trace& trace, const SweepSpec& spec) {
   const Seconds to = spec.window_to.set ? resolve(spec.window_to) : std::numeric_limits<Seconds>::max();
   std::erase_if(trace.jobs, [&](const JobRecord& j) { return j.submit < from || j.submit >= to; });
   if (trace.jobs.empty())
-    throw InputError(spec.file, 0, "window",
+    throw InputError(spec.file, spec.window_line, "window",
                      fmt::format("no job of the trace is submitted in [{}, {})", format_timestamp(from),
                                  format_timestamp(to)));
 }

@@ -289,6 +289,7 @@ SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_n
       }
       if (const auto window = trace["window"]; window) {
         r.check_map(window, "window", {"from", "to"});
+        spec.window_line = r.line_of(window);
         if (!window["from"] && !window["to"]) r.fail(window, "window", "give from, to or both");
         const auto bound = [&](const char* key) {
           WindowBound b;

@@ -62,6 +62,7 @@ struct SweepSpec {
   std::uint64_t synthetic_seed = 42;
   double synthetic_days = 7.0;             // days of synthetic workload
   WindowBound window_from, window_to;      // keep jobs submitted in [from, to) (unset = open)
+  std::uint64_t window_line = 0;           // line of trace.window in the spec (for messages)
   std::vector<SweepParameter> parameters;  // in spec order
   SweepDesign design = SweepDesign::kGrid;
   std::uint32_t points = 0;  // random / lhs: number of points

@@ -493,19 +493,28 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
   if (k_obj >= 2) {
     body += "<div class=\"grid2\">\n";
     for (std::size_t k = 1; k < k_obj && k < 4; ++k) {
+      // Grey: every point; orange: the points on the front of all objectives; the line joins the front
+      // of these two objectives alone (with more than two objectives the two fronts differ).
       svg::Series all{"all points", {}, {}, "#bbbbbb", false, false, 3, {}};
-      svg::Series best{"Pareto front", {}, {}, svg::colour(5), true, false, 4, {}};
-      std::vector<std::size_t> order(front.begin(), front.end());
-      std::sort(order.begin(), order.end(), [&](auto a, auto b) { return obj_rows[a][0] < obj_rows[b][0]; });
+      svg::Series best{"on the Pareto front (all objectives)", {}, {}, svg::colour(5), false, false, 4, {}};
+      svg::Series pair{"front of these two", {}, {}, svg::colour(0), true, false, 0, {}};
+      std::vector<std::vector<double>> two;
       for (std::size_t i = 0; i < exact.size(); ++i) {
         all.x.push_back(obj_rows[i][0]);
         all.y.push_back(obj_rows[i][k]);
         all.tooltips.push_back(exact[i]->params_json);
+        two.push_back({obj_rows[i][0], obj_rows[i][k]});
+        if (on_front.count(i)) {
+          best.x.push_back(obj_rows[i][0]);
+          best.y.push_back(obj_rows[i][k]);
+          best.tooltips.push_back(exact[i]->params_json);
+        }
       }
-      for (auto i : order) {
-        best.x.push_back(obj_rows[i][0]);
-        best.y.push_back(obj_rows[i][k]);
-        best.tooltips.push_back(exact[i]->params_json);
+      auto front2 = pareto_front(two, {goals[0], goals[k]});
+      std::sort(front2.begin(), front2.end(), [&](auto a, auto b) { return two[a] < two[b]; });
+      for (auto i : front2) {
+        pair.x.push_back(two[i][0]);
+        pair.y.push_back(two[i][1]);
       }
       svg::PlotOptions o;
       o.id = fmt::format("pareto-{}", k);
@@ -514,7 +523,7 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
       o.x.label = objectives[0].metric;
       o.y.label = objectives[k].metric;
       o.width = 520;
-      body += svg::plot({all, best}, o);
+      body += svg::plot({all, pair, best}, o);
       ++plots;
     }
     body += "</div>\n";
@@ -556,13 +565,13 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
       const auto [lo, hi] = std::minmax_element(s.x.begin(), s.x.end());
       svg::PlotOptions o;
       o.id = fmt::format("sensitivity-{}-{}", k, drawn);
-      o.title = fmt::format("{} vs {} (ρ = {:.2f})", objectives[k].metric, p, spearman(s.x, s.y));
+      o.title = fmt::format("{} (ρ = {:.2f})", p, spearman(s.x, s.y));
       o.x.label = p;
       o.x.log = positive && *hi > 100 * *lo;  // ranges over decades read better on a log axis
       o.y.label = objectives[k].metric;
       o.legend = false;
-      o.width = 360;
-      o.height = 260;
+      o.width = 340;
+      o.height = 250;
       body += svg::plot({s}, o);
       ++plots;
       ++drawn;

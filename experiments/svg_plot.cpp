@@ -11,7 +11,7 @@ namespace slurmtwin::cli::svg {
 namespace {
 
 // Margins around the plotting area (px): room for tick labels, axis labels and the title.
-constexpr double kLeft = 70, kRight = 16, kTop = 30, kBottom = 46;
+constexpr double kLeft = 70, kRight = 30, kTop = 30, kBottom = 46;
 constexpr double kLegendWidth = 230;  // px, right of the plot when there is a legend
 constexpr double kLegendRow = 16;     // px per legend entry
 
@@ -176,16 +176,20 @@ std::vector<double> nice_ticks(double lo, double hi, int n) {
   assert(n > 0);
   if (!(hi > lo)) return {lo};
   const double raw = (hi - lo) / n;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  double step = mag;
-  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
-    if (m * mag >= raw) {
-      step = m * mag;
+  const int e = static_cast<int>(std::floor(std::log10(raw)));
+  const double mag = std::pow(10.0, e);
+  double m = 10;  // step = m * 10^e, m in {1, 2, 2.5, 5, 10}
+  for (double c : {1.0, 2.0, 2.5, 5.0})
+    if (c * mag >= raw) {
+      m = c;
       break;
     }
+  // Each tick as (k * m) * 10^e, or (k * m) / 10^-e for e < 0: one rounding, so 0.6 prints as 0.6.
+  const double div = e < 0 ? std::round(std::pow(10.0, -e)) : 1, mul = e < 0 ? 1 : mag;
+  const auto tick = [&](double k) { return k * m * mul / div; };
   std::vector<double> out;
-  for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step)
-    out.push_back(std::abs(v) < step * 1e-9 ? 0 : v);
+  for (double k = std::ceil(lo / (m * mag) - 1e-9); tick(k) <= hi + m * mag * 1e-9; ++k)
+    out.push_back(tick(k) + 0.0);
   return out;
 }
 

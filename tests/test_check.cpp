@@ -154,7 +154,7 @@ TEST_CASE("baseline files round-trip exactly and reject other formats with a lin
 }
 
 TEST_CASE(
-    "slurmtwin check: exit 0 when metrics hold, 1 on a regression, 2 on bad input; JUnit and Markdown") {
+    "slurmtwin check: exit 0 when metrics hold, 1 on a regression, 2 on bad input, with JUnit and Markdown") {
   const auto dir = testing::scratch_dir("check_cli");
   const auto scenarios = (dir / "scenarios.yaml").string();
   // A small cluster and one synthetic day keep the replays short. The optional scenario reads a file

@@ -14,6 +14,7 @@ namespace {
 constexpr double kLeft = 70, kRight = 30, kTop = 30, kBottom = 46;
 constexpr double kLegendWidth = 230;  // px, right of the plot when there is a legend
 constexpr double kLegendRow = 16;     // px per legend entry
+constexpr double kDataPad = 0.04;     // fraction of a data-driven linear range added at each end
 
 struct Scale {
   double lo = 0, hi = 1;  // data range (log10 of it for a log axis)
@@ -42,6 +43,11 @@ Scale make_scale(const Axis& axis, const std::vector<double>& data, double p0, d
     }
     if (!std::isfinite(lo)) lo = hi = axis.log ? 1 : 0;
     if (!axis.log && lo > 0 && lo < 0.3 * hi) lo = 0;  // start a mostly positive axis at 0
+    if (!axis.log && hi > lo) {  // keep extreme points off the frame (an axis at 0 stays at 0)
+      const double pad = kDataPad * (hi - lo);
+      hi += pad;
+      if (lo != 0) lo -= pad;
+    }
   }
   if (axis.log) {
     lo = std::floor(std::log10(std::max(lo, 1e-300)));

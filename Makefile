@@ -8,7 +8,7 @@ ifeq ($(CI),true)
   CMAKE_FLAGS += -DSLURMTWIN_WERROR=ON
 endif
 
-.PHONY: deps build run test sanitize clean format
+.PHONY: deps build run test sanitize check-scenarios test-browser cli-doc clean format
 
 deps:
 	@bash cmake/install-deps.sh
@@ -21,18 +21,38 @@ build: deps
 run: build
 	@$(BUILD)/experiments/slurmtwin replay --out out/default
 
-# In CI (CI=true) the suite runs a second time under AddressSanitizer + UBSan.
+# In CI (CI=true) Chromium is installed first (so the HTML report test runs instead of skipping), the
+# project's regression scenarios run after the suite, and the suite runs again under ASan + UBSan.
 test: build
+ifeq ($(CI),true)
+	@bash cmake/install-deps.sh chromium
+endif
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 ifeq ($(CI),true)
+	@$(MAKE) --no-print-directory check-scenarios
 	@$(MAKE) --no-print-directory sanitize
 endif
+
+# The project's own regression scenarios (.ci/check/): exit 1 when a metric left its baseline.
+# After an intended change of behaviour: slurmtwin check .ci/check/scenarios.yaml --update-baseline.
+check-scenarios: build
+	@$(BUILD)/experiments/slurmtwin check .ci/check/scenarios.yaml --junit $(BUILD)/check-junit.xml \
+	  --markdown $(BUILD)/check-summary.md
+
+# The HTML report in headless Chromium (installs the Debian package chromium when missing).
+test-browser: build
+	@bash cmake/install-deps.sh chromium
+	@cd $(BUILD) && ctest --output-on-failure -R report_renders_in_chromium
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer (any report fails the test).
 sanitize: deps
 	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLURMTWIN_SANITIZE=ON $(CMAKE_FLAGS) > $(BUILD)-asan.configure.log 2>&1 || (cat $(BUILD)-asan.configure.log; exit 1)
 	@cmake --build $(BUILD)-asan -j $(JOBS)
 	@cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
+
+# docs/cli.md from the binary's --help (a test checks that they agree).
+cli-doc: build
+	@bash cmake/gen-cli-doc.sh $(BUILD)/experiments/slurmtwin > docs/cli.md
 
 format:
 	@git ls-files '*.cpp' '*.hpp' | xargs clang-format -i

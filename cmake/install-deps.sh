@@ -7,6 +7,8 @@ packages=(cmake make g++ pkg-config
   libtorch-dev libopenblas0-pthread
   libyaml-cpp-dev libfmt-dev doctest-dev zlib1g-dev liblzma-dev xz-utils libsqlite3-dev
   libopenmpi-dev openmpi-bin)
+# Packages named on the command line instead (e.g. `install-deps.sh chromium` for the report test).
+if [ $# -gt 0 ]; then packages=("$@"); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

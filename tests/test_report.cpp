@@ -1,0 +1,250 @@
+// slurmtwin report: the HTML is well-formed, self-contained, has the expected plots, and draws what
+// the inputs say (replay output directories and sweep databases).
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <vector>
+
+#include "experiments/replay.hpp"
+#include "experiments/report_html.hpp"
+#include "experiments/svg_plot.hpp"
+#include "experiments/sweep_store.hpp"
+#include "test_support.hpp"
+#include "traces/default_site.hpp"
+#include "traces/read_report.hpp"
+#include "traces/synthetic.hpp"
+
+using namespace slurmtwin;
+using namespace slurmtwin::cli;
+
+namespace {
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+/// "" when `doc` is well-formed XML (elements nest and close, attributes quoted, comments, CDATA and
+/// the DOCTYPE skipped), else what is wrong and where.
+std::string xml_problem(const std::string& doc) {
+  std::vector<std::string> open;
+  std::size_t i = 0;
+  while ((i = doc.find('<', i)) != std::string::npos) {
+    const auto skip = [&](const char* start, const char* end) {
+      if (doc.compare(i, std::string_view(start).size(), start) != 0) return false;
+      const auto e = doc.find(end, i);
+      i = e == std::string::npos ? doc.size() : e + std::string_view(end).size();
+      return true;
+    };
+    if (skip("<!--", "-->") || skip("<![CDATA[", "]]>") || skip("<!DOCTYPE", ">")) continue;
+    const bool closing = doc[i + 1] == '/';
+    std::size_t j = i + (closing ? 2 : 1);
+    const auto name_start = j;
+    while (j < doc.size() &&
+           (std::isalnum(static_cast<unsigned char>(doc[j])) || doc[j] == '-' || doc[j] == ':'))
+      ++j;
+    const auto name = doc.substr(name_start, j - name_start);
+    if (name.empty()) return fmt::format("bad tag at offset {}", i);
+    char quote = 0;  // find the tag's end outside quoted attribute values
+    for (; j < doc.size(); ++j) {
+      if (quote) {
+        if (doc[j] == quote) quote = 0;
+        if (doc[j] == '<') return fmt::format("'<' inside an attribute of <{}> at offset {}", name, j);
+      } else if (doc[j] == '"' || doc[j] == '\'') {
+        quote = doc[j];
+      } else if (doc[j] == '>') {
+        break;
+      }
+    }
+    if (j == doc.size()) return fmt::format("unterminated <{}>", name);
+    if (closing) {
+      if (open.empty() || open.back() != name)
+        return fmt::format("</{}> at offset {} closes <{}>", name, i, open.empty() ? "" : open.back());
+      open.pop_back();
+    } else if (doc[j - 1] != '/') {
+      open.push_back(name);
+    }
+    i = j + 1;
+  }
+  return open.empty() ? "" : fmt::format("<{}> never closed", open.back());
+}
+
+/// Everything a self-contained report must not hold: fetches of any kind.
+void check_self_contained(const std::string& html) {
+  CHECK(count(html, "://") == count(html, "xmlns=\"http://www.w3.org/2000/svg\""));  // no URL but the SVG namespace
+  CHECK(html.find("src=") == std::string::npos);
+  CHECK(html.find("href") == std::string::npos);
+  CHECK(html.find("url(") == std::string::npos);
+  CHECK(html.find("@import") == std::string::npos);
+}
+
+const std::string kJobsHeader =
+    "job_id,user,account,partition,qos,submit,eligible,start,end,wait_s,state,nodes,alloc_cpus,priority_at_"
+    "start,"
+    "started_by,restarts,pending_reasons,reject_reason\n";
+
+/// A hand-made replay output: 3 started jobs on n1, n2, n3, n10 and one that never started.
+std::filesystem::path tiny_run_dir() {
+  const auto dir = testing::scratch_dir("report_tiny");
+  std::ofstream(dir / "jobs.csv")
+      << kJobsHeader
+      << "1,u1,acct1,a,normal,1000,1000,1000,4600,0,COMPLETED,\"n[1-2]\",8,10,main,0,,\"\"\n"
+         "2,u2,acct2,a,high,1000,1000,1600,2000,600,COMPLETED,\"n3\",4,10,main,0,,\"\"\n"
+         "3,u1,acct1,b,normal,2000,2000,9000,9500,7000,TIMEOUT,\"n10\",4,10,backfill,0,,\"\"\n"
+         "4,u2,acct2,b,normal,2000,2000,,,,PENDING,\"\",0,0,none,0,Resources,\"\"\n";
+  std::ofstream(dir / "metrics.json")
+      << "{\n  \"jobs\": {\"input\": 4, \"rejected\": 0, \"started\": 3, \"never_started\": 1},\n"
+         "  \"overall\": {\"jobs\": 3, \"wait_mean_s\": 2533.33, \"wait_median_s\": 600, \"wait_p90_s\": "
+         "5720, "
+         "\"wait_p99_s\": 6872, \"wait_max_s\": 7000, \"bounded_slowdown_mean\": 5.5},\n"
+         "  \"by_partition\": {\n    \"a\": {\"jobs\": 2, \"wait_mean_s\": 300, \"wait_median_s\": 300, "
+         "\"wait_p90_s\": "
+         "540, \"wait_p99_s\": 594, \"wait_max_s\": 600, \"bounded_slowdown_mean\": 1.5}},\n"
+         "  \"by_qos\": {},\n"
+         "  \"first_submit\": 1000, \"last_end\": 9500, \"makespan_s\": 8500,\n"
+         "  \"utilisation\": 0.25,\n"
+         "  \"queue_length\": {\"mean\": 0.5, \"max\": 2, \"cdf\": [[0, 0.5], [2, 1]]},\n"
+         "  \"series_bucket_s\": 3600,\n"
+         "  \"utilisation_series\": [0.5, 0.125, 0.1],\n"
+         "  \"queue_length_series\": [1, 0.5, 2],\n"
+         "  \"fairness\": {\"acct1\": {\"usage_share\": 0.75, \"target_share\": 0.5}, \"acct2\": "
+         "{\"usage_share\": 0.25, "
+         "\"target_share\": 0.5}}\n}\n";
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("replay report of a real replay: well-formed, self-contained, every plot present") {
+  // A replay as `slurmtwin replay` writes it: the report reads what replay.cpp and metrics.cpp write.
+  auto config = default_synthetic_config();
+  config.days = 1;
+  const auto trace = generate_synthetic(config);
+  const auto result = run_replay(scaled_default_site(16), trace, ReplayOptions{});
+  const auto dir = testing::scratch_dir("report_replay");
+  std::ofstream(dir / "jobs.csv") << jobs_csv(result, trace);
+  std::ofstream(dir / "metrics.json") << sim::metrics_to_json(result.metrics);
+  const auto html = replay_report_html(dir.string(), ReportOptions{});
+
+  CHECK(html.starts_with("<!DOCTYPE html>"));
+  CHECK(xml_problem(html) == "");
+  check_self_contained(html);
+  for (const char* id :
+       {"wait-cdf-partition", "wait-cdf-qos", "utilisation", "queue-length", "fairness", "gantt"})
+    CHECK_MESSAGE(count(html, fmt::format("data-plot=\"{}\"", id)) == 1, id);
+  CHECK(html.find("<body data-plots=\"6\">") != std::string::npos);
+  // One CDF curve per partition that started a job, named with its job count.
+  for (const auto& [part, w] : result.metrics.by_partition)
+    if (w.jobs > 0) CHECK(html.find(fmt::format("{} ({} jobs)", part, w.jobs)) != std::string::npos);
+  // Same input, same bytes.
+  CHECK(replay_report_html(dir.string(), ReportOptions{}) == html);
+}
+
+TEST_CASE("replay report draws the hand-made jobs: Gantt bars per job and node, CDFs per partition and QOS") {
+  const auto dir = tiny_run_dir();
+  ReportOptions o;
+  o.gantt_from = "+0";
+  o.gantt_length = 3 * 3600;
+  const auto html = replay_report_html(dir.string(), o);
+  CHECK(xml_problem(html) == "");
+  check_self_contained(html);
+  // Window [1000, 11800): jobs 1 (two nodes), 2 and 3; job 4 never started.
+  CHECK(count(html, "<title>job ") == 4);
+  for (const char* bar : {"job 1 on n1 ", "job 1 on n2 ", "job 2 on n3 ", "job 3 on n10 "})
+    CHECK_MESSAGE(html.find(bar) != std::string::npos, bar);
+  CHECK(html.find("job 4 on") == std::string::npos);
+  // Node rows in natural order: n1, n2, n3, n10.
+  const auto n3 = html.find(">n3</text>"), n10 = html.find(">n10</text>");
+  REQUIRE(n3 != std::string::npos);
+  REQUIRE(n10 != std::string::npos);
+  CHECK(n3 < n10);
+  CHECK(html.find("a (2 jobs)") != std::string::npos);
+  CHECK(html.find("b (1 jobs)") != std::string::npos);
+  CHECK(html.find("normal (2 jobs)") != std::string::npos);
+  CHECK(html.find("high (1 jobs)") != std::string::npos);
+  // Fairness bars carry their values.
+  CHECK(html.find("acct1: usage share 0.75") != std::string::npos);
+  CHECK(html.find("acct2: target share 0.5") != std::string::npos);
+
+  // A later window holds only job 3: [6000, 9600).
+  o.gantt_from = "+5000";
+  o.gantt_length = 3600;
+  const auto later = replay_report_html(dir.string(), o);
+  CHECK(count(later, "<title>job ") == 1);
+  CHECK(later.find("job 3 on n10 ") != std::string::npos);
+}
+
+TEST_CASE("replay report: missing or malformed inputs name the file and line") {
+  const auto dir = tiny_run_dir();
+  std::filesystem::remove(dir / "metrics.json");
+  CHECK_THROWS_WITH_AS(replay_report_html(dir.string(), {}), doctest::Contains("metrics.json"), InputError);
+  const auto bad = tiny_run_dir();
+  std::ofstream(bad / "jobs.csv")
+      << kJobsHeader << "1,u1,acct1,a,normal,soon,1000,1000,4600,0,COMPLETED,\"n1\",8,10,main,0,,\"\"\n";
+  CHECK_THROWS_WITH_AS(replay_report_html(bad.string(), {}), doctest::Contains("jobs.csv:2: submit:"),
+                       InputError);
+  std::ofstream(bad / "jobs.csv") << "job_id,user\n1,u1\n";
+  CHECK_THROWS_WITH_AS(replay_report_html(bad.string(), {}), doctest::Contains("jobs.csv:1: partition"),
+                       InputError);
+}
+
+TEST_CASE("sweep report: Pareto front, sensitivity, and the surrogate scatter only with both engines") {
+  const auto dir = testing::scratch_dir("report_sweep");
+  const auto db = (dir / "sweep.db").string();
+  const std::vector<SweepObjective> objectives = {{"wait_mean", Goal::kMin}, {"utilisation", Goal::kMax}};
+  {
+    SweepStore store(db);
+    store.add_objectives(objectives);
+    // (wait_mean, utilisation): D (90, 0.6) dominates A (100, 0.5); A and D dominate C (120, 0.45);
+    // B (80, 0.4) has the lowest wait. Front: B and D.
+    const std::vector<std::tuple<std::string, double, double, double>> points = {
+        {"a", 0, 100, 0.5}, {"b", 10, 80, 0.4}, {"c", 20, 120, 0.45}, {"d", 30, 90, 0.6}};
+    for (const auto& [key, age, wait, util] : points) {
+      SweepRow row;
+      row.key = key;
+      row.params_json = fmt::format("{{\"PriorityWeightAge\": {}}}", age);
+      row.metrics_json = "{}";
+      row.objectives = {wait, util};
+      store.insert(row, objectives);
+    }
+  }
+  const auto html = sweep_report_html(db, {});
+  CHECK(xml_problem(html) == "");
+  check_self_contained(html);
+  CHECK(html.find(
+            "4 points by the exact simulator, 2 objectives, 1 parameters; 2 points on the Pareto front") !=
+        std::string::npos);
+  CHECK(count(html, "data-plot=\"pareto-1\"") == 1);
+  CHECK(count(html, "data-plot=\"sensitivity-") == 2);
+  CHECK(count(html, "<tr><td>") == 2);  // the front's table: B then D (by wait)
+  CHECK(html.find("<tr><td>10</td><td>80</td><td>0.4</td></tr>") < html.find("<tr><td>30</td><td>90</td>"));
+  CHECK(html.find("id=\"no-surrogate\"") != std::string::npos);
+  CHECK(html.find("data-plot=\"surrogate-") == std::string::npos);
+
+  {
+    SweepStore store(db);
+    SweepRow row;
+    row.key = "a-surrogate";
+    row.engine = "surrogate";
+    row.params_json = "{\"PriorityWeightAge\": 0}";
+    row.metrics_json = "{}";
+    row.objectives = {104, 0.52};
+    store.insert(row, objectives);
+  }
+  const auto with = sweep_report_html(db, {});
+  CHECK(xml_problem(with) == "");
+  CHECK(with.find("id=\"no-surrogate\"") == std::string::npos);
+  CHECK(count(with, "data-plot=\"surrogate-surrogate-") == 2);
+  CHECK(with.find("wait_mean: surrogate vs exact (1 points, MAE 4)") != std::string::npos);
+  // The surrogate row is not a sweep point: still 4 exact points.
+  CHECK(with.find("4 points by the exact simulator") != std::string::npos);
+}
+
+TEST_CASE("svg ticks are round numbers covering the range") {
+  CHECK(svg::nice_ticks(0, 1, 5) == std::vector<double>{0, 0.2, 0.4, 0.6, 0.8, 1.0});
+  CHECK(svg::nice_ticks(0, 100, 4) == std::vector<double>{0, 25, 50, 75, 100});
+  CHECK(svg::nice_ticks(3, 17, 3) == std::vector<double>{5, 10, 15});
+  CHECK(svg::escape("a<b & \"c\"") == "a&lt;b &amp; &quot;c&quot;");
+}

@@ -6,6 +6,8 @@ packages=(cmake make g++ pkg-config
   libboost-graph-dev libboost-program-options-dev libeigen3-dev
   libtorch-dev libopenblas0-pthread
   libyaml-cpp-dev libfmt-dev doctest-dev zlib1g-dev liblzma-dev xz-utils libsqlite3-dev)
+# `make fuzz` only: clang with libFuzzer and the sanitizer runtimes.
+if [ "${1:-}" = "--fuzz" ]; then packages+=(clang libclang-rt-14-dev); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -16,6 +16,7 @@
 
 #include "traces/file_io.hpp"
 #include "traces/hostlist.hpp"
+#include "traces/input_limits.hpp"
 #include "traces/read_report.hpp"
 #include "traces/text.hpp"
 #include "traces/time_format.hpp"
@@ -501,11 +502,13 @@ class SiteBuilder {
 
     std::vector<std::string> names;
     try {
-      names = expand_hostlist(head.value);
+      names = expand_hostlist(head.value, kMaxSiteNodes);
     } catch (const std::invalid_argument& e) {
       fail(head, e.what());
     }
     if (names.empty()) fail(head, "no node names");
+    if (site_.nodes.size() + names.size() > kMaxSiteNodes)
+      fail(head, fmt::format("more than {} nodes in the site", kMaxSiteNodes));
     for (auto& name : names) {
       if (node_index_.count(name)) fail(head, fmt::format("node '{}' defined twice", name));
       node_index_[name] = site_.nodes.size();
@@ -655,7 +658,8 @@ class SiteBuilder {
       }
       std::vector<std::string> names;
       try {
-        names = expand_hostlist(item);
+        // A list of existing nodes: longer than the site (plus repeats) means a bad range.
+        names = expand_hostlist(item, site_.nodes.size() + 1);
       } catch (const std::invalid_argument& e) {
         fail(p, e.what());
       }

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "traces/file_io.hpp"
+#include "traces/memory_guard.hpp"
 #include "traces/native_format.hpp"
 #include "traces/readers.hpp"
 #include "traces/text.hpp"
@@ -74,6 +76,9 @@ Trace read_trace(const std::vector<std::string>& paths, const TraceReadOptions& 
   for (const auto& path : paths) {
     const auto content = read_input_file(path);
     if (content.empty()) throw InputError(path, 0, "", "empty file");
+    require_memory(trace_read_bytes(content.size(), static_cast<std::uint64_t>(
+                                                        std::count(content.begin(), content.end(), '\n'))),
+                   fmt::format("reading {} ({} bytes)", path, content.size()));
     const auto format =
         options.format == TraceFormat::kAuto ? detect_trace_format(path, content) : options.format;
     if (format == TraceFormat::kNative) {

@@ -78,6 +78,7 @@ class SpecReader {
   void check_map(const YAML::Node& n, std::string_view key, const std::set<std::string>& allowed) const {
     if (!n.IsMap()) fail(n, key, "expected a map");
     for (const auto& kv : n) {
+      if (!kv.first.IsScalar()) fail(kv.first, key, "a key must be a plain name");  // as<string> would throw
       const auto k = kv.first.as<std::string>();
       if (!allowed.count(k)) fail(kv.first, k, fmt::format("unknown key in {}", key));
     }
@@ -293,6 +294,7 @@ SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_n
     r.fail(params, "parameters", "expected a non-empty map of settings");
   for (const auto& kv : params) {
     SweepParameter p;
+    if (!kv.first.IsScalar()) r.fail(kv.first, "parameters", "a setting name must be a plain name");
     p.name = kv.first.as<std::string>();
     p.line = r.line_of(kv.first);
     if (!setting_is_known(p.name, p.integer))

@@ -1,7 +1,8 @@
-// libFuzzer target: the native binary trace format (.stt). An input whose first byte is odd is taken
-// as a payload and wrapped in a valid header and checksum, so the fuzzer reaches the payload decoder
-// (random bytes almost never pass the FNV-1a checksum); otherwise the bytes are decoded as they are.
-// The only acceptable failure is an InputError; a decoded trace must re-encode to the same bytes.
+// libFuzzer target: the native binary trace format (.stt). An input that starts with the magic is
+// decoded as it is (envelope, version, size and checksum checks); any other input is taken as a
+// payload and wrapped in a valid header and checksum, so the fuzzer reaches the payload decoder
+// (random bytes almost never pass the FNV-1a checksum). The only acceptable failure is an InputError;
+// decoded jobs must be within the record limits.
 #include <cstring>
 
 #include "tests/fuzz/fuzz_support.hpp"
@@ -29,8 +30,7 @@ std::string with_valid_envelope(std::string_view payload) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace slurmtwin;
   const auto text = fuzz::as_text(data, size);
-  const std::string bytes =
-      size > 0 && (data[0] & 1) ? with_valid_envelope(text.substr(1)) : std::string(text);
+  const std::string bytes = text.starts_with("STWTRACE") ? std::string(text) : with_valid_envelope(text);
   try {
     const Trace trace = decode_native_trace(bytes, fuzz::kFuzzFile);
     for (const auto& job : trace.jobs)

@@ -1,0 +1,130 @@
+// Inputs that once crashed a reader or importer under the fuzzers (tests/fuzz/, docs/reliability.md),
+// kept as regression tests: every file in tests/fuzz/regressions/<target>/ goes through the same call
+// as fuzz target <target>, and the only acceptable failure is an InputError naming the file.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "experiments/sweep_spec.hpp"
+#include "traces/default_site.hpp"
+#include "traces/file_io.hpp"
+#include "traces/native_format.hpp"
+#include "traces/readers.hpp"
+#include "traces/sacctmgr.hpp"
+#include "traces/site_yaml.hpp"
+#include "traces/slurm_conf.hpp"
+
+using namespace slurmtwin;
+namespace fs = std::filesystem;
+
+namespace {
+
+using Call = std::function<void(const std::string& content, const std::string& file)>;
+
+template <typename Read>
+Call trace_reader(Read read) {
+  return [read](const std::string& content, const std::string& file) {
+    for (const bool strict : {false, true}) {
+      ReadReport report;
+      ReadOptions options;
+      options.strict = strict;
+      RejectSink sink(report, options);
+      Trace trace;
+      read(content, file, trace, sink);
+      CHECK(report.balanced());
+    }
+  };
+}
+
+/// Target name (as in tests/fuzz/CMakeLists.txt) -> the call its fuzz target makes.
+const std::map<std::string, Call>& calls() {
+  static const std::map<std::string, Call> kCalls = {
+      {"sacct_parsable",
+       trace_reader([](auto c, const auto& f, auto& t, auto& s) { read_sacct_parsable(c, f, t, s); })},
+      {"sacct_json", trace_reader(read_sacct_json)},
+      {"swf", trace_reader(read_swf)},
+      {"events", trace_reader([](auto c, const auto& f, auto& t, auto& s) { read_events(c, f, t, s); })},
+      {"graham_csv", trace_reader(read_graham_csv)},
+      {"eagle_csv", trace_reader(read_eagle_csv)},
+      {"native_trace", [](const std::string& c, const std::string& f) { decode_native_trace(c, f); }},
+      {"slurm_conf",
+       [](const std::string& c, const std::string& f) {
+         std::vector<std::string> w;
+         import_slurm_conf_text(c, f, w);
+       }},
+      {"gres_conf",
+       [](const std::string& c, const std::string& f) {
+         Site s = default_site();
+         std::vector<std::string> w;
+         apply_gres_conf(c, f, s, w);
+       }},
+      {"sacctmgr_script",
+       [](const std::string& c, const std::string& f) {
+         Site s;
+         std::vector<std::string> w;
+         import_sacctmgr_script_text(c, f, s, w);
+       }},
+      {"assoc_dump",
+       [](const std::string& c, const std::string& f) {
+         Site s = default_site();
+         std::vector<std::string> w;
+         import_assoc_dump_text(c, f, s, w);
+       }},
+      {"site_yaml", [](const std::string& c, const std::string& f) { parse_site_yaml(c, f); }},
+      {"sweep_spec",
+       [](const std::string& c, const std::string& f) { cli::design_points(cli::parse_sweep_spec(c, f)); }},
+  };
+  return kCalls;
+}
+
+}  // namespace
+
+TEST_CASE("fuzz regressions: every saved crashing input now fails cleanly with an InputError or reads") {
+  const fs::path root = fs::path(SLURMTWIN_SOURCE_DIR) / "tests" / "fuzz" / "regressions";
+  REQUIRE(fs::is_directory(root));
+  std::size_t files = 0;
+  for (const auto& dir : fs::directory_iterator(root)) {
+    const auto target = dir.path().filename().string();
+    REQUIRE_MESSAGE(calls().count(target), "no call for regression folder " << target);
+    for (const auto& entry : fs::directory_iterator(dir.path())) {
+      const auto file = entry.path().string();
+      INFO(file);
+      ++files;
+      try {
+        calls().at(target)(read_input_file(file), file);
+      } catch (const InputError& e) {
+        CHECK(e.file() == file);
+        CHECK(std::string(e.what()).starts_with(file));
+      } catch (const std::exception& e) {
+        FAIL("not an InputError: " << e.what());
+      }
+    }
+  }
+  CHECK(files > 0);
+}
+
+TEST_CASE("fuzz regression: a sweep spec with a non-scalar key names its line instead of a YAML error") {
+  // Found by fuzz_sweep_spec: '? - {...}' makes a map key that is a sequence; yaml-cpp's as<string>
+  // threw YAML::TypedBadConversion through parse_sweep_spec.
+  try {
+    cli::parse_sweep_spec("parameters:\n  PriorityWeightAge: [0, 1]\nobjectives:\n? - {metric: wait_mean}\n",
+                          "spec.yaml");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(e.line() == 4);
+    CHECK(e.field() == "sweep spec");
+  }
+  try {
+    cli::parse_sweep_spec("parameters:\n  ? [a, b]\n  : [1]\nobjectives:\n  - {metric: wait_mean}\n",
+                          "spec.yaml");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(e.line() == 2);
+    CHECK(std::string(e.what()).find("plain name") != std::string::npos);
+  }
+}

@@ -128,3 +128,30 @@ TEST_CASE("fuzz regression: a sweep spec with a non-scalar key names its line in
     CHECK(std::string(e.what()).find("plain name") != std::string::npos);
   }
 }
+
+TEST_CASE(
+    "fuzz regression: a checksummed native trace with an absurd time or a dangling name fails cleanly") {
+  // Found by fuzz_native_trace: a valid envelope around a payload whose job 8 ends at -9.2e18 s was
+  // decoded as is (the checksum only proves the bytes are the ones written, not that they make sense).
+  const auto file = (fs::path(SLURMTWIN_SOURCE_DIR) / "tests" / "fuzz" / "regressions" / "native_trace" /
+                     "negative_end_time.stt")
+                        .string();
+  try {
+    read_native_trace(file);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(e.field() == "end");
+    CHECK(std::string(e.what()).find("is a negative absolute time") != std::string::npos);
+  }
+  Trace t;
+  JobRecord j;
+  j.job_id = 7;
+  j.user = t.users.intern("alice");
+  t.jobs.push_back(j);
+  const auto good = encode_native_trace(t);
+  CHECK(decode_native_trace(good, "ok.stt").jobs.size() == 1);
+  // The same trace with the user index pointing past the one-entry dictionary: re-encode by hand.
+  t.jobs[0].user = 5;
+  CHECK_THROWS_WITH_AS(decode_native_trace(encode_native_trace(t), "bad.stt"),
+                       "bad.stt: native trace job 7 names entry 5 of a 1-entry dictionary", InputError);
+}

@@ -1011,7 +1011,7 @@ void apply_gres_conf(std::string_view content, const std::string& file_name, Sit
       count = *v;
     } else if (const auto* f = get(t, "file")) {
       try {
-        count = static_cast<std::int64_t>(expand_hostlist(f->value).size());
+        count = static_cast<std::int64_t>(expand_hostlist(f->value, kMaxGresCount).size());
       } catch (const std::invalid_argument& e) {
         fail(*f, e.what());
       }
@@ -1021,19 +1021,27 @@ void apply_gres_conf(std::string_view content, const std::string& file_name, Sit
     if (const auto* n = get(t, "nodename")) {
       std::vector<std::string> names;
       try {
-        names = expand_hostlist(n->value);
+        names = expand_hostlist(n->value, kMaxSiteNodes);
       } catch (const std::invalid_argument& e) {
         fail(*n, e.what());
       }
+      std::size_t unknown = 0;  // one warning per line, not per name: a range can name millions
+      const std::string* first_unknown = nullptr;
       for (const auto& nm : names) {
         const auto it = index.find(nm);
         if (it == index.end()) {
-          warn_once("gres-node:" + nm, *n,
-                    fmt::format("gres.conf names node {} that slurm.conf lacks; ignored", nm));
+          if (unknown++ == 0) first_unknown = &nm;
           continue;
         }
         nodes.push_back(it->second);
       }
+      if (unknown == 1)
+        warn_once("gres-node:" + *first_unknown, *n,
+                  fmt::format("gres.conf names node {} that slurm.conf lacks; ignored", *first_unknown));
+      else if (unknown > 1)
+        warn_once("gres-node:" + n->value, *n,
+                  fmt::format("gres.conf names {} nodes that slurm.conf lacks (first {}); ignored", unknown,
+                              *first_unknown));
     } else {
       for (std::size_t i = 0; i < site.nodes.size(); ++i) nodes.push_back(i);
     }

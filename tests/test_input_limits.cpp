@@ -199,7 +199,7 @@ TEST_CASE("memory guard: estimates from counts; a replay that cannot fit fails b
   REQUIRE(avail);  // Linux: /proc/meminfo
   CHECK(*avail > 0);
 
-  // End to end: with 1 MiB allowed, the built-in week (3,700 jobs) fails early with exit code 1.
+  // End to end: with 1 MiB allowed, the built-in week (3,862 jobs) fails early with exit code 1.
   const auto dir = testing::scratch_dir("memory_guard");
   const auto out = (dir / "out.txt").string();
   const int status = std::system(fmt::format("SLURMTWIN_MEMORY_LIMIT_MB=1 {} replay --out {} > {} 2>&1",

@@ -376,6 +376,17 @@ SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_n
     for (const auto& p : spec.parameters)
       if (p.values.empty() && p.count == 0)
         throw InputError(file_name, p.line, p.name, "a grid needs count for a range");
+  if (spec.design == SweepDesign::kGrid) {  // same cap as random/lhs points: beyond it memory runs out
+    constexpr std::uint64_t kMaxGridPoints = 10'000'000;
+    std::uint64_t points = 1;
+    for (const auto& p : spec.parameters) {
+      points *= p.values.empty() ? p.count : p.values.size();
+      if (points > kMaxGridPoints)
+        throw InputError(
+            file_name, p.line, p.name,
+            fmt::format("the grid has more than {} points (product of the levels)", kMaxGridPoints));
+    }
+  }
 
   const auto objectives = root["objectives"];
   if (!objectives) r.fail(root, "objectives", "a sweep needs objectives");

@@ -155,3 +155,28 @@ TEST_CASE(
   CHECK_THROWS_WITH_AS(decode_native_trace(encode_native_trace(t), "bad.stt"),
                        "bad.stt: native trace job 7 names entry 5 of a 1-entry dictionary", InputError);
 }
+
+TEST_CASE("fuzz finding: a sweep grid's total size is capped like random/lhs points") {
+  // Each range may have count up to 10^6, so three of them asked design_points for 10^18 points
+  // and the process ran out of memory; now the parser refuses more than 10^7, naming the parameter
+  // at which the product passes the cap.
+  const std::string spec =
+      "parameters:\n"
+      "  PriorityWeightAge: {range: [0, 1000], count: 1000}\n"
+      "  PriorityWeightFairshare: {range: [0, 1000], count: 1000}\n"
+      "  PriorityWeightJobSize: {range: [0, 1000], count: 1000}\n"
+      "objectives:\n  - {metric: wait_mean}\n";
+  try {
+    cli::parse_sweep_spec(spec, "grid.yaml");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(e.line() == 4);
+    CHECK(e.field() == "PriorityWeightJobSize");
+    CHECK(std::string(e.what()).ends_with("the grid has more than 10000000 points (product of the levels)"));
+  }
+  // 1000 x 1000 = 10^6 points is within the cap.
+  CHECK_NOTHROW(cli::parse_sweep_spec(
+      "parameters:\n  PriorityWeightAge: {range: [0, 1000], count: 1000}\n"
+      "  PriorityWeightFairshare: {range: [0, 1000], count: 1000}\nobjectives:\n  - {metric: wait_mean}\n",
+      "grid.yaml"));
+}

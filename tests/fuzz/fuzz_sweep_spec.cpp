@@ -1,6 +1,6 @@
 // libFuzzer target: sweep spec parser, plus the design it expands to when that is small enough to
-// expand per input (the parser allows grids and LHS designs of millions of points, which would make
-// each input take seconds; docs/reliability.md notes the missing cap on a grid's total size).
+// expand per input (the parser allows designs of up to 10^7 points, which would make one input take
+// seconds and gigabytes).
 #include "experiments/sweep_spec.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 

@@ -75,7 +75,7 @@ std::string swf_line(const std::string& runtime, const std::string& procs, const
 
 }  // namespace
 
-TEST_CASE("record limits: plausible jobs pass; each absurd value names its field") {
+TEST_CASE("record limits: plausible jobs pass and each absurd value names its field") {
   CHECK_FALSE(record_limit_problem(plausible_job()));
   JobRecord unset;  // every field unset or default
   CHECK_FALSE(record_limit_problem(unset));
@@ -107,7 +107,8 @@ TEST_CASE("record limits: plausible jobs pass; each absurd value names its field
   CHECK(record_limit_problem(j)->detail == "time_limit 6307200000 s is beyond 100 years");
 }
 
-TEST_CASE("SWF: 10^9 processors and a 200-year limit are rejected by reason; strict names line and field") {
+TEST_CASE(
+    "SWF: 10^9 processors and a 200-year limit are rejected by reason and strict mode names line and field") {
   const std::string content = swf_line("100", "4", "3600") + swf_line("100", "1000000000", "3600") +
                               swf_line("100", "4", "6307200000");
   const auto r = read_lenient(read_swf, content);
@@ -183,7 +184,7 @@ TEST_CASE("sites: 10^9 or 2 million nodes fail at once with a clear error, not a
   }
 }
 
-TEST_CASE("memory guard: estimates from counts; a replay that cannot fit fails before allocating") {
+TEST_CASE("memory guard: estimates from counts and a replay that cannot fit fails before allocating") {
   CHECK(replay_bytes(1'000'000, 1000) == 1'000'000ull * 768 + 1000ull * 4096);
   CHECK_NOTHROW(require_memory(100, "x", 1000));
   CHECK_NOTHROW(require_memory(100, "x", std::nullopt));  // unknown: no check

@@ -50,7 +50,7 @@ TEST_CASE("a resource-blocked job blocks its partition: no lower-priority job st
   CHECK((seen & (1u << static_cast<unsigned>(sim::PendingReason::kResources))) != 0);
 }
 
-TEST_CASE("a limited pass examines default_queue_depth + 1 records; the rest wait for the full pass") {
+TEST_CASE("a limited pass examines default_queue_depth + 1 records, the rest wait for the full pass") {
   // One node with 4 CPUs, four 1-CPU jobs submitted at t=0, default_queue_depth=1.
   // Slurm stops a limited pass when `depth++ > default_queue_depth`: records 0 and 1 are examined
   // at t=3, so J1 and J2 start then; J3 and J4 start in the full pass at t=60 (sched_interval).

@@ -183,7 +183,7 @@ std::string write_spec(const std::filesystem::path& dir, const std::string& text
 
 }  // namespace
 
-TEST_CASE("sweep run: resume skips finished points; -j1 and -j2 store the same results") {
+TEST_CASE("sweep run: resume skips finished points, -j1 and -j2 store the same results") {
   const auto dir = testing::scratch_dir("sweep_run");
   const auto spec = load_sweep_spec(write_spec(dir, kTinySpec));
   SweepRunOptions one;

@@ -122,8 +122,11 @@ TEST_CASE(
     "row") {
   const auto dir = testing::scratch_dir("crash_sweep");
   const auto spec = (dir / "spec.yaml").string();
+  // 4-day workload (~2,600 jobs) per point: a replay takes long enough (> 0.2 s even on a fast idle
+  // machine) that three kills land mid-sweep.
   std::string text = kSweepSpec;
   text.replace(text.find("points: 16"), 10, "points: 24");
+  text.replace(text.find("days: 2"), 7, "days: 4");
   std::ofstream(spec) << text;
   // Reference: the same sweep, never interrupted.
   const auto ref_db = (dir / "ref.db").string();
@@ -144,12 +147,12 @@ TEST_CASE(
   std::size_t stored = 0;
   for (int round = 1; round <= 3; ++round) {
     // Kill while rows are being written: once this run has stored a new row, after a random delay
-    // of up to about one replay's length.
+    // shorter than one replay.
     const pid_t pid = spawn({"sweep", "run", spec, "--db", db, "-j", "2"}, dir / "run.log");
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
     while (stored_rows() <= stored && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    const auto delay = std::chrono::milliseconds(rng.below(400));
+    const auto delay = std::chrono::milliseconds(rng.below(200));
     std::this_thread::sleep_for(delay);
     kill(pid, SIGKILL);
     int status = 0;

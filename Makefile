@@ -8,7 +8,7 @@ ifeq ($(CI),true)
   CMAKE_FLAGS += -DSLURMTWIN_WERROR=ON
 endif
 
-.PHONY: deps build run test sanitize check-scenarios test-browser cli-doc clean format
+.PHONY: deps build run test sanitize check-scenarios test-browser cli-doc fuzz clean format
 
 deps:
 	@bash cmake/install-deps.sh
@@ -54,8 +54,17 @@ sanitize: deps
 cli-doc: build
 	@bash cmake/gen-cli-doc.sh $(BUILD)/experiments/slurmtwin > docs/cli.md
 
+# libFuzzer targets for every reader and importer (clang++), FUZZ_SECONDS each on the committed seed
+# corpus (tests/fuzz/). All 13 at the default 30 s take about 7 min plus the first build.
+FUZZ_SECONDS ?= 30
+fuzz:
+	@bash cmake/install-deps.sh --fuzz
+	@cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DSLURMTWIN_FUZZ=ON -DSLURMTWIN_BUILD_TESTS=OFF $(CMAKE_FLAGS) > $(BUILD)-fuzz.configure.log 2>&1 || (cat $(BUILD)-fuzz.configure.log; exit 1)
+	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target slurmtwin_fuzzers
+	@bash tests/fuzz/run_fuzzers.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
+
 format:
 	@git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD) $(BUILD).configure.log $(BUILD)-asan $(BUILD)-asan.configure.log out
+	rm -rf $(BUILD) $(BUILD).configure.log $(BUILD)-asan $(BUILD)-asan.configure.log $(BUILD)-fuzz $(BUILD)-fuzz.configure.log out

@@ -7,8 +7,13 @@ packages=(cmake make g++ pkg-config
   libtorch-dev libopenblas0-pthread
   libyaml-cpp-dev libfmt-dev doctest-dev zlib1g-dev liblzma-dev xz-utils libsqlite3-dev
   libopenmpi-dev openmpi-bin)
-# Packages named on the command line instead (e.g. `install-deps.sh chromium` for the report test).
-if [ $# -gt 0 ]; then packages=("$@"); fi
+# `make fuzz`: clang with libFuzzer and the sanitizer runtimes as well. Other arguments: install the
+# packages named instead (e.g. `install-deps.sh chromium` for the report test).
+if [ "${1:-}" = "--fuzz" ]; then
+  packages+=(clang libclang-rt-14-dev)
+elif [ $# -gt 0 ]; then
+  packages=("$@")
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "experiments/interrupt.hpp"
 #include "traces/read_report.hpp"
 
 namespace slurmtwin::cli {
@@ -42,6 +43,9 @@ int guarded(const std::function<int()>& body) {
     return body();
   } catch (const HelpShown&) {
     return kExitOk;
+  } catch (const Interrupted& e) {
+    std::cerr << "slurmtwin: " << e.what() << "\n";
+    return kExitInterrupted;
   } catch (const po::error& e) {
     std::cerr << "slurmtwin: " << e.what() << " (see --help)\n";
     return kExitUsage;

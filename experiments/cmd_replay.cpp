@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "experiments/cli.hpp"
+#include "experiments/interrupt.hpp"
 #include "experiments/replay.hpp"
 #include "experiments/site_options.hpp"
 #include "experiments/trace_options.hpp"
@@ -72,11 +73,19 @@ int run_replay(const Args& args) {
       }
     }
 
+    // Outputs of an earlier run in the same directory go first: a run stopped by SIGINT then leaves
+    // no result files at all rather than old ones that look like its own.
+    const std::filesystem::path dir = vm["out"].as<std::string>();
+    for (const char* f : {"jobs.csv", "jobs.sacct", "metrics.json", "snapshot.txt"})
+      std::filesystem::remove(dir / f);
+    const InterruptGuard interrupt;
+    ro.stop = &interrupt.flag();
+    std::cerr << fmt::format("replaying {} jobs (Ctrl-C stops cleanly, writing nothing)\n",
+                             trace.jobs.size());
     const auto t0 = std::chrono::steady_clock::now();
     const auto result = run_replay(std::move(site), trace, ro);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-    const std::filesystem::path dir = vm["out"].as<std::string>();
     std::filesystem::create_directories(dir);
     write_file_atomic((dir / "jobs.csv").string(), jobs_csv(result, trace));
     write_file_atomic((dir / "jobs.sacct").string(), jobs_sacct(result, trace));

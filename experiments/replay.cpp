@@ -2,10 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
+#include "experiments/interrupt.hpp"
 #include "policies/slurm_policy.hpp"
+#include "sim/conservation.hpp"
 #include "sim/controller.hpp"
 #include "sim/job_resolver.hpp"
 #include "traces/hostlist.hpp"
+#include "traces/memory_guard.hpp"
 #include "traces/sacct_writer.hpp"
 #include "traces/time_format.hpp"
 
@@ -51,12 +56,34 @@ std::string snapshot_text(const sim::SimState& s, const policies::SlurmPolicy& p
   return out;
 }
 
+/// Unwinds the controller with Interrupted once the stop flag is raised (checked at every step of
+/// simulated time: cheap, and a year replay advances time millions of times).
+class StopObserver final : public sim::ReplayObserver {
+ public:
+  StopObserver(const std::atomic<bool>& stop, std::size_t jobs) : stop_(stop), jobs_(jobs) {}
+  void on_end(const sim::SimState&, std::uint32_t) override { ++ended_; }
+  void on_time_advance(const sim::SimState& s, Seconds, Seconds) override {
+    if (stop_.load(std::memory_order_relaxed))
+      throw Interrupted(fmt::format(
+          "{}: replay stopped at simulated time {} ({} of {} jobs ended)",
+          InterruptGuard::signal_name().empty() ? std::string("interrupted") : InterruptGuard::signal_name(),
+          format_timestamp(s.now), ended_, jobs_));
+  }
+
+ private:
+  const std::atomic<bool>& stop_;
+  std::size_t jobs_;
+  std::size_t ended_ = 0;
+};
+
 }  // namespace
 
 ReplayResult run_replay(Site site, const Trace& trace, const ReplayOptions& options) {
   ReplayResult r;
   if (options.add_missing_associations) r.associations_added = sim::add_missing_associations(site, trace);
   validate(site);
+  require_memory(replay_bytes(trace.jobs.size(), site.nodes.size()),
+                 fmt::format("a replay of {} jobs on {} nodes", trace.jobs.size(), site.nodes.size()));
   r.site = std::move(site);
   r.state = std::make_unique<sim::SimState>(r.site, core_granularity(r.site));
   auto& state = *r.state;
@@ -74,8 +101,11 @@ ReplayResult run_replay(Site site, const Trace& trace, const ReplayOptions& opti
   sim::Controller controller(state, policy, copt);
   sim::TimeSeriesRecorder series;
   controller.add_observer(series);
+  std::optional<StopObserver> stopper;
+  if (options.stop) controller.add_observer(stopper.emplace(*options.stop, state.jobs.size()));
   r.events = controller.run();
   r.metrics = sim::compute_metrics(state, trace, series);
+  if (options.check_invariants) sim::check_job_conservation(state, trace.jobs.size(), &r.metrics);
   return r;
 }
 

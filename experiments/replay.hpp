@@ -1,6 +1,7 @@
 #pragma once
 // One replay, as a library call: resolve the trace against the site, run the controller with the
 // Slurm policy, and collect results. Used by `slurmtwin replay`, `bench` and the tests.
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -13,11 +14,14 @@ namespace slurmtwin::cli {
 
 struct ReplayOptions {
   bool add_missing_associations = true;  // users/accounts the site lacks get Fairshare=1 associations
-  bool check_invariants = false;
-  Seconds decay_phase = 0;           // first PriorityCalcPeriod tick this long after controller start (s)
-  Seconds start_offset = 0;          // controller starts this long before the first submit (s)
+  bool check_invariants = false;  // after every event, and job conservation at the end (sim/conservation.hpp)
+  Seconds decay_phase = 0;        // first PriorityCalcPeriod tick this long after controller start (s)
+  Seconds start_offset = 0;       // controller starts this long before the first submit (s)
   Seconds snapshot_at = kUnsetTime;  // absolute time of a sprio/sshare-like snapshot
   double bf_tests_per_second = 0;    // backfill cycle cost model (0 = off: cycles take no time)
+  /// When set, the replay polls it at every simulated-time step and throws Interrupted once it is
+  /// true (experiments/interrupt.hpp: SIGINT/SIGTERM).
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct ReplayResult {

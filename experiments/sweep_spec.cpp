@@ -80,6 +80,7 @@ class SpecReader {
   void check_map(const YAML::Node& n, std::string_view key, const std::set<std::string>& allowed) const {
     if (!n.IsMap()) fail(n, key, "expected a map");
     for (const auto& kv : n) {
+      if (!kv.first.IsScalar()) fail(kv.first, key, "a key must be a plain name");  // as<string> would throw
       const auto k = kv.first.as<std::string>();
       if (!allowed.count(k)) fail(kv.first, k, fmt::format("unknown key in {}", key));
     }
@@ -328,6 +329,7 @@ SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_n
     r.fail(params, "parameters", "expected a non-empty map of settings");
   for (const auto& kv : params) {
     SweepParameter p;
+    if (!kv.first.IsScalar()) r.fail(kv.first, "parameters", "a setting name must be a plain name");
     p.name = kv.first.as<std::string>();
     p.line = r.line_of(kv.first);
     if (!setting_is_known(p.name, p.integer))
@@ -420,6 +422,17 @@ SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_n
     for (const auto& p : spec.parameters)
       if (p.values.empty() && p.count == 0)
         throw InputError(file_name, p.line, p.name, "a grid needs count for a range");
+  if (spec.design == SweepDesign::kGrid) {  // same cap as random/lhs points: beyond it memory runs out
+    constexpr std::uint64_t kMaxGridPoints = 10'000'000;
+    std::uint64_t points = 1;
+    for (const auto& p : spec.parameters) {
+      points *= p.values.empty() ? p.count : p.values.size();
+      if (points > kMaxGridPoints)
+        throw InputError(
+            file_name, p.line, p.name,
+            fmt::format("the grid has more than {} points (product of the levels)", kMaxGridPoints));
+    }
+  }
 
   const auto objectives = root["objectives"];
   if (!objectives) r.fail(root, "objectives", "a sweep needs objectives");

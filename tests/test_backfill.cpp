@@ -19,6 +19,7 @@
 #include "experiments/replay.hpp"
 #include "experiments/site_options.hpp"
 #include "policies/slurm_policy.hpp"
+#include "replay_support.hpp"
 #include "scenario_support.hpp"
 #include "sim/controller.hpp"
 #include "sim/job_resolver.hpp"
@@ -80,6 +81,7 @@ Run replay(Site site, const Trace& trace, const policies::SlurmPolicyOptions& po
   CycleLog log(policy);
   controller.add_observer(log);
   controller.run();
+  sim::check_job_conservation(*r.state, trace.jobs.size());
   r.cycles = log.at;
   r.stats = log.stats;
   return r;
@@ -311,7 +313,7 @@ TEST_CASE("ub_medium week with backfill: invariants hold, every job starts, back
   cli::ReplayOptions o;
   o.check_invariants = true;
   const auto t0 = std::chrono::steady_clock::now();
-  const auto r = cli::run_replay(site, trace, o);
+  const auto r = testing::checked_replay(site, trace, o);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::size_t backfilled = 0;
   for (const auto& j : r.state->jobs) backfilled += j.started_by == SchedulerPass::kBackfill ? 1 : 0;

@@ -66,7 +66,7 @@ TEST_CASE("trace info counts the ub_medium week and the HPC2N SWF file") {
   CHECK(hpc2n.out.find("jobs:         3170\n") != std::string::npos);
 }
 
-TEST_CASE("bad input: strict mode names file, line and field with exit code 2; lenient mode counts") {
+TEST_CASE("bad input: strict mode names file, line and field with exit code 2, lenient mode counts") {
   const auto dir = slurmtwin::testing::scratch_dir("cli_bad");
   const auto bad = (dir / "bad.events").string();
   std::ofstream(bad)

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "experiments/replay.hpp"
+#include "replay_support.hpp"
 
 using namespace slurmtwin;
 
@@ -70,9 +71,7 @@ Trace two_jobs(const std::string& p1, const std::string& q1, const std::string& 
 }
 
 cli::ReplayResult replay(const Site& site, const Trace& trace) {
-  cli::ReplayOptions o;
-  o.check_invariants = true;
-  return cli::run_replay(site, trace, o);
+  return testing::checked_replay(site, trace);
 }
 
 }  // namespace

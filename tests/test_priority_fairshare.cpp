@@ -634,7 +634,7 @@ TEST_CASE("Fair Tree with zero usage and positive shares ties everyone at N/N") 
   CHECK(fs(t, "y1", "Y") == 1.0);
 }
 
-TEST_CASE("Fair Tree tied sibling users share a rank; tied sibling accounts differ by TieMode") {
+TEST_CASE("Fair Tree tied sibling users share a rank, tied sibling accounts differ by TieMode") {
   // root: P (1), Q (1); P: p1 (1), p2 (1); Q: q1 (1), q2 (1). N = 4.
   Site s;
   s.accounts = {account("root", "", 1), account("P", "root", 1), account("Q", "root", 1)};

@@ -325,7 +325,7 @@ TEST_CASE("ReqTRES gives GPUs (per job), CPUs and nodes when the plain columns a
   CHECK(rejected(run.report, "bad ReqTRES") == 1);
 }
 
-TEST_CASE("array, pending array, het and step ids; steps fold, orphans are rejected") {
+TEST_CASE("array, pending array, het and step ids, steps fold, orphans are rejected") {
   Run run;
   parse(run,
         "JobID|State|Submit\n"
@@ -355,7 +355,7 @@ TEST_CASE("array, pending array, het and step ids; steps fold, orphans are rejec
   CHECK(orphan_line_9);
 }
 
-TEST_CASE("a step listed before its job still folds; a step of a rejected job is an orphan") {
+TEST_CASE("a step listed before its job still folds, a step of a rejected job is an orphan") {
   Run run;
   parse(run, "JobID|State\n7.batch|COMPLETED\n7|COMPLETED\n8|NOPE\n8.batch|COMPLETED\n");
   CHECK(run.report.accepted == 1);
@@ -429,7 +429,7 @@ TEST_CASE("'|' in free text: empty-edged groups lose, ties are ambiguous, no fre
   CHECK(none.report.accepted == 1);
 }
 
-TEST_CASE("multi-line records join with newline; a truncated fragment before a record is rejected") {
+TEST_CASE("multi-line records join with newline, a truncated fragment before a record is rejected") {
   Run run;
   parse(run,
         "JobID|JobName|State\n"
@@ -450,7 +450,7 @@ TEST_CASE("multi-line records join with newline; a truncated fragment before a r
   CHECK(run.report.rejects[1].line == 6);
 }
 
-TEST_CASE("no header: columns from --format (widths stripped); sacct -p trailing '|'; CRLF") {
+TEST_CASE("no header: columns from --format (widths stripped), sacct -p trailing '|', CRLF") {
   Run run;
   parse(run, "5|alice|COMPLETED|01:00:00\n6|bob|FAILED|00:30:00\n", "JobID,User%20,State,Timelimit");
   CHECK(run.report.accepted == 2);

@@ -5,6 +5,7 @@
 
 #include "experiments/replay.hpp"
 #include "experiments/site_options.hpp"
+#include "replay_support.hpp"
 #include "scenario_support.hpp"
 #include "test_support.hpp"
 #include "traces/hostlist.hpp"
@@ -20,9 +21,7 @@ using testing::make_trace;
 using testing::small_site;
 
 cli::ReplayResult replay(const Site& site, const Trace& trace) {
-  cli::ReplayOptions o;
-  o.check_invariants = true;
-  return cli::run_replay(site, trace, o);
+  return testing::checked_replay(site, trace);
 }
 
 Seconds start_of(const cli::ReplayResult& r, std::size_t i) {
@@ -51,7 +50,7 @@ TEST_CASE("a resource-blocked job blocks its partition: no lower-priority job st
   CHECK((seen & (1u << static_cast<unsigned>(sim::PendingReason::kResources))) != 0);
 }
 
-TEST_CASE("a limited pass examines default_queue_depth + 1 records; the rest wait for the full pass") {
+TEST_CASE("a limited pass examines default_queue_depth + 1 records, the rest wait for the full pass") {
   // One node with 4 CPUs, four 1-CPU jobs submitted at t=0, default_queue_depth=1.
   // Slurm stops a limited pass when `depth++ > default_queue_depth`: records 0 and 1 are examined
   // at t=3, so J1 and J2 start then; J3 and J4 start in the full pass at t=60 (sched_interval).
@@ -185,7 +184,7 @@ TEST_CASE("the snapshot shows sprio- and sshare-like factors at the asked instan
   // Same as above (J1 ends at t=103); at t=90 jobs 2 and 3 pend with the t=60 priorities.
   cli::ReplayOptions o;
   o.snapshot_at = kT0 + 90;
-  const auto r = cli::run_replay(fairshare_site(), fairshare_trace(100), o);
+  const auto r = testing::checked_replay(fairshare_site(), fairshare_trace(100), o);
   const auto& s = r.snapshot;
   // JOBID PARTITION USER PRIORITY SITE AGE ASSOC FAIRSHARE JOBSIZE PARTITION QOS NICE TRES
   CHECK(s.find("\n2 p alice 500 0 0 0 500 0 0 0 0 -\n") != std::string::npos);
@@ -210,7 +209,7 @@ TEST_CASE("the ub_medium week replays to the end with invariants checked at ever
   cli::ReplayOptions ro;
   ro.check_invariants = true;
   ro.add_missing_associations = false;  // every user of the trace is in sacctmgr.script
-  const auto r = cli::run_replay(std::move(site), trace, ro);
+  const auto r = slurmtwin::testing::checked_replay(std::move(site), trace, ro);
   CHECK(r.metrics.input_jobs == 19579);
   CHECK(r.metrics.rejected == 0);
   CHECK(r.metrics.started == 19579);

@@ -250,7 +250,7 @@ TEST_CASE("Include resolves relative to the including file and refuses recursion
   CHECK(missing.find("x.conf:1: Include:") != std::string::npos);
 }
 
-TEST_CASE("partition Priority= sets both PriorityJobFactor and PriorityTier; explicit keys win") {
+TEST_CASE("partition Priority= sets both PriorityJobFactor and PriorityTier, explicit keys win") {
   const char* conf = R"(
 NodeName=n1
 PartitionName=a Nodes=n1 Priority=50

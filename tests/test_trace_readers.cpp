@@ -147,7 +147,7 @@ TEST_CASE("SWF: HPC2N 'first3171' (3,170 job lines), header directives and the f
   CHECK(t.user_name(k) == "u5");
 }
 
-TEST_CASE("SWF: NASA iPSC (gzip), Lublin and the ';'-separated jobs500 variant") {
+TEST_CASE("SWF: NASA iPSC (gzip), Lublin and the semicolon-separated jobs500 variant") {
   SUBCASE("NASA iPSC/860 cleaned log: 18,239 jobs, no waits recorded") {
     const auto path = data_file("swf/NASA-iPSC-1993-3.1-cln.swf.gz");
     if (path.empty()) return;
@@ -279,7 +279,7 @@ TEST_CASE("SWF: -1 fields, statuses, partial executions and rejections by reason
   CHECK(h.notes[0] == "first line second line");
 }
 
-TEST_CASE("SWF: strict mode names file, line and field; unusable input is an InputError") {
+TEST_CASE("SWF: strict mode names file, line and field, unusable input is an InputError") {
   const std::string swf =
       "; UnixStartTime: 0\n1 0 0 10 1 -1 -1 1 60 -1 1 1 1 -1 -1 -1 -1 -1\n"
       "2 0 0 abc 1 -1 -1 1 60 -1 1 1 1 -1 -1 -1 -1 -1\n";
@@ -510,7 +510,7 @@ TEST_CASE("events: every option form") {
   CHECK(r.warnings.empty());
 }
 
-TEST_CASE("events: bad lines are rejected by reason; strict mode names line and field") {
+TEST_CASE("events: bad lines are rejected by reason, strict mode names line and field") {
   const std::string good = "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice -N 1 pseudo.job\n";
   const std::string ev =
       good +

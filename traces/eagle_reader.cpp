@@ -24,6 +24,7 @@
 #include <string_view>
 
 #include "traces/csv.hpp"
+#include "traces/input_limits.hpp"
 #include "traces/readers.hpp"
 #include "traces/text.hpp"
 #include "traces/time_format.hpp"
@@ -147,6 +148,7 @@ void read_eagle_csv(std::string_view content, const std::string& file, Trace& tr
     if (const auto p = text::trim(f[c_partition]); !p.empty()) j.partition = trace.partitions.intern(p);
     if (!empty(c_qos)) j.qos = trace.qos.intern(text::trim(f[*c_qos]));
     if (!empty(c_name)) j.name = trace.strings.intern(text::trim(f[*c_name]));
+    if (!accept_within_limits(j, rec.line, sink, rec.text)) continue;
     trace.jobs.push_back(std::move(j));
     ++report.accepted;
   }

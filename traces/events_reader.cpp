@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "traces/csv.hpp"
+#include "traces/input_limits.hpp"
 #include "traces/readers.hpp"
 #include "traces/text.hpp"
 #include "traces/time_format.hpp"
@@ -424,6 +425,7 @@ void read_events(std::string_view content, const std::string& file, Trace& trace
     }
     j.source_line = line_no;
     j.job_id = trace.jobs.size() + 1;
+    if (!accept_within_limits(j, line_no, sink, line)) continue;
     trace.jobs.push_back(std::move(j));
     ++report.accepted;
     cancel_count += cancel_in;

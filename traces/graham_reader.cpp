@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "traces/csv.hpp"
+#include "traces/input_limits.hpp"
 #include "traces/readers.hpp"
 #include "traces/site.hpp"
 #include "traces/text.hpp"
@@ -176,6 +177,7 @@ void read_graham_csv(std::string_view content, const std::string& file, Trace& t
     j.partition = trace.partitions.intern(fmt::format("part{}", partition));
     j.account = trace.accounts.intern(fmt::format("acct{}", account));
     j.user = trace.users.intern(fmt::format("acct{}", account));
+    if (!accept_within_limits(j, rec.line, sink, rec.text)) continue;
     trace.jobs.push_back(std::move(j));
     ++report.accepted;
   }

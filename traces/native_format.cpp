@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "traces/file_io.hpp"
+#include "traces/input_limits.hpp"
 #include "traces/read_report.hpp"
 
 namespace slurmtwin {
@@ -13,6 +14,10 @@ namespace {
 
 constexpr char kMagic[8] = {'S', 'T', 'W', 'T', 'R', 'A', 'C', 'E'};
 constexpr std::size_t kHeaderSize = sizeof kMagic + sizeof(std::uint32_t) + sizeof(std::uint64_t);
+/// Bytes of a job with no GRES: id 8, array task and het component 4+4, 7 name indices 4 each, 6 times
+/// 8 each, 6 counts 4 each, memory 8, flags/state/pass 1+1+1, restarts 4, priority 8, nice 4, source
+/// line 8, GRES count 2.
+constexpr std::size_t kMinJobBytes = 8 + 4 + 4 + 7 * 4 + 6 * 8 + 6 * 4 + 8 + 3 + 4 + 8 + 4 + 8 + 2;
 
 std::uint64_t fnv1a(const char* data, std::size_t n) {
   std::uint64_t h = 0xcbf29ce484222325ull;
@@ -148,7 +153,9 @@ Trace decode_native_trace(const std::string& bytes, const std::string& file) {
   t.source = r.get_string();
   for (auto* d : {&t.users, &t.accounts, &t.partitions, &t.qos, &t.strings}) r.get(*d);
   const auto n = r.get<std::uint64_t>();
-  if (n > size) throw InputError(file, 0, "", "native trace job count exceeds payload");
+  // Each job takes at least kMinJobBytes of payload: a larger count is corruption, caught before
+  // allocating for it.
+  if (n > size / kMinJobBytes) throw InputError(file, 0, "", "native trace job count exceeds payload");
   t.jobs.resize(n);
   for (auto& j : t.jobs) {
     j.job_id = r.get<std::uint64_t>();
@@ -156,6 +163,14 @@ Trace decode_native_trace(const std::string& bytes, const std::string& file) {
     j.het_component = r.get<std::int32_t>();
     for (auto* p : {&j.user, &j.account, &j.partition, &j.qos, &j.name, &j.constraints, &j.dependency})
       *p = r.get<NameIndex>();
+    for (const auto& [index, dict] :
+         {std::pair{j.user, &t.users}, std::pair{j.account, &t.accounts},
+          std::pair{j.partition, &t.partitions}, std::pair{j.qos, &t.qos}, std::pair{j.name, &t.strings},
+          std::pair{j.constraints, &t.strings}, std::pair{j.dependency, &t.strings}})
+      if (index != kNoName && index >= dict->size())
+        throw InputError(file, 0, "",
+                         fmt::format("native trace job {} names entry {} of a {}-entry dictionary", j.job_id,
+                                     index, dict->size()));
     for (auto* p : {&j.submit, &j.eligible, &j.start, &j.end, &j.runtime, &j.time_limit})
       *p = r.get<Seconds>();
     for (auto* p : {&j.nodes, &j.tasks, &j.tasks_per_node, &j.cpus_per_task, &j.req_cpus, &j.alloc_cpus})
@@ -180,6 +195,9 @@ Trace decode_native_trace(const std::string& bytes, const std::string& file) {
     }
     if (j.state > JobState::kRevoked || j.started_by > SchedulerPass::kBackfill)
       throw InputError(file, 0, "state", "native trace holds an invalid enum value");
+    if (const auto problem = record_limit_problem(j))
+      throw InputError(file, 0, problem->field,
+                       fmt::format("native trace job {}: {}", j.job_id, problem->detail));
   }
   if (!r.done()) throw InputError(file, 0, "", "native trace has unread bytes in its payload");
   return t;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <limits>
 
+#include "traces/input_limits.hpp"
 #include "traces/text.hpp"
 
 namespace slurmtwin::sacct_detail {
@@ -68,6 +69,7 @@ std::optional<SacctJobId> parse_sacct_job_id(std::string_view t) {
 
 void JobFolder::add_job(JobRecord&& job) {
   auto& report = sink_.report();
+  if (!accept_within_limits(job, job.source_line, sink_, {})) return;
   const auto key = key_of(job);
   auto it = jobs_.find(key);
   if (it == jobs_.end()) {

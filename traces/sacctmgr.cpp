@@ -1033,9 +1033,12 @@ void import_assoc_dump_text(std::string_view content, const std::string& file_na
     root.parent = "";
     accounts.insert(accounts.begin(), root);
   }
-  for (const auto& [line, name] : parent_checks)
+  for (const auto& check : parent_checks) {  // not a structured binding: clang 14 cannot capture one
+    const auto& name = check.second;
     if (!std::any_of(accounts.begin(), accounts.end(), [&](const Account& a) { return a.name == name; }))
-      throw InputError(file_name, line, "Account", fmt::format("account '{}' has no account row", name));
+      throw InputError(file_name, check.first, "Account",
+                       fmt::format("account '{}' has no account row", name));
+  }
   if (!tree && !col.count("parent") && accounts.size() > 1)
     warnings.push_back(fmt::format(
         "{}: no Par Name column and no tree indentation: every account is placed under root", file_name));

@@ -10,6 +10,7 @@
 
 #include "traces/file_io.hpp"
 #include "traces/hostlist.hpp"
+#include "traces/input_limits.hpp"
 #include "traces/read_report.hpp"
 #include "traces/text.hpp"
 
@@ -460,11 +461,13 @@ std::vector<Node> read_nodes(const Reader& r, const YAML::Node& seq) {
     }
     std::vector<std::string> names;
     try {
-      names = expand_hostlist(r.scalar(names_node, "names"));
+      names = expand_hostlist(r.scalar(names_node, "names"), kMaxSiteNodes);
     } catch (const std::invalid_argument& e) {
       r.fail(names_node, "names", e.what());
     }
     if (names.empty()) r.fail(names_node, "names", "no node names");
+    if (out.size() + names.size() > kMaxSiteNodes)
+      r.fail(names_node, "names", fmt::format("more than {} nodes in the site", kMaxSiteNodes));
     for (auto& name : names) {
       n.name = std::move(name);
       out.push_back(n);
@@ -531,7 +534,7 @@ std::vector<Partition> read_partitions(const Reader& r, const YAML::Node& seq) {
       const auto& v = kv.second;
       if (key == "nodes") {
         try {
-          p.nodes = expand_hostlist(r.scalar(v, key));
+          p.nodes = expand_hostlist(r.scalar(v, key), kMaxSiteNodes);
         } catch (const std::invalid_argument& e) {
           r.fail(v, key, e.what());
         }

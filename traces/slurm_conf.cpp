@@ -16,6 +16,7 @@
 
 #include "traces/file_io.hpp"
 #include "traces/hostlist.hpp"
+#include "traces/input_limits.hpp"
 #include "traces/read_report.hpp"
 #include "traces/text.hpp"
 #include "traces/time_format.hpp"
@@ -501,11 +502,13 @@ class SiteBuilder {
 
     std::vector<std::string> names;
     try {
-      names = expand_hostlist(head.value);
+      names = expand_hostlist(head.value, kMaxSiteNodes);
     } catch (const std::invalid_argument& e) {
       fail(head, e.what());
     }
     if (names.empty()) fail(head, "no node names");
+    if (site_.nodes.size() + names.size() > kMaxSiteNodes)
+      fail(head, fmt::format("more than {} nodes in the site", kMaxSiteNodes));
     for (auto& name : names) {
       if (node_index_.count(name)) fail(head, fmt::format("node '{}' defined twice", name));
       node_index_[name] = site_.nodes.size();
@@ -655,7 +658,8 @@ class SiteBuilder {
       }
       std::vector<std::string> names;
       try {
-        names = expand_hostlist(item);
+        // A list of existing nodes: longer than the site (plus repeats) means a bad range.
+        names = expand_hostlist(item, site_.nodes.size() + 1);
       } catch (const std::invalid_argument& e) {
         fail(p, e.what());
       }
@@ -1007,7 +1011,7 @@ void apply_gres_conf(std::string_view content, const std::string& file_name, Sit
       count = *v;
     } else if (const auto* f = get(t, "file")) {
       try {
-        count = static_cast<std::int64_t>(expand_hostlist(f->value).size());
+        count = static_cast<std::int64_t>(expand_hostlist(f->value, kMaxGresCount).size());
       } catch (const std::invalid_argument& e) {
         fail(*f, e.what());
       }
@@ -1017,19 +1021,27 @@ void apply_gres_conf(std::string_view content, const std::string& file_name, Sit
     if (const auto* n = get(t, "nodename")) {
       std::vector<std::string> names;
       try {
-        names = expand_hostlist(n->value);
+        names = expand_hostlist(n->value, kMaxSiteNodes);
       } catch (const std::invalid_argument& e) {
         fail(*n, e.what());
       }
+      std::size_t unknown = 0;  // one warning per line, not per name: a range can name millions
+      const std::string* first_unknown = nullptr;
       for (const auto& nm : names) {
         const auto it = index.find(nm);
         if (it == index.end()) {
-          warn_once("gres-node:" + nm, *n,
-                    fmt::format("gres.conf names node {} that slurm.conf lacks; ignored", nm));
+          if (unknown++ == 0) first_unknown = &nm;
           continue;
         }
         nodes.push_back(it->second);
       }
+      if (unknown == 1)
+        warn_once("gres-node:" + *first_unknown, *n,
+                  fmt::format("gres.conf names node {} that slurm.conf lacks; ignored", *first_unknown));
+      else if (unknown > 1)
+        warn_once("gres-node:" + n->value, *n,
+                  fmt::format("gres.conf names {} nodes that slurm.conf lacks (first {}); ignored", unknown,
+                              *first_unknown));
     } else {
       for (std::size_t i = 0; i < site.nodes.size(); ++i) nodes.push_back(i);
     }

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "traces/csv.hpp"
+#include "traces/input_limits.hpp"
 #include "traces/readers.hpp"
 #include "traces/swf_header.hpp"
 #include "traces/text.hpp"
@@ -326,6 +327,7 @@ void read_swf(std::string_view content, const std::string& file, Trace& trace, R
     }
     if (!v[kQueue].name.empty()) j.qos = trace.qos.intern(v[kQueue].name);
     if (v[kExecutable].present()) j.name = trace.strings.intern(id_name(v[kExecutable], "app"));
+    if (!accept_within_limits(j, line_no, sink, line)) continue;
     trace.jobs.push_back(std::move(j));
     accepted_ids.insert(job_number);
     ++report.accepted;

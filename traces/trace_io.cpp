@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "traces/file_io.hpp"
+#include "traces/memory_guard.hpp"
 #include "traces/native_format.hpp"
 #include "traces/readers.hpp"
 #include "traces/text.hpp"
@@ -74,6 +76,10 @@ Trace read_trace(const std::vector<std::string>& paths, const TraceReadOptions& 
   for (const auto& path : paths) {
     const auto content = read_input_file(path);
     if (content.empty()) throw InputError(path, 0, "", "empty file");
+    // The content is already in memory (and out of MemAvailable): only the records are still to come.
+    const auto lines = static_cast<std::uint64_t>(std::count(content.begin(), content.end(), '\n'));
+    require_memory(trace_read_bytes(/*content_bytes=*/0, lines),
+                   fmt::format("reading {} ({} bytes, {} lines)", path, content.size(), lines));
     const auto format =
         options.format == TraceFormat::kAuto ? detect_trace_format(path, content) : options.format;
     if (format == TraceFormat::kNative) {

@@ -1,0 +1,12 @@
+// libFuzzer target: sacct --parsable2 reader (header line, '|' columns, unescaped '|' recovery).
+#include "tests/fuzz/fuzz_support.hpp"
+#include "traces/readers.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace slurmtwin;
+  fuzz::fuzz_trace_reader(fuzz::as_text(data, size),
+                          [](std::string_view content, Trace& trace, RejectSink& sink) {
+                            read_sacct_parsable(content, fuzz::kFuzzFile, trace, sink);
+                          });
+  return 0;
+}

@@ -1,0 +1,206 @@
+// Reliability guarantees as tests (docs/reliability.md): determinism of replays and sweeps (twice, and
+// -j1 vs -j2, byte-identical), crash safety of sweeps (SIGKILL at several points, then resume) and of
+// replays (SIGINT stops cleanly with exit code 130 and leaves no result files).
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "experiments/sweep_store.hpp"
+#include "test_support.hpp"
+#include "traces/rng.hpp"
+
+using namespace slurmtwin;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// Runs the slurmtwin binary with `args`; stdout+stderr go to `log`. Returns the exit code (-1 if killed).
+int run_binary(const std::string& args, const fs::path& log) {
+  const int status =
+      std::system(fmt::format("{} {} > {} 2>&1", SLURMTWIN_BINARY, args, log.string()).c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/// Starts the slurmtwin binary with `argv` (stdout+stderr to `log`) and returns its pid.
+pid_t spawn(const std::vector<std::string>& argv, const fs::path& log) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    if (freopen(log.c_str(), "w", stderr) == nullptr || freopen(log.c_str(), "a", stdout) == nullptr)
+      _exit(3);
+    std::vector<char*> args{const_cast<char*>(SLURMTWIN_BINARY)};
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(SLURMTWIN_BINARY, args.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+/// `sweep show --csv` without its last column (run_seconds: wall time, not a result).
+std::string show_without_run_seconds(const std::string& db, const fs::path& log) {
+  REQUIRE(run_binary("sweep show --csv --db " + db, log) == 0);
+  std::istringstream in(slurp(log));
+  std::string out, line;
+  while (std::getline(in, line)) out += line.substr(0, line.rfind(',')) + "\n";
+  return out;
+}
+
+constexpr const char* kSweepSpec =
+    "trace:\n  synthetic: {seed: 5, days: 2}\nparameters:\n  PriorityWeightAge: {range: [0, 10000]}\n"
+    "  PriorityWeightFairshare: {range: [0, 10000]}\ndesign: {type: lhs, points: 16, seed: 2}\n"
+    "objectives:\n  - {metric: wait_mean}\n  - {metric: utilisation, goal: max}\n";
+
+}  // namespace
+
+TEST_CASE("determinism: a real-trace replay with backfill twice gives byte-identical outputs") {
+  const auto conf = testing::data_file("ub_medium/slurm.conf");
+  const auto script = testing::data_file("ub_medium/sacctmgr.script");
+  const auto events = testing::data_file("ub_medium/workload_5k.events");
+  if (conf.empty() || script.empty() || events.empty()) return;
+  const auto dir = testing::scratch_dir("determinism_replay");
+  for (const char* run : {"a", "b"})
+    REQUIRE(run_binary(fmt::format("replay --check-invariants --slurm-conf {} --sacctmgr {} --trace {} "
+                                   "--users-from {} --out {}",
+                                   conf, script, events, script, (dir / run).string()),
+                       dir / (std::string(run) + ".log")) == 0);
+  for (const char* f : {"jobs.csv", "jobs.sacct", "metrics.json"}) {
+    const auto a = slurp(dir / "a" / f);
+    CHECK(a.size() > 1000);
+    CHECK(a == slurp(dir / "b" / f));
+  }
+}
+
+TEST_CASE("determinism: the same sweep twice with -j1 and with -j2 stores byte-identical rows") {
+  const auto dir = testing::scratch_dir("determinism_sweep");
+  const auto spec = (dir / "spec.yaml").string();
+  std::ofstream(spec) << kSweepSpec;
+  std::map<std::string, std::string> shown;
+  for (const char* jobs : {"1", "2"}) {
+    const auto db = (dir / fmt::format("j{}.db", jobs)).string();
+    REQUIRE(run_binary(fmt::format("sweep run {} --db {} -j {}", spec, db, jobs), dir / "run.log") == 0);
+    shown[jobs] = show_without_run_seconds(db, dir / "show.log");
+  }
+  // Header + 16 points, and identical rows (keys, parameters, objectives, Pareto flags).
+  CHECK(std::count(shown["1"].begin(), shown["1"].end(), '\n') == 17);
+  CHECK(shown["1"] == shown["2"]);
+  auto r1 = cli::SweepStore((dir / "j1.db").string()).rows();
+  auto r2 = cli::SweepStore((dir / "j2.db").string()).rows();
+  REQUIRE(r1.size() == r2.size());
+  for (std::size_t i = 0; i < r1.size(); ++i) {
+    CHECK(r1[i].key == r2[i].key);
+    CHECK(r1[i].metrics_json == r2[i].metrics_json);
+    CHECK(r1[i].params_json == r2[i].params_json);
+    CHECK(r1[i].version == r2[i].version);
+    CHECK(r1[i].trace_fingerprint == r2[i].trace_fingerprint);
+  }
+}
+
+TEST_CASE(
+    "crash safety: a sweep killed with SIGKILL at three random points resumes with no lost or duplicated "
+    "row") {
+  const auto dir = testing::scratch_dir("crash_sweep");
+  const auto spec = (dir / "spec.yaml").string();
+  // 4-day workload (~2,600 jobs) per point: a replay takes long enough (> 0.2 s even on a fast idle
+  // machine) that three kills land mid-sweep.
+  std::string text = kSweepSpec;
+  text.replace(text.find("points: 16"), 10, "points: 24");
+  text.replace(text.find("days: 2"), 7, "days: 4");
+  std::ofstream(spec) << text;
+  // Reference: the same sweep, never interrupted.
+  const auto ref_db = (dir / "ref.db").string();
+  REQUIRE(run_binary(fmt::format("sweep run {} --db {} -j 2", spec, ref_db), dir / "ref.log") == 0);
+  const auto reference = cli::SweepStore(ref_db).rows();
+  REQUIRE(reference.size() == 24);
+
+  const auto db = (dir / "s.db").string();
+  const auto stored_rows = [&db]() -> std::size_t {
+    if (!fs::exists(db)) return 0;
+    try {
+      return cli::SweepStore(db).keys().size();
+    } catch (const std::exception&) {
+      return 0;  // the tables are being created
+    }
+  };
+  Rng rng(20261121);  // fixed seed: the kill points are random but the same on every run of the test
+  std::size_t stored = 0;
+  for (int round = 1; round <= 3; ++round) {
+    // Kill while rows are being written: once this run has stored a new row, after a random delay
+    // shorter than one replay.
+    const pid_t pid = spawn({"sweep", "run", spec, "--db", db, "-j", "2"}, dir / "run.log");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (stored_rows() <= stored && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const auto delay = std::chrono::milliseconds(rng.below(200));
+    std::this_thread::sleep_for(delay);
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));  // killed mid-sweep, not finished
+    const auto now = stored_rows();
+    CHECK(now > stored);  // progress, and nothing stored before is lost
+    MESSAGE(
+        fmt::format("kill {} at +{} ms after a new row: {} of 24 points stored", round, delay.count(), now));
+    stored = now;
+  }
+  CHECK(stored < 24);
+  REQUIRE(run_binary(fmt::format("sweep run {} --db {} -j 2", spec, db), dir / "resume.log") == 0);
+  const auto rows = cli::SweepStore(db).rows();
+  REQUIRE(rows.size() == reference.size());
+  std::set<std::string> keys;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    keys.insert(rows[i].key);
+    CHECK(rows[i].key == reference[i].key);
+    CHECK(rows[i].metrics_json == reference[i].metrics_json);  // no row half-written or from a stale run
+  }
+  CHECK(keys.size() == rows.size());
+}
+
+TEST_CASE(
+    "crash safety: SIGINT stops a long replay with exit code 130, a clear message and no result files") {
+  const auto dir = testing::scratch_dir("sigint_replay");
+  // A 300-day synthetic trace (~150k jobs): its replay runs for many seconds, its loading well under one.
+  const auto trace = (dir / "long.stt").string();
+  REQUIRE(run_binary(fmt::format("trace generate --days 300 -o {}", trace), dir / "gen.log") == 0);
+  const auto out = dir / "out";
+  fs::create_directories(out);
+  std::ofstream(out / "metrics.json") << "{\"stale\": true}\n";  // an earlier run's result
+  const pid_t pid = spawn({"replay", "--trace", trace, "--out", out.string()}, dir / "replay.log");
+  // Interrupt once the replay itself runs (it says so on stderr), plus a little simulated progress.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (slurp(dir / "replay.log").find("replaying") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const auto log = slurp(dir / "replay.log");
+  INFO(log);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  CHECK(log.find("SIGINT: replay stopped at simulated time") != std::string::npos);
+  for (const char* f : {"jobs.csv", "jobs.sacct", "metrics.json"}) CHECK_FALSE(fs::exists(out / f));
+  for (const auto& e : fs::directory_iterator(out)) CHECK_MESSAGE(false, "left behind: " << e.path());
+}

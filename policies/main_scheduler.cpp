@@ -85,9 +85,43 @@ std::vector<QueueRecord> build_job_queue(const sim::SimState& s) {
   return q;
 }
 
+bool MainScheduler::settle_tail(sim::SimState& s, const std::vector<QueueRecord>& queue, std::size_t cut,
+                                UnsettledJobs& unsettled) const {
+  using R = sim::PendingReason;
+  const auto& first = queue[cut];
+  std::vector<QueueRecord> records;
+  std::vector<std::uint32_t> settle;
+  for (const auto ji : unsettled.jobs()) {
+    const auto& j = s.jobs[ji];
+    if (j.state != sim::SimJobState::kPending || (j.reason != R::kNone && j.reason != R::kResources))
+      continue;
+    records.clear();
+    append_queue_records(s, ji, records);
+    bool in_tail = false;
+    for (const auto& rec : records) {
+      // The record must be in the queue (sorted, keys unique) where its key puts it.
+      const auto at = std::lower_bound(queue.begin(), queue.end(), rec, queue_before);
+      if (at == queue.end() || at->job != ji || at->partition != rec.partition) return false;
+      in_tail = in_tail || !queue_before(rec, first);
+    }
+    if (in_tail) settle.push_back(ji);
+  }
+  for (const auto ji : settle) {
+    auto& j = s.jobs[ji];
+    j.reason = R::kPriority;
+    j.reasons_seen |= 1u << static_cast<unsigned>(R::kPriority);
+  }
+  unsettled.retain([&](std::uint32_t ji) {
+    const auto& j = s.jobs[ji];
+    return j.state == sim::SimJobState::kPending && (j.reason == R::kNone || j.reason == R::kResources);
+  });
+  return true;
+}
+
 MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, bool full,
                                  const std::vector<QueueRecord>& queue,
-                                 const std::vector<std::uint32_t>* partition_counts) const {
+                                 const std::vector<std::uint32_t>* partition_counts,
+                                 UnsettledJobs* unsettled) const {
   using R = sim::PendingReason;
   MainPassStats stats;
   std::vector<bool> avail(s.cluster.nodes().size(), true);
@@ -96,23 +130,33 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
   std::uint32_t depth = 0;
   // Records left per partition: once every partition that still has records is blocked, the rest of
   // the pass can start nothing; a limited pass stops there (a full pass goes on to record every
-  // job's pending reason, as Slurm's does).
+  // job's pending reason, as Slurm's does: in bulk when the caller keeps the unsettled jobs).
   std::vector<std::uint32_t> left(s.site.partitions.size(), 0);
   std::size_t open_parts = 0;
-  if (!full) {
+  const bool bulk_tail =
+      full && unsettled != nullptr && partition_counts != nullptr && params_.partition_job_depth == 0;
+  bool settled = false;
+  if (!full || bulk_tail) {
     if (partition_counts)
       left = *partition_counts;
     else
       for (const auto& rec : queue) ++left[rec.partition];
     for (auto n : left) open_parts += n > 0 ? 1 : 0;
   }
-  const auto note = [](sim::SimJob& j, R r) {
+  const auto note = [&](sim::SimJob& j, R r) {
     j.reason = r;
     j.reasons_seen |= 1u << static_cast<unsigned>(r);
+    if (r == R::kResources && unsettled != nullptr)
+      unsettled->add(static_cast<std::uint32_t>(&j - s.jobs.data()));
   };
-  for (const auto& rec : queue) {
-    if (!full) {
-      if (open_parts == 0) break;
+  for (std::size_t at = 0; at < queue.size(); ++at) {
+    const auto& rec = queue[at];
+    if (!full || (bulk_tail && !settled)) {
+      if (open_parts == 0) {
+        if (!full) break;
+        settled = true;  // once: if the tail cannot be settled in bulk, walk it
+        if (settle_tail(s, queue, at, *unsettled)) break;
+      }
       if (--left[rec.partition] == 0 && !part_failed[rec.partition]) --open_parts;
     }
     auto& j = s.jobs[rec.job];
@@ -151,7 +195,7 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
       fail_by_part = false;
     if (params_.bf_min_prio_reserve > 0 && j.priority < params_.bf_min_prio_reserve) fail_by_part = false;
     if (fail_by_part) {
-      if (!full && left[rec.partition] > 0) --open_parts;
+      if ((!full || bulk_tail) && !part_failed[rec.partition] && left[rec.partition] > 0) --open_parts;
       part_failed[rec.partition] = true;
       for (auto n : nodes) avail[n] = false;
     }

@@ -140,6 +140,7 @@ void SlurmPolicy::on_queued(sim::SimState& s, std::uint32_t job) {
     s.now = now;
   }
   append_queue_records(s, job, queued_since_);
+  unsettled_.add(job);
 }
 
 const std::vector<QueueRecord>& SlurmPolicy::sorted_queue(const sim::SimState& s) {
@@ -224,7 +225,14 @@ void SlurmPolicy::decay_tick(sim::SimState& s) {
 
 void SlurmPolicy::main_pass(sim::SimState& s, sim::JobLauncher& launcher, bool full) {
   const auto& queue = sorted_queue(s);
-  main_.run(s, launcher, full, queue, &queue_counts_);
+  // Passes that never find every partition blocked do not prune the list: keep it near the queue's size.
+  if (unsettled_.jobs().size() > 2 * s.pending.size() + 64)
+    unsettled_.retain([&](std::uint32_t job) {
+      const auto& j = s.jobs[job];
+      return j.state == sim::SimJobState::kPending &&
+             (j.reason == sim::PendingReason::kNone || j.reason == sim::PendingReason::kResources);
+    });
+  main_.run(s, launcher, full, queue, &queue_counts_, &unsettled_);
 }
 
 std::optional<Seconds> SlurmPolicy::backfill_pass(sim::SimState& s, sim::JobLauncher& launcher) {

@@ -72,8 +72,8 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   std::vector<QueueRecord> queued_since_;  // records of jobs queued since queue_ was sorted
   bool queue_stale_ = true;                // priorities changed: rebuild
   std::size_t stale_records_ = 0;
-  std::vector<std::uint32_t> queue_counts_;  // records of queue_ per partition (for the main pass) // records
-                                             // in queue_ of jobs that have started
+  std::vector<std::uint32_t> queue_counts_;  // records of queue_ per partition (for the main pass)
+  UnsettledJobs unsettled_;                  // pending jobs whose reason may be None or Resources
 };
 
 }  // namespace slurmtwin::policies

@@ -27,23 +27,31 @@ bool queue_before(const QueueRecord& a, const QueueRecord& b) {
   return a.partition < b.partition;
 }
 
-void sort_nearly_sorted(std::vector<QueueRecord>& q) {
-  constexpr std::size_t kMaxDescents = 32;  // beyond this, a full sort is cheaper than insertion
-  std::size_t descents = 0;
-  for (std::size_t i = 1; i < q.size() && descents <= kMaxDescents; ++i)
-    if (queue_before(q[i], q[i - 1])) ++descents;
-  if (descents == 0) return;
-  if (descents > kMaxDescents) {
+void sort_at_descents(std::vector<QueueRecord>& q, const std::vector<std::size_t>& descents) {
+  std::size_t checked = 0;  // pairs (i - 1, i) for i <= checked are known to be in order
+  for (const auto d : descents) {
+    if (d <= checked) continue;  // put in order by an earlier insertion's cascade
+    auto i = d;
+    // q[0, i) is sorted: insert q[i]; its old left neighbour moves to i, so the pair (i, i + 1)
+    // changed and is checked next (pairs further right are as recorded).
+    for (; i < q.size() && queue_before(q[i], q[i - 1]); ++i) {
+      const auto rec = q[i];
+      auto j = i;
+      for (; j > 0 && queue_before(rec, q[j - 1]); --j) q[j] = q[j - 1];
+      q[j] = rec;
+    }
+    checked = i;
+  }
+}
+
+void sort_nearly_sorted(std::vector<QueueRecord>& q, std::size_t max_descents) {
+  std::vector<std::size_t> descents;
+  for (std::size_t i = 1; i < q.size() && descents.size() <= max_descents; ++i)
+    if (queue_before(q[i], q[i - 1])) descents.push_back(i);
+  if (descents.size() > max_descents)
     std::sort(q.begin(), q.end(), queue_before);
-    return;
-  }
-  for (std::size_t i = 1; i < q.size(); ++i) {  // insertion sort: O(n + inversions)
-    if (!queue_before(q[i], q[i - 1])) continue;
-    auto rec = q[i];
-    std::size_t j = i;
-    for (; j > 0 && queue_before(rec, q[j - 1]); --j) q[j] = q[j - 1];
-    q[j] = rec;
-  }
+  else
+    sort_at_descents(q, descents);
 }
 
 MainScheduler::Preempted MainScheduler::try_preemption(sim::SimState& s, sim::JobLauncher& launcher,

@@ -27,9 +27,16 @@ struct QueueRecord {
 void append_queue_records(const sim::SimState& state, std::uint32_t job, std::vector<QueueRecord>& out);
 /// Slurm's queue order (sort_job_queue2): true when `a` goes before `b`.
 bool queue_before(const QueueRecord& a, const QueueRecord& b);
-/// Sorts `queue` by queue_before, cheaply when it is nearly sorted already (few out-of-order neighbours,
-/// as after a priority recalculation that moved a few users' jobs).
-void sort_nearly_sorted(std::vector<QueueRecord>& queue);
+/// Beyond this many out-of-order neighbours a full sort is cheaper than insertion.
+constexpr std::size_t kMaxDescents = 32;
+/// Sorts `queue` by queue_before, cheaply when it is nearly sorted already (at most `max_descents`
+/// out-of-order neighbours, as after a priority recalculation: insertion, O(n + inversions)), else
+/// with std::sort.
+void sort_nearly_sorted(std::vector<QueueRecord>& queue, std::size_t max_descents = kMaxDescents);
+/// Sorts `queue`, whose only out-of-order neighbours are at `descents` (the increasing indices i with
+/// queue[i] before queue[i - 1]), by insertion at those places: O(descents + inversions), the same
+/// result as insertion sort over the whole queue.
+void sort_at_descents(std::vector<QueueRecord>& queue, const std::vector<std::size_t>& descents);
 /// Builds the sorted queue of pending jobs (highest precedence first).
 std::vector<QueueRecord> build_job_queue(const sim::SimState& state);
 

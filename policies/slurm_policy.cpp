@@ -60,7 +60,7 @@ void SlurmPolicy::init(sim::SimState& state) {
       for (std::uint32_t n = 0; n < site_.nodes.size(); ++n)
         if (site_.nodes[n].name == name) state.partition_nodes[p].push_back(n);
   for (auto& nodes : state.partition_nodes) std::sort(nodes.begin(), nodes.end());
-  static_terms_.assign(state.jobs.size(), {});
+  terms_at_.assign(state.jobs.size(), kNoTerms);
 }
 
 namespace {
@@ -94,13 +94,23 @@ void SlurmPolicy::set_priority(sim::SimState& s, std::uint32_t ji) {
   auto& j = s.jobs[ji];
   const auto ti = tree_index_[static_cast<std::size_t>(j.assoc)];
   j.part_priority.assign(j.partitions.size(), 0);
-  auto& terms = static_terms_[ji];
-  terms.clear();
+  auto& at = terms_at_[ji];
+  if (at == kNoTerms) {  // a free range of the job's size, else a new one at the end
+    if (free_terms_.size() <= j.partitions.size()) free_terms_.resize(j.partitions.size() + 1);
+    auto& free = free_terms_[j.partitions.size()];
+    if (!free.empty()) {
+      at = free.back();
+      free.pop_back();
+    } else {
+      at = static_cast<std::uint32_t>(terms_.size());
+      terms_.resize(terms_.size() + j.partitions.size());
+    }
+  }
   j.priority = 0;
   for (std::size_t k = 0; k < j.partitions.size(); ++k) {
     const auto in = priority_input(s, j, k, priority_.flags(), tree_, ti);
     const auto f = priority_.compute(in);
-    terms.push_back(PriorityModel::static_terms(f, in));
+    terms_[at + k] = PriorityModel::static_terms(f, in);
     j.part_priority[k] = f.priority;
     j.priority = std::max(j.priority, f.priority);
   }
@@ -111,13 +121,17 @@ void SlurmPolicy::update_priority(sim::SimState& s, std::uint32_t ji) const {
   const auto ti = tree_index_[static_cast<std::size_t>(j.assoc)];
   const double fs = ti == kNoAssoc ? 0.0 : tree_.node(ti).fs_factor;
   const auto accrue = accrue_time(priority_.flags(), j.submit, j.eligible, s.now);
-  j.priority = 0;
-  for (std::size_t k = 0; k < j.partitions.size(); ++k) {
-    auto p = priority_.recompute(static_terms_[ji][k], s.now, accrue, fs);
-    if (priority_.flags().incr_only && p < j.part_priority[k]) p = j.part_priority[k];
-    j.part_priority[k] = p;
-    j.priority = std::max(j.priority, p);
+  const bool incr_only = priority_.flags().incr_only;
+  const auto* terms = &terms_[terms_at_[ji]];
+  auto* part = j.part_priority.data();
+  std::uint32_t top = 0;
+  for (std::size_t k = 0, n = j.partitions.size(); k < n; ++k) {
+    auto p = priority_.recompute(terms[k], s.now, accrue, fs);
+    if (incr_only && p < part[k]) p = part[k];
+    part[k] = p;
+    top = std::max(top, p);
   }
+  j.priority = top;
 }
 
 std::string SlurmPolicy::admit(sim::SimState& s, std::uint32_t job) {
@@ -162,8 +176,18 @@ const std::vector<QueueRecord>& SlurmPolicy::sorted_queue(const sim::SimState& s
   queued_since_.clear();
   if (queue_stale_) {
     // Priorities were recalculated: refresh them in place; the order mostly holds, so re-sort cheaply.
-    for (auto& r : queue_) r.priority = s.jobs[r.job].part_priority[r.part_index];
-    sort_nearly_sorted(queue_);
+    // One pass refreshes them and finds the out-of-order neighbours.
+    auto& descents = descents_;
+    descents.clear();
+    for (std::size_t i = 0; i < queue_.size(); ++i) {
+      auto& r = queue_[i];
+      r.priority = s.jobs[r.job].part_priority[r.part_index];
+      if (i > 0 && descents.size() <= kMaxDescents && queue_before(r, queue_[i - 1])) descents.push_back(i);
+    }
+    if (descents.size() > kMaxDescents)
+      std::sort(queue_.begin(), queue_.end(), queue_before);
+    else
+      sort_at_descents(queue_, descents);
     queue_stale_ = false;
   } else {
     std::inplace_merge(queue_.begin(), queue_.begin() + mid, queue_.end(), queue_before);
@@ -190,7 +214,11 @@ void SlurmPolicy::on_start(sim::SimState& s, std::uint32_t job) {
       billable_tres(job_tres(s, j), site_.partitions[j.run_partition].tres_billing_weights, billing_mode_);
   count_start(s, j);
   stale_records_ += j.partitions.size();
-  if (!priority_.flags().calculate_running) std::vector<StaticPriorityTerms>().swap(static_terms_[job]);
+  if (!priority_.flags().calculate_running && terms_at_[job] != kNoTerms) {
+    // Its terms are not read again until a requeue (which computes them anew).
+    free_terms_[j.partitions.size()].push_back(terms_at_[job]);
+    terms_at_[job] = kNoTerms;
+  }
 }
 
 void SlurmPolicy::on_end(sim::SimState& s, std::uint32_t job) {

@@ -67,12 +67,18 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   std::vector<AssocIndex> tree_index_;       // site association index -> tree node
   std::vector<std::int32_t> partition_qos_;  // partition -> QOS index, -1 = none
   Seconds last_decay_ = kUnsetTime;
-  std::vector<std::vector<StaticPriorityTerms>> static_terms_;  // per job, per requested partition
+  // Static priority terms of each job in each requested partition, flat: a job's are contiguous from
+  // terms_at_[job]; ranges of started jobs are reused (free_terms_, by length).
+  static constexpr std::uint32_t kNoTerms = ~std::uint32_t{0};
+  std::vector<StaticPriorityTerms> terms_;
+  std::vector<std::uint32_t> terms_at_;                 // per job
+  std::vector<std::vector<std::uint32_t>> free_terms_;  // by range length: free ranges
   std::vector<QueueRecord> queue_;
   std::vector<QueueRecord> queued_since_;  // records of jobs queued since queue_ was sorted
   bool queue_stale_ = true;                // priorities changed: rebuild
   std::size_t stale_records_ = 0;
   std::vector<std::uint32_t> queue_counts_;  // records of queue_ per partition (for the main pass)
+  std::vector<std::size_t> descents_;        // scratch: out-of-order neighbours after a refresh
   UnsettledJobs unsettled_;                  // pending jobs whose reason may be None or Resources
 };
 

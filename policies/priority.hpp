@@ -107,6 +107,12 @@ class PriorityModel {
                                     terms.qos, terms.tres_sum, terms.site_factor, terms.nice));
   }
 
+  /// The age factor at `now` is the one at every later time (no age weight, not accruing, or
+  /// PriorityMaxAge reached).
+  bool age_final(Seconds now, Seconds accrue_time) const {
+    return settings_.weight_age == 0 || accrue_time == kUnsetTime || now - accrue_time >= settings_.max_age;
+  }
+
   const PriorityFlags& flags() const { return flags_; }
   /// max over partitions of PriorityJobFactor (starts at 1).
   std::uint32_t max_partition_factor() const { return max_part_factor_; }

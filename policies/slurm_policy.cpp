@@ -1,6 +1,7 @@
 #include "policies/slurm_policy.hpp"
 
 #include <algorithm>
+#include <cassert>
 
 #include "policies/fair_tree.hpp"
 #include "policies/limits.hpp"
@@ -60,7 +61,7 @@ void SlurmPolicy::init(sim::SimState& state) {
       for (std::uint32_t n = 0; n < site_.nodes.size(); ++n)
         if (site_.nodes[n].name == name) state.partition_nodes[p].push_back(n);
   for (auto& nodes : state.partition_nodes) std::sort(nodes.begin(), nodes.end());
-  terms_at_.assign(state.jobs.size(), kNoTerms);
+  entries_at_.assign(state.jobs.size(), kNoEntries);
 }
 
 namespace {
@@ -93,45 +94,93 @@ PriorityFactors SlurmPolicy::factors(const sim::SimState& s, std::uint32_t ji, s
 void SlurmPolicy::set_priority(sim::SimState& s, std::uint32_t ji) {
   auto& j = s.jobs[ji];
   const auto ti = tree_index_[static_cast<std::size_t>(j.assoc)];
-  j.part_priority.assign(j.partitions.size(), 0);
-  auto& at = terms_at_[ji];
-  if (at == kNoTerms) {  // a free range of the job's size, else a new one at the end
-    if (free_terms_.size() <= j.partitions.size()) free_terms_.resize(j.partitions.size() + 1);
-    auto& free = free_terms_[j.partitions.size()];
+  const auto count = j.partitions.size();
+  j.part_priority.assign(count, 0);
+  auto& at = entries_at_[ji];
+  if (at == kNoEntries) {  // a free range of the job's size, else a new one at the end
+    if (free_entries_.size() <= count) free_entries_.resize(count + 1);
+    auto& free = free_entries_[count];
     if (!free.empty()) {
       at = free.back();
       free.pop_back();
     } else {
-      at = static_cast<std::uint32_t>(terms_.size());
-      terms_.resize(terms_.size() + j.partitions.size());
+      at = static_cast<std::uint32_t>(entries_.size());
+      entries_.resize(entries_.size() + count);
     }
   }
   j.priority = 0;
-  for (std::size_t k = 0; k < j.partitions.size(); ++k) {
+  for (std::size_t k = 0; k < count; ++k) {
     const auto in = priority_input(s, j, k, priority_.flags(), tree_, ti);
     const auto f = priority_.compute(in);
-    terms_[at + k] = PriorityModel::static_terms(f, in);
+    auto& e = entries_[at + k];
+    e.terms = PriorityModel::static_terms(f, in);
+    e.submit = j.submit;
+    e.eligible = j.eligible;
+    e.tree = ti;
+    e.job = ji;
+    e.k = static_cast<std::uint16_t>(k);
+    e.count = static_cast<std::uint16_t>(count);
+    e.priority = f.priority;
+    e.queued = false;
+    e.age_final = false;
     j.part_priority[k] = f.priority;
     j.priority = std::max(j.priority, f.priority);
   }
 }
 
-void SlurmPolicy::update_priority(sim::SimState& s, std::uint32_t ji) const {
+void SlurmPolicy::update_priority(sim::SimState& s, std::uint32_t ji) {
   auto& j = s.jobs[ji];
   const auto ti = tree_index_[static_cast<std::size_t>(j.assoc)];
   const double fs = ti == kNoAssoc ? 0.0 : tree_.node(ti).fs_factor;
   const auto accrue = accrue_time(priority_.flags(), j.submit, j.eligible, s.now);
   const bool incr_only = priority_.flags().incr_only;
-  const auto* terms = &terms_[terms_at_[ji]];
-  auto* part = j.part_priority.data();
+  auto* e = &entries_[entries_at_[ji]];
   std::uint32_t top = 0;
   for (std::size_t k = 0, n = j.partitions.size(); k < n; ++k) {
-    auto p = priority_.recompute(terms[k], s.now, accrue, fs);
-    if (incr_only && p < part[k]) p = part[k];
-    part[k] = p;
+    auto p = priority_.recompute(e[k].terms, s.now, accrue, fs);
+    if (incr_only && p < e[k].priority) p = e[k].priority;
+    e[k].priority = p;
+    e[k].age_final = false;
+    j.part_priority[k] = p;
     top = std::max(top, p);
   }
   j.priority = top;
+}
+
+void SlurmPolicy::recalculate_queued(sim::SimState& s) {
+  // Fair-share factors now, and whether each moved since the last recalculation.
+  const auto& nodes = tree_.nodes();
+  if (fs_now_.size() != nodes.size()) {
+    fs_now_.assign(nodes.size(), 0.0);
+    fs_moved_.assign(nodes.size(), 1);
+  }
+  for (std::size_t t = 0; t < nodes.size(); ++t) {
+    fs_moved_[t] = fs_moved_[t] || nodes[t].fs_factor != fs_now_[t];
+    fs_now_[t] = nodes[t].fs_factor;
+  }
+  const bool incr_only = priority_.flags().incr_only;
+  const Seconds now = s.now;
+  for (auto& e : entries_) {
+    if (!e.queued) continue;
+    // A single-partition job whose age factor is final and whose fair share did not move keeps its
+    // priority: the same inputs give the same bits (multi-partition jobs are recomputed so that
+    // SimJob::priority is their maximum again).
+    if (e.age_final && e.count == 1 && (e.tree == kNoAssoc || !fs_moved_[static_cast<std::size_t>(e.tree)]))
+      continue;
+    const double fs = e.tree == kNoAssoc ? 0.0 : fs_now_[static_cast<std::size_t>(e.tree)];
+    const auto accrue = accrue_time(priority_.flags(), e.submit, e.eligible, now);
+    auto p = priority_.recompute(e.terms, now, accrue, fs);
+    if (incr_only && p < e.priority) p = e.priority;
+    e.priority = p;
+    e.age_final = priority_.age_final(now, accrue);
+    auto& j = s.jobs[e.job];
+    j.part_priority[e.k] = p;
+    if (e.count == 1)
+      j.priority = p;
+    else if (e.k + 1 == e.count)  // the job's last entry: all its partitions are done
+      j.priority = *std::max_element(j.part_priority.begin(), j.part_priority.end());
+  }
+  std::fill(fs_moved_.begin(), fs_moved_.end(), 0);
 }
 
 std::string SlurmPolicy::admit(sim::SimState& s, std::uint32_t job) {
@@ -153,6 +202,8 @@ void SlurmPolicy::on_queued(sim::SimState& s, std::uint32_t job) {
     update_priority(s, job);
     s.now = now;
   }
+  auto* e = &entries_[entries_at_[job]];
+  for (std::size_t k = 0; k < s.jobs[job].partitions.size(); ++k) e[k].queued = true;
   append_queue_records(s, job, queued_since_);
   unsettled_.add(job);
 }
@@ -181,7 +232,8 @@ const std::vector<QueueRecord>& SlurmPolicy::sorted_queue(const sim::SimState& s
     descents.clear();
     for (std::size_t i = 0; i < queue_.size(); ++i) {
       auto& r = queue_[i];
-      r.priority = s.jobs[r.job].part_priority[r.part_index];
+      assert(entries_at_[r.job] != kNoEntries);  // records of jobs no longer pending were erased above
+      r.priority = entries_[entries_at_[r.job] + r.part_index].priority;
       if (i > 0 && descents.size() <= kMaxDescents && queue_before(r, queue_[i - 1])) descents.push_back(i);
     }
     if (descents.size() > kMaxDescents)
@@ -214,10 +266,14 @@ void SlurmPolicy::on_start(sim::SimState& s, std::uint32_t job) {
       billable_tres(job_tres(s, j), site_.partitions[j.run_partition].tres_billing_weights, billing_mode_);
   count_start(s, j);
   stale_records_ += j.partitions.size();
-  if (!priority_.flags().calculate_running && terms_at_[job] != kNoTerms) {
-    // Its terms are not read again until a requeue (which computes them anew).
-    free_terms_[j.partitions.size()].push_back(terms_at_[job]);
-    terms_at_[job] = kNoTerms;
+  if (entries_at_[job] != kNoEntries) {
+    auto* e = &entries_[entries_at_[job]];
+    for (std::size_t k = 0; k < j.partitions.size(); ++k) e[k].queued = false;
+    if (!priority_.flags().calculate_running) {
+      // Its entries are not read again until a requeue (which computes them anew).
+      free_entries_[j.partitions.size()].push_back(entries_at_[job]);
+      entries_at_[job] = kNoEntries;
+    }
   }
 }
 
@@ -244,7 +300,7 @@ void SlurmPolicy::decay_tick(sim::SimState& s) {
   else
     compute_classic_fair_share(tree_, site_.scheduler.fairshare_dampening_factor,
                                priority_.flags().depth_oblivious);
-  for (auto ji : s.pending) update_priority(s, ji);
+  recalculate_queued(s);
   if (priority_.flags().calculate_running)
     for (auto ji : s.running) set_priority(s, ji);
   last_decay_ = t;

@@ -433,13 +433,16 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
   for (std::size_t p = 0; p < part_mask.size() && p < s.partition_nodes.size(); ++p)
     for (auto n : s.partition_nodes[p]) put(part_mask[p], n);
 
-  std::map<std::uint32_t, std::uint32_t> user_count;
+  // Per-cycle counters of examined records, kept only for the limits that are set (they are read
+  // for nothing else).
+  std::vector<std::uint32_t> user_count;  // per user index (grown as met)
   std::vector<std::uint32_t> part_count(s.site.partitions.size(), 0);
   std::map<std::pair<std::uint32_t, std::uint16_t>, std::uint32_t> user_part_count;
-  std::map<std::uint32_t, Seconds> planned_start;  // jobs given a start estimate in this cycle
-  Words avail, chosen;                             // scratch
-  struct Outcome {                                 // of a record that changed nothing
-    sim::NodeRequest request;
+  std::vector<char> planned_start;  // per job: given a start estimate in this cycle (bf_one_resv_per_job)
+  if (params_.bf_one_resv_per_job) planned_start.assign(s.jobs.size(), 0);
+  Words avail, chosen;                // scratch
+  struct Outcome {                    // of a record that changed nothing
+    const sim::NodeRequest* request;  // the job's (SimState::jobs does not move during a cycle)
     std::uint16_t partition;
     Seconds limit;
     bool no_reserve;
@@ -458,11 +461,13 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
         (params_.bf_min_prio_reserve > 0 &&
          static_cast<std::int64_t>(rec.priority) < params_.bf_min_prio_reserve) ||
         (params_.bf_min_age_reserve > 0 && now - j.eligible < params_.bf_min_age_reserve) ||
-        (params_.bf_one_resv_per_job && planned_start.contains(rec.job));
+        (params_.bf_one_resv_per_job && planned_start[rec.job]);
     // Per-cycle counters of examined records (bf_max_job_user, _part, _user_part).
-    auto& uc = user_count[j.user];
+    std::uint32_t unused = 0;
+    if (params_.bf_max_job_user > 0 && j.user >= user_count.size()) user_count.resize(j.user + 1, 0);
+    auto& uc = params_.bf_max_job_user > 0 ? user_count[j.user] : unused;
     auto& pc = part_count[rec.partition];
-    auto& upc = user_part_count[{j.user, rec.partition}];
+    auto& upc = params_.bf_max_job_user_part > 0 ? user_part_count[{j.user, rec.partition}] : unused;
     if ((params_.bf_max_job_user > 0 && uc >= params_.bf_max_job_user) ||
         (params_.bf_max_job_part > 0 && pc >= params_.bf_max_job_part) ||
         (params_.bf_max_job_user_part > 0 && upc >= params_.bf_max_job_user_part))
@@ -477,12 +482,12 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     // has the same outcome: the loop below reads nothing else.
     const auto seen = std::find_if(memo.begin(), memo.end(), [&](const Outcome& o) {
       return o.partition == rec.partition && o.limit == limit && o.no_reserve == no_reserve &&
-             same_request(o.request, j.request);
+             same_request(*o.request, j.request);
     });
     if (seen != memo.end()) {
       if (seen->counted) ++stats.tested;
       if (seen->planned) {
-        planned_start.try_emplace(rec.job, *seen->planned);
+        if (!planned_start.empty()) planned_start[rec.job] = 1;
         stats.planned.push_back({rec.job, *seen->planned, false});
       }
       continue;
@@ -553,7 +558,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
         break;
       }
       if (later_start > 0 && fit->start > later_start && !no_reserve) continue;
-      planned_start.try_emplace(rec.job, fit->start);
+      if (!planned_start.empty()) planned_start[rec.job] = 1;
       stats.planned.push_back({rec.job, fit->start, false});
       planned = fit->start;
       if (no_reserve) break;                 // expected start known, no reservation
@@ -572,7 +577,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     if (changed)
       memo.clear();
     else
-      memo.push_back({j.request, rec.partition, limit, no_reserve, counted, planned});
+      memo.push_back({&j.request, rec.partition, limit, no_reserve, counted, planned});
   }
   stats.slots = static_cast<std::uint32_t>(map.slots().size());
   return stats;

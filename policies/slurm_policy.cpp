@@ -212,7 +212,8 @@ const std::vector<QueueRecord>& SlurmPolicy::sorted_queue(const sim::SimState& s
   if (queue_counts_.empty()) queue_counts_.assign(site_.partitions.size(), 0);
   // Drop records of jobs that left the queue when they are a quarter of it (passes skip them anyway)
   // or when the whole queue is re-sorted.
-  if (queue_stale_ || stale_records_ * 4 > queue_.size()) {
+  // (With no start since the last erasure there is nothing to drop.)
+  if ((queue_stale_ && stale_records_ > 0) || stale_records_ * 4 > queue_.size()) {
     std::erase_if(queue_, [&](const QueueRecord& r) {
       const bool gone = s.jobs[r.job].state != sim::SimJobState::kPending;
       if (gone) --queue_counts_[r.partition];

@@ -183,6 +183,7 @@ class Planner {
     for (const auto& a : j.alloc) nodes.push_back(a.node);
     node_.insert(node_.begin() + e0, nodes.begin(), nodes.end());
     for (auto& shape : shapes_) {
+      shape.snaps_valid = false;  // release indices moved
       for (const auto& a : j.alloc) shape.now[a.node] = usable(a.node, shape);
       if (shape.built) shape.after.insert(shape.after.begin() + e0, k, 0);
     }
@@ -223,7 +224,13 @@ class Planner {
       nodes += shape.now[n] > 0 ? 1 : 0;
       top = std::max(top, shape.now[n]);
     };
-    if (distinct(candidates)) {  // avail lies within the candidates: visit its nodes only
+    const Seconds now = s_.now;
+    const bool distinct_nodes = distinct(candidates);
+    // A later start with distinct candidates begins from the shape's snapshot below start_res
+    // (see below); otherwise from the usable CPUs now.
+    const bool from_snapshot = start_res > now && distinct_nodes;
+    if (from_snapshot) {
+    } else if (distinct_nodes) {  // avail lies within the candidates: visit its nodes only
       for (std::size_t w = 0; w < avail.size(); ++w)
         for (auto bits = avail[w]; bits != 0; bits &= bits - 1)
           add_now(static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
@@ -236,7 +243,6 @@ class Planner {
     const auto enough = [&] {
       return nodes >= r.min_nodes && sum >= r.total_cpus && (r.max_nodes != 1 || top >= r.total_cpus);
     };
-    const Seconds now = s_.now;
     if (start_res <= now) {
       if (enough())
         if (auto a = select_nodes(cluster_, r, candidates, avail, shape.now)) return Fit{now, std::move(*a)};
@@ -263,6 +269,30 @@ class Planner {
     };
     std::size_t i = 0;
     if (start_res > now) {
+      if (from_snapshot) {
+        // Releases ending by start_res are applied without windows: start from the snapshot after
+        // the last multiple of kSnapEvery releases before them (the same usable CPUs on avail's nodes
+        // as applying them one by one) and apply the rest. `top` is then the largest current value
+        // rather than a running maximum; both only gate select_nodes, which decides on the current
+        // values, so the outcome is the same.
+        const auto i0 = static_cast<std::size_t>(
+            std::partition_point(releases_.begin(), releases_.end(),
+                                 [&](const Release& rel) { return rel.end <= start_res; }) -
+            releases_.begin());
+        ensure_snapshots(shape);
+        i = i0 / kSnapEvery * kSnapEvery;
+        const auto* snap = &shape.snaps[i / kSnapEvery * usable.size()];
+        for (std::size_t w = 0; w < avail.size(); ++w)
+          for (auto bits = avail[w]; bits != 0; bits &= bits - 1) {
+            const auto n =
+                static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
+            usable[n] = snap[n];
+            sum += snap[n];
+            nodes += snap[n] > 0 ? 1 : 0;
+            top = std::max(top, snap[n]);
+          }
+        for (; i < i0; ++i) apply(i);
+      }
       for (; i < releases_.size() && releases_[i].end <= start_res; ++i) apply(i);
       if (enough())
         if (auto a = select_nodes(cluster_, r, candidates, avail, usable))
@@ -309,7 +339,27 @@ class Planner {
     std::vector<std::uint32_t>
         after;           // per release entry: usable CPUs on its node after the releases up to it
     bool built = false;  // `after` computed (only future tests need it)
+    // Every kSnapEvery releases, every node's usable CPUs after the releases before it (snapshot k
+    // at k * node count: after releases [0, k * kSnapEvery)); rebuilt after a start moves releases.
+    std::vector<std::uint32_t> snaps;
+    bool snaps_valid = false;
   };
+  static constexpr std::size_t kSnapEvery = 64;  // releases between snapshots
+
+  void ensure_snapshots(Shape& shape) {
+    if (shape.snaps_valid) return;
+    const auto nodes = shape.now.size();
+    auto& cur = snap_scratch_;
+    cur.assign(shape.now.begin(), shape.now.end());
+    shape.snaps.resize((releases_.size() / kSnapEvery + 1) * nodes);
+    for (std::size_t i = 0; i <= releases_.size(); ++i) {
+      if (i % kSnapEvery == 0)
+        std::copy(cur.begin(), cur.end(), shape.snaps.begin() + i / kSnapEvery * nodes);
+      if (i == releases_.size()) break;
+      for (auto e = first_[i]; e < first_[i + 1]; ++e) cur[node_[e]] = shape.after[e];
+    }
+    shape.snaps_valid = true;
+  }
 
   // No node listed twice (then a sum over the candidates in avail is a sum over avail's nodes).
   bool distinct(const std::vector<std::uint32_t>& candidates) {
@@ -329,7 +379,8 @@ class Planner {
   Shape& shape_for(const sim::NodeRequest& r) {
     for (auto& shape : shapes_)
       if (same_shape(shape.request, r)) return shape;
-    Shape shape{r, per_node_ask(r), std::vector<std::uint32_t>(cluster_.nodes().size()), {}, false};
+    Shape shape{r,    per_node_ask(r), std::vector<std::uint32_t>(cluster_.nodes().size()), {}, false, {},
+                false};
     for (std::uint32_t n = 0; n < shape.now.size(); ++n) shape.now[n] = usable(n, shape);
     shapes_.push_back(std::move(shape));
     return shapes_.back();
@@ -372,9 +423,10 @@ class Planner {
   std::vector<std::uint32_t> first_;  // per release: its first entry; one more at the end (entry count)
   std::vector<std::uint32_t> node_;   // per release entry (a node of the released job, alloc order)
   std::vector<Shape> shapes_;
-  std::vector<std::uint32_t> usable_;  // scratch: usable CPUs per node during a future test
-  std::vector<std::size_t> undo_;      // scratch: releases applied to the cluster
-  std::vector<char> mark_;             // scratch: nodes of a job just started
+  std::vector<std::uint32_t> usable_;        // scratch: usable CPUs per node during a future test
+  std::vector<std::uint32_t> snap_scratch_;  // scratch: ensure_snapshots
+  std::vector<std::size_t> undo_;            // scratch: releases applied to the cluster
+  std::vector<char> mark_;                   // scratch: nodes of a job just started
   std::vector<std::pair<const std::vector<std::uint32_t>*, bool>> distinct_;  // per candidate list
   Seconds kill_wait_ = 30;
   Seconds over_time_limit_ = 0;

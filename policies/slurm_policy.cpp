@@ -290,11 +290,14 @@ void SlurmPolicy::decay_tick(sim::SimState& s) {
   if (usage_reset_due(reset_period_, last_decay_, t)) reset_usage(tree_, qos_usage_);
   if (last_decay_ != kUnsetTime && t > last_decay_) {
     decay_.decay(tree_, qos_usage_, t - last_decay_);
-    for (auto ji : s.running) {
-      const auto& j = s.jobs[ji];
-      if (tree_index_[static_cast<std::size_t>(j.assoc)] == kNoAssoc) continue;
-      decay_.charge_slice(tree_, qos_usage_, charged(s, j), last_decay_, t, /*at_end=*/false);
-    }
+    // Running and suspended jobs: slurmctld's decay thread charges every job that has started and is
+    // not pending or finished, so a suspended job keeps accruing usage (spec §2.6, §7.6).
+    for (const auto* jobs : {&s.running, &s.suspended})
+      for (auto ji : *jobs) {
+        const auto& j = s.jobs[ji];
+        if (tree_index_[static_cast<std::size_t>(j.assoc)] == kNoAssoc) continue;
+        decay_.charge_slice(tree_, qos_usage_, charged(s, j), last_decay_, t, /*at_end=*/false);
+      }
   }
   if (priority_.flags().fair_tree)
     compute_fair_tree(tree_, options_.fair_tree_ties);

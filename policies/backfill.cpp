@@ -183,6 +183,7 @@ class Planner {
     for (const auto& a : j.alloc) nodes.push_back(a.node);
     node_.insert(node_.begin() + e0, nodes.begin(), nodes.end());
     for (auto& shape : shapes_) {
+      shape.snaps_valid = false;  // release indices moved
       for (const auto& a : j.alloc) shape.now[a.node] = usable(a.node, shape);
       if (shape.built) shape.after.insert(shape.after.begin() + e0, k, 0);
     }
@@ -223,7 +224,13 @@ class Planner {
       nodes += shape.now[n] > 0 ? 1 : 0;
       top = std::max(top, shape.now[n]);
     };
-    if (distinct(candidates)) {  // avail lies within the candidates: visit its nodes only
+    const Seconds now = s_.now;
+    const bool distinct_nodes = distinct(candidates);
+    // A later start with distinct candidates begins from the shape's snapshot below start_res
+    // (see below); otherwise from the usable CPUs now.
+    const bool from_snapshot = start_res > now && distinct_nodes;
+    if (from_snapshot) {
+    } else if (distinct_nodes) {  // avail lies within the candidates: visit its nodes only
       for (std::size_t w = 0; w < avail.size(); ++w)
         for (auto bits = avail[w]; bits != 0; bits &= bits - 1)
           add_now(static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
@@ -236,7 +243,6 @@ class Planner {
     const auto enough = [&] {
       return nodes >= r.min_nodes && sum >= r.total_cpus && (r.max_nodes != 1 || top >= r.total_cpus);
     };
-    const Seconds now = s_.now;
     if (start_res <= now) {
       if (enough())
         if (auto a = select_nodes(cluster_, r, candidates, avail, shape.now)) return Fit{now, std::move(*a)};
@@ -263,6 +269,30 @@ class Planner {
     };
     std::size_t i = 0;
     if (start_res > now) {
+      if (from_snapshot) {
+        // Releases ending by start_res are applied without windows: start from the snapshot after
+        // the last multiple of kSnapEvery releases before them (the same usable CPUs on avail's nodes
+        // as applying them one by one) and apply the rest. `top` is then the largest current value
+        // rather than a running maximum; both only gate select_nodes, which decides on the current
+        // values, so the outcome is the same.
+        const auto i0 = static_cast<std::size_t>(
+            std::partition_point(releases_.begin(), releases_.end(),
+                                 [&](const Release& rel) { return rel.end <= start_res; }) -
+            releases_.begin());
+        ensure_snapshots(shape);
+        i = i0 / kSnapEvery * kSnapEvery;
+        const auto* snap = &shape.snaps[i / kSnapEvery * usable.size()];
+        for (std::size_t w = 0; w < avail.size(); ++w)
+          for (auto bits = avail[w]; bits != 0; bits &= bits - 1) {
+            const auto n =
+                static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
+            usable[n] = snap[n];
+            sum += snap[n];
+            nodes += snap[n] > 0 ? 1 : 0;
+            top = std::max(top, snap[n]);
+          }
+        for (; i < i0; ++i) apply(i);
+      }
       for (; i < releases_.size() && releases_[i].end <= start_res; ++i) apply(i);
       if (enough())
         if (auto a = select_nodes(cluster_, r, candidates, avail, usable))
@@ -309,7 +339,27 @@ class Planner {
     std::vector<std::uint32_t>
         after;           // per release entry: usable CPUs on its node after the releases up to it
     bool built = false;  // `after` computed (only future tests need it)
+    // Every kSnapEvery releases, every node's usable CPUs after the releases before it (snapshot k
+    // at k * node count: after releases [0, k * kSnapEvery)); rebuilt after a start moves releases.
+    std::vector<std::uint32_t> snaps;
+    bool snaps_valid = false;
   };
+  static constexpr std::size_t kSnapEvery = 64;  // releases between snapshots
+
+  void ensure_snapshots(Shape& shape) {
+    if (shape.snaps_valid) return;
+    const auto nodes = shape.now.size();
+    auto& cur = snap_scratch_;
+    cur.assign(shape.now.begin(), shape.now.end());
+    shape.snaps.resize((releases_.size() / kSnapEvery + 1) * nodes);
+    for (std::size_t i = 0; i <= releases_.size(); ++i) {
+      if (i % kSnapEvery == 0)
+        std::copy(cur.begin(), cur.end(), shape.snaps.begin() + i / kSnapEvery * nodes);
+      if (i == releases_.size()) break;
+      for (auto e = first_[i]; e < first_[i + 1]; ++e) cur[node_[e]] = shape.after[e];
+    }
+    shape.snaps_valid = true;
+  }
 
   // No node listed twice (then a sum over the candidates in avail is a sum over avail's nodes).
   bool distinct(const std::vector<std::uint32_t>& candidates) {
@@ -329,7 +379,8 @@ class Planner {
   Shape& shape_for(const sim::NodeRequest& r) {
     for (auto& shape : shapes_)
       if (same_shape(shape.request, r)) return shape;
-    Shape shape{r, per_node_ask(r), std::vector<std::uint32_t>(cluster_.nodes().size()), {}, false};
+    Shape shape{r,    per_node_ask(r), std::vector<std::uint32_t>(cluster_.nodes().size()), {}, false, {},
+                false};
     for (std::uint32_t n = 0; n < shape.now.size(); ++n) shape.now[n] = usable(n, shape);
     shapes_.push_back(std::move(shape));
     return shapes_.back();
@@ -372,9 +423,10 @@ class Planner {
   std::vector<std::uint32_t> first_;  // per release: its first entry; one more at the end (entry count)
   std::vector<std::uint32_t> node_;   // per release entry (a node of the released job, alloc order)
   std::vector<Shape> shapes_;
-  std::vector<std::uint32_t> usable_;  // scratch: usable CPUs per node during a future test
-  std::vector<std::size_t> undo_;      // scratch: releases applied to the cluster
-  std::vector<char> mark_;             // scratch: nodes of a job just started
+  std::vector<std::uint32_t> usable_;        // scratch: usable CPUs per node during a future test
+  std::vector<std::uint32_t> snap_scratch_;  // scratch: ensure_snapshots
+  std::vector<std::size_t> undo_;            // scratch: releases applied to the cluster
+  std::vector<char> mark_;                   // scratch: nodes of a job just started
   std::vector<std::pair<const std::vector<std::uint32_t>*, bool>> distinct_;  // per candidate list
   Seconds kill_wait_ = 30;
   Seconds over_time_limit_ = 0;
@@ -433,13 +485,16 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
   for (std::size_t p = 0; p < part_mask.size() && p < s.partition_nodes.size(); ++p)
     for (auto n : s.partition_nodes[p]) put(part_mask[p], n);
 
-  std::map<std::uint32_t, std::uint32_t> user_count;
+  // Per-cycle counters of examined records, kept only for the limits that are set (they are read
+  // for nothing else).
+  std::vector<std::uint32_t> user_count;  // per user index (grown as met)
   std::vector<std::uint32_t> part_count(s.site.partitions.size(), 0);
   std::map<std::pair<std::uint32_t, std::uint16_t>, std::uint32_t> user_part_count;
-  std::map<std::uint32_t, Seconds> planned_start;  // jobs given a start estimate in this cycle
-  Words avail, chosen;                             // scratch
-  struct Outcome {                                 // of a record that changed nothing
-    sim::NodeRequest request;
+  std::vector<char> planned_start;  // per job: given a start estimate in this cycle (bf_one_resv_per_job)
+  if (params_.bf_one_resv_per_job) planned_start.assign(s.jobs.size(), 0);
+  Words avail, chosen;                // scratch
+  struct Outcome {                    // of a record that changed nothing
+    const sim::NodeRequest* request;  // the job's (SimState::jobs does not move during a cycle)
     std::uint16_t partition;
     Seconds limit;
     bool no_reserve;
@@ -458,11 +513,13 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
         (params_.bf_min_prio_reserve > 0 &&
          static_cast<std::int64_t>(rec.priority) < params_.bf_min_prio_reserve) ||
         (params_.bf_min_age_reserve > 0 && now - j.eligible < params_.bf_min_age_reserve) ||
-        (params_.bf_one_resv_per_job && planned_start.contains(rec.job));
+        (params_.bf_one_resv_per_job && planned_start[rec.job]);
     // Per-cycle counters of examined records (bf_max_job_user, _part, _user_part).
-    auto& uc = user_count[j.user];
+    std::uint32_t unused = 0;
+    if (params_.bf_max_job_user > 0 && j.user >= user_count.size()) user_count.resize(j.user + 1, 0);
+    auto& uc = params_.bf_max_job_user > 0 ? user_count[j.user] : unused;
     auto& pc = part_count[rec.partition];
-    auto& upc = user_part_count[{j.user, rec.partition}];
+    auto& upc = params_.bf_max_job_user_part > 0 ? user_part_count[{j.user, rec.partition}] : unused;
     if ((params_.bf_max_job_user > 0 && uc >= params_.bf_max_job_user) ||
         (params_.bf_max_job_part > 0 && pc >= params_.bf_max_job_part) ||
         (params_.bf_max_job_user_part > 0 && upc >= params_.bf_max_job_user_part))
@@ -477,12 +534,12 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     // has the same outcome: the loop below reads nothing else.
     const auto seen = std::find_if(memo.begin(), memo.end(), [&](const Outcome& o) {
       return o.partition == rec.partition && o.limit == limit && o.no_reserve == no_reserve &&
-             same_request(o.request, j.request);
+             same_request(*o.request, j.request);
     });
     if (seen != memo.end()) {
       if (seen->counted) ++stats.tested;
       if (seen->planned) {
-        planned_start.try_emplace(rec.job, *seen->planned);
+        if (!planned_start.empty()) planned_start[rec.job] = 1;
         stats.planned.push_back({rec.job, *seen->planned, false});
       }
       continue;
@@ -553,7 +610,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
         break;
       }
       if (later_start > 0 && fit->start > later_start && !no_reserve) continue;
-      planned_start.try_emplace(rec.job, fit->start);
+      if (!planned_start.empty()) planned_start[rec.job] = 1;
       stats.planned.push_back({rec.job, fit->start, false});
       planned = fit->start;
       if (no_reserve) break;                 // expected start known, no reservation
@@ -572,7 +629,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     if (changed)
       memo.clear();
     else
-      memo.push_back({j.request, rec.partition, limit, no_reserve, counted, planned});
+      memo.push_back({&j.request, rec.partition, limit, no_reserve, counted, planned});
   }
   stats.slots = static_cast<std::uint32_t>(map.slots().size());
   return stats;

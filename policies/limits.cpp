@@ -15,6 +15,7 @@ std::int64_t get(const std::map<std::pair<std::uint16_t, std::uint32_t>, std::in
 }
 
 std::int64_t tres_limit(const TresMap& m, const char* key) {
+  if (m.empty()) return -1;  // the usual case: no need to build a key string to look up
   auto it = m.find(key);
   return it == m.end() ? -1 : it->second;
 }

@@ -27,23 +27,31 @@ bool queue_before(const QueueRecord& a, const QueueRecord& b) {
   return a.partition < b.partition;
 }
 
-void sort_nearly_sorted(std::vector<QueueRecord>& q) {
-  constexpr std::size_t kMaxDescents = 32;  // beyond this, a full sort is cheaper than insertion
-  std::size_t descents = 0;
-  for (std::size_t i = 1; i < q.size() && descents <= kMaxDescents; ++i)
-    if (queue_before(q[i], q[i - 1])) ++descents;
-  if (descents == 0) return;
-  if (descents > kMaxDescents) {
+void sort_at_descents(std::vector<QueueRecord>& q, const std::vector<std::size_t>& descents) {
+  std::size_t checked = 0;  // pairs (i - 1, i) for i <= checked are known to be in order
+  for (const auto d : descents) {
+    if (d <= checked) continue;  // put in order by an earlier insertion's cascade
+    auto i = d;
+    // q[0, i) is sorted: insert q[i]; its old left neighbour moves to i, so the pair (i, i + 1)
+    // changed and is checked next (pairs further right are as recorded).
+    for (; i < q.size() && queue_before(q[i], q[i - 1]); ++i) {
+      const auto rec = q[i];
+      auto j = i;
+      for (; j > 0 && queue_before(rec, q[j - 1]); --j) q[j] = q[j - 1];
+      q[j] = rec;
+    }
+    checked = i;
+  }
+}
+
+void sort_nearly_sorted(std::vector<QueueRecord>& q, std::size_t max_descents) {
+  std::vector<std::size_t> descents;
+  for (std::size_t i = 1; i < q.size() && descents.size() <= max_descents; ++i)
+    if (queue_before(q[i], q[i - 1])) descents.push_back(i);
+  if (descents.size() > max_descents)
     std::sort(q.begin(), q.end(), queue_before);
-    return;
-  }
-  for (std::size_t i = 1; i < q.size(); ++i) {  // insertion sort: O(n + inversions)
-    if (!queue_before(q[i], q[i - 1])) continue;
-    auto rec = q[i];
-    std::size_t j = i;
-    for (; j > 0 && queue_before(rec, q[j - 1]); --j) q[j] = q[j - 1];
-    q[j] = rec;
-  }
+  else
+    sort_at_descents(q, descents);
 }
 
 MainScheduler::Preempted MainScheduler::try_preemption(sim::SimState& s, sim::JobLauncher& launcher,
@@ -85,9 +93,43 @@ std::vector<QueueRecord> build_job_queue(const sim::SimState& s) {
   return q;
 }
 
+bool MainScheduler::settle_tail(sim::SimState& s, const std::vector<QueueRecord>& queue, std::size_t cut,
+                                UnsettledJobs& unsettled) const {
+  using R = sim::PendingReason;
+  const auto& first = queue[cut];
+  std::vector<QueueRecord> records;
+  std::vector<std::uint32_t> settle;
+  for (const auto ji : unsettled.jobs()) {
+    const auto& j = s.jobs[ji];
+    if (j.state != sim::SimJobState::kPending || (j.reason != R::kNone && j.reason != R::kResources))
+      continue;
+    records.clear();
+    append_queue_records(s, ji, records);
+    bool in_tail = false;
+    for (const auto& rec : records) {
+      // The record must be in the queue (sorted, keys unique) where its key puts it.
+      const auto at = std::lower_bound(queue.begin(), queue.end(), rec, queue_before);
+      if (at == queue.end() || at->job != ji || at->partition != rec.partition) return false;
+      in_tail = in_tail || !queue_before(rec, first);
+    }
+    if (in_tail) settle.push_back(ji);
+  }
+  for (const auto ji : settle) {
+    auto& j = s.jobs[ji];
+    j.reason = R::kPriority;
+    j.reasons_seen |= 1u << static_cast<unsigned>(R::kPriority);
+  }
+  unsettled.retain([&](std::uint32_t ji) {
+    const auto& j = s.jobs[ji];
+    return j.state == sim::SimJobState::kPending && (j.reason == R::kNone || j.reason == R::kResources);
+  });
+  return true;
+}
+
 MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, bool full,
                                  const std::vector<QueueRecord>& queue,
-                                 const std::vector<std::uint32_t>* partition_counts) const {
+                                 const std::vector<std::uint32_t>* partition_counts,
+                                 UnsettledJobs* unsettled) const {
   using R = sim::PendingReason;
   MainPassStats stats;
   std::vector<bool> avail(s.cluster.nodes().size(), true);
@@ -96,23 +138,33 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
   std::uint32_t depth = 0;
   // Records left per partition: once every partition that still has records is blocked, the rest of
   // the pass can start nothing; a limited pass stops there (a full pass goes on to record every
-  // job's pending reason, as Slurm's does).
+  // job's pending reason, as Slurm's does: in bulk when the caller keeps the unsettled jobs).
   std::vector<std::uint32_t> left(s.site.partitions.size(), 0);
   std::size_t open_parts = 0;
-  if (!full) {
+  const bool bulk_tail =
+      full && unsettled != nullptr && partition_counts != nullptr && params_.partition_job_depth == 0;
+  bool settled = false;
+  if (!full || bulk_tail) {
     if (partition_counts)
       left = *partition_counts;
     else
       for (const auto& rec : queue) ++left[rec.partition];
     for (auto n : left) open_parts += n > 0 ? 1 : 0;
   }
-  const auto note = [](sim::SimJob& j, R r) {
+  const auto note = [&](sim::SimJob& j, R r) {
     j.reason = r;
     j.reasons_seen |= 1u << static_cast<unsigned>(r);
+    if (r == R::kResources && unsettled != nullptr)
+      unsettled->add(static_cast<std::uint32_t>(&j - s.jobs.data()));
   };
-  for (const auto& rec : queue) {
-    if (!full) {
-      if (open_parts == 0) break;
+  for (std::size_t at = 0; at < queue.size(); ++at) {
+    const auto& rec = queue[at];
+    if (!full || (bulk_tail && !settled)) {
+      if (open_parts == 0) {
+        if (!full) break;
+        settled = true;  // once: if the tail cannot be settled in bulk, walk it
+        if (settle_tail(s, queue, at, *unsettled)) break;
+      }
       if (--left[rec.partition] == 0 && !part_failed[rec.partition]) --open_parts;
     }
     auto& j = s.jobs[rec.job];
@@ -151,7 +203,7 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
       fail_by_part = false;
     if (params_.bf_min_prio_reserve > 0 && j.priority < params_.bf_min_prio_reserve) fail_by_part = false;
     if (fail_by_part) {
-      if (!full && left[rec.partition] > 0) --open_parts;
+      if ((!full || bulk_tail) && !part_failed[rec.partition] && left[rec.partition] > 0) --open_parts;
       part_failed[rec.partition] = true;
       for (auto n : nodes) avail[n] = false;
     }

@@ -13,8 +13,6 @@ namespace {
 
 /// Slurm's INFINITE time limit in minutes (0xffffffff), what an unlimited MaxTime divides by.
 constexpr double kInfiniteMinutes = 4294967295.0;
-/// Largest priority a job can get: (uint32) 2^32 - 1.
-constexpr double kMaxPriority = 4294967295.0;
 constexpr Seconds kSecondsPerMinute = 60;
 
 std::string upper(const std::string& text) {
@@ -120,40 +118,10 @@ double PriorityModel::job_size_factor(const PriorityInput& in) const {
   return std::clamp(f, 0.0, 1.0);
 }
 
-namespace {
-
-// Slurm's sum (_get_priority_internal order) of the weighted terms, site factor and nice.
-double sum_terms(double age, double assoc, double fs, double js, double part, double qos, double tres,
-                 std::int64_t site_factor, std::int64_t nice) {
-  return age + assoc + fs + js + part + qos + tres + static_cast<double>(site_factor) -
-         static_cast<double>(nice);
-}
-
-// 0 is reserved for held jobs; the double is truncated toward zero into uint32.
-std::uint32_t clamp_priority(double sum) {
-  return static_cast<std::uint32_t>(std::min(std::max(sum, 1.0), kMaxPriority));
-}
-
-}  // namespace
-
-double PriorityModel::age_factor(Seconds now, Seconds accrue) const {
-  if (settings_.weight_age == 0 || accrue == kUnsetTime) return 0.0;
-  const Seconds diff = std::max<Seconds>(0, now - accrue);
-  return diff < settings_.max_age ? static_cast<double>(diff) / static_cast<double>(settings_.max_age) : 1.0;
-}
-
 StaticPriorityTerms PriorityModel::static_terms(const PriorityFactors& f, const PriorityInput& in) {
   return {f.weighted_assoc, f.weighted_job_size, f.weighted_partition,
           f.weighted_qos,   f.weighted_tres_sum, in.site_factor,
           in.nice};
-}
-
-std::uint32_t PriorityModel::recompute(const StaticPriorityTerms& t, Seconds now, Seconds accrue,
-                                       double fs) const {
-  const double weighted_age = age_factor(now, accrue) * settings_.weight_age;
-  const double weighted_fs = (settings_.weight_fairshare != 0 ? fs : 0.0) * settings_.weight_fairshare;
-  return clamp_priority(sum_terms(weighted_age, t.assoc, weighted_fs, t.job_size, t.partition, t.qos,
-                                  t.tres_sum, t.site_factor, t.nice));
 }
 
 PriorityFactors PriorityModel::compute(const PriorityInput& in) const {
@@ -209,12 +177,6 @@ PriorityFactors PriorityModel::compute(const PriorityInput& in) const {
                 out.weighted_partition, out.weighted_qos, out.weighted_tres_sum, in.site_factor, in.nice);
   out.priority = clamp_priority(out.sum);
   return out;
-}
-
-Seconds accrue_time(const PriorityFlags& flags, Seconds submit, Seconds eligible, Seconds now) {
-  if (flags.accrue_always) return submit;
-  if (eligible == kUnsetTime || eligible > now) return kUnsetTime;
-  return eligible;
 }
 
 }  // namespace slurmtwin::policies

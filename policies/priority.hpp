@@ -1,6 +1,7 @@
 #pragma once
 // Multifactor job priority (priority/multifactor): normalized factors, weights, clamping.
 // Spec: slurm-scheduling-spec.md §2.1-2.5.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -96,8 +97,21 @@ class PriorityModel {
   static StaticPriorityTerms static_terms(const PriorityFactors& factors, const PriorityInput& input);
   /// The priority compute() would give for new `now`, accrue time and fs factor, reusing the static
   /// terms: the same operations in the same order, so the result is bit-identical.
+  /// Inline: called for every pending job at every recalculation.
   std::uint32_t recompute(const StaticPriorityTerms& terms, Seconds now, Seconds accrue_time,
-                          double fs_factor) const;
+                          double fs_factor) const {
+    const double weighted_age = age_factor(now, accrue_time) * settings_.weight_age;
+    const double weighted_fs =
+        (settings_.weight_fairshare != 0 ? fs_factor : 0.0) * settings_.weight_fairshare;
+    return clamp_priority(sum_terms(weighted_age, terms.assoc, weighted_fs, terms.job_size, terms.partition,
+                                    terms.qos, terms.tres_sum, terms.site_factor, terms.nice));
+  }
+
+  /// The age factor at `now` is the one at every later time (no age weight, not accruing, or
+  /// PriorityMaxAge reached).
+  bool age_final(Seconds now, Seconds accrue_time) const {
+    return settings_.weight_age == 0 || accrue_time == kUnsetTime || now - accrue_time >= settings_.max_age;
+  }
 
   const PriorityFlags& flags() const { return flags_; }
   /// max over partitions of PriorityJobFactor (starts at 1).
@@ -113,7 +127,24 @@ class PriorityModel {
 
  private:
   double job_size_factor(const PriorityInput& in) const;
-  double age_factor(Seconds now, Seconds accrue_time) const;
+  double age_factor(Seconds now, Seconds accrue) const {
+    if (settings_.weight_age == 0 || accrue == kUnsetTime) return 0.0;
+    const Seconds diff = std::max<Seconds>(0, now - accrue);
+    return diff < settings_.max_age ? static_cast<double>(diff) / static_cast<double>(settings_.max_age)
+                                    : 1.0;
+  }
+  /// Slurm's sum (_get_priority_internal order) of the weighted terms, site factor and nice: the
+  /// order of the additions matters to the last bit.
+  static double sum_terms(double age, double assoc, double fs, double js, double part, double qos,
+                          double tres, std::int64_t site_factor, std::int64_t nice) {
+    return age + assoc + fs + js + part + qos + tres + static_cast<double>(site_factor) -
+           static_cast<double>(nice);
+  }
+  /// 0 is reserved for held jobs; the double is truncated toward zero into uint32 (max 2^32 - 1).
+  static std::uint32_t clamp_priority(double sum) {
+    constexpr double kMaxPriority = 4294967295.0;
+    return static_cast<std::uint32_t>(std::min(std::max(sum, 1.0), kMaxPriority));
+  }
 
   SchedulerSettings settings_;
   PriorityFlags flags_;
@@ -130,6 +161,10 @@ class PriorityModel {
 
 /// The job's accrue time for the age factor: submit time with ACCRUE_ALWAYS, else the eligible
 /// (begin) time once it has passed; kUnsetTime while not eligible (future or unknown begin time).
-Seconds accrue_time(const PriorityFlags& flags, Seconds submit, Seconds eligible, Seconds now);
+inline Seconds accrue_time(const PriorityFlags& flags, Seconds submit, Seconds eligible, Seconds now) {
+  if (flags.accrue_always) return submit;
+  if (eligible == kUnsetTime || eligible > now) return kUnsetTime;
+  return eligible;
+}
 
 }  // namespace slurmtwin::policies

@@ -1,6 +1,7 @@
 #include "policies/slurm_policy.hpp"
 
 #include <algorithm>
+#include <cassert>
 
 #include "policies/fair_tree.hpp"
 #include "policies/limits.hpp"
@@ -60,7 +61,7 @@ void SlurmPolicy::init(sim::SimState& state) {
       for (std::uint32_t n = 0; n < site_.nodes.size(); ++n)
         if (site_.nodes[n].name == name) state.partition_nodes[p].push_back(n);
   for (auto& nodes : state.partition_nodes) std::sort(nodes.begin(), nodes.end());
-  static_terms_.assign(state.jobs.size(), {});
+  entries_at_.assign(state.jobs.size(), kNoEntries);
 }
 
 namespace {
@@ -93,31 +94,93 @@ PriorityFactors SlurmPolicy::factors(const sim::SimState& s, std::uint32_t ji, s
 void SlurmPolicy::set_priority(sim::SimState& s, std::uint32_t ji) {
   auto& j = s.jobs[ji];
   const auto ti = tree_index_[static_cast<std::size_t>(j.assoc)];
-  j.part_priority.assign(j.partitions.size(), 0);
-  auto& terms = static_terms_[ji];
-  terms.clear();
+  const auto count = j.partitions.size();
+  j.part_priority.assign(count, 0);
+  auto& at = entries_at_[ji];
+  if (at == kNoEntries) {  // a free range of the job's size, else a new one at the end
+    if (free_entries_.size() <= count) free_entries_.resize(count + 1);
+    auto& free = free_entries_[count];
+    if (!free.empty()) {
+      at = free.back();
+      free.pop_back();
+    } else {
+      at = static_cast<std::uint32_t>(entries_.size());
+      entries_.resize(entries_.size() + count);
+    }
+  }
   j.priority = 0;
-  for (std::size_t k = 0; k < j.partitions.size(); ++k) {
+  for (std::size_t k = 0; k < count; ++k) {
     const auto in = priority_input(s, j, k, priority_.flags(), tree_, ti);
     const auto f = priority_.compute(in);
-    terms.push_back(PriorityModel::static_terms(f, in));
+    auto& e = entries_[at + k];
+    e.terms = PriorityModel::static_terms(f, in);
+    e.submit = j.submit;
+    e.eligible = j.eligible;
+    e.tree = ti;
+    e.job = ji;
+    e.k = static_cast<std::uint16_t>(k);
+    e.count = static_cast<std::uint16_t>(count);
+    e.priority = f.priority;
+    e.queued = false;
+    e.age_final = false;
     j.part_priority[k] = f.priority;
     j.priority = std::max(j.priority, f.priority);
   }
 }
 
-void SlurmPolicy::update_priority(sim::SimState& s, std::uint32_t ji) const {
+void SlurmPolicy::update_priority(sim::SimState& s, std::uint32_t ji) {
   auto& j = s.jobs[ji];
   const auto ti = tree_index_[static_cast<std::size_t>(j.assoc)];
   const double fs = ti == kNoAssoc ? 0.0 : tree_.node(ti).fs_factor;
   const auto accrue = accrue_time(priority_.flags(), j.submit, j.eligible, s.now);
-  j.priority = 0;
-  for (std::size_t k = 0; k < j.partitions.size(); ++k) {
-    auto p = priority_.recompute(static_terms_[ji][k], s.now, accrue, fs);
-    if (priority_.flags().incr_only && p < j.part_priority[k]) p = j.part_priority[k];
+  const bool incr_only = priority_.flags().incr_only;
+  auto* e = &entries_[entries_at_[ji]];
+  std::uint32_t top = 0;
+  for (std::size_t k = 0, n = j.partitions.size(); k < n; ++k) {
+    auto p = priority_.recompute(e[k].terms, s.now, accrue, fs);
+    if (incr_only && p < e[k].priority) p = e[k].priority;
+    e[k].priority = p;
+    e[k].age_final = false;
     j.part_priority[k] = p;
-    j.priority = std::max(j.priority, p);
+    top = std::max(top, p);
   }
+  j.priority = top;
+}
+
+void SlurmPolicy::recalculate_queued(sim::SimState& s) {
+  // Fair-share factors now, and whether each moved since the last recalculation.
+  const auto& nodes = tree_.nodes();
+  if (fs_now_.size() != nodes.size()) {
+    fs_now_.assign(nodes.size(), 0.0);
+    fs_moved_.assign(nodes.size(), 1);
+  }
+  for (std::size_t t = 0; t < nodes.size(); ++t) {
+    fs_moved_[t] = fs_moved_[t] || nodes[t].fs_factor != fs_now_[t];
+    fs_now_[t] = nodes[t].fs_factor;
+  }
+  const bool incr_only = priority_.flags().incr_only;
+  const Seconds now = s.now;
+  for (auto& e : entries_) {
+    if (!e.queued) continue;
+    // A single-partition job whose age factor is final and whose fair share did not move keeps its
+    // priority: the same inputs give the same bits (multi-partition jobs are recomputed so that
+    // SimJob::priority is their maximum again).
+    if (e.age_final && e.count == 1 && (e.tree == kNoAssoc || !fs_moved_[static_cast<std::size_t>(e.tree)]))
+      continue;
+    const double fs = e.tree == kNoAssoc ? 0.0 : fs_now_[static_cast<std::size_t>(e.tree)];
+    const auto accrue = accrue_time(priority_.flags(), e.submit, e.eligible, now);
+    auto p = priority_.recompute(e.terms, now, accrue, fs);
+    if (incr_only && p < e.priority) p = e.priority;
+    e.priority = p;
+    e.age_final = priority_.age_final(now, accrue);
+    auto& j = s.jobs[e.job];
+    j.part_priority[e.k] = p;
+    if (e.count == 1)
+      j.priority = p;
+    else if (e.k + 1 == e.count)  // the job's last entry: all its partitions are done
+      j.priority = *std::max_element(j.part_priority.begin(), j.part_priority.end());
+  }
+  std::fill(fs_moved_.begin(), fs_moved_.end(), 0);
 }
 
 std::string SlurmPolicy::admit(sim::SimState& s, std::uint32_t job) {
@@ -139,14 +202,18 @@ void SlurmPolicy::on_queued(sim::SimState& s, std::uint32_t job) {
     update_priority(s, job);
     s.now = now;
   }
+  auto* e = &entries_[entries_at_[job]];
+  for (std::size_t k = 0; k < s.jobs[job].partitions.size(); ++k) e[k].queued = true;
   append_queue_records(s, job, queued_since_);
+  unsettled_.add(job);
 }
 
 const std::vector<QueueRecord>& SlurmPolicy::sorted_queue(const sim::SimState& s) {
   if (queue_counts_.empty()) queue_counts_.assign(site_.partitions.size(), 0);
   // Drop records of jobs that left the queue when they are a quarter of it (passes skip them anyway)
   // or when the whole queue is re-sorted.
-  if (queue_stale_ || stale_records_ * 4 > queue_.size()) {
+  // (With no start since the last erasure there is nothing to drop.)
+  if ((queue_stale_ && stale_records_ > 0) || stale_records_ * 4 > queue_.size()) {
     std::erase_if(queue_, [&](const QueueRecord& r) {
       const bool gone = s.jobs[r.job].state != sim::SimJobState::kPending;
       if (gone) --queue_counts_[r.partition];
@@ -161,8 +228,19 @@ const std::vector<QueueRecord>& SlurmPolicy::sorted_queue(const sim::SimState& s
   queued_since_.clear();
   if (queue_stale_) {
     // Priorities were recalculated: refresh them in place; the order mostly holds, so re-sort cheaply.
-    for (auto& r : queue_) r.priority = s.jobs[r.job].part_priority[r.part_index];
-    sort_nearly_sorted(queue_);
+    // One pass refreshes them and finds the out-of-order neighbours.
+    auto& descents = descents_;
+    descents.clear();
+    for (std::size_t i = 0; i < queue_.size(); ++i) {
+      auto& r = queue_[i];
+      assert(entries_at_[r.job] != kNoEntries);  // records of jobs no longer pending were erased above
+      r.priority = entries_[entries_at_[r.job] + r.part_index].priority;
+      if (i > 0 && descents.size() <= kMaxDescents && queue_before(r, queue_[i - 1])) descents.push_back(i);
+    }
+    if (descents.size() > kMaxDescents)
+      std::sort(queue_.begin(), queue_.end(), queue_before);
+    else
+      sort_at_descents(queue_, descents);
     queue_stale_ = false;
   } else {
     std::inplace_merge(queue_.begin(), queue_.begin() + mid, queue_.end(), queue_before);
@@ -189,7 +267,15 @@ void SlurmPolicy::on_start(sim::SimState& s, std::uint32_t job) {
       billable_tres(job_tres(s, j), site_.partitions[j.run_partition].tres_billing_weights, billing_mode_);
   count_start(s, j);
   stale_records_ += j.partitions.size();
-  if (!priority_.flags().calculate_running) std::vector<StaticPriorityTerms>().swap(static_terms_[job]);
+  if (entries_at_[job] != kNoEntries) {
+    auto* e = &entries_[entries_at_[job]];
+    for (std::size_t k = 0; k < j.partitions.size(); ++k) e[k].queued = false;
+    if (!priority_.flags().calculate_running) {
+      // Its entries are not read again until a requeue (which computes them anew).
+      free_entries_[j.partitions.size()].push_back(entries_at_[job]);
+      entries_at_[job] = kNoEntries;
+    }
+  }
 }
 
 void SlurmPolicy::on_end(sim::SimState& s, std::uint32_t job) {
@@ -204,18 +290,21 @@ void SlurmPolicy::decay_tick(sim::SimState& s) {
   if (usage_reset_due(reset_period_, last_decay_, t)) reset_usage(tree_, qos_usage_);
   if (last_decay_ != kUnsetTime && t > last_decay_) {
     decay_.decay(tree_, qos_usage_, t - last_decay_);
-    for (auto ji : s.running) {
-      const auto& j = s.jobs[ji];
-      if (tree_index_[static_cast<std::size_t>(j.assoc)] == kNoAssoc) continue;
-      decay_.charge_slice(tree_, qos_usage_, charged(s, j), last_decay_, t, /*at_end=*/false);
-    }
+    // Running and suspended jobs: slurmctld's decay thread charges every job that has started and is
+    // not pending or finished, so a suspended job keeps accruing usage (spec §2.6, §7.6).
+    for (const auto* jobs : {&s.running, &s.suspended})
+      for (auto ji : *jobs) {
+        const auto& j = s.jobs[ji];
+        if (tree_index_[static_cast<std::size_t>(j.assoc)] == kNoAssoc) continue;
+        decay_.charge_slice(tree_, qos_usage_, charged(s, j), last_decay_, t, /*at_end=*/false);
+      }
   }
   if (priority_.flags().fair_tree)
     compute_fair_tree(tree_, options_.fair_tree_ties);
   else
     compute_classic_fair_share(tree_, site_.scheduler.fairshare_dampening_factor,
                                priority_.flags().depth_oblivious);
-  for (auto ji : s.pending) update_priority(s, ji);
+  recalculate_queued(s);
   if (priority_.flags().calculate_running)
     for (auto ji : s.running) set_priority(s, ji);
   last_decay_ = t;
@@ -224,7 +313,14 @@ void SlurmPolicy::decay_tick(sim::SimState& s) {
 
 void SlurmPolicy::main_pass(sim::SimState& s, sim::JobLauncher& launcher, bool full) {
   const auto& queue = sorted_queue(s);
-  main_.run(s, launcher, full, queue, &queue_counts_);
+  // Passes that never find every partition blocked do not prune the list: keep it near the queue's size.
+  if (unsettled_.jobs().size() > 2 * s.pending.size() + 64)
+    unsettled_.retain([&](std::uint32_t job) {
+      const auto& j = s.jobs[job];
+      return j.state == sim::SimJobState::kPending &&
+             (j.reason == sim::PendingReason::kNone || j.reason == sim::PendingReason::kResources);
+    });
+  main_.run(s, launcher, full, queue, &queue_counts_, &unsettled_);
 }
 
 std::optional<Seconds> SlurmPolicy::backfill_pass(sim::SimState& s, sim::JobLauncher& launcher) {

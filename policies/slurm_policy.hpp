@@ -45,8 +45,10 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
  private:
   /// Full priority computation (at submit): caches the job's static terms.
   void set_priority(sim::SimState& state, std::uint32_t job);
-  /// Recalculation at a decay tick from the cached static terms (age and fair-share move).
-  void update_priority(sim::SimState& state, std::uint32_t job) const;
+  /// Recalculation of one job from its cached static terms (age and fair-share move).
+  void update_priority(sim::SimState& state, std::uint32_t job);
+  /// Recalculation of every queued job at a decay tick (the same arithmetic as update_priority).
+  void recalculate_queued(sim::SimState& state);
   /// The pending queue sorted by queue_before: rebuilt after priorities change, else merged with
   /// the jobs queued since the last pass.
   const std::vector<QueueRecord>& sorted_queue(const sim::SimState& state);
@@ -67,13 +69,35 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   std::vector<AssocIndex> tree_index_;       // site association index -> tree node
   std::vector<std::int32_t> partition_qos_;  // partition -> QOS index, -1 = none
   Seconds last_decay_ = kUnsetTime;
-  std::vector<std::vector<StaticPriorityTerms>> static_terms_;  // per job, per requested partition
+  /// One (job, requested partition) pair's priority inputs and result, kept flat so that a
+  /// recalculation is one sequential pass over them.
+  struct PriorityEntry {
+    StaticPriorityTerms terms;
+    Seconds submit = 0;  // the job's, for accrue_time (absolute s)
+    Seconds eligible = 0;
+    AssocIndex tree = kNoAssoc;  // where its fair-share factor is read
+    std::uint32_t job = 0;
+    std::uint32_t priority = 0;  // last computed (= SimJob::part_priority[k])
+    std::uint16_t k = 0;         // index into SimJob::partitions
+    std::uint16_t count = 0;     // the job's partitions (its entries are contiguous)
+    bool queued = false;         // in SimState::pending: recalculated at every tick
+    bool age_final = false;      // its age factor cannot change any more (PriorityModel::age_final)
+  };
+  // A job's entries are contiguous from entries_at_[job]; ranges of started jobs are reused
+  // (free_entries_, by length).
+  static constexpr std::uint32_t kNoEntries = ~std::uint32_t{0};
+  std::vector<PriorityEntry> entries_;
+  std::vector<std::uint32_t> entries_at_;                 // per job
+  std::vector<std::vector<std::uint32_t>> free_entries_;  // by range length: free ranges
+  std::vector<double> fs_now_;                            // per tree node: fs_factor at the last tick
+  std::vector<char> fs_moved_;                            // per tree node: changed at this tick
   std::vector<QueueRecord> queue_;
   std::vector<QueueRecord> queued_since_;  // records of jobs queued since queue_ was sorted
   bool queue_stale_ = true;                // priorities changed: rebuild
   std::size_t stale_records_ = 0;
-  std::vector<std::uint32_t> queue_counts_;  // records of queue_ per partition (for the main pass) // records
-                                             // in queue_ of jobs that have started
+  std::vector<std::uint32_t> queue_counts_;  // records of queue_ per partition (for the main pass)
+  std::vector<std::size_t> descents_;        // scratch: out-of-order neighbours after a refresh
+  UnsettledJobs unsettled_;                  // pending jobs whose reason may be None or Resources
 };
 
 }  // namespace slurmtwin::policies

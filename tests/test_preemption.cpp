@@ -4,6 +4,7 @@
 // 121 s after the preemption (requeue delay 120 + 1).
 #include <doctest/doctest.h>
 
+#include <sstream>
 #include <string>
 
 #include "experiments/replay.hpp"
@@ -184,4 +185,35 @@ TEST_CASE("SUSPEND cannot help when the victim's memory is what the preemptor la
   const auto r = replay(site, trace);
   CHECK(r.state->jobs[0].suspensions == 0);
   CHECK(r.state->jobs[1].start - kT0 == 1003);
+}
+
+TEST_CASE("a suspended job keeps accruing fair-share usage, as slurmctld's decay thread charges it") {
+  // partition_prio SUSPEND,GANG, no usage decay (PriorityDecayHalfLife=0: df = 1), billing = allocated
+  // CPUs (no TRESBillingWeights), decay ticks every 300 s from the first submit.
+  // t=3 J1 (4 CPUs) starts; t=100 J2 (high tier, runtime 300) suspends J1 and starts; t=400 J2 ends
+  // and J1 resumes. Usage of alice (both jobs) seen at t=600, after that tick:
+  //   tick 300: J2 running (100..300) 200 s x 4 = 800; J1 suspended, charged from its start
+  //             (3..300) 297 s x 4 = 1188 (a code that skipped suspended jobs would lose this slice);
+  //   t=400 J2 ends: (300..400] 100 s x 4 = 400;
+  //   tick 600: J1 running (300..600) 300 s x 4 = 1200.
+  //   total 800 + 1188 + 400 + 1200 = 3588 billing-seconds.
+  auto site = preempt_site();
+  site.scheduler.preempt_type = "preempt/partition_prio";
+  site.scheduler.preempt_mode = PreemptMode::kSuspendGang;
+  site.scheduler.decay_half_life = 0;
+  auto trace = two_jobs("low", "normal", "high", "normal");
+  trace.jobs[1].runtime = 300;
+  cli::ReplayOptions o;
+  o.check_invariants = true;
+  o.snapshot_at = kT0 + 600;
+  const auto r = cli::run_replay(site, trace, o);
+  CHECK(r.state->jobs[1].start - kT0 == 100);
+  CHECK(r.state->jobs[0].end - kT0 == 1303);  // 903 s left at t=400
+  const auto at = r.snapshot.find("\nacct alice ");
+  REQUIRE(at != std::string::npos);
+  // ACCOUNT USER RAW_SHARES NORM_SHARES RAW_USAGE ...
+  std::istringstream line(r.snapshot.substr(at + 1));
+  std::string account, user, raw_shares, norm_shares, raw_usage;
+  line >> account >> user >> raw_shares >> norm_shares >> raw_usage;
+  CHECK(raw_usage == "3588");
 }

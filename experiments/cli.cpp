@@ -14,6 +14,8 @@ const std::vector<Command>& commands() {
       {"trace", "inspect, generate and convert job traces (info, generate, convert)", run_trace},
       {"config", "import a site from slurm.conf + sacctmgr files, show or check a site YAML", run_config},
       {"sweep", "what-if sweeps over scheduler settings into an SQLite database (run, show)", run_sweep},
+      {"surrogate", "the transformer surrogate: dataset from the simulator, train, eval (docs/surrogate.md)",
+       run_surrogate},
       {"bench", "measure load and replay speed and peak memory; append to docs/benchmarks.md", run_bench},
       {"version", "print the version and what libtorch can run on", run_version},
   };

@@ -144,7 +144,9 @@ int train(const Args& args) {
       "encoder-layers", po::value<std::int64_t>(&c.encoder_layers)->default_value(c.encoder_layers),
       "setting-independent blocks")(
       "conditioned-layers", po::value<std::int64_t>(&c.conditioned_layers)->default_value(c.conditioned_layers),
-      "setting-conditioned blocks")("ffn", po::value<std::int64_t>(&c.ffn)->default_value(c.ffn),
+      "setting-conditioned attention blocks")(
+      "competition-heads", po::value<std::int64_t>(&c.competition_heads)->default_value(c.competition_heads),
+      "priority-competition heads")("ffn", po::value<std::int64_t>(&c.ffn)->default_value(c.ffn),
                                     "feed-forward width")(
       "dropout", po::value<double>(&c.dropout)->default_value(c.dropout), "dropout")(
       "loss", po::value<std::string>()->default_value("pinball"), "median loss: pinball, mse or mae-mse")(

@@ -24,6 +24,7 @@ constexpr char kMagic[8] = {'S', 'T', 'W', 'S', 'U', 'R', 'C', 'K'};
 constexpr std::uint32_t kCheckpointVersion = 1;
 constexpr const char* kWhat = "surrogate checkpoint";
 constexpr std::array<float, 3> kTaus = {0.1f, 0.5f, 0.9f};
+constexpr std::int64_t kKeyWidth = 16;  // query/key width of each competition head
 
 // A pre-norm transformer block; with `film` ([N, 4d]: scale and shift of each sub-layer's input) it is
 // conditioned on the setting.
@@ -74,7 +75,11 @@ struct NetImpl : nn::Module {
             "setting_mlp", nn::Sequential(nn::Linear(setting_inputs, c.d_model), nn::GELU(),
                                           nn::Linear(c.d_model, c.d_model * (4 * c.conditioned_layers + 2))))),
         head_ln(register_module("head_ln", nn::LayerNorm(nn::LayerNormOptions({c.d_model})))),
-        head1(register_module("head1", nn::Linear(c.d_model, c.d_model))),
+        comp_heads(c.competition_heads),
+        comp_q(register_module("comp_q", nn::Linear(c.d_model, std::max<std::int64_t>(c.competition_heads, 1) * kKeyWidth))),
+        comp_k(register_module("comp_k", nn::Linear(c.d_model, std::max<std::int64_t>(c.competition_heads, 1) * kKeyWidth))),
+        comp_p(register_module("comp_p", nn::Linear(c.d_model, std::max<std::int64_t>(c.competition_heads, 1)))),
+        head1(register_module("head1", nn::Linear(c.d_model + c.competition_heads, c.d_model))),
         head2(register_module("head2", nn::Linear(c.d_model, 3))) {
     for (std::int64_t i = 0; i < c.encoder_layers; ++i) encoder->push_back(Block(c.d_model, c.heads, c.ffn, c.dropout));
     for (std::int64_t i = 0; i < c.conditioned_layers; ++i)
@@ -87,15 +92,26 @@ struct NetImpl : nn::Module {
     last->bias.zero_();
   }
 
-  // Setting-independent part: tokens [n, 1, d].
-  Tensor encode(const Tensor& x, const Tensor& u, const Tensor& a, const Tensor& p, const Tensor& q) {
+  // Setting-independent part: tokens [n, 1, d], and the competition weights [H, n, n] (row i: how
+  // much each job j competes with job i, a softmax over j).
+  std::pair<Tensor, Tensor> encode(const Tensor& x, const Tensor& u, const Tensor& a, const Tensor& p,
+                                   const Tensor& q) {
     Tensor h = (numeric(x) + user(u) + account(a) + partition(p) + qos(q)).unsqueeze(1);
     for (const auto& m : *encoder) h = m->as<BlockImpl>()->forward(h, {});
-    return h;
+    Tensor comp;
+    if (comp_heads > 0) {
+      const auto n = h.size(0);
+      Tensor t = h.squeeze(1);
+      Tensor qh = comp_q(t).view({n, comp_heads, kKeyWidth}).transpose(0, 1);  // [H, n, k]
+      Tensor kh = comp_k(t).view({n, comp_heads, kKeyWidth}).transpose(0, 1);
+      comp = torch::softmax(torch::bmm(qh, kh.transpose(1, 2)) / std::sqrt(static_cast<double>(kKeyWidth)), -1);
+    }
+    return {h, comp};
   }
 
-  // Conditioned part: tokens [n, 1, d] and settings [S, k] -> raw quantiles [n, S, 3] (normalised units).
-  Tensor condition(const Tensor& h, const Tensor& settings) {
+  // Conditioned part: tokens [n, 1, d], competition weights and settings [S, k] -> raw quantiles
+  // [n, S, 3] (normalised units).
+  Tensor condition(const Tensor& h, const Tensor& comp, const Tensor& settings) {
     const auto s = settings.size(0);
     Tensor film = setting_mlp->forward(settings);  // [S, d * (4L + 2)]
     auto parts = film.split(4 * d, -1);
@@ -104,6 +120,14 @@ struct NetImpl : nn::Module {
     for (const auto& m : *conditioned) x = m->as<BlockImpl>()->forward(x, parts[k++]);
     auto gb = film.narrow(-1, film.size(-1) - 2 * d, 2 * d).unsqueeze(0).chunk(2, -1);
     x = head_ln(x) * (1 + gb[0]) + gb[1];
+    if (comp_heads > 0) {
+      // Each job's priority under this setting, one scalar per head; then how much of the competition
+      // weight of each job lies on jobs that outrank it: sum_j comp[i, j] * sigmoid(p_j - p_i).
+      Tensor pr = comp_p(x).permute({1, 2, 0});                           // [S, H, n]
+      Tensor outrank = torch::sigmoid(pr.unsqueeze(2) - pr.unsqueeze(3));  // [S, H, n(i), n(j)]
+      Tensor c = (outrank * comp.unsqueeze(0)).sum(-1).permute({2, 0, 1});  // [n, S, H]
+      x = torch::cat({x, c}, -1);
+    }
     Tensor o = head2(torch::gelu(head1(x)));  // [n, S, 3]
     Tensor mid = o.select(-1, 0);
     return torch::stack({mid - torch::softplus(o.select(-1, 1)), mid, mid + torch::softplus(o.select(-1, 2))}, -1);
@@ -115,6 +139,8 @@ struct NetImpl : nn::Module {
   nn::ModuleList encoder, conditioned;
   nn::Sequential setting_mlp;
   nn::LayerNorm head_ln;
+  std::int64_t comp_heads;
+  nn::Linear comp_q, comp_k, comp_p;
   nn::Linear head1, head2;
 };
 TORCH_MODULE(Net);
@@ -349,7 +375,8 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
     for (auto s : settings) enc.push_back(encoded[s]);
     const auto& in = cache[w];
     if (amp) at::autocast::set_enabled(true);
-    Tensor q = m.net->condition(m.net->encode(in.x, in.u, in.a, in.p, in.q), m.settings_tensor(enc));
+    const auto [h, comp] = m.net->encode(in.x, in.u, in.a, in.p, in.q);
+    Tensor q = m.net->condition(h, comp, m.settings_tensor(enc));
     if (amp) {
       at::autocast::set_enabled(false);
       at::autocast::clear_cache();
@@ -434,14 +461,14 @@ Quantiles Surrogate::predict(const WindowTokens& window, const std::vector<std::
   torch::NoGradGuard guard;
   m.net->eval();
   const auto in = m.inputs(window);
-  const Tensor h = m.net->encode(in.x, in.u, in.a, in.p, in.q);
+  const auto [h, comp] = m.net->encode(in.x, in.u, in.a, in.p, in.q);
   Quantiles out(settings.size());
   constexpr std::size_t kChunk = 64;  // settings per conditioned batch (bounds memory)
   for (std::size_t from = 0; from < settings.size(); from += kChunk) {
     const std::size_t to = std::min(settings.size(), from + kChunk);
     std::vector<std::vector<float>> part(settings.begin() + static_cast<std::ptrdiff_t>(from),
                                          settings.begin() + static_cast<std::ptrdiff_t>(to));
-    Tensor q = (m.net->condition(h, m.settings_tensor(part)) * m.y_std + m.y_mean).to(torch::kCPU).contiguous();
+    Tensor q = (m.net->condition(h, comp, m.settings_tensor(part)) * m.y_std + m.y_mean).to(torch::kCPU).contiguous();
     const auto n = static_cast<std::size_t>(window.jobs), s = to - from;
     const float* p = q.data_ptr<float>();  // [n, s, 3]
     for (std::size_t k = 0; k < s; ++k) {
@@ -457,7 +484,7 @@ void Surrogate::save(const std::string& path) const {
   const auto& m = *impl_;
   ByteWriter w;
   const auto& c = m.config;
-  for (auto v : {c.d_model, c.heads, c.encoder_layers, c.conditioned_layers, c.ffn}) w.put(v);
+  for (auto v : {c.d_model, c.heads, c.encoder_layers, c.conditioned_layers, c.ffn, c.competition_heads}) w.put(v);
   w.put(c.dropout);
   put_schema(w, m.schema);
   put_axes(w, m.axes);
@@ -481,11 +508,13 @@ Surrogate Surrogate::load(const std::string& path) {
   Surrogate s;
   auto& m = *s.impl_;
   auto& c = m.config;
-  for (auto* v : {&c.d_model, &c.heads, &c.encoder_layers, &c.conditioned_layers, &c.ffn}) *v = r.get<std::int64_t>();
+  for (auto* v : {&c.d_model, &c.heads, &c.encoder_layers, &c.conditioned_layers, &c.ffn, &c.competition_heads})
+    *v = r.get<std::int64_t>();
   c.dropout = r.get<double>();
   auto bad = [&](const std::string& why) { return InputError(path, 0, "", fmt::format("corrupt {}: {}", kWhat, why)); };
   if (c.d_model <= 0 || c.d_model > 4096 || c.heads <= 0 || c.d_model % c.heads != 0 || c.encoder_layers < 0 ||
-      c.encoder_layers > 64 || c.conditioned_layers < 0 || c.conditioned_layers > 64 || c.ffn <= 0 || c.ffn > 65536)
+      c.encoder_layers > 64 || c.conditioned_layers < 0 || c.conditioned_layers > 64 || c.ffn <= 0 || c.ffn > 65536 ||
+      c.competition_heads < 0 || c.competition_heads > 64)
     throw bad("model dimensions out of range");
   m.schema = get_schema(r);
   if (m.schema.user_buckets > (1u << 24) || m.schema.account_buckets > (1u << 24)) throw bad("hash buckets out of range");

@@ -9,6 +9,14 @@
 // (feature-wise scale and shift) of a few conditioned attention blocks and of the output head, so a
 // sweep pays the encoder once per window and only the conditioned part per setting. The head gives
 // the 10th, 50th and 90th percentiles of log1p(wait s) per job (non-crossing by construction).
+//
+// Priority-competition heads: a job waits when jobs that compete for the same resources outrank it,
+// and which jobs outrank which is what the priority weights change. The encoder computes, once per
+// window, a competition weight between every pair of jobs (a softmax over the window, like attention
+// probabilities); per setting, each head scores every job's priority (a linear read-out of its
+// conditioned token) and gives each job the competition weight of the jobs that outrank it,
+// sum_j comp[i, j] * sigmoid(p_j - p_i). That is O(n²) multiply-adds per setting and head, far less
+// than a conditioned attention block, which remains available (conditioned_layers).
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -24,7 +32,8 @@ struct ModelConfig {
   std::int64_t d_model = 64;
   std::int64_t heads = 4;
   std::int64_t encoder_layers = 2;      // setting-independent blocks (run once per window)
-  std::int64_t conditioned_layers = 1;  // FiLM-conditioned blocks (run per setting)
+  std::int64_t conditioned_layers = 0;  // FiLM-conditioned attention blocks (run per setting)
+  std::int64_t competition_heads = 4;   // priority-competition heads (see below; run per setting)
   std::int64_t ffn = 128;               // hidden width of each block's feed-forward part
   double dropout = 0.1;
   bool operator==(const ModelConfig&) const = default;

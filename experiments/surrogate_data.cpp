@@ -88,15 +88,12 @@ Trace sub_trace(const Trace& trace, const std::vector<std::uint32_t>& jobs) {
   return t;
 }
 
-std::vector<float> simulated_waits(const Site& site, const Trace& window_trace, const WindowJobs& w) {
-  ReplayOptions ro;
-  const auto r = run_replay(site, window_trace, ro);
-  std::vector<float> waits(w.jobs.size(), kNaN);
+std::vector<float> simulated_waits(const Site& site, const Trace& trace) {
+  const auto r = run_replay(site, trace, ReplayOptions{});
+  std::vector<float> waits(trace.jobs.size(), kNaN);
   for (const auto& j : r.state->jobs) {
-    if (!w.target[j.trace_index]) continue;
     const Seconds first_start = j.past_runs.empty() ? j.start : j.past_runs.front().start;
-    if (first_start == kUnsetTime) continue;
-    waits[j.trace_index] = static_cast<float>(first_start - j.submit);
+    if (first_start != kUnsetTime) waits[j.trace_index] = static_cast<float>(first_start - j.submit);
   }
   return waits;
 }
@@ -107,7 +104,11 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
   d.trace_fingerprint = trace_fingerprint(trace);
   d.site_name = site.cluster_name;
   d.recorded = o.recorded;
-  d.schema = o.schema ? *o.schema : surrogate::make_schema(trace, o.submit_time_only);
+  d.window_replay = o.window_replay && !o.recorded;
+  d.schema = o.schema ? *o.schema : surrogate::make_schema(trace, o.submit_time_only, o.queue_state);
+  if (d.schema.queue_state && !o.recorded)
+    throw std::invalid_argument("queue-state features come from recorded start times: use them with --recorded");
+  const auto context = surrogate::trace_context(trace, d.schema.queue_state);
   if (o.schema && o.schema->submit_time_only != o.submit_time_only)
     throw std::invalid_argument("--submit-time-only must match the checkpoint's feature schema");
   const auto windows = cut_windows(trace, o);
@@ -147,7 +148,7 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
   d.waits.resize(nw);
   std::vector<Trace> window_traces(nw);
   for (std::size_t w = 0; w < nw; ++w) {
-    d.windows[w] = surrogate::window_tokens(trace, windows[w].jobs, windows[w].target, d.schema);
+    d.windows[w] = surrogate::window_tokens(trace, context, windows[w].jobs, windows[w].target, d.schema);
     d.waits[w].assign(ns * windows[w].jobs.size(), kNaN);
     if (o.recorded) {
       for (std::size_t i = 0; i < windows[w].jobs.size(); ++i) {
@@ -155,7 +156,7 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
         if (windows[w].target[i] && j.start != kUnsetTime && j.submit != kUnsetTime && j.start >= j.submit)
           d.waits[w][i] = static_cast<float>(j.start - j.submit);
       }
-    } else {
+    } else if (o.window_replay) {
       window_traces[w] = sub_trace(trace, windows[w].jobs);
     }
   }
@@ -164,16 +165,26 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
   std::vector<Site> sites(ns, site);
   for (std::size_t s = 0; s < ns; ++s)
     for (std::size_t a = 0; a < d.axes.size(); ++a) apply_setting(sites[s], d.axes[a].name, d.settings[s][a]);
-  const std::size_t total = nw * ns;
+  // Tasks: one replay of the whole trace per setting, or one replay per (window, setting).
+  const std::size_t total = o.window_replay ? nw * ns : ns;
   std::atomic<std::size_t> next{0}, done{0};
   std::mutex mu;
   std::exception_ptr error;
+  auto store = [&](std::size_t w, std::size_t s, const std::vector<float>& waits, bool by_trace_index) {
+    const auto& win = windows[w];
+    for (std::size_t i = 0; i < win.jobs.size(); ++i)
+      if (win.target[i]) d.waits[w][s * win.jobs.size() + i] = waits[by_trace_index ? win.jobs[i] : i];
+  };
   auto worker = [&] {
     for (std::size_t task; (task = next++) < total;) {
-      const std::size_t w = task / ns, s = task % ns;
       try {
-        const auto waits = simulated_waits(sites[s], window_traces[w], windows[w]);
-        std::copy(waits.begin(), waits.end(), d.waits[w].begin() + static_cast<std::ptrdiff_t>(s * waits.size()));
+        if (o.window_replay) {
+          const std::size_t w = task / ns, s = task % ns;
+          store(w, s, simulated_waits(sites[s], window_traces[w]), false);
+        } else {
+          const auto waits = simulated_waits(sites[task], trace);
+          for (std::size_t w = 0; w < nw; ++w) store(w, task, waits, true);
+        }
       } catch (...) {
         std::lock_guard lock(mu);
         if (!error) error = std::current_exception();

@@ -24,7 +24,10 @@ struct DatasetOptions {
   std::uint32_t settings = 40;       // Latin-hypercube points besides the site's own setting
   std::uint64_t seed = 1;
   bool recorded = false;          // waits from the trace's recorded start times, no simulation
+  bool window_replay = false;     // replay each window alone (context + targets from an empty cluster)
+                                  // instead of taking its waits from one replay of the whole trace
   bool submit_time_only = false;  // no real runtimes among the features
+  bool queue_state = false;       // recorded queue at submission among the features (real-wait mode)
   unsigned threads = 0;           // replays in parallel (0 = all cores)
   const surrogate::FeatureSchema* schema = nullptr;  // reuse a checkpoint's schema (fine-tuning)
 };
@@ -46,9 +49,9 @@ std::vector<WindowJobs> cut_windows(const Trace& trace, const DatasetOptions& op
 /// The trace restricted to `jobs` (same dictionaries and origin).
 Trace sub_trace(const Trace& trace, const std::vector<std::uint32_t>& jobs);
 
-/// Waits (s) of the target jobs of one window replayed on `site` (NaN for context jobs and jobs that
-/// never started), in token order.
-std::vector<float> simulated_waits(const Site& site, const Trace& window_trace, const WindowJobs& w);
+/// Wait (s) of every job of `trace` replayed on `site`, from submit to its first start (NaN for jobs that
+/// never started), in trace order.
+std::vector<float> simulated_waits(const Site& site, const Trace& trace);
 
 surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, const DatasetOptions& options,
                                           const std::function<void(std::size_t done, std::size_t total)>& progress = {});

@@ -50,7 +50,7 @@ void put_schema(ByteWriter& w, const FeatureSchema& s) {
   w.put(s.account_buckets);
   put_names(w, s.partitions);
   put_names(w, s.qos);
-  w.put(static_cast<std::uint8_t>(s.submit_time_only));
+  w.put(static_cast<std::uint8_t>(s.submit_time_only | (s.queue_state << 1)));
 }
 
 FeatureSchema get_schema(ByteReader& r) {
@@ -61,7 +61,9 @@ FeatureSchema get_schema(ByteReader& r) {
   check(s.user_buckets > 0 && s.account_buckets > 0, r, "schema", "zero hash buckets");
   s.partitions = get_names(r);
   s.qos = get_names(r);
-  s.submit_time_only = r.get<std::uint8_t>() != 0;
+  const auto flags = r.get<std::uint8_t>();
+  s.submit_time_only = flags & 1;
+  s.queue_state = flags & 2;
   return s;
 }
 
@@ -92,7 +94,7 @@ std::string encode_dataset(const SurrogateDataset& d) {
   ByteWriter w;
   w.put(d.trace_fingerprint);
   w.put(d.site_name);
-  w.put(static_cast<std::uint8_t>(d.recorded));
+  w.put(static_cast<std::uint8_t>(d.recorded | (d.window_replay << 1)));
   put_schema(w, d.schema);
   put_axes(w, d.axes);
   w.put(static_cast<std::uint64_t>(d.settings.size()));
@@ -116,7 +118,9 @@ SurrogateDataset decode_dataset(const std::string& bytes, const std::string& fil
   SurrogateDataset d;
   d.trace_fingerprint = r.get_string();
   d.site_name = r.get_string();
-  d.recorded = r.get<std::uint8_t>() != 0;
+  const auto mode = r.get<std::uint8_t>();
+  d.recorded = mode & 1;
+  d.window_replay = mode & 2;
   d.schema = get_schema(r);
   d.axes = get_axes(r);
   const auto ns = r.get<std::uint64_t>();

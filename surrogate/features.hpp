@@ -4,6 +4,7 @@
 // runtime unless the "submit-time only" mode is on (real-wait prediction, where runtimes are not
 // known in advance). No libtorch here: the features are plain arrays so that the dataset
 // generator, the ridge baseline and the model share them.
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -22,11 +23,21 @@ struct FeatureSchema {
   std::vector<std::string> partitions;  // category 1..n (0 = a partition not seen in training)
   std::vector<std::string> qos;         // likewise
   bool submit_time_only = false;        // no real runtimes among the features
+  bool queue_state = false;  // the recorded queue at submission (real-wait mode; see QueueState)
   bool operator==(const FeatureSchema&) const = default;
 };
 
-/// The schema for `trace` (its partitions and QOS as categories).
-FeatureSchema make_schema(const Trace& trace, bool submit_time_only);
+/// The schema for `trace` (its partitions and QOS as categories). `queue_state` adds the columns of
+/// QueueState and the recorded priority.
+FeatureSchema make_schema(const Trace& trace, bool submit_time_only, bool queue_state = false);
+
+/// The queue each job met when it was submitted, from the trace's recorded start and end times of
+/// earlier jobs (known at that instant in the real system): jobs and requested CPU-hours pending,
+/// jobs and CPUs running. For real-wait prediction only: a simulated schedule differs from the record.
+struct QueueState {
+  std::vector<float> pending_jobs, pending_cpu_hours, running_jobs, running_cpus;  // per trace job
+};
+QueueState recorded_queue_state(const Trace& trace);
 
 /// The setting-independent tokens of one window: one row of features per job, in submit order.
 struct WindowTokens {
@@ -39,10 +50,20 @@ struct WindowTokens {
 };
 
 /// Features of `jobs` (indices into trace.jobs, in submit order); `targets[i]` marks the jobs whose
-/// wait is predicted (the others are the context before the window). History features (recent
-/// submissions of the user and account) count only jobs of the list, so that the tokens describe
-/// exactly what the replay of this window sees.
-WindowTokens window_tokens(const Trace& trace, std::span<const std::uint32_t> jobs,
+/// wait is predicted (the others are the context just before the window).
+/// What each job's features take from the rest of the trace, computed once per trace: its recent
+/// history (submissions of everybody, its user and its account over the hour, day, 3 days and week
+/// before it; setting-independent, so it summarises the load the scheduler faces) and, for real-wait
+/// prediction, the recorded queue at its submission.
+struct TraceContext {
+  std::vector<std::array<float, 7>> history;  // per trace job
+  std::vector<std::array<float, 5>> queue;    // per trace job, when queue_state
+  bool queue_state = false;
+};
+TraceContext trace_context(const Trace& trace, bool queue_state);
+
+/// The tokens of `jobs`; throws std::invalid_argument when the schema wants queue state the context lacks.
+WindowTokens window_tokens(const Trace& trace, const TraceContext& context, std::span<const std::uint32_t> jobs,
                            std::span<const std::uint8_t> targets, const FeatureSchema& schema);
 
 /// FNV-1a hash bucket of a name (stable across runs and machines; unseen names still map somewhere).

@@ -110,14 +110,14 @@ TEST_CASE("per-job errors and interval coverage") {
   CHECK(r.mean_abs_pct_error == doctest::Approx(100.0 * (0.1 + 0.05 + 0.1 + 2.0 + 0.0 + 2.0 / 3.0) / 6));
 }
 
-TEST_CASE("window features are what was submitted, counted within the window's job list") {
+TEST_CASE("window features: what was submitted, and the history before it") {
   const Trace t = testing::make_trace({{0, 1, 4, 600, 3600},      // job 1: context
                                        {1800, 2, 8, 300, 7200},   // job 2: target, 30 min later
                                        {5400, 1, 1, 60, 0, -1, "bob"}});  // job 3: no limit
   const auto schema = make_schema(t, false);
   const std::vector<std::uint32_t> jobs = {0, 1, 2};
   const std::vector<std::uint8_t> targets = {0, 1, 1};
-  const auto w = window_tokens(t, jobs, targets, schema);
+  const auto w = window_tokens(t, trace_context(t, false), jobs, targets, schema);
   const std::size_t f = schema.numeric.size();
   auto at = [&](std::size_t i, const char* name) { return w.numeric[i * f + column(schema, name)]; };
   CHECK(w.t0 == kT0 + 1800);
@@ -137,12 +137,39 @@ TEST_CASE("window features are what was submitted, counted within the window's j
   CHECK(at(1, "log_user_jobs_prev_day") == doctest::Approx(std::log1p(1.0)));
   CHECK(at(2, "log_user_jobs_prev_day") == doctest::Approx(0.0));
   // Requested CPU-hours before job 3: 4 CPUs × 1 h + 8 CPUs × 2 h = 20.
-  CHECK(at(2, "log_cpuh_before_in_list") == doctest::Approx(std::log1p(20.0)));
+  CHECK(at(2, "log_cpuh_before_in_window") == doctest::Approx(std::log1p(20.0)));
+  CHECK(at(2, "log_cpuh_prev_week") == doctest::Approx(std::log1p(20.0)));
   CHECK(w.partition[0] == 1);  // the trace's first partition is category 1
   CHECK(w.user[0] == hash_bucket("alice", schema.user_buckets));
 
-  const auto submit_only = window_tokens(t, jobs, targets, make_schema(t, true));
+  const auto submit_only = window_tokens(t, trace_context(t, false), jobs, targets, make_schema(t, true));
   CHECK(submit_only.numeric[1 * f + column(schema, "log_runtime_min")] == 0.0f);
+}
+
+TEST_CASE("the recorded queue at each submission") {
+  // A: submit 0, runs 100-200 on 4 CPUs (limit 1 h); B: submit 50, runs 150-300 on 2 CPUs; C: submit 120.
+  Trace t = testing::make_trace({{0, 1, 4}, {50, 1, 2}, {120, 1, 1}});
+  const std::vector<std::pair<Seconds, Seconds>> runs = {{100, 200}, {150, 300}, {130, 140}};
+  for (std::size_t i = 0; i < 3; ++i) {
+    t.jobs[i].start = kT0 + runs[i].first;
+    t.jobs[i].end = kT0 + runs[i].second;
+  }
+  const auto q = recorded_queue_state(t);
+  // At B's submit: A pending (4 CPU-hours requested), nothing running.
+  CHECK(q.pending_jobs[1] == 1.0f);
+  CHECK(q.pending_cpu_hours[1] == 4.0f);
+  CHECK(q.running_jobs[1] == 0.0f);
+  // At C's submit (120): B pending (2 CPU-hours), A running on 4 CPUs.
+  CHECK(q.pending_jobs[2] == 1.0f);
+  CHECK(q.pending_cpu_hours[2] == 2.0f);
+  CHECK(q.running_jobs[2] == 1.0f);
+  CHECK(q.running_cpus[2] == 4.0f);
+  const auto schema = make_schema(t, true, true);
+  const std::vector<std::uint32_t> jobs = {0, 1, 2};
+  const std::vector<std::uint8_t> targets = {1, 1, 1};
+  const auto w = window_tokens(t, trace_context(t, true), jobs, targets, schema);
+  CHECK(w.numeric[2 * schema.numeric.size() + column(schema, "log_running_cpus")] == doctest::Approx(std::log1p(4.0)));
+  CHECK_THROWS_AS(window_tokens(t, trace_context(t, false), jobs, targets, schema), std::invalid_argument);
 }
 
 TEST_CASE("windows are cut in submit order with their context") {
@@ -159,18 +186,34 @@ TEST_CASE("windows are cut in submit order with their context") {
   CHECK(w[1].jobs == std::vector<std::uint32_t>{6, 5, 4, 3, 2});
 }
 
-TEST_CASE("simulated waits come from the exact replay of the window") {
+TEST_CASE("simulated waits come from the exact replay") {
   // One node of 4 CPUs, FIFO: job 1 (4 CPUs, 600 s) starts in the pass batch_sched_delay (3 s) after its
-  // submit and ends at 603 s; job 2 (4 CPUs, submitted at 100 s) starts when it ends: wait 503 s. Job 3
-  // (context) is not a target.
+  // submit and ends at 603 s; job 2 (submitted at 100 s, runs 100 s) starts when it ends: wait 503 s;
+  // job 3 (submitted at 150 s) starts when job 2 ends at 703 s: wait 553 s.
   const Site site = testing::small_site(1, 4);
   const Trace t = testing::make_trace({{0, 1, 4, 600}, {100, 1, 4, 100}, {150, 1, 4, 100}});
-  const cli::WindowJobs w{{0, 1, 2}, {1, 1, 0}};
-  const auto waits = cli::simulated_waits(site, cli::sub_trace(t, w.jobs), w);
-  REQUIRE(waits.size() == 3);
-  CHECK(waits[0] == 3.0f);
-  CHECK(waits[1] == 503.0f);
-  CHECK(std::isnan(waits[2]));
+  CHECK(cli::simulated_waits(site, t) == std::vector<float>{3, 503, 553});
+
+  // A dataset over two windows of one target job each (one context job before) takes them from one
+  // replay of the whole trace per setting; with window_replay each window is replayed alone instead:
+  // window 2 (jobs 2 and 3) then starts from an empty node: job 3 waits for job 2 only (3 + 100 - 50 s).
+  cli::DatasetOptions o;
+  o.window_jobs = 1;
+  o.context_jobs = 1;
+  o.settings = 0;
+  o.threads = 2;
+  o.parameters = cli::default_surrogate_parameters();
+  const auto whole = cli::build_dataset(site, t, o);
+  REQUIRE(whole.windows.size() == 2);
+  REQUIRE(whole.setting_count() == 1);
+  CHECK(whole.waits[0][1] == 503.0f);
+  CHECK(whole.waits[1][1] == 553.0f);
+  CHECK(std::isnan(whole.waits[1][0]));  // context job
+  o.window_replay = true;
+  const auto alone = cli::build_dataset(site, t, o);
+  CHECK(alone.waits[0][1] == 503.0f);
+  CHECK(alone.waits[1][1] == 53.0f);
+  CHECK(alone.window_replay);
 }
 
 TEST_CASE("the dataset file round-trips and rejects damaged files") {

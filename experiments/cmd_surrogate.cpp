@@ -166,6 +166,8 @@ int train(const Args& args) {
       "validations without improvement before stopping")(
       "seed", po::value<std::uint64_t>(&t.seed)->default_value(t.seed), "initialisation and sampling seed")(
       "split-seed", po::value<std::uint64_t>()->default_value(7), "seed of the held-out settings")(
+      "split", po::value<std::string>()->default_value("interleaved"),
+      "held-out windows: interleaved (every 7th tests) or tail (the last 15% in time)")(
       "train-windows", po::value<std::uint32_t>()->default_value(0),
       "use only the first N training windows (few-shot; 0 = all)")(
       "threads", po::value<int>(&t.threads)->default_value(0), "CPU threads (0 = all cores)")(
@@ -174,7 +176,7 @@ int train(const Args& args) {
   t.loss = parse_loss(vm["loss"].as<std::string>());
   const auto& data_file = vm["data"].as<std::string>();
   const auto data = read_dataset(data_file);
-  auto split = make_split(data, vm["split-seed"].as<std::uint64_t>());
+  auto split = make_split(data, vm["split-seed"].as<std::uint64_t>(), parse_split_mode(vm["split"].as<std::string>()));
   if (const auto n = vm["train-windows"].as<std::uint32_t>(); n > 0 && n < split.train_windows.size())
     split.train_windows.resize(n);
   Surrogate model = [&] {
@@ -254,6 +256,7 @@ int eval(const Args& args) {
   o.add_options()("model", po::value<std::string>()->required(), "checkpoint")(
       "data", po::value<std::string>()->required(), "dataset")(
       "split-seed", po::value<std::uint64_t>()->default_value(7), "seed of the held-out settings (as in train)")(
+      "split", po::value<std::string>()->default_value("interleaved"), "held-out windows (as in train)")(
       "part", po::value<std::string>()->default_value("test"), "test, val or train windows × settings")(
       "no-baseline", po::bool_switch(), "skip the ridge baseline")(
       "json", po::value<std::string>()->default_value(""), "write the figures as JSON here")(
@@ -270,7 +273,8 @@ int eval(const Args& args) {
   const auto model = Surrogate::load(vm["model"].as<std::string>());
   model.check_compatible(data, data_file);
   Surrogate::set_threads(vm["threads"].as<int>());
-  const auto split = make_split(data, vm["split-seed"].as<std::uint64_t>());
+  const auto split =
+      make_split(data, vm["split-seed"].as<std::uint64_t>(), parse_split_mode(vm["split"].as<std::string>()));
   const auto& part = vm["part"].as<std::string>();
   const auto& windows = part == "test" ? split.test_windows : part == "val" ? split.val_windows : split.train_windows;
   const auto& settings =

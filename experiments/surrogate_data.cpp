@@ -108,7 +108,9 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
   d.schema = o.schema ? *o.schema : surrogate::make_schema(trace, o.submit_time_only, o.queue_state);
   if (d.schema.queue_state && !o.recorded)
     throw std::invalid_argument("queue-state features come from recorded start times: use them with --recorded");
-  const auto context = surrogate::trace_context(trace, d.schema.queue_state);
+  double capacity = 0;
+  for (const auto& n : site.nodes) capacity += n.cpus;
+  const auto context = surrogate::trace_context(trace, d.schema.queue_state, capacity, d.schema.submit_time_only);
   if (o.schema && o.schema->submit_time_only != o.submit_time_only)
     throw std::invalid_argument("--submit-time-only must match the checkpoint's feature schema");
   const auto windows = cut_windows(trace, o);

@@ -36,9 +36,10 @@ const std::vector<std::string> kNumeric = {
     "log_cpuh_prev_3days",       // all users, 72 h
     "log_cpuh_prev_week",        // all users, 7 days
     "log_acct_cpuh_prev_week",   // the same account, 7 days
+    "log_fluid_backlog_hours",   // work queued ahead in a fluid model of the cluster (TraceContext)
     "log_cpuh_before_in_window",  // requested CPU-hours of the earlier tokens of the window
 };
-constexpr std::size_t kHistoryColumns = 7;  // the TraceContext columns, from "log_jobs_prev_hour"
+constexpr std::size_t kHistoryColumns = 8;  // the TraceContext columns, from "log_jobs_prev_hour"
 constexpr std::size_t kFirstHistory = 15;
 // Added when FeatureSchema::queue_state is set.
 constexpr std::size_t kQueueColumns = 5;
@@ -177,7 +178,7 @@ QueueState recorded_queue_state(const Trace& trace) {
   return q;
 }
 
-TraceContext trace_context(const Trace& trace, bool queue_state) {
+TraceContext trace_context(const Trace& trace, bool queue_state, double capacity_cpus, bool submit_time_only) {
   TraceContext c;
   c.queue_state = queue_state;
   c.history.assign(trace.jobs.size(), {});
@@ -188,6 +189,12 @@ TraceContext trace_context(const Trace& trace, bool queue_state) {
                    [&](auto a, auto b) { return trace.jobs[a].submit < trace.jobs[b].submit; });
   SlidingSum jobs_hour(3600), cpuh_day(86400), user_day(86400), acct_day(86400), cpuh_3days(3 * 86400),
       cpuh_week(7 * 86400), acct_week(7 * 86400);
+  // Fluid backlog: CPU-seconds of work submitted and not yet served by a cluster of capacity_cpus CPUs
+  // that serves work as fast as it can (no packing losses, no priorities): backlog / capacity is the
+  // delay a job would see in that idealised cluster. Uses real runtimes unless runtimes are unknown at
+  // submit time (then the limits).
+  double backlog = 0;
+  std::int64_t last = kUnsetTime;
   for (auto i : order) {
     const JobRecord& j = trace.jobs[i];
     const std::int64_t t = j.submit, user_key = j.user, acct_key = static_cast<std::int64_t>(j.account) + (1ll << 40);
@@ -200,6 +207,11 @@ TraceContext trace_context(const Trace& trace, bool queue_state) {
     h[4] = static_cast<float>(std::log1p(cpuh_3days.at(t, 0)));
     h[5] = static_cast<float>(std::log1p(cpuh_week.at(t, 0)));
     h[6] = static_cast<float>(std::log1p(acct_week.at(t, acct_key)));
+    if (last != kUnsetTime) backlog = std::max(0.0, backlog - capacity_cpus * static_cast<double>(t - last));
+    last = t;
+    h[7] = capacity_cpus > 0 ? static_cast<float>(std::log1p(backlog / capacity_cpus / 3600.0)) : 0.0f;
+    const double work_s = submit_time_only || j.runtime <= 0 ? limit_seconds(j) : static_cast<double>(j.runtime);
+    backlog += job_cpus(j) * (work_s > 0 ? work_s : 86400.0);
     jobs_hour.add(t, 0, 1.0);
     cpuh_day.add(t, 0, cpuh);
     user_day.add(t, user_key, 1.0);

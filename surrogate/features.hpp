@@ -53,14 +53,16 @@ struct WindowTokens {
 /// wait is predicted (the others are the context just before the window).
 /// What each job's features take from the rest of the trace, computed once per trace: its recent
 /// history (submissions of everybody, its user and its account over the hour, day, 3 days and week
-/// before it; setting-independent, so it summarises the load the scheduler faces) and, for real-wait
+/// before it, and the work queued ahead of it in a fluid model of the cluster; setting-independent,
+/// so it summarises the load the scheduler faces) and, for real-wait
 /// prediction, the recorded queue at its submission.
 struct TraceContext {
-  std::vector<std::array<float, 7>> history;  // per trace job
+  std::vector<std::array<float, 8>> history;  // per trace job
   std::vector<std::array<float, 5>> queue;    // per trace job, when queue_state
   bool queue_state = false;
 };
-TraceContext trace_context(const Trace& trace, bool queue_state);
+/// `capacity_cpus`: the cluster's CPUs, for the fluid backlog (0 = leave it out).
+TraceContext trace_context(const Trace& trace, bool queue_state, double capacity_cpus, bool submit_time_only);
 
 /// The tokens of `jobs`; throws std::invalid_argument when the schema wants queue state the context lacks.
 WindowTokens window_tokens(const Trace& trace, const TraceContext& context, std::span<const std::uint32_t> jobs,

@@ -172,7 +172,13 @@ const char* to_string(Loss loss) {
   return "?";
 }
 
-Split make_split(const SurrogateDataset& d, std::uint64_t seed) {
+SplitMode parse_split_mode(const std::string& name) {
+  if (name == "tail") return SplitMode::kTail;
+  if (name == "interleaved") return SplitMode::kInterleaved;
+  throw std::invalid_argument("split must be tail or interleaved, not " + name);
+}
+
+Split make_split(const SurrogateDataset& d, std::uint64_t seed, SplitMode mode) {
   Split s;
   const auto nw = static_cast<std::uint32_t>(d.windows.size());
   std::vector<std::uint32_t> order(nw);
@@ -186,6 +192,13 @@ Split make_split(const SurrogateDataset& d, std::uint64_t seed) {
   s.val_windows.assign(order.begin() + static_cast<std::ptrdiff_t>(n_train),
                        order.begin() + static_cast<std::ptrdiff_t>(n_train + n_val));
   s.test_windows.assign(order.begin() + static_cast<std::ptrdiff_t>(n_train + n_val), order.end());
+  if (mode == SplitMode::kInterleaved && nw >= 7) {
+    s.train_windows.clear();
+    s.val_windows.clear();
+    s.test_windows.clear();
+    for (std::size_t i = 0; i < nw; ++i)
+      (i % 7 == 3 ? s.val_windows : i % 7 == 6 ? s.test_windows : s.train_windows).push_back(order[i]);
+  }
   const auto ns = static_cast<std::uint32_t>(d.setting_count());
   if (d.axes.empty() || ns < 4) {
     for (std::uint32_t i = 0; i < ns; ++i) {

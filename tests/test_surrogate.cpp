@@ -118,7 +118,7 @@ TEST_CASE("window features: what was submitted, and the history before it") {
   const auto schema = make_schema(t, false);
   const std::vector<std::uint32_t> jobs = {0, 1, 2};
   const std::vector<std::uint8_t> targets = {0, 1, 1};
-  const auto w = window_tokens(t, trace_context(t, false), jobs, targets, schema);
+  const auto w = window_tokens(t, trace_context(t, false, 4, false), jobs, targets, schema);
   const std::size_t f = schema.numeric.size();
   auto at = [&](std::size_t i, const char* name) { return w.numeric[i * f + column(schema, name)]; };
   CHECK(w.t0 == kT0 + 1800);
@@ -140,10 +140,18 @@ TEST_CASE("window features: what was submitted, and the history before it") {
   // Requested CPU-hours before job 3: 4 CPUs × 1 h + 8 CPUs × 2 h = 20.
   CHECK(at(2, "log_cpuh_before_in_window") == doctest::Approx(std::log1p(20.0)));
   CHECK(at(2, "log_cpuh_prev_week") == doctest::Approx(std::log1p(20.0)));
+  // Fluid backlog on 4 CPUs: job 1 brings 4 × 600 CPU-s, served in 600 s; by job 2 (1800 s) it is gone;
+  // job 2 brings 8 × 300 = 2400 CPU-s, of which 4 × 3600 would be served by job 3 (5400 s): zero again.
+  CHECK(at(1, "log_fluid_backlog_hours") == 0.0f);
+  CHECK(at(2, "log_fluid_backlog_hours") == 0.0f);
   CHECK(w.partition[0] == 1);  // the trace's first partition is category 1
   CHECK(w.user[0] == hash_bucket("alice", schema.user_buckets));
 
-  const auto submit_only = window_tokens(t, trace_context(t, false), jobs, targets, make_schema(t, true));
+  // With job 1's 2400 CPU-s queued on 4 CPUs, a job 100 s later has 2000 CPU-s = 500 s of work ahead.
+  const auto busy = trace_context(testing::make_trace({{0, 1, 4, 600}, {100}}), false, 4, false);
+  CHECK(busy.history[1][7] == doctest::Approx(std::log1p(500.0 / 3600.0)));
+
+  const auto submit_only = window_tokens(t, trace_context(t, false, 4, false), jobs, targets, make_schema(t, true));
   CHECK(submit_only.numeric[1 * f + column(schema, "log_runtime_min")] == 0.0f);
 }
 
@@ -168,9 +176,9 @@ TEST_CASE("the recorded queue at each submission") {
   const auto schema = make_schema(t, true, true);
   const std::vector<std::uint32_t> jobs = {0, 1, 2};
   const std::vector<std::uint8_t> targets = {1, 1, 1};
-  const auto w = window_tokens(t, trace_context(t, true), jobs, targets, schema);
+  const auto w = window_tokens(t, trace_context(t, true, 4, true), jobs, targets, schema);
   CHECK(w.numeric[2 * schema.numeric.size() + column(schema, "log_running_cpus")] == doctest::Approx(std::log1p(4.0)));
-  CHECK_THROWS_AS(window_tokens(t, trace_context(t, false), jobs, targets, schema), std::invalid_argument);
+  CHECK_THROWS_AS(window_tokens(t, trace_context(t, false, 4, false), jobs, targets, schema), std::invalid_argument);
 }
 
 TEST_CASE("windows are cut in submit order with their context") {

@@ -117,7 +117,7 @@ TEST_CASE("the default replay runs with invariants on and is byte-identical when
   CHECK(m.find(fmt::format("\"input\": {}", rows - 1)) != std::string::npos);
 }
 
-TEST_CASE("surrogate dataset, train and eval end to end (the dataset is is the same bytes with 1 or 2 workers)") {
+TEST_CASE("surrogate dataset, train and eval end to end (the dataset is the same bytes with 1 or 2 workers)") {
   const auto dir = slurmtwin::testing::scratch_dir("cli_surrogate");
   const auto data1 = (dir / "d1.stsd").string(), data2 = (dir / "d2.stsd").string();
   const auto model = (dir / "m.ckpt").string();

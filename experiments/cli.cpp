@@ -19,6 +19,8 @@ const std::vector<Command>& commands() {
        run_check},
       {"report", "one self-contained HTML report of a replay output directory or a sweep database",
        run_report},
+      {"surrogate", "the transformer surrogate: dataset from the simulator, train, eval (docs/surrogate.md)",
+       run_surrogate},
       {"bench", "measure load and replay speed and peak memory; append to docs/benchmarks.md", run_bench},
       {"version", "print the version and what libtorch can run on", run_version},
   };

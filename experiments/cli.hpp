@@ -45,6 +45,7 @@ int run_bench(const Args& args);
 int run_sweep(const Args& args);
 int run_check(const Args& args);
 int run_report(const Args& args);
+int run_surrogate(const Args& args);
 int run_version(const Args& args);
 
 }  // namespace slurmtwin::cli

@@ -116,3 +116,32 @@ TEST_CASE("the default replay runs with invariants on and is byte-identical when
   const auto m = slurp(dir / "a" / "metrics.json");
   CHECK(m.find(fmt::format("\"input\": {}", rows - 1)) != std::string::npos);
 }
+
+TEST_CASE("surrogate dataset, train and eval end to end (the dataset is the same bytes with 1 or 2 workers)") {
+  const auto dir = slurmtwin::testing::scratch_dir("cli_surrogate");
+  const auto data1 = (dir / "d1.stsd").string(), data2 = (dir / "d2.stsd").string();
+  const auto model = (dir / "m.ckpt").string();
+  const std::string cut = "--window-jobs 64 --context-jobs 32 --max-windows 8 --settings 3";
+  const auto made = run_cli(fmt::format("surrogate dataset {} -j 1 -o {}", cut, data1));
+  REQUIRE(made.code == 0);
+  CHECK(made.out.find("8 windows (512 target jobs), 4 settings") != std::string::npos);
+  REQUIRE(run_cli(fmt::format("surrogate dataset {} -j 2 -o {}", cut, data2)).code == 0);
+  CHECK(slurp(data1) == slurp(data2));
+
+  const auto trained = run_cli(fmt::format(
+      "surrogate train --data {} -o {} --steps 20 --eval-every 10 --d-model 16 --heads 2 --ffn 32 --threads 1",
+      data1, model));
+  REQUIRE(trained.code == 0);
+  CHECK(trained.out.find("for 20 steps") != std::string::npos);
+  const auto evaluated = run_cli(fmt::format("surrogate eval --model {} --data {}", model, data1));
+  CHECK(evaluated.code == 0);
+  CHECK(evaluated.out.find("transformer") != std::string::npos);
+  CHECK(evaluated.out.find("ridge") != std::string::npos);
+
+  std::string bytes = slurp(model);
+  bytes[bytes.size() / 2] ^= 0x10;
+  std::ofstream(model, std::ios::binary) << bytes;
+  const auto bad = run_cli(fmt::format("surrogate eval --model {} --data {}", model, data1));
+  CHECK(bad.code == 2);
+  CHECK(bad.out.find("checksum") != std::string::npos);
+}

@@ -2,9 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <cstring>
-#include <type_traits>
-
+#include "traces/binary_io.hpp"
 #include "traces/file_io.hpp"
 #include "traces/input_limits.hpp"
 #include "traces/read_report.hpp"
@@ -13,89 +11,31 @@ namespace slurmtwin {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'T', 'W', 'T', 'R', 'A', 'C', 'E'};
-constexpr std::size_t kHeaderSize = sizeof kMagic + sizeof(std::uint32_t) + sizeof(std::uint64_t);
 /// Bytes of a job with no GRES: id 8, array task and het component 4+4, 7 name indices 4 each, 6 times
 /// 8 each, 6 counts 4 each, memory 8, flags/state/pass 1+1+1, restarts 4, priority 8, nice 4, source
 /// line 8, GRES count 2.
 constexpr std::size_t kMinJobBytes = 8 + 4 + 4 + 7 * 4 + 6 * 8 + 6 * 4 + 8 + 3 + 4 + 8 + 4 + 8 + 2;
+constexpr const char* kWhat = "native trace";
 
-std::uint64_t fnv1a(const char* data, std::size_t n) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (std::size_t i = 0; i < n; ++i) {
-    h ^= static_cast<unsigned char>(data[i]);
-    h *= 0x100000001b3ull;
-  }
-  return h;
+void put(ByteWriter& w, const NameDictionary& d) {
+  w.put(static_cast<std::uint32_t>(d.size()));
+  for (const auto& n : d.names()) w.put(n);
 }
 
-class Writer {
- public:
-  template <class T>
-  void put(T v) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    const auto at = out_.size();
-    out_.resize(at + sizeof(T));
-    std::memcpy(out_.data() + at, &v, sizeof(T));
-  }
-  void put(const std::string& s) {
-    put(static_cast<std::uint32_t>(s.size()));
-    out_ += s;
-  }
-  void put(const NameDictionary& d) {
-    put(static_cast<std::uint32_t>(d.size()));
-    for (const auto& n : d.names()) put(n);
-  }
-  std::string& bytes() { return out_; }
-
- private:
-  std::string out_;
-};
-
-class Reader {
- public:
-  Reader(const std::string& bytes, std::size_t from, std::size_t to, const std::string& file)
-      : bytes_(bytes), at_(from), end_(to), file_(file) {}
-  template <class T>
-  T get() {
-    need(sizeof(T));
-    T v;
-    std::memcpy(&v, bytes_.data() + at_, sizeof(T));
-    at_ += sizeof(T);
-    return v;
-  }
-  std::string get_string() {
-    const auto n = get<std::uint32_t>();
-    need(n);
-    std::string s = bytes_.substr(at_, n);
-    at_ += n;
-    return s;
-  }
-  void get(NameDictionary& d) {
-    const auto n = get<std::uint32_t>();
-    for (std::uint32_t i = 0; i < n; ++i) d.intern(get_string());
-  }
-  bool done() const { return at_ == end_; }
-
- private:
-  void need(std::size_t n) const {
-    if (end_ - at_ < n) throw InputError(file_, 0, "", "truncated native trace payload");
-  }
-  const std::string& bytes_;
-  std::size_t at_, end_;
-  const std::string& file_;
-};
+void get(ByteReader& r, NameDictionary& d) {
+  const auto n = r.get<std::uint32_t>();
+  for (std::uint32_t i = 0; i < n; ++i) d.intern(r.get_string());
+}
 
 }  // namespace
 
-bool is_native_trace(const std::string& bytes) {
-  return bytes.size() >= sizeof kMagic && std::memcmp(bytes.data(), kMagic, sizeof kMagic) == 0;
-}
+bool is_native_trace(const std::string& bytes) { return has_magic(bytes, kMagic); }
 
 std::string encode_native_trace(const Trace& t) {
-  Writer w;
+  ByteWriter w;
   w.put(t.origin);
   w.put(t.source);
-  for (const auto* d : {&t.users, &t.accounts, &t.partitions, &t.qos, &t.strings}) w.put(*d);
+  for (const auto* d : {&t.users, &t.accounts, &t.partitions, &t.qos, &t.strings}) put(w, *d);
   w.put(static_cast<std::uint64_t>(t.jobs.size()));
   for (const auto& j : t.jobs) {
     w.put(j.job_id);
@@ -120,42 +60,20 @@ std::string encode_native_trace(const Trace& t) {
       w.put(static_cast<std::uint8_t>(g.per_node));
     }
   }
-  std::string payload = std::move(w.bytes());
-  Writer out;
-  out.bytes().append(kMagic, sizeof kMagic);
-  out.put(kNativeTraceVersion);
-  out.put(static_cast<std::uint64_t>(payload.size()));
-  out.bytes() += payload;
-  out.put(fnv1a(payload.data(), payload.size()));
-  return std::move(out.bytes());
+  return seal_container(kMagic, kNativeTraceVersion, w.bytes());
 }
 
 Trace decode_native_trace(const std::string& bytes, const std::string& file) {
-  if (!is_native_trace(bytes)) throw InputError(file, 0, "", "not a SlurmTwin native trace (bad magic)");
-  if (bytes.size() < kHeaderSize) throw InputError(file, 0, "", "truncated native trace header");
-  Reader header(bytes, sizeof kMagic, kHeaderSize, file);
-  const auto version = header.get<std::uint32_t>();
-  if (version != kNativeTraceVersion)
-    throw InputError(file, 0, "version",
-                     fmt::format("native trace version {} is not supported (this build reads {})", version,
-                                 kNativeTraceVersion));
-  const auto size = header.get<std::uint64_t>();
-  if (bytes.size() != kHeaderSize + size + sizeof(std::uint64_t))
-    throw InputError(file, 0, "", "native trace is truncated or has trailing bytes");
-  std::uint64_t sum;
-  std::memcpy(&sum, bytes.data() + kHeaderSize + size, sizeof sum);
-  if (sum != fnv1a(bytes.data() + kHeaderSize, size))
-    throw InputError(file, 0, "", "native trace checksum mismatch (corrupt file)");
-
-  Reader r(bytes, kHeaderSize, kHeaderSize + size, file);
+  const auto payload = open_container(bytes, kMagic, kNativeTraceVersion, file, kWhat);
+  ByteReader r(payload, file, kWhat);
   Trace t;
   t.origin = r.get<Seconds>();
   t.source = r.get_string();
-  for (auto* d : {&t.users, &t.accounts, &t.partitions, &t.qos, &t.strings}) r.get(*d);
+  for (auto* d : {&t.users, &t.accounts, &t.partitions, &t.qos, &t.strings}) get(r, *d);
   const auto n = r.get<std::uint64_t>();
   // Each job takes at least kMinJobBytes of payload: a larger count is corruption, caught before
   // allocating for it.
-  if (n > size / kMinJobBytes) throw InputError(file, 0, "", "native trace job count exceeds payload");
+  if (n > payload.size() / kMinJobBytes) throw InputError(file, 0, "", "native trace job count exceeds payload");
   t.jobs.resize(n);
   for (auto& j : t.jobs) {
     j.job_id = r.get<std::uint64_t>();

@@ -1,0 +1,373 @@
+// slurmtwin surrogate: build a dataset from the exact simulator, train the transformer surrogate,
+// evaluate it (and the ridge baseline) on held-out windows and settings. docs/surrogate.md.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "experiments/cli.hpp"
+#include "experiments/site_options.hpp"
+#include "experiments/surrogate_data.hpp"
+#include "experiments/sweep.hpp"
+#include "experiments/trace_options.hpp"
+#include "surrogate/device.hpp"
+#include "surrogate/evaluation.hpp"
+#include "surrogate/model.hpp"
+#include "surrogate/ridge.hpp"
+#include "traces/file_io.hpp"
+#include "traces/synthetic.hpp"
+
+namespace slurmtwin::cli {
+namespace {
+
+using namespace surrogate;
+
+const char* kUsage =
+    "slurmtwin surrogate dataset [--site ...] [--trace FILE] -o DATA [--settings N] [--param NAME=LO:HI]\n"
+    "       slurmtwin surrogate train --data DATA -o MODEL [--steps N] [--loss pinball|mse|mae-mse] [--init MODEL]\n"
+    "       slurmtwin surrogate eval --model MODEL --data DATA [--site ... --trace FILE] [--json FILE]\n"
+    "       slurmtwin surrogate info";
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+Trace load_trace_or_default(const po::variables_map& vm) {
+  ReadReport report;
+  if (vm.count("trace")) return load_traces(vm["trace"].as<std::vector<std::string>>(), vm, report);
+  auto config = default_synthetic_config();
+  config.seed = vm["seed"].as<std::uint64_t>();
+  return generate_synthetic(config);
+}
+
+// NAME=LO:HI
+SweepParameter parse_param(const std::string& text) {
+  const auto eq = text.find('='), colon = text.find(':', eq == std::string::npos ? 0 : eq);
+  if (eq == std::string::npos || colon == std::string::npos)
+    throw po::error(fmt::format("--param expects NAME=LO:HI, got '{}'", text));
+  SweepParameter p;
+  p.name = text.substr(0, eq);
+  try {
+    p.lo = std::stod(text.substr(eq + 1, colon - eq - 1));
+    p.hi = std::stod(text.substr(colon + 1));
+  } catch (const std::exception&) {
+    throw po::error(fmt::format("--param '{}': LO and HI must be numbers", text));
+  }
+  bool integer = true;
+  if (!setting_is_known(p.name, integer)) throw po::error(fmt::format("--param: unknown setting '{}'", p.name));
+  if (!(p.hi > p.lo)) throw po::error(fmt::format("--param '{}': empty range", text));
+  p.integer = integer;
+  return p;
+}
+
+int dataset(const Args& args) {
+  po::options_description o("surrogate dataset options");
+  o.add_options()("trace", po::value<std::vector<std::string>>()->multitoken(),
+                  "trace file(s) (default: the built-in synthetic week)")(
+      "seed", po::value<std::uint64_t>()->default_value(42), "seed of the built-in synthetic workload")(
+      "out,o", po::value<std::string>()->required(), "dataset file to write")(
+      "window-jobs", po::value<std::uint32_t>()->default_value(768), "target jobs per window")(
+      "context-jobs", po::value<std::uint32_t>()->default_value(256),
+      "jobs before each window replayed and seen as context")(
+      "stride-jobs", po::value<std::uint32_t>()->default_value(0), "jobs between window starts (0 = window-jobs)")(
+      "max-windows", po::value<std::uint32_t>()->default_value(0), "at most this many windows (0 = all)")(
+      "settings", po::value<std::uint32_t>()->default_value(40),
+      "Latin-hypercube settings besides the site's own")(
+      "param", po::value<std::vector<std::string>>()->multitoken(),
+      "swept setting NAME=LO:HI (repeatable; default: the six PriorityWeight* over 0:100000)")(
+      "design-seed", po::value<std::uint64_t>()->default_value(1), "seed of the Latin hypercube")(
+      "recorded", po::bool_switch(), "use the trace's recorded waits instead of simulating (real-wait mode)")(
+      "window-replay", po::bool_switch(),
+      "replay each window alone from an empty cluster (default: one replay of the whole trace per setting)")(
+      "submit-time-only", po::bool_switch(), "leave real runtimes out of the features")(
+      "queue-state", po::bool_switch(),
+      "add the recorded queue at each submission and the recorded priority to the features (with --recorded)")(
+      "schema-from", po::value<std::string>()->default_value(""),
+      "use this checkpoint's feature schema (to fine-tune it on another trace)")(
+      "jobs,j", po::value<unsigned>()->default_value(std::max(1u, std::thread::hardware_concurrency())),
+      "replays in parallel");
+  add_site_options(o);
+  add_trace_read_options(o);
+  const auto vm = parse("slurmtwin surrogate dataset [--site ...] [--trace FILE] -o DATA", o, args);
+  std::vector<std::string> warnings;
+  const Site site = load_site(vm, warnings);
+  for (const auto& w : warnings) std::cerr << "warning: " << w << "\n";
+  const Trace trace = load_trace_or_default(vm);
+  DatasetOptions d;
+  d.window_jobs = vm["window-jobs"].as<std::uint32_t>();
+  d.context_jobs = vm["context-jobs"].as<std::uint32_t>();
+  d.stride_jobs = vm["stride-jobs"].as<std::uint32_t>();
+  d.max_windows = vm["max-windows"].as<std::uint32_t>();
+  d.settings = vm["settings"].as<std::uint32_t>();
+  d.seed = vm["design-seed"].as<std::uint64_t>();
+  d.recorded = vm["recorded"].as<bool>();
+  d.window_replay = vm["window-replay"].as<bool>();
+  d.submit_time_only = vm["submit-time-only"].as<bool>();
+  d.queue_state = vm["queue-state"].as<bool>();
+  d.threads = vm["jobs"].as<unsigned>();
+  if (vm.count("param"))
+    for (const auto& p : vm["param"].as<std::vector<std::string>>()) d.parameters.push_back(parse_param(p));
+  else
+    d.parameters = default_surrogate_parameters();
+  std::optional<Surrogate> base;
+  if (const auto& from = vm["schema-from"].as<std::string>(); !from.empty()) {
+    base = Surrogate::load(from);
+    d.schema = &base->schema();
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  double last = 0;
+  const auto data = build_dataset(site, trace, d, [&](std::size_t done, std::size_t total) {
+    const double t = seconds_since(t0);
+    if (done == total || t - last >= 10) {
+      last = t;
+      std::cerr << fmt::format("dataset: {}/{} replays, {:.1f}/s, ETA {:.0f} s\n", done, total, done / t,
+                               (total - done) / std::max(1e-9, done / t));
+    }
+  });
+  write_dataset(data, vm["out"].as<std::string>());
+  std::size_t targets = 0;
+  for (const auto& w : data.windows)
+    for (auto t : w.target) targets += t;
+  std::cout << fmt::format("dataset {}: {} windows ({} target jobs), {} settings, {} waits; {} in {:.1f} s\n",
+                           vm["out"].as<std::string>(), data.windows.size(), targets, data.setting_count(),
+                           targets * data.setting_count(), data.recorded ? "recorded waits" : "exact replays",
+                           seconds_since(t0));
+  return kExitOk;
+}
+
+int train(const Args& args) {
+  po::options_description o("surrogate train options");
+  ModelConfig c;
+  TrainOptions t;
+  o.add_options()("data", po::value<std::string>()->required(), "dataset (surrogate dataset)")(
+      "out,o", po::value<std::string>()->required(), "checkpoint to write")(
+      "init", po::value<std::string>()->default_value(""), "start from this checkpoint (fine-tuning)")(
+      "d-model", po::value<std::int64_t>(&c.d_model)->default_value(c.d_model), "token width")(
+      "heads", po::value<std::int64_t>(&c.heads)->default_value(c.heads), "attention heads")(
+      "encoder-layers", po::value<std::int64_t>(&c.encoder_layers)->default_value(c.encoder_layers),
+      "setting-independent blocks")(
+      "conditioned-layers", po::value<std::int64_t>(&c.conditioned_layers)->default_value(c.conditioned_layers),
+      "setting-conditioned attention blocks")(
+      "competition-heads", po::value<std::int64_t>(&c.competition_heads)->default_value(c.competition_heads),
+      "priority-competition heads")("ffn", po::value<std::int64_t>(&c.ffn)->default_value(c.ffn),
+                                    "feed-forward width")(
+      "dropout", po::value<double>(&c.dropout)->default_value(c.dropout), "dropout")(
+      "loss", po::value<std::string>()->default_value("pinball"), "median loss: pinball, mse or mae-mse")(
+      "steps", po::value<std::int64_t>(&t.steps)->default_value(t.steps), "optimiser steps")(
+      "settings-per-step", po::value<std::int64_t>(&t.settings_per_step)->default_value(t.settings_per_step),
+      "settings per step (one window each)")("lr", po::value<double>(&t.lr)->default_value(t.lr),
+                                             "peak learning rate")(
+      "warmup", po::value<std::int64_t>(&t.warmup)->default_value(t.warmup), "warm-up steps")(
+      "eval-every", po::value<std::int64_t>(&t.eval_every)->default_value(t.eval_every), "steps between validations")(
+      "patience", po::value<std::int64_t>(&t.patience)->default_value(t.patience),
+      "validations without improvement before stopping")(
+      "seed", po::value<std::uint64_t>(&t.seed)->default_value(t.seed), "initialisation and sampling seed")(
+      "split-seed", po::value<std::uint64_t>()->default_value(7), "seed of the held-out settings")(
+      "split", po::value<std::string>()->default_value("interleaved"),
+      "held-out windows: interleaved (every 7th tests) or tail (the last 15% in time)")(
+      "train-windows", po::value<std::uint32_t>()->default_value(0),
+      "use only the first N training windows (few-shot; 0 = all)")(
+      "threads", po::value<int>(&t.threads)->default_value(0), "CPU threads (0 = all cores)")(
+      "device", po::value<std::string>(&t.device)->default_value("auto"), "auto, cpu or cuda");
+  const auto vm = parse("slurmtwin surrogate train --data DATA -o MODEL", o, args);
+  t.loss = parse_loss(vm["loss"].as<std::string>());
+  const auto& data_file = vm["data"].as<std::string>();
+  const auto data = read_dataset(data_file);
+  auto split = make_split(data, vm["split-seed"].as<std::uint64_t>(), parse_split_mode(vm["split"].as<std::string>()));
+  if (const auto n = vm["train-windows"].as<std::uint32_t>(); n > 0 && n < split.train_windows.size())
+    split.train_windows.resize(n);
+  Surrogate model = [&] {
+    if (const auto& init = vm["init"].as<std::string>(); !init.empty()) {
+      auto m = Surrogate::load(init);
+      m.check_compatible(data, data_file);
+      return m;
+    }
+    return Surrogate(data, split.train_windows, c, t.seed);
+  }();
+  std::cout << fmt::format("{}; model {} parameters; {} train windows × {} settings, validation {} × {}\n",
+                           torch_summary(), model.parameter_count(), split.train_windows.size(),
+                           split.train_settings.size(), split.val_windows.size(), split.val_settings.size());
+  const auto report = model.train(data, split, t, [](const std::string& line) { std::cout << line << std::endl; });
+  model.save(vm["out"].as<std::string>());
+  std::cout << fmt::format("trained on {} for {} steps in {:.1f} s ({:.2f} steps/s); best validation {:.4f} at step "
+                           "{}; saved {}\n",
+                           report.device, report.steps, report.seconds, report.steps / std::max(1e-9, report.seconds),
+                           report.best_val_loss, report.best_step, vm["out"].as<std::string>());
+  return kExitOk;
+}
+
+struct EvalResult {
+  JobErrors jobs;
+  RankingErrors ranking;
+};
+
+template <class Predict>
+EvalResult evaluate(const SurrogateDataset& d, const std::vector<std::uint32_t>& windows,
+                    const std::vector<std::uint32_t>& settings, Predict predict) {
+  std::vector<JobPrediction> jobs;
+  std::vector<SettingAggregate> agg;
+  for (auto w : windows) {
+    const auto q = predict(w, settings);  // [setting][job]
+    const auto& win = d.windows[w];
+    for (std::size_t k = 0; k < settings.size(); ++k) {
+      double exact = 0, pred = 0, n = 0;
+      for (std::size_t i = 0; i < win.jobs; ++i) {
+        const float wait = d.waits[w][settings[k] * win.jobs + i];
+        if (!win.target[i] || std::isnan(wait)) continue;
+        jobs.push_back({wait, q[k][i][0], q[k][i][1], q[k][i][2]});
+        exact += wait;
+        pred += std::expm1(std::max(0.0f, q[k][i][1]));
+        n += 1;
+      }
+      if (n > 0) agg.push_back({w, settings[k], exact / n, pred / n});
+    }
+  }
+  return {job_errors(jobs), ranking_errors(agg)};
+}
+
+std::string result_json(const EvalResult& r) {
+  const auto& j = r.jobs;
+  const auto& g = r.ranking;
+  return fmt::format(
+      "{{\"jobs\": {}, \"mae_hours\": {:.4f}, \"rmse_hours\": {:.4f}, \"r2_hours\": {:.4f}, \"r2_log\": {:.4f}, "
+      "\"mse_log10\": {:.4f}, \"coverage80\": {:.4f}, \"mae_hours_longest10\": {:.4f}, "
+      "\"mae_hours_shortest10\": {:.4f}, \"mean_wait_mape_pct\": {:.3f}, \"spearman_mean_wait\": {:.4f}, "
+      "\"kendall_mean_wait\": {:.4f}, \"spearman_pooled\": {:.4f}}}",
+      j.jobs, j.mae_hours, j.rmse_hours, j.r2_hours, j.r2_log, j.mse_log10, j.coverage80, j.mae_hours_longest10,
+      j.mae_hours_shortest10, g.mean_abs_pct_error, g.spearman, g.kendall, g.spearman_pooled);
+}
+
+void print_result(const std::string& name, const EvalResult& r) {
+  const auto& j = r.jobs;
+  const auto& g = r.ranking;
+  std::cout << fmt::format(
+      "{:<12} jobs {:>7}  MAE {:.3f} h  RMSE {:.3f} h  R² {:.3f} (log {:.3f})  MSE log10 {:.4f}  80% coverage "
+      "{:.3f}\n{:<12} MAE longest 10% {:.3f} h, shortest 10% {:.3f} h; mean-wait error {:.2f}%; Spearman {:.3f}, "
+      "Kendall {:.3f} (pooled Spearman {:.3f})\n",
+      name, j.jobs, j.mae_hours, j.rmse_hours, j.r2_hours, j.r2_log, j.mse_log10, j.coverage80, "",
+      j.mae_hours_longest10, j.mae_hours_shortest10, g.mean_abs_pct_error, g.spearman, g.kendall, g.spearman_pooled);
+}
+
+int eval(const Args& args) {
+  po::options_description o("surrogate eval options");
+  o.add_options()("model", po::value<std::string>()->required(), "checkpoint")(
+      "data", po::value<std::string>()->required(), "dataset")(
+      "split-seed", po::value<std::uint64_t>()->default_value(7), "seed of the held-out settings (as in train)")(
+      "split", po::value<std::string>()->default_value("interleaved"), "held-out windows (as in train)")(
+      "part", po::value<std::string>()->default_value("test"), "test, val or train windows × settings")(
+      "no-baseline", po::bool_switch(), "skip the ridge baseline")(
+      "json", po::value<std::string>()->default_value(""), "write the figures as JSON here")(
+      "trace", po::value<std::vector<std::string>>()->multitoken(),
+      "the dataset's trace, to time the exact replays of the same windows (default: the synthetic week)")(
+      "time-exact", po::bool_switch(), "time exact replays of the windows (needs the dataset's site and trace)")(
+      "seed", po::value<std::uint64_t>()->default_value(42), "seed of the built-in synthetic workload")(
+      "threads", po::value<int>()->default_value(1), "CPU threads for inference");
+  add_site_options(o);
+  add_trace_read_options(o);
+  const auto vm = parse("slurmtwin surrogate eval --model MODEL --data DATA", o, args);
+  const auto& data_file = vm["data"].as<std::string>();
+  const auto data = read_dataset(data_file);
+  const auto model = Surrogate::load(vm["model"].as<std::string>());
+  model.check_compatible(data, data_file);
+  Surrogate::set_threads(vm["threads"].as<int>());
+  const auto split =
+      make_split(data, vm["split-seed"].as<std::uint64_t>(), parse_split_mode(vm["split"].as<std::string>()));
+  const auto& part = vm["part"].as<std::string>();
+  const auto& windows = part == "test" ? split.test_windows : part == "val" ? split.val_windows : split.train_windows;
+  const auto& settings =
+      part == "test" ? split.test_settings : part == "val" ? split.val_settings : split.train_settings;
+  if (part != "test" && part != "val" && part != "train") throw po::error("--part must be test, val or train");
+  if (windows.empty()) throw std::invalid_argument("the dataset has too few windows for a " + part + " part");
+
+  std::vector<std::vector<float>> encoded(data.setting_count());
+  for (std::size_t s = 0; s < data.setting_count(); ++s) encoded[s] = data.encoded_setting(s);
+  double surrogate_s = 0;
+  std::size_t surrogate_evals = 0;
+  const auto transformer = evaluate(data, windows, settings, [&](std::uint32_t w, const auto& ss) {
+    std::vector<std::vector<float>> enc;
+    for (auto s : ss) enc.push_back(encoded[s]);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto q = model.predict(data.windows[w], enc);
+    surrogate_s += seconds_since(t0);
+    surrogate_evals += ss.size();
+    return q;
+  });
+  std::cout << fmt::format("{} part: {} windows × {} settings ({} × {} in the dataset)\n", part, windows.size(),
+                           settings.size(), data.windows.size(), data.setting_count());
+  print_result("transformer", transformer);
+  std::string json = fmt::format("{{\"part\": \"{}\", \"windows\": {}, \"settings\": {}, \"transformer\": {}", part,
+                                 windows.size(), settings.size(), result_json(transformer));
+  if (!vm["no-baseline"].as<bool>()) {
+    const auto ridge = RidgeBaseline::fit(data, split.train_windows, split.train_settings, split.val_windows,
+                                          split.val_settings);
+    const auto baseline = evaluate(data, windows, settings, [&](std::uint32_t w, const auto& ss) {
+      std::vector<std::vector<std::array<float, 3>>> q;
+      for (auto s : ss) q.push_back(ridge.predict(data, w, s));
+      return q;
+    });
+    print_result("ridge", baseline);
+    std::cout << fmt::format("ridge: {} columns, lambda {:g}; transformer / ridge MSE on log10 wait: {:.3f}\n",
+                             ridge.columns(), ridge.lambda(), transformer.jobs.mse_log10 / baseline.jobs.mse_log10);
+    json += fmt::format(", \"ridge\": {}", result_json(baseline));
+  }
+  const double per_setting_ms = 1000.0 * surrogate_s / static_cast<double>(std::max<std::size_t>(surrogate_evals, 1));
+  std::cout << fmt::format("surrogate: {:.2f} ms per setting per window ({} settings per call, {} thread(s))\n",
+                           per_setting_ms, settings.size(), vm["threads"].as<int>());
+  json += fmt::format(", \"surrogate_ms_per_setting\": {:.3f}", per_setting_ms);
+  if (vm["time-exact"].as<bool>()) {
+    std::vector<std::string> warnings;
+    const Site site = load_site(vm, warnings);
+    const Trace trace = load_trace_or_default(vm);
+    if (trace_fingerprint(trace) != data.trace_fingerprint)
+      throw std::invalid_argument("--time-exact: the trace is not the one the dataset was built from");
+    // The exact simulator's cost of one setting: a replay of the whole trace (whole-trace datasets:
+    // the surrogate's equivalent is every window of the dataset) or of one window.
+    Site s = site;
+    for (std::size_t a = 0; a < data.axes.size(); ++a)
+      apply_setting(s, data.axes[a].name, data.settings[settings.front()][a]);
+    double exact_ms = 0, surrogate_equivalent_ms = per_setting_ms;
+    if (data.window_replay) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (auto w : windows) simulated_waits(s, sub_trace(trace, data.windows[w].job_index));
+      exact_ms = 1000.0 * seconds_since(t0) / static_cast<double>(windows.size());
+    } else {
+      const auto t0 = std::chrono::steady_clock::now();
+      simulated_waits(s, trace);
+      exact_ms = 1000.0 * seconds_since(t0);
+      surrogate_equivalent_ms = per_setting_ms * static_cast<double>(data.windows.size());
+    }
+    std::cout << fmt::format(
+        "exact replay: {:.1f} ms per setting ({}); surrogate {:.1f} ms for the same jobs: {:.0f}× faster\n",
+        exact_ms, data.window_replay ? "one window" : "the whole trace, one core", surrogate_equivalent_ms,
+        exact_ms / surrogate_equivalent_ms);
+    json += fmt::format(", \"exact_ms_per_setting\": {:.3f}", exact_ms);
+  }
+  json += "}\n";
+  if (const auto& path = vm["json"].as<std::string>(); !path.empty()) write_file_atomic(path, json);
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_surrogate(const Args& args) {
+  return guarded([&]() -> int {
+    if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+      std::cout << "usage: " << kUsage << "\n";
+      return args.empty() ? kExitUsage : kExitOk;
+    }
+    const Args rest(args.begin() + 1, args.end());
+    if (args[0] == "dataset") return dataset(rest);
+    if (args[0] == "train") return train(rest);
+    if (args[0] == "eval") return eval(rest);
+    if (args[0] == "info") {
+      std::cout << torch_summary() << "\n";
+      return kExitOk;
+    }
+    throw po::error(fmt::format("unknown surrogate subcommand '{}' (dataset, train, eval, info)", args[0]));
+  });
+}
+
+}  // namespace slurmtwin::cli

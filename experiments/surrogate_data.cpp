@@ -1,0 +1,210 @@
+#include "experiments/surrogate_data.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <numeric>
+#include <thread>
+
+#include "experiments/replay.hpp"
+#include "experiments/sweep.hpp"
+
+namespace slurmtwin::cli {
+namespace {
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+}
+
+std::vector<SweepParameter> default_surrogate_parameters() {
+  std::vector<SweepParameter> ps;
+  for (const char* name : {"PriorityWeightAge", "PriorityWeightFairshare", "PriorityWeightJobSize",
+                           "PriorityWeightPartition", "PriorityWeightQOS", "PriorityWeightAssoc"}) {
+    SweepParameter p;
+    p.name = name;
+    p.lo = 0;
+    p.hi = 100000;
+    p.scale = SweepScale::kLinear;  // sampled linearly; the model sees log1p (SettingAxis::log)
+    ps.push_back(p);
+  }
+  return ps;
+}
+
+double current_setting(const Site& site, const std::string& name) {
+  const auto& s = site.scheduler;
+  if (name == "PriorityWeightAge") return s.weight_age;
+  if (name == "PriorityWeightFairshare") return s.weight_fairshare;
+  if (name == "PriorityWeightJobSize") return s.weight_job_size;
+  if (name == "PriorityWeightPartition") return s.weight_partition;
+  if (name == "PriorityWeightQOS") return s.weight_qos;
+  if (name == "PriorityWeightAssoc") return s.weight_assoc;
+  if (name == "PriorityMaxAge") return static_cast<double>(s.max_age);
+  if (name == "PriorityDecayHalfLife") return static_cast<double>(s.decay_half_life);
+  if (name == "PriorityFavorSmall") return s.favor_small ? 1 : 0;
+  if (name.starts_with("QOS/") && name.ends_with("/Priority")) {
+    const auto q = name.substr(4, name.size() - 4 - 9);
+    for (const auto& x : site.qos)
+      if (x.name == q) return x.priority;
+  }
+  throw std::invalid_argument(fmt::format("the surrogate cannot vary setting '{}'", name));
+}
+
+std::vector<WindowJobs> cut_windows(const Trace& trace, const DatasetOptions& o) {
+  if (o.window_jobs == 0) throw std::invalid_argument("--window-jobs must be positive");
+  std::vector<std::uint32_t> order;
+  for (std::uint32_t i = 0; i < trace.jobs.size(); ++i)
+    if (trace.jobs[i].submit != kUnsetTime) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](auto a, auto b) { return trace.jobs[a].submit < trace.jobs[b].submit; });
+  const std::size_t stride = o.stride_jobs ? o.stride_jobs : o.window_jobs;
+  std::vector<WindowJobs> windows;
+  for (std::size_t first = std::min<std::size_t>(o.context_jobs, order.size());
+       first + o.window_jobs <= order.size(); first += stride) {
+    if (o.max_windows && windows.size() >= o.max_windows) break;
+    WindowJobs w;
+    const std::size_t from = first - std::min<std::size_t>(first, o.context_jobs);
+    for (std::size_t k = from; k < first + o.window_jobs; ++k) {
+      w.jobs.push_back(order[k]);
+      w.target.push_back(k >= first ? 1 : 0);
+    }
+    windows.push_back(std::move(w));
+  }
+  return windows;
+}
+
+Trace sub_trace(const Trace& trace, const std::vector<std::uint32_t>& jobs) {
+  Trace t;
+  t.users = trace.users;
+  t.accounts = trace.accounts;
+  t.partitions = trace.partitions;
+  t.qos = trace.qos;
+  t.strings = trace.strings;
+  t.origin = trace.origin;
+  t.source = trace.source;
+  t.jobs.reserve(jobs.size());
+  for (auto j : jobs) t.jobs.push_back(trace.jobs[j]);
+  return t;
+}
+
+std::vector<float> simulated_waits(const Site& site, const Trace& trace) {
+  const auto r = run_replay(site, trace, ReplayOptions{});
+  std::vector<float> waits(trace.jobs.size(), kNaN);
+  for (const auto& j : r.state->jobs) {
+    const Seconds first_start = j.past_runs.empty() ? j.start : j.past_runs.front().start;
+    if (first_start != kUnsetTime) waits[j.trace_index] = static_cast<float>(first_start - j.submit);
+  }
+  return waits;
+}
+
+surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, const DatasetOptions& o,
+                                          const std::function<void(std::size_t, std::size_t)>& progress) {
+  surrogate::SurrogateDataset d;
+  d.trace_fingerprint = trace_fingerprint(trace);
+  d.site_name = site.cluster_name;
+  d.recorded = o.recorded;
+  d.window_replay = o.window_replay && !o.recorded;
+  d.schema = o.schema ? *o.schema : surrogate::make_schema(trace, o.submit_time_only, o.queue_state);
+  if (d.schema.queue_state && !o.recorded)
+    throw std::invalid_argument("queue-state features come from recorded start times: use them with --recorded");
+  double capacity = 0;
+  for (const auto& n : site.nodes) capacity += n.cpus;
+  const auto context = surrogate::trace_context(trace, d.schema.queue_state, capacity, d.schema.submit_time_only);
+  if (o.schema && o.schema->submit_time_only != o.submit_time_only)
+    throw std::invalid_argument("--submit-time-only must match the checkpoint's feature schema");
+  const auto windows = cut_windows(trace, o);
+  if (windows.empty())
+    throw std::invalid_argument(fmt::format("the trace has {} jobs: too few for one window of {} + {} context",
+                                            trace.jobs.size(), o.window_jobs, o.context_jobs));
+
+  // Settings: the site's own first, then a Latin hypercube over the parameters.
+  if (!o.recorded) {
+    for (const auto& p : o.parameters) {
+      bool integer = true;
+      if (!setting_is_known(p.name, integer)) throw std::invalid_argument("unknown setting " + p.name);
+      d.axes.push_back({p.name, p.lo, p.hi, p.name.starts_with("PriorityWeight") || p.scale == SweepScale::kLog});
+    }
+    std::vector<double> own;
+    for (const auto& p : o.parameters) own.push_back(current_setting(site, p.name));
+    d.settings.push_back(own);
+    if (o.settings > 0 && !o.parameters.empty()) {
+      SweepSpec spec;
+      spec.parameters = o.parameters;
+      for (auto& p : spec.parameters) setting_is_known(p.name, p.integer);
+      spec.design = SweepDesign::kLhs;
+      spec.points = o.settings;
+      spec.seed = o.seed;
+      for (const auto& point : design_points(spec)) {
+        std::vector<double> v;
+        for (const auto& p : o.parameters) v.push_back(point.at(p.name));
+        d.settings.push_back(v);
+      }
+    }
+  } else {
+    d.settings.push_back({});
+  }
+
+  const std::size_t ns = d.settings.size(), nw = windows.size();
+  d.windows.resize(nw);
+  d.waits.resize(nw);
+  std::vector<Trace> window_traces(nw);
+  for (std::size_t w = 0; w < nw; ++w) {
+    d.windows[w] = surrogate::window_tokens(trace, context, windows[w].jobs, windows[w].target, d.schema);
+    d.waits[w].assign(ns * windows[w].jobs.size(), kNaN);
+    if (o.recorded) {
+      for (std::size_t i = 0; i < windows[w].jobs.size(); ++i) {
+        const auto& j = trace.jobs[windows[w].jobs[i]];
+        if (windows[w].target[i] && j.start != kUnsetTime && j.submit != kUnsetTime && j.start >= j.submit)
+          d.waits[w][i] = static_cast<float>(j.start - j.submit);
+      }
+    } else if (o.window_replay) {
+      window_traces[w] = sub_trace(trace, windows[w].jobs);
+    }
+  }
+  if (o.recorded) return d;
+
+  std::vector<Site> sites(ns, site);
+  for (std::size_t s = 0; s < ns; ++s)
+    for (std::size_t a = 0; a < d.axes.size(); ++a) apply_setting(sites[s], d.axes[a].name, d.settings[s][a]);
+  // Tasks: one replay of the whole trace per setting, or one replay per (window, setting).
+  const std::size_t total = o.window_replay ? nw * ns : ns;
+  std::atomic<std::size_t> next{0}, done{0};
+  std::mutex mu;
+  std::exception_ptr error;
+  auto store = [&](std::size_t w, std::size_t s, const std::vector<float>& waits, bool by_trace_index) {
+    const auto& win = windows[w];
+    for (std::size_t i = 0; i < win.jobs.size(); ++i)
+      if (win.target[i]) d.waits[w][s * win.jobs.size() + i] = waits[by_trace_index ? win.jobs[i] : i];
+  };
+  auto worker = [&] {
+    for (std::size_t task; (task = next++) < total;) {
+      try {
+        if (o.window_replay) {
+          const std::size_t w = task / ns, s = task % ns;
+          store(w, s, simulated_waits(sites[s], window_traces[w]), false);
+        } else {
+          const auto waits = simulated_waits(sites[task], trace);
+          for (std::size_t w = 0; w < nw; ++w) store(w, task, waits, true);
+        }
+      } catch (...) {
+        std::lock_guard lock(mu);
+        if (!error) error = std::current_exception();
+        next = total;
+      }
+      const auto n = ++done;
+      if (progress) {
+        std::lock_guard lock(mu);
+        progress(n, total);
+      }
+    }
+  };
+  const unsigned workers = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (unsigned k = 0; k < workers; ++k) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+  return d;
+}
+
+}  // namespace slurmtwin::cli

@@ -1,0 +1,59 @@
+#pragma once
+// Building the surrogate's dataset from the exact simulator: cut a trace into windows (a block of
+// target jobs in submit order, preceded by context jobs that build up the queue), replay every
+// window under every sampled setting, and keep each target job's simulated wait. Or, in recorded
+// mode, keep the trace's own recorded waits (real-wait prediction).
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "experiments/sweep_spec.hpp"
+#include "surrogate/dataset.hpp"
+#include "traces/site.hpp"
+#include "traces/trace.hpp"
+
+namespace slurmtwin::cli {
+
+struct DatasetOptions {
+  std::uint32_t window_jobs = 768;   // target jobs per window
+  std::uint32_t context_jobs = 256;  // jobs before the window that are replayed (and seen) too
+  std::uint32_t stride_jobs = 0;     // first target of window k+1 minus that of window k (0 = window_jobs)
+  std::uint32_t max_windows = 0;     // 0 = as many as the trace holds
+  std::vector<SweepParameter> parameters;  // the swept settings (ranges)
+  std::uint32_t settings = 40;       // Latin-hypercube points besides the site's own setting
+  std::uint64_t seed = 1;
+  bool recorded = false;          // waits from the trace's recorded start times, no simulation
+  bool window_replay = false;     // replay each window alone (context + targets from an empty cluster)
+                                  // instead of taking its waits from one replay of the whole trace
+  bool submit_time_only = false;  // no real runtimes among the features
+  bool queue_state = false;       // recorded queue at submission among the features (real-wait mode)
+  unsigned threads = 0;           // replays in parallel (0 = all cores)
+  const surrogate::FeatureSchema* schema = nullptr;  // reuse a checkpoint's schema (fine-tuning)
+};
+
+/// The six PriorityWeight* settings over [0, 100000] on a log1p scale (the default sweep space).
+std::vector<SweepParameter> default_surrogate_parameters();
+
+/// The site's current value of a setting the surrogate can vary (PriorityWeight*, PriorityMaxAge,
+/// PriorityDecayHalfLife, PriorityFavorSmall, QOS/<name>/Priority); throws std::invalid_argument otherwise.
+double current_setting(const Site& site, const std::string& name);
+
+/// The jobs of window `k`: indices into trace.jobs (submit order) and which are targets.
+struct WindowJobs {
+  std::vector<std::uint32_t> jobs;
+  std::vector<std::uint8_t> target;
+};
+std::vector<WindowJobs> cut_windows(const Trace& trace, const DatasetOptions& options);
+
+/// The trace restricted to `jobs` (same dictionaries and origin).
+Trace sub_trace(const Trace& trace, const std::vector<std::uint32_t>& jobs);
+
+/// Wait (s) of every job of `trace` replayed on `site`, from submit to its first start (NaN for jobs that
+/// never started), in trace order.
+std::vector<float> simulated_waits(const Site& site, const Trace& trace);
+
+surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, const DatasetOptions& options,
+                                          const std::function<void(std::size_t done, std::size_t total)>& progress = {});
+
+}  // namespace slurmtwin::cli

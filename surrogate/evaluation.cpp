@@ -1,0 +1,155 @@
+#include "surrogate/evaluation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+
+namespace slurmtwin::surrogate {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::vector<double> ranks(const std::vector<double>& v) {
+  std::vector<std::size_t> idx(v.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::stable_sort(idx.begin(), idx.end(), [&](auto a, auto b) { return v[a] < v[b]; });
+  std::vector<double> r(v.size());
+  for (std::size_t i = 0; i < idx.size();) {
+    std::size_t j = i;
+    while (j + 1 < idx.size() && v[idx[j + 1]] == v[idx[i]]) ++j;
+    const double avg = (static_cast<double>(i) + static_cast<double>(j)) / 2.0 + 1.0;  // ranks from 1
+    for (std::size_t k = i; k <= j; ++k) r[idx[k]] = avg;
+    i = j + 1;
+  }
+  return r;
+}
+
+double pearson(const std::vector<double>& a, const std::vector<double>& b) {
+  const auto n = static_cast<double>(a.size());
+  const double ma = std::accumulate(a.begin(), a.end(), 0.0) / n, mb = std::accumulate(b.begin(), b.end(), 0.0) / n;
+  double sab = 0, saa = 0, sbb = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    sab += (a[i] - ma) * (b[i] - mb);
+    saa += (a[i] - ma) * (a[i] - ma);
+    sbb += (b[i] - mb) * (b[i] - mb);
+  }
+  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : kNaN;
+}
+
+double r_squared(const std::vector<double>& exact, const std::vector<double>& pred) {
+  const double mean = std::accumulate(exact.begin(), exact.end(), 0.0) / static_cast<double>(exact.size());
+  double ss_res = 0, ss_tot = 0;
+  for (std::size_t i = 0; i < exact.size(); ++i) {
+    ss_res += (exact[i] - pred[i]) * (exact[i] - pred[i]);
+    ss_tot += (exact[i] - mean) * (exact[i] - mean);
+  }
+  return ss_tot > 0 ? 1.0 - ss_res / ss_tot : kNaN;
+}
+
+}  // namespace
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size() || a.size() < 2) return kNaN;
+  return pearson(ranks(a), ranks(b));
+}
+
+double kendall_tau(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size() || a.size() < 2) return kNaN;
+  double concordant = 0, discordant = 0, ties_a = 0, ties_b = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    for (std::size_t j = i + 1; j < a.size(); ++j) {
+      const double da = a[i] - a[j], db = b[i] - b[j];
+      if (da == 0 && db == 0) continue;
+      if (da == 0) {
+        ties_a += 1;
+      } else if (db == 0) {
+        ties_b += 1;
+      } else if ((da > 0) == (db > 0)) {
+        concordant += 1;
+      } else {
+        discordant += 1;
+      }
+    }
+  const double denom = std::sqrt((concordant + discordant + ties_a) * (concordant + discordant + ties_b));
+  return denom > 0 ? (concordant - discordant) / denom : kNaN;
+}
+
+JobErrors job_errors(const std::vector<JobPrediction>& jobs) {
+  JobErrors e;
+  e.jobs = jobs.size();
+  if (jobs.empty()) return e;
+  std::vector<double> exact_h, pred_h, exact_log, pred_log;
+  double abs_sum = 0, sq_sum = 0, log10_sum = 0, covered = 0;
+  for (const auto& j : jobs) {
+    const double p = std::expm1(std::max(0.0, j.q50));
+    exact_h.push_back(j.exact / 3600.0);
+    pred_h.push_back(p / 3600.0);
+    exact_log.push_back(std::log1p(j.exact));
+    pred_log.push_back(j.q50);
+    abs_sum += std::abs(p - j.exact) / 3600.0;
+    sq_sum += (p - j.exact) * (p - j.exact) / (3600.0 * 3600.0);
+    const double d10 = std::log10(std::max(p, 1.0)) - std::log10(std::max(j.exact, 1.0));
+    log10_sum += d10 * d10;
+    const double y = std::log1p(j.exact);
+    covered += (y >= j.q10 && y <= j.q90) ? 1.0 : 0.0;
+  }
+  const auto n = static_cast<double>(jobs.size());
+  e.mae_hours = abs_sum / n;
+  e.rmse_hours = std::sqrt(sq_sum / n);
+  e.r2_hours = r_squared(exact_h, pred_h);
+  e.r2_log = r_squared(exact_log, pred_log);
+  e.mse_log10 = log10_sum / n;
+  e.coverage80 = covered / n;
+  std::vector<std::size_t> idx(jobs.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::stable_sort(idx.begin(), idx.end(), [&](auto a, auto b) { return jobs[a].exact < jobs[b].exact; });
+  const std::size_t tenth = std::max<std::size_t>(1, jobs.size() / 10);
+  double lo = 0, hi = 0;
+  for (std::size_t k = 0; k < tenth; ++k) {
+    lo += std::abs(pred_h[idx[k]] - exact_h[idx[k]]);
+    hi += std::abs(pred_h[idx[idx.size() - 1 - k]] - exact_h[idx[idx.size() - 1 - k]]);
+  }
+  e.mae_hours_shortest10 = lo / static_cast<double>(tenth);
+  e.mae_hours_longest10 = hi / static_cast<double>(tenth);
+  return e;
+}
+
+RankingErrors ranking_errors(const std::vector<SettingAggregate>& rows) {
+  RankingErrors r;
+  if (rows.empty()) return r;
+  std::map<std::size_t, std::pair<std::vector<double>, std::vector<double>>> per_window;
+  std::map<std::size_t, std::pair<double, double>> per_setting;
+  double pct = 0, pct_n = 0;
+  for (const auto& row : rows) {
+    per_window[row.window].first.push_back(row.exact_mean_wait);
+    per_window[row.window].second.push_back(row.predicted_mean_wait);
+    per_setting[row.setting].first += row.exact_mean_wait;
+    per_setting[row.setting].second += row.predicted_mean_wait;
+    if (row.exact_mean_wait > 0) {
+      pct += std::abs(row.predicted_mean_wait - row.exact_mean_wait) / row.exact_mean_wait;
+      pct_n += 1;
+    }
+  }
+  r.mean_abs_pct_error = pct_n > 0 ? 100.0 * pct / pct_n : kNaN;
+  double sp = 0, kt = 0, n = 0;
+  for (const auto& [w, v] : per_window) {
+    const double s = spearman(v.first, v.second), k = kendall_tau(v.first, v.second);
+    if (std::isnan(s) || std::isnan(k)) continue;
+    sp += s;
+    kt += k;
+    n += 1;
+  }
+  r.spearman = n > 0 ? sp / n : kNaN;
+  r.kendall = n > 0 ? kt / n : kNaN;
+  std::vector<double> e, p;
+  for (const auto& [s, v] : per_setting) {
+    e.push_back(v.first);
+    p.push_back(v.second);
+  }
+  r.spearman_pooled = spearman(e, p);
+  return r;
+}
+
+}  // namespace slurmtwin::surrogate

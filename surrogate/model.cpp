@@ -1,0 +1,583 @@
+#include "surrogate/model.hpp"
+
+#include <ATen/autocast_mode.h>
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "traces/file_io.hpp"
+
+namespace slurmtwin::surrogate {
+namespace {
+
+namespace nn = torch::nn;
+using torch::Tensor;
+
+constexpr char kMagic[8] = {'S', 'T', 'W', 'S', 'U', 'R', 'C', 'K'};
+constexpr std::uint32_t kCheckpointVersion = 1;
+constexpr const char* kWhat = "surrogate checkpoint";
+constexpr std::array<float, 3> kTaus = {0.1f, 0.5f, 0.9f};
+constexpr std::int64_t kKeyWidth = 16;  // query/key width of each competition head
+
+// A pre-norm transformer block; with `film` ([N, 4d]: scale and shift of each sub-layer's input) it is
+// conditioned on the setting.
+struct BlockImpl : nn::Module {
+  BlockImpl(std::int64_t d, std::int64_t heads, std::int64_t ffn, double dropout)
+      : ln1(register_module("ln1", nn::LayerNorm(nn::LayerNormOptions({d})))),
+        ln2(register_module("ln2", nn::LayerNorm(nn::LayerNormOptions({d})))),
+        attn(register_module("attn", nn::MultiheadAttention(nn::MultiheadAttentionOptions(d, heads).dropout(dropout)))),
+        fc1(register_module("fc1", nn::Linear(d, ffn))),
+        fc2(register_module("fc2", nn::Linear(ffn, d))),
+        drop(register_module("drop", nn::Dropout(dropout))) {}
+
+  // x: [L, N, d]; film: undefined or [N, 4d].
+  Tensor forward(Tensor x, const Tensor& film) {
+    Tensor h = ln1(x);
+    std::vector<Tensor> f;
+    if (film.defined()) {
+      f = film.unsqueeze(0).chunk(4, -1);
+      h = h * (1 + f[0]) + f[1];
+    }
+    h = std::get<0>(attn->forward(h, h, h, Tensor(), /*need_weights=*/false));
+    x = x + drop(h);
+    h = ln2(x);
+    if (film.defined()) h = h * (1 + f[2]) + f[3];
+    h = fc2(drop(torch::gelu(fc1(h))));
+    return x + drop(h);
+  }
+  nn::LayerNorm ln1, ln2;
+  nn::MultiheadAttention attn;
+  nn::Linear fc1, fc2;
+  nn::Dropout drop;
+};
+TORCH_MODULE(Block);
+
+struct NetImpl : nn::Module {
+  NetImpl(const ModelConfig& c, const FeatureSchema& s, std::int64_t axes)
+      : d(c.d_model),
+        setting_inputs(std::max<std::int64_t>(axes, 1)),
+        numeric(register_module("numeric", nn::Linear(static_cast<std::int64_t>(s.numeric.size()), c.d_model))),
+        user(register_module("user", nn::Embedding(s.user_buckets, c.d_model))),
+        account(register_module("account", nn::Embedding(s.account_buckets, c.d_model))),
+        partition(register_module("partition",
+                                  nn::Embedding(static_cast<std::int64_t>(s.partitions.size()) + 1, c.d_model))),
+        qos(register_module("qos", nn::Embedding(static_cast<std::int64_t>(s.qos.size()) + 1, c.d_model))),
+        encoder(register_module("encoder", nn::ModuleList())),
+        conditioned(register_module("conditioned", nn::ModuleList())),
+        setting_mlp(register_module(
+            "setting_mlp", nn::Sequential(nn::Linear(setting_inputs, c.d_model), nn::GELU(),
+                                          nn::Linear(c.d_model, c.d_model * (4 * c.conditioned_layers + 2))))),
+        head_ln(register_module("head_ln", nn::LayerNorm(nn::LayerNormOptions({c.d_model})))),
+        comp_heads(c.competition_heads),
+        comp_q(register_module("comp_q", nn::Linear(c.d_model, std::max<std::int64_t>(c.competition_heads, 1) * kKeyWidth))),
+        comp_k(register_module("comp_k", nn::Linear(c.d_model, std::max<std::int64_t>(c.competition_heads, 1) * kKeyWidth))),
+        comp_p(register_module("comp_p", nn::Linear(c.d_model, std::max<std::int64_t>(c.competition_heads, 1)))),
+        head1(register_module("head1", nn::Linear(c.d_model + c.competition_heads, c.d_model))),
+        head2(register_module("head2", nn::Linear(c.d_model, 3))) {
+    for (std::int64_t i = 0; i < c.encoder_layers; ++i) encoder->push_back(Block(c.d_model, c.heads, c.ffn, c.dropout));
+    for (std::int64_t i = 0; i < c.conditioned_layers; ++i)
+      conditioned->push_back(Block(c.d_model, c.heads, c.ffn, c.dropout));
+    // The FiLM output starts at zero: an untrained model ignores the setting rather than scrambling
+    // the encoder's features.
+    auto last = setting_mlp->ptr<nn::LinearImpl>(2);
+    torch::NoGradGuard guard;
+    last->weight.zero_();
+    last->bias.zero_();
+  }
+
+  // Setting-independent part: tokens [n, 1, d], and the competition weights [H, n, n] (row i: how
+  // much each job j competes with job i, a softmax over j).
+  std::pair<Tensor, Tensor> encode(const Tensor& x, const Tensor& u, const Tensor& a, const Tensor& p,
+                                   const Tensor& q) {
+    Tensor h = (numeric(x) + user(u) + account(a) + partition(p) + qos(q)).unsqueeze(1);
+    for (const auto& m : *encoder) h = m->as<BlockImpl>()->forward(h, {});
+    Tensor comp;
+    if (comp_heads > 0) {
+      const auto n = h.size(0);
+      Tensor t = h.squeeze(1);
+      Tensor qh = comp_q(t).view({n, comp_heads, kKeyWidth}).transpose(0, 1);  // [H, n, k]
+      Tensor kh = comp_k(t).view({n, comp_heads, kKeyWidth}).transpose(0, 1);
+      comp = torch::softmax(torch::bmm(qh, kh.transpose(1, 2)) / std::sqrt(static_cast<double>(kKeyWidth)), -1);
+    }
+    return {h, comp};
+  }
+
+  // Conditioned part: tokens [n, 1, d], competition weights and settings [S, k] -> raw quantiles
+  // [n, S, 3] (normalised units).
+  Tensor condition(const Tensor& h, const Tensor& comp, const Tensor& settings) {
+    const auto s = settings.size(0);
+    Tensor film = setting_mlp->forward(settings);  // [S, d * (4L + 2)]
+    auto parts = film.split(4 * d, -1);
+    Tensor x = h.expand({h.size(0), s, d});
+    std::size_t k = 0;
+    for (const auto& m : *conditioned) x = m->as<BlockImpl>()->forward(x, parts[k++]);
+    auto gb = film.narrow(-1, film.size(-1) - 2 * d, 2 * d).unsqueeze(0).chunk(2, -1);
+    x = head_ln(x) * (1 + gb[0]) + gb[1];
+    if (comp_heads > 0) {
+      // Each job's priority under this setting, one scalar per head; then how much of the competition
+      // weight of each job lies on jobs that outrank it: sum_j comp[i, j] * sigmoid(p_j - p_i).
+      Tensor pr = comp_p(x).permute({1, 2, 0});                           // [S, H, n]
+      Tensor outrank = torch::sigmoid(pr.unsqueeze(2) - pr.unsqueeze(3));  // [S, H, n(i), n(j)]
+      Tensor c = (outrank * comp.unsqueeze(0)).sum(-1).permute({2, 0, 1});  // [n, S, H]
+      x = torch::cat({x, c}, -1);
+    }
+    Tensor o = head2(torch::gelu(head1(x)));  // [n, S, 3]
+    Tensor mid = o.select(-1, 0);
+    return torch::stack({mid - torch::softplus(o.select(-1, 1)), mid, mid + torch::softplus(o.select(-1, 2))}, -1);
+  }
+
+  std::int64_t d, setting_inputs;
+  nn::Linear numeric;
+  nn::Embedding user, account, partition, qos;
+  nn::ModuleList encoder, conditioned;
+  nn::Sequential setting_mlp;
+  nn::LayerNorm head_ln;
+  std::int64_t comp_heads;
+  nn::Linear comp_q, comp_k, comp_p;
+  nn::Linear head1, head2;
+};
+TORCH_MODULE(Net);
+
+torch::Device pick_device(const std::string& name) {
+  if (name == "cuda" || (name == "auto" && torch::cuda::is_available())) {
+    if (!torch::cuda::is_available()) throw std::runtime_error("--device cuda: CUDA is not available in this build");
+    return torch::Device(torch::kCUDA);
+  }
+  if (name != "cpu" && name != "auto") throw std::invalid_argument("device must be auto, cpu or cuda, not " + name);
+  return torch::Device(torch::kCPU);
+}
+
+}  // namespace
+
+Loss parse_loss(const std::string& name) {
+  if (name == "pinball") return Loss::kPinball;
+  if (name == "mse") return Loss::kMse;
+  if (name == "mae-mse") return Loss::kMaeMse;
+  throw std::invalid_argument("loss must be pinball, mse or mae-mse, not " + name);
+}
+
+const char* to_string(Loss loss) {
+  switch (loss) {
+    case Loss::kPinball: return "pinball";
+    case Loss::kMse: return "mse";
+    case Loss::kMaeMse: return "mae-mse";
+  }
+  return "?";
+}
+
+SplitMode parse_split_mode(const std::string& name) {
+  if (name == "tail") return SplitMode::kTail;
+  if (name == "interleaved") return SplitMode::kInterleaved;
+  throw std::invalid_argument("split must be tail or interleaved, not " + name);
+}
+
+Split make_split(const SurrogateDataset& d, std::uint64_t seed, SplitMode mode) {
+  Split s;
+  const auto nw = static_cast<std::uint32_t>(d.windows.size());
+  std::vector<std::uint32_t> order(nw);
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return d.windows[a].t0 < d.windows[b].t0; });
+  auto cut = [](std::size_t n, double f) { return static_cast<std::size_t>(std::floor(static_cast<double>(n) * f)); };
+  std::size_t n_test = nw >= 3 ? std::max<std::size_t>(1, cut(nw, 0.15)) : 0;
+  std::size_t n_val = nw >= 3 ? std::max<std::size_t>(1, cut(nw, 0.15)) : 0;
+  const std::size_t n_train = nw - n_val - n_test;
+  s.train_windows.assign(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n_train));
+  s.val_windows.assign(order.begin() + static_cast<std::ptrdiff_t>(n_train),
+                       order.begin() + static_cast<std::ptrdiff_t>(n_train + n_val));
+  s.test_windows.assign(order.begin() + static_cast<std::ptrdiff_t>(n_train + n_val), order.end());
+  if (mode == SplitMode::kInterleaved && nw >= 7) {
+    s.train_windows.clear();
+    s.val_windows.clear();
+    s.test_windows.clear();
+    for (std::size_t i = 0; i < nw; ++i)
+      (i % 7 == 3 ? s.val_windows : i % 7 == 6 ? s.test_windows : s.train_windows).push_back(order[i]);
+  }
+  const auto ns = static_cast<std::uint32_t>(d.setting_count());
+  if (d.axes.empty() || ns < 4) {
+    for (std::uint32_t i = 0; i < ns; ++i) {
+      s.train_settings.push_back(i);
+      s.val_settings.push_back(i);
+      s.test_settings.push_back(i);
+    }
+    return s;
+  }
+  std::vector<std::uint32_t> rest(ns - 1);
+  std::iota(rest.begin(), rest.end(), 1u);
+  std::mt19937_64 rng(seed);
+  for (std::size_t i = rest.size(); i > 1; --i) std::swap(rest[i - 1], rest[rng() % i]);  // Fisher-Yates
+  const std::size_t t = std::max<std::size_t>(1, cut(rest.size(), 0.15));
+  const std::size_t v = std::max<std::size_t>(1, cut(rest.size(), 0.15));
+  s.train_settings.push_back(0);
+  s.train_settings.insert(s.train_settings.end(), rest.begin(), rest.end() - static_cast<std::ptrdiff_t>(t + v));
+  s.val_settings.assign(rest.end() - static_cast<std::ptrdiff_t>(t + v), rest.end() - static_cast<std::ptrdiff_t>(t));
+  s.test_settings.assign(rest.end() - static_cast<std::ptrdiff_t>(t), rest.end());
+  for (auto* v2 : {&s.train_settings, &s.val_settings, &s.test_settings}) std::sort(v2->begin(), v2->end());
+  return s;
+}
+
+struct Surrogate::Impl {
+  ModelConfig config;
+  FeatureSchema schema;
+  std::vector<SettingAxis> axes;
+  std::string fingerprint;
+  std::vector<float> mean, stdev;  // per numeric feature
+  float y_mean = 0, y_std = 1;     // of log1p(wait s) over training targets
+  Net net{nullptr};
+  torch::Device device{torch::kCPU};
+
+  void build(std::uint64_t seed) {
+    torch::manual_seed(seed);
+    net = Net(config, schema, static_cast<std::int64_t>(axes.size()));
+    net->to(device);
+  }
+
+  // Normalised input tensors of one window (on the model's device).
+  struct Inputs {
+    Tensor x, u, a, p, q;
+  };
+  Inputs inputs(const WindowTokens& w) const {
+    const auto n = static_cast<std::int64_t>(w.jobs), f = static_cast<std::int64_t>(mean.size());
+    std::vector<float> x(w.numeric);
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t k = 0; k < f; ++k) {
+        auto& v = x[static_cast<std::size_t>(i * f + k)];
+        v = (v - mean[static_cast<std::size_t>(k)]) / stdev[static_cast<std::size_t>(k)];
+      }
+    auto longs = [&](const std::vector<std::int64_t>& v) {
+      return torch::tensor(at::ArrayRef<std::int64_t>(v), torch::kLong).to(device);
+    };
+    return {torch::from_blob(x.data(), {n, f}, torch::kFloat).clone().to(device), longs(w.user), longs(w.account),
+            longs(w.partition), longs(w.qos)};
+  }
+
+  Tensor settings_tensor(const std::vector<std::vector<float>>& settings) const {
+    const auto k = std::max<std::int64_t>(static_cast<std::int64_t>(axes.size()), 1);
+    std::vector<float> flat(settings.size() * static_cast<std::size_t>(k), 0.0f);
+    for (std::size_t s = 0; s < settings.size(); ++s)
+      for (std::size_t a = 0; a < axes.size(); ++a) flat[s * static_cast<std::size_t>(k) + a] = settings[s][a];
+    return torch::from_blob(flat.data(), {static_cast<std::int64_t>(settings.size()), k}, torch::kFloat)
+        .clone()
+        .to(device);
+  }
+
+  // Targets [n, S] in normalised units and their mask (target job that started).
+  std::pair<Tensor, Tensor> targets(const SurrogateDataset& d, std::uint32_t w,
+                                    const std::vector<std::uint32_t>& settings) const {
+    const auto& win = d.windows[w];
+    const std::size_t n = win.jobs;
+    std::vector<float> y(n * settings.size(), 0.0f);
+    std::vector<std::uint8_t> m(n * settings.size(), 0);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t k = 0; k < settings.size(); ++k) {
+        const float wait = d.waits[w][settings[k] * n + i];
+        if (!win.target[i] || std::isnan(wait)) continue;
+        y[i * settings.size() + k] = (std::log1p(std::max(0.0f, wait)) - y_mean) / y_std;
+        m[i * settings.size() + k] = 1;
+      }
+    const auto ns = static_cast<std::int64_t>(settings.size());
+    return {torch::from_blob(y.data(), {static_cast<std::int64_t>(n), ns}, torch::kFloat).clone().to(device),
+            torch::from_blob(m.data(), {static_cast<std::int64_t>(n), ns}, torch::kUInt8).clone().to(torch::kBool).to(device)};
+  }
+
+  Tensor loss(const Tensor& q, const Tensor& y, const Tensor& mask, Loss kind) const {
+    Tensor total = torch::zeros({}, q.options());
+    for (int k = 0; k < 3; ++k) {
+      Tensor e = y - q.select(-1, k);  // [n, S]
+      Tensor l;
+      if (k == 1 && kind == Loss::kMse) {
+        l = e * e;
+      } else if (k == 1 && kind == Loss::kMaeMse) {
+        // |e| below 1 (robust to the many near-zero waits), e² above (large errors cost more).
+        Tensor a = e.abs();
+        l = torch::where(a < 1, a, e * e);
+      } else {
+        l = torch::max(kTaus[static_cast<std::size_t>(k)] * e, (kTaus[static_cast<std::size_t>(k)] - 1) * e);
+      }
+      total = total + l.masked_select(mask).mean();
+    }
+    return total;
+  }
+};
+
+Surrogate::Surrogate() : impl_(std::make_unique<Impl>()) {}
+Surrogate::~Surrogate() = default;
+Surrogate::Surrogate(Surrogate&&) noexcept = default;
+Surrogate& Surrogate::operator=(Surrogate&&) noexcept = default;
+
+Surrogate::Surrogate(const SurrogateDataset& d, const std::vector<std::uint32_t>& train_windows,
+                     const ModelConfig& config, std::uint64_t seed)
+    : impl_(std::make_unique<Impl>()) {
+  if (config.d_model % config.heads != 0) throw std::invalid_argument("d_model must be a multiple of heads");
+  auto& m = *impl_;
+  m.config = config;
+  m.schema = d.schema;
+  m.axes = d.axes;
+  m.fingerprint = d.trace_fingerprint;
+  const std::size_t f = d.schema.numeric.size();
+  std::vector<double> sum(f, 0), sq(f, 0);
+  double n = 0, ys = 0, yq = 0, yn = 0;
+  for (auto w : train_windows) {
+    const auto& win = d.windows[w];
+    for (std::size_t i = 0; i < win.jobs; ++i) {
+      for (std::size_t k = 0; k < f; ++k) {
+        const double v = win.numeric[i * f + k];
+        sum[k] += v;
+        sq[k] += v * v;
+      }
+      n += 1;
+    }
+    for (float wait : d.waits[w])
+      if (!std::isnan(wait)) {
+        const double y = std::log1p(std::max(0.0f, wait));
+        ys += y;
+        yq += y * y;
+        yn += 1;
+      }
+  }
+  m.mean.resize(f);
+  m.stdev.resize(f);
+  for (std::size_t k = 0; k < f; ++k) {
+    const double mu = n > 0 ? sum[k] / n : 0.0;
+    const double var = n > 0 ? sq[k] / n - mu * mu : 0.0;
+    m.mean[k] = static_cast<float>(mu);
+    m.stdev[k] = static_cast<float>(var > 1e-12 ? std::sqrt(var) : 1.0);
+  }
+  if (yn > 0) {
+    m.y_mean = static_cast<float>(ys / yn);
+    const double var = yq / yn - (ys / yn) * (ys / yn);
+    m.y_std = static_cast<float>(var > 1e-12 ? std::sqrt(var) : 1.0);
+  }
+  m.build(seed);
+}
+
+void Surrogate::set_threads(int threads) {
+  const int n = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  torch::set_num_threads(n);
+}
+
+TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, const TrainOptions& o,
+                             const std::function<void(const std::string&)>& progress) {
+  auto& m = *impl_;
+  if (split.train_windows.empty() || split.train_settings.empty())
+    throw std::invalid_argument("the split leaves no training windows or settings");
+  set_threads(o.threads);
+  m.device = pick_device(o.device);
+  m.net->to(m.device);
+  torch::manual_seed(o.seed);
+  std::mt19937_64 rng(o.seed);
+  TrainReport report;
+  report.device = m.device.is_cuda() ? "cuda" : fmt::format("cpu ({} threads)", torch::get_num_threads());
+  torch::optim::AdamW opt(m.net->parameters(), torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
+  const bool amp = m.device.is_cuda();  // mixed precision (autocast to fp16 matmuls) on the GPU only
+
+  std::vector<Impl::Inputs> cache;  // inputs of every window, built once
+  cache.reserve(d.windows.size());
+  for (const auto& w : d.windows) cache.push_back(m.inputs(w));
+  std::vector<std::vector<float>> encoded(d.setting_count());
+  for (std::size_t s = 0; s < d.setting_count(); ++s) encoded[s] = d.encoded_setting(s);
+
+  auto forward = [&](std::uint32_t w, const std::vector<std::uint32_t>& settings) {
+    std::vector<std::vector<float>> enc;
+    for (auto s : settings) enc.push_back(encoded[s]);
+    const auto& in = cache[w];
+    if (amp) at::autocast::set_enabled(true);
+    const auto [h, comp] = m.net->encode(in.x, in.u, in.a, in.p, in.q);
+    Tensor q = m.net->condition(h, comp, m.settings_tensor(enc));
+    if (amp) {
+      at::autocast::set_enabled(false);
+      at::autocast::clear_cache();
+      q = q.to(torch::kFloat);
+    }
+    return q;
+  };
+  const auto& val_windows = split.val_windows.empty() ? split.train_windows : split.val_windows;
+  const auto& val_settings = split.val_settings.empty() ? split.train_settings : split.val_settings;
+  auto validate = [&] {
+    torch::NoGradGuard guard;
+    m.net->eval();
+    double sum = 0;
+    for (auto w : val_windows) {
+      auto [y, mask] = m.targets(d, w, val_settings);
+      if (mask.sum().item<std::int64_t>() == 0) continue;
+      sum += m.loss(forward(w, val_settings), y, mask, o.loss).item<double>();
+    }
+    m.net->train();
+    return sum / static_cast<double>(val_windows.size());
+  };
+
+  const auto t_start = std::chrono::steady_clock::now();
+  std::string best_state;
+  double best = std::numeric_limits<double>::infinity();
+  std::int64_t since_best = 0;
+  m.net->train();
+  for (std::int64_t step = 1; step <= o.steps; ++step) {
+    const double lr =
+        step <= o.warmup ? o.lr * static_cast<double>(step) / static_cast<double>(std::max<std::int64_t>(o.warmup, 1))
+                         : o.lr / 20 + (o.lr - o.lr / 20) * 0.5 *
+                                           (1 + std::cos(M_PI * static_cast<double>(step - o.warmup) /
+                                                         static_cast<double>(std::max<std::int64_t>(o.steps - o.warmup, 1))));
+    for (auto& g : opt.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
+    const auto w = split.train_windows[rng() % split.train_windows.size()];
+    std::vector<std::uint32_t> settings;
+    for (std::int64_t k = 0; k < std::min<std::int64_t>(o.settings_per_step, static_cast<std::int64_t>(split.train_settings.size())); ++k)
+      settings.push_back(split.train_settings[rng() % split.train_settings.size()]);
+    auto [y, mask] = m.targets(d, w, settings);
+    if (mask.sum().item<std::int64_t>() == 0) continue;
+    opt.zero_grad();
+    Tensor l = m.loss(forward(w, settings), y, mask, o.loss);
+    l.backward();
+    torch::nn::utils::clip_grad_norm_(m.net->parameters(), 1.0);
+    opt.step();
+    report.steps = step;
+    if (step % o.eval_every == 0 || step == o.steps) {
+      const double v = validate();
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+      const std::string line = fmt::format("step {:5d}  lr {:.2e}  train {:.4f}  val {:.4f}  {:.0f} s{}", step, lr,
+                                           l.item<double>(), v, secs, v < best ? "  *" : "");
+      report.log.push_back(line);
+      if (progress) progress(line);
+      if (v < best) {
+        best = v;
+        report.best_step = step;
+        since_best = 0;
+        torch::serialize::OutputArchive ar;
+        m.net->save(ar);
+        std::ostringstream os;
+        ar.save_to(os);
+        best_state = os.str();
+      } else if (++since_best >= o.patience) {
+        break;
+      }
+    }
+  }
+  if (!best_state.empty()) {
+    torch::serialize::InputArchive ar;
+    std::istringstream is(best_state);
+    ar.load_from(is, m.device);
+    m.net->load(ar);
+  }
+  m.net->eval();
+  report.best_val_loss = best;
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  return report;
+}
+
+Quantiles Surrogate::predict(const WindowTokens& window, const std::vector<std::vector<float>>& settings) const {
+  auto& m = *impl_;
+  torch::NoGradGuard guard;
+  m.net->eval();
+  const auto in = m.inputs(window);
+  const auto [h, comp] = m.net->encode(in.x, in.u, in.a, in.p, in.q);
+  Quantiles out(settings.size());
+  constexpr std::size_t kChunk = 64;  // settings per conditioned batch (bounds memory)
+  for (std::size_t from = 0; from < settings.size(); from += kChunk) {
+    const std::size_t to = std::min(settings.size(), from + kChunk);
+    std::vector<std::vector<float>> part(settings.begin() + static_cast<std::ptrdiff_t>(from),
+                                         settings.begin() + static_cast<std::ptrdiff_t>(to));
+    Tensor q = (m.net->condition(h, comp, m.settings_tensor(part)) * m.y_std + m.y_mean).to(torch::kCPU).contiguous();
+    const auto n = static_cast<std::size_t>(window.jobs), s = to - from;
+    const float* p = q.data_ptr<float>();  // [n, s, 3]
+    for (std::size_t k = 0; k < s; ++k) {
+      out[from + k].resize(n);
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t t = 0; t < 3; ++t) out[from + k][i][t] = p[(i * s + k) * 3 + t];
+    }
+  }
+  return out;
+}
+
+void Surrogate::save(const std::string& path) const {
+  const auto& m = *impl_;
+  ByteWriter w;
+  const auto& c = m.config;
+  for (auto v : {c.d_model, c.heads, c.encoder_layers, c.conditioned_layers, c.ffn, c.competition_heads}) w.put(v);
+  w.put(c.dropout);
+  put_schema(w, m.schema);
+  put_axes(w, m.axes);
+  w.put(m.fingerprint);
+  w.put_vector(m.mean);
+  w.put_vector(m.stdev);
+  w.put(m.y_mean);
+  w.put(m.y_std);
+  torch::serialize::OutputArchive ar;
+  m.net->save(ar);
+  std::ostringstream os;
+  ar.save_to(os);
+  w.put(static_cast<std::uint64_t>(os.str().size()));
+  w.bytes() += os.str();
+  write_file_atomic(path, seal_container(kMagic, kCheckpointVersion, w.bytes()));
+}
+
+Surrogate Surrogate::load(const std::string& path) {
+  const std::string bytes = read_input_file(path);
+  ByteReader r(open_container(bytes, kMagic, kCheckpointVersion, path, kWhat), path, kWhat);
+  Surrogate s;
+  auto& m = *s.impl_;
+  auto& c = m.config;
+  for (auto* v : {&c.d_model, &c.heads, &c.encoder_layers, &c.conditioned_layers, &c.ffn, &c.competition_heads})
+    *v = r.get<std::int64_t>();
+  c.dropout = r.get<double>();
+  auto bad = [&](const std::string& why) { return InputError(path, 0, "", fmt::format("corrupt {}: {}", kWhat, why)); };
+  if (c.d_model <= 0 || c.d_model > 4096 || c.heads <= 0 || c.d_model % c.heads != 0 || c.encoder_layers < 0 ||
+      c.encoder_layers > 64 || c.conditioned_layers < 0 || c.conditioned_layers > 64 || c.ffn <= 0 || c.ffn > 65536 ||
+      c.competition_heads < 0 || c.competition_heads > 64)
+    throw bad("model dimensions out of range");
+  m.schema = get_schema(r);
+  if (m.schema.user_buckets > (1u << 24) || m.schema.account_buckets > (1u << 24)) throw bad("hash buckets out of range");
+  m.axes = get_axes(r);
+  m.fingerprint = r.get_string();
+  m.mean = r.get_vector<float>();
+  m.stdev = r.get_vector<float>();
+  if (m.mean.size() != m.schema.numeric.size() || m.stdev.size() != m.schema.numeric.size())
+    throw bad("normalisation statistics do not match the feature schema");
+  m.y_mean = r.get<float>();
+  m.y_std = r.get<float>();
+  const auto n = r.get<std::uint64_t>();
+  if (n != r.remaining()) throw bad("weights size");
+  std::string weights(n, '\0');
+  for (auto& ch : weights) ch = r.get<char>();
+  m.build(0);
+  try {
+    torch::serialize::InputArchive ar;
+    std::istringstream is(weights);
+    ar.load_from(is, m.device);
+    m.net->load(ar);
+  } catch (const c10::Error& e) {
+    throw bad(fmt::format("weights do not load: {}", std::string(e.what_without_backtrace()).substr(0, 200)));
+  }
+  m.net->eval();
+  return s;
+}
+
+void Surrogate::check_compatible(const SurrogateDataset& d, const std::string& dataset_file) const {
+  const auto& m = *impl_;
+  if (!(d.schema == m.schema))
+    throw InputError(dataset_file, 0, "schema",
+                     "the dataset's feature schema differs from the checkpoint's (other partitions, QOS, features "
+                     "or submit-time-only mode): build the dataset with the same settings or retrain");
+  if (!(d.axes == m.axes)) {
+    std::string names;
+    for (const auto& a : m.axes) names += (names.empty() ? "" : ",") + a.name;
+    throw InputError(dataset_file, 0, "axes",
+                     "the dataset's swept settings or ranges differ from the checkpoint's (" + names + ")");
+  }
+}
+
+const FeatureSchema& Surrogate::schema() const { return impl_->schema; }
+const std::vector<SettingAxis>& Surrogate::axes() const { return impl_->axes; }
+const ModelConfig& Surrogate::config() const { return impl_->config; }
+const std::string& Surrogate::trace_fingerprint() const { return impl_->fingerprint; }
+std::int64_t Surrogate::parameter_count() const {
+  std::int64_t n = 0;
+  for (const auto& p : impl_->net->parameters()) n += p.numel();
+  return n;
+}
+
+}  // namespace slurmtwin::surrogate

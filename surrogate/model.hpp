@@ -1,0 +1,126 @@
+#pragma once
+// The transformer surrogate, behind a libtorch-free interface (only surrogate/*.cpp include
+// <torch/torch.h>, so the CLI compiles without it).
+//
+// Architecture (docs/surrogate.md): each job of a window becomes one token (a projection of its
+// numeric features plus learned embeddings of its hashed user and account, partition and QOS).
+// A setting-independent encoder (self-attention over the window, in submit order) runs once per
+// window; the setting (scheduler weights, encoded to [0, 1]) enters only afterwards, through FiLM
+// (feature-wise scale and shift) of a few conditioned attention blocks and of the output head, so a
+// sweep pays the encoder once per window and only the conditioned part per setting. The head gives
+// the 10th, 50th and 90th percentiles of log1p(wait s) per job (non-crossing by construction).
+//
+// Priority-competition heads: a job waits when jobs that compete for the same resources outrank it,
+// and which jobs outrank which is what the priority weights change. The encoder computes, once per
+// window, a competition weight between every pair of jobs (a softmax over the window, like attention
+// probabilities); per setting, each head scores every job's priority (a linear read-out of its
+// conditioned token) and gives each job the competition weight of the jobs that outrank it,
+// sum_j comp[i, j] * sigmoid(p_j - p_i). That is O(n²) multiply-adds per setting and head, far less
+// than a conditioned attention block, which remains available (conditioned_layers).
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "surrogate/dataset.hpp"
+
+namespace slurmtwin::surrogate {
+
+struct ModelConfig {
+  std::int64_t d_model = 64;
+  std::int64_t heads = 4;
+  std::int64_t encoder_layers = 2;      // setting-independent blocks (run once per window)
+  std::int64_t conditioned_layers = 0;  // FiLM-conditioned attention blocks (run per setting)
+  std::int64_t competition_heads = 4;   // priority-competition heads (see below; run per setting)
+  std::int64_t ffn = 128;               // hidden width of each block's feed-forward part
+  double dropout = 0.1;
+  bool operator==(const ModelConfig&) const = default;
+};
+
+enum class Loss { kPinball, kMse, kMaeMse };  // the median's loss (the 10/90% heads always use pinball)
+Loss parse_loss(const std::string& name);
+const char* to_string(Loss loss);
+
+struct TrainOptions {
+  Loss loss = Loss::kPinball;
+  std::int64_t steps = 1500;         // optimiser steps (one window × `settings_per_step` settings each)
+  std::int64_t settings_per_step = 8;
+  double lr = 2e-3;                  // peak learning rate (AdamW)
+  double weight_decay = 0.01;
+  std::int64_t warmup = 100;         // linear warm-up steps, then cosine decay to lr / 20
+  std::int64_t eval_every = 100;     // validation every this many steps
+  std::int64_t patience = 5;         // stop after this many evaluations without improvement
+  std::uint64_t seed = 1;
+  int threads = 0;                   // CPU threads (0 = all cores)
+  std::string device = "auto";       // auto | cpu | cuda
+};
+
+/// Which windows and settings each part uses. Splits are by window (time) and by setting, never by row.
+struct Split {
+  std::vector<std::uint32_t> train_windows, val_windows, test_windows;
+  std::vector<std::uint32_t> train_settings, val_settings, test_settings;
+};
+/// kTail: windows in time order, the first 70% train, the next 15% validation, the last 15% test (at
+/// least one each when there are 3 or more): the model must extrapolate forward in time.
+/// kInterleaved: of every 7 consecutive windows the 4th validates and the 7th tests (a trace of one
+/// week is too short to extrapolate its growing backlog; held-out windows are still unseen jobs).
+/// Settings: setting 0 (the site's own) trains; the rest are shuffled with `seed` and split 70/15/15.
+/// A dataset without axes has one setting, in every part.
+enum class SplitMode { kTail, kInterleaved };
+Split make_split(const SurrogateDataset& d, std::uint64_t seed, SplitMode mode = SplitMode::kTail);
+SplitMode parse_split_mode(const std::string& name);
+
+/// Per-job predicted quantiles of log1p(wait s): [setting][job][3] = 10%, 50%, 90%.
+using Quantiles = std::vector<std::vector<std::array<float, 3>>>;
+
+struct TrainReport {
+  std::int64_t steps = 0;
+  std::int64_t best_step = 0;
+  double best_val_loss = 0;
+  double seconds = 0;
+  std::string device;
+  std::vector<std::string> log;  // one line per evaluation
+};
+
+class Surrogate {
+ public:
+  /// A fresh model for `d`'s schema and axes, normalised with statistics of `train_windows`.
+  Surrogate(const SurrogateDataset& d, const std::vector<std::uint32_t>& train_windows, const ModelConfig& config,
+            std::uint64_t seed);
+  ~Surrogate();
+  Surrogate(Surrogate&&) noexcept;
+  Surrogate& operator=(Surrogate&&) noexcept;
+
+  /// Loads a checkpoint; throws InputError (naming the file) when it is corrupt or of another version.
+  static Surrogate load(const std::string& path);
+  void save(const std::string& path) const;
+
+  /// Trains on `split` (train windows × train settings), early-stopping on validation; keeps the best
+  /// weights. `progress` receives one line per evaluation.
+  TrainReport train(const SurrogateDataset& d, const Split& split, const TrainOptions& options,
+                    const std::function<void(const std::string&)>& progress = {});
+
+  /// Quantiles for each of `settings` (encoded, axes().size() values each) on one window. The
+  /// setting-independent encoder runs once for all settings.
+  Quantiles predict(const WindowTokens& window, const std::vector<std::vector<float>>& settings) const;
+
+  /// Throws InputError when `d` was built with another feature schema or other axes than the model.
+  void check_compatible(const SurrogateDataset& d, const std::string& dataset_file) const;
+
+  const FeatureSchema& schema() const;
+  const std::vector<SettingAxis>& axes() const;
+  const ModelConfig& config() const;
+  const std::string& trace_fingerprint() const;
+  std::int64_t parameter_count() const;
+  /// Sets the CPU threads libtorch uses (0 = all cores).
+  static void set_threads(int threads);
+
+ private:
+  Surrogate();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace slurmtwin::surrogate

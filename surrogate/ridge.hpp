@@ -1,0 +1,36 @@
+#pragma once
+// The tabular baseline the transformer must beat: ridge regression of log1p(wait s) on each job's
+// engineered features (surrogate/features.hpp: resources, limits, recent load of its user and
+// account, queue ahead of it in its window), its partition and QOS, the encoded setting, and every
+// setting × feature product (so the weights can change how each feature matters). Solved in closed
+// form with Eigen; the penalty is chosen on the validation windows.
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "surrogate/dataset.hpp"
+
+namespace slurmtwin::surrogate {
+
+class RidgeBaseline {
+ public:
+  /// Fits on train windows × train settings (at most `max_rows` rows, sampled evenly), picking the
+  /// penalty from {1e-3 … 1e3} by mean squared error on val windows × val settings.
+  static RidgeBaseline fit(const SurrogateDataset& d, const std::vector<std::uint32_t>& train_windows,
+                           const std::vector<std::uint32_t>& train_settings,
+                           const std::vector<std::uint32_t>& val_windows, const std::vector<std::uint32_t>& val_settings,
+                           std::size_t max_rows = 400000);
+  /// Predicted 10/50/90% quantiles of log1p(wait s) of every job of window `w` under setting `s`
+  /// (median = the regression; the interval from the training residuals' 10/90% quantiles).
+  std::vector<std::array<float, 3>> predict(const SurrogateDataset& d, std::uint32_t w, std::uint32_t s) const;
+  double lambda() const { return lambda_; }
+  std::size_t columns() const { return coef_.size(); }
+
+ private:
+  std::vector<double> mean_, stdev_, coef_;
+  double lambda_ = 0, res_lo_ = 0, res_hi_ = 0;
+  void row(const SurrogateDataset& d, std::uint32_t w, std::size_t i, const std::vector<float>& setting,
+           double* out) const;
+};
+
+}  // namespace slurmtwin::surrogate

@@ -1,0 +1,362 @@
+// The surrogate: features, dataset file, evaluation statistics, ridge baseline, the transformer's
+// training/checkpoints, and the dataset generator's glue to the exact simulator.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "experiments/surrogate_data.hpp"
+#include "scenario_support.hpp"
+#include "surrogate/dataset.hpp"
+#include "surrogate/evaluation.hpp"
+#include "surrogate/features.hpp"
+#include "surrogate/model.hpp"
+#include "surrogate/ridge.hpp"
+#include "traces/file_io.hpp"
+#include "traces/read_report.hpp"
+
+using namespace slurmtwin;
+using namespace slurmtwin::surrogate;
+using slurmtwin::testing::JobSpec;
+using slurmtwin::testing::kT0;
+
+namespace {
+
+std::size_t column(const FeatureSchema& s, const std::string& name) {
+  const auto it = std::find(s.numeric.begin(), s.numeric.end(), name);
+  REQUIRE(it != s.numeric.end());
+  return static_cast<std::size_t>(it - s.numeric.begin());
+}
+
+// A hand-made dataset whose log1p(wait) is a known function of two features and the setting:
+// y = 2 + x0 + slope * s * x1 (x0, x1 uniform in [0, 1], s = the one axis, encoded in [0, 1]).
+SurrogateDataset synthetic_dataset(std::size_t windows, std::size_t jobs, std::size_t settings,
+                                   double slope = 2.0) {
+  SurrogateDataset d;
+  d.trace_fingerprint = "synthetic";
+  d.schema.numeric = {"x0", "x1", "noise"};
+  d.schema.user_buckets = 8;
+  d.schema.account_buckets = 4;
+  d.schema.partitions = {"p"};
+  d.schema.qos = {"normal"};
+  d.axes.push_back({"PriorityWeightAge", 0, 1000, false});
+  for (std::size_t s = 0; s < settings; ++s)
+    d.settings.push_back({1000.0 * static_cast<double>(s) / static_cast<double>(settings - 1)});
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<float> u(0, 1);
+  for (std::size_t w = 0; w < windows; ++w) {
+    WindowTokens t;
+    t.jobs = static_cast<std::uint32_t>(jobs);
+    t.t0 = static_cast<std::int64_t>(w) * 1000;
+    std::vector<float> waits(jobs * settings);
+    for (std::size_t i = 0; i < jobs; ++i) {
+      const float x0 = u(rng), x1 = u(rng);
+      t.numeric.insert(t.numeric.end(), {x0, x1, u(rng)});
+      t.user.push_back(static_cast<std::int64_t>(i % 8));
+      t.account.push_back(static_cast<std::int64_t>(i % 4));
+      t.partition.push_back(1);
+      t.qos.push_back(1);
+      t.target.push_back(i % 4 != 0);  // every 4th job is context only
+      t.job_index.push_back(static_cast<std::uint32_t>(i));
+      for (std::size_t s = 0; s < settings; ++s) {
+        const double enc = d.axes[0].encode(d.settings[s][0]);
+        waits[s * jobs + i] = t.target[i] ? static_cast<float>(std::expm1(2 + x0 + slope * enc * x1))
+                                          : std::numeric_limits<float>::quiet_NaN();
+      }
+    }
+    d.windows.push_back(std::move(t));
+    d.waits.push_back(std::move(waits));
+  }
+  return d;
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("slurmtwin_test_" + name)).string();
+}
+
+}  // namespace
+
+TEST_CASE("rank correlations match hand computation, ties included") {
+  // b has a tie (7, 7): Spearman = Pearson of ranks [1,2,3,4,5] and [1,2,3.5,5,3.5] = 8 / sqrt(10 * 9.5).
+  const std::vector<double> a = {1, 2, 3, 4, 5}, b = {5, 6, 7, 8, 7};
+  CHECK(spearman(a, b) == doctest::Approx(8.0 / std::sqrt(95.0)).epsilon(1e-12));
+  // Kendall tau-b: 8 concordant, 1 discordant, 1 pair tied in b only: 7 / sqrt(9 * 10).
+  CHECK(kendall_tau(a, b) == doctest::Approx(7.0 / std::sqrt(90.0)).epsilon(1e-12));
+  CHECK(spearman(a, a) == doctest::Approx(1.0));
+  CHECK(kendall_tau(a, {5, 4, 3, 2, 1}) == doctest::Approx(-1.0));
+  CHECK(std::isnan(spearman({1}, {2})));
+}
+
+TEST_CASE("per-job errors and interval coverage") {
+  // Exact waits 1 h and 2 h, both predicted 1 h: MAE 0.5 h, RMSE sqrt(0.5) h; only the first lies in its
+  // interval [log1p(1800), log1p(5400)].
+  const double lo = std::log1p(1800.0), mid = std::log1p(3600.0), hi = std::log1p(5400.0);
+  const auto e = job_errors({{3600, lo, mid, hi}, {7200, lo, mid, hi}});
+  CHECK(e.jobs == 2);
+  CHECK(e.mae_hours == doctest::Approx(0.5));
+  CHECK(e.rmse_hours == doctest::Approx(std::sqrt(0.5)));
+  CHECK(e.coverage80 == doctest::Approx(0.5));
+  // log10 errors: 0 and log10(3600 / 7200)² = log10(2)².
+  CHECK(e.mse_log10 == doctest::Approx(std::pow(std::log10(2.0), 2) / 2).epsilon(1e-9));
+  CHECK(e.mae_hours_longest10 == doctest::Approx(1.0));  // 10% of 2 jobs rounds up to one: the 2 h job
+  CHECK(e.mae_hours_shortest10 == doctest::Approx(0.0));
+
+  // Two windows, three settings: the prediction keeps the order in window 0 and reverses it in window 1.
+  const auto r = ranking_errors({{0, 0, 100, 110}, {0, 1, 200, 190}, {0, 2, 300, 330},  //
+                                 {1, 0, 100, 300}, {1, 1, 200, 200}, {1, 2, 300, 100}});
+  CHECK(r.spearman == doctest::Approx(0.0));  // +1 and -1 averaged
+  CHECK(r.kendall == doctest::Approx(0.0));
+  CHECK(r.mean_abs_pct_error == doctest::Approx(100.0 * (0.1 + 0.05 + 0.1 + 2.0 + 0.0 + 2.0 / 3.0) / 6));
+}
+
+TEST_CASE("window features: what was submitted, and the history before it") {
+  const Trace t = testing::make_trace({{0, 1, 4, 600, 3600},      // job 1: context
+                                       {1800, 2, 8, 300, 7200},   // job 2: target, 30 min later
+                                       {5400, 1, 1, 60, 0, -1, "bob"}});  // job 3: no limit
+  const auto schema = make_schema(t, false);
+  const std::vector<std::uint32_t> jobs = {0, 1, 2};
+  const std::vector<std::uint8_t> targets = {0, 1, 1};
+  const auto w = window_tokens(t, trace_context(t, false, 4, false), jobs, targets, schema);
+  const std::size_t f = schema.numeric.size();
+  auto at = [&](std::size_t i, const char* name) { return w.numeric[i * f + column(schema, name)]; };
+  CHECK(w.t0 == kT0 + 1800);
+  CHECK(at(1, "log_cpus") == doctest::Approx(std::log1p(8.0)));
+  CHECK(at(1, "log_nodes") == doctest::Approx(std::log1p(2.0)));
+  CHECK(at(1, "log_limit_min") == doctest::Approx(std::log1p(120.0)));
+  CHECK(at(1, "log_runtime_min") == doctest::Approx(std::log1p(5.0)));
+  CHECK(at(1, "runtime_over_limit") == doctest::Approx(300.0 / 7200.0));
+  CHECK(at(0, "hours_since_t0") == doctest::Approx(-0.5));
+  CHECK(at(2, "hours_since_t0") == doctest::Approx(1.0));
+  CHECK(at(0, "is_target") == 0.0f);
+  CHECK(at(1, "is_target") == 1.0f);
+  // Job 2 sees job 1 in the previous hour; job 3 (90 min after job 1, 60 min after job 2) sees job 2 only.
+  CHECK(at(1, "log_jobs_prev_hour") == doctest::Approx(std::log1p(1.0)));
+  CHECK(at(2, "log_jobs_prev_hour") == doctest::Approx(std::log1p(1.0)));
+  // alice's jobs in the previous day: 1 before job 2; bob's job 3 sees none of his own.
+  CHECK(at(1, "log_user_jobs_prev_day") == doctest::Approx(std::log1p(1.0)));
+  CHECK(at(2, "log_user_jobs_prev_day") == doctest::Approx(0.0));
+  // Requested CPU-hours before job 3: 4 CPUs × 1 h + 8 CPUs × 2 h = 20.
+  CHECK(at(2, "log_cpuh_before_in_window") == doctest::Approx(std::log1p(20.0)));
+  CHECK(at(2, "log_cpuh_prev_week") == doctest::Approx(std::log1p(20.0)));
+  // Fluid backlog on 4 CPUs: job 1 brings 4 × 600 CPU-s, served in 600 s; by job 2 (1800 s) it is gone;
+  // job 2 brings 8 × 300 = 2400 CPU-s, of which 4 × 3600 would be served by job 3 (5400 s): zero again.
+  CHECK(at(1, "log_fluid_backlog_hours") == 0.0f);
+  CHECK(at(2, "log_fluid_backlog_hours") == 0.0f);
+  CHECK(w.partition[0] == 1);  // the trace's first partition is category 1
+  CHECK(w.user[0] == hash_bucket("alice", schema.user_buckets));
+
+  // With job 1's 2400 CPU-s queued on 4 CPUs, a job 100 s later has 2000 CPU-s = 500 s of work ahead.
+  const auto busy = trace_context(testing::make_trace({{0, 1, 4, 600}, {100}}), false, 4, false);
+  CHECK(busy.history[1][7] == doctest::Approx(std::log1p(500.0 / 3600.0)));
+
+  const auto submit_only = window_tokens(t, trace_context(t, false, 4, false), jobs, targets, make_schema(t, true));
+  CHECK(submit_only.numeric[1 * f + column(schema, "log_runtime_min")] == 0.0f);
+}
+
+TEST_CASE("the recorded queue at each submission") {
+  // A: submit 0, runs 100-200 on 4 CPUs (limit 1 h); B: submit 50, runs 150-300 on 2 CPUs; C: submit 120.
+  Trace t = testing::make_trace({{0, 1, 4}, {50, 1, 2}, {120, 1, 1}});
+  const std::vector<std::pair<Seconds, Seconds>> runs = {{100, 200}, {150, 300}, {130, 140}};
+  for (std::size_t i = 0; i < 3; ++i) {
+    t.jobs[i].start = kT0 + runs[i].first;
+    t.jobs[i].end = kT0 + runs[i].second;
+  }
+  const auto q = recorded_queue_state(t);
+  // At B's submit: A pending (4 CPU-hours requested), nothing running.
+  CHECK(q.pending_jobs[1] == 1.0f);
+  CHECK(q.pending_cpu_hours[1] == 4.0f);
+  CHECK(q.running_jobs[1] == 0.0f);
+  // At C's submit (120): B pending (2 CPU-hours), A running on 4 CPUs.
+  CHECK(q.pending_jobs[2] == 1.0f);
+  CHECK(q.pending_cpu_hours[2] == 2.0f);
+  CHECK(q.running_jobs[2] == 1.0f);
+  CHECK(q.running_cpus[2] == 4.0f);
+  const auto schema = make_schema(t, true, true);
+  const std::vector<std::uint32_t> jobs = {0, 1, 2};
+  const std::vector<std::uint8_t> targets = {1, 1, 1};
+  const auto w = window_tokens(t, trace_context(t, true, 4, true), jobs, targets, schema);
+  CHECK(w.numeric[2 * schema.numeric.size() + column(schema, "log_running_cpus")] == doctest::Approx(std::log1p(4.0)));
+  CHECK_THROWS_AS(window_tokens(t, trace_context(t, false, 4, false), jobs, targets, schema), std::invalid_argument);
+}
+
+TEST_CASE("windows are cut in submit order with their context") {
+  std::vector<JobSpec> specs;
+  for (int i = 0; i < 10; ++i) specs.push_back({static_cast<Seconds>(100 * (9 - i))});  // submitted in reverse
+  const Trace t = testing::make_trace(specs);
+  cli::DatasetOptions o;
+  o.window_jobs = 3;
+  o.context_jobs = 2;
+  const auto w = cli::cut_windows(t, o);
+  REQUIRE(w.size() == 2);  // targets are submit ranks 2-4 and 5-7; 8-9 do not fill a window
+  CHECK(w[0].jobs == std::vector<std::uint32_t>{9, 8, 7, 6, 5});
+  CHECK(w[0].target == std::vector<std::uint8_t>{0, 0, 1, 1, 1});
+  CHECK(w[1].jobs == std::vector<std::uint32_t>{6, 5, 4, 3, 2});
+}
+
+TEST_CASE("simulated waits come from the exact replay") {
+  // One node of 4 CPUs, FIFO: job 1 (4 CPUs, 600 s) starts in the pass batch_sched_delay (3 s) after its
+  // submit and ends at 603 s; job 2 (submitted at 100 s, runs 100 s) starts when it ends: wait 503 s;
+  // job 3 (submitted at 150 s) starts when job 2 ends at 703 s: wait 553 s.
+  const Site site = testing::small_site(1, 4);
+  const Trace t = testing::make_trace({{0, 1, 4, 600}, {100, 1, 4, 100}, {150, 1, 4, 100}});
+  CHECK(cli::simulated_waits(site, t) == std::vector<float>{3, 503, 553});
+
+  // A dataset over two windows of one target job each (one context job before) takes them from one
+  // replay of the whole trace per setting; with window_replay each window is replayed alone instead:
+  // window 2 (jobs 2 and 3) then starts from an empty node: job 3 waits for job 2 only (3 + 100 - 50 s).
+  cli::DatasetOptions o;
+  o.window_jobs = 1;
+  o.context_jobs = 1;
+  o.settings = 0;
+  o.threads = 2;
+  o.parameters = cli::default_surrogate_parameters();
+  const auto whole = cli::build_dataset(site, t, o);
+  REQUIRE(whole.windows.size() == 2);
+  REQUIRE(whole.setting_count() == 1);
+  CHECK(whole.waits[0][1] == 503.0f);
+  CHECK(whole.waits[1][1] == 553.0f);
+  CHECK(std::isnan(whole.waits[1][0]));  // context job
+  o.window_replay = true;
+  const auto alone = cli::build_dataset(site, t, o);
+  CHECK(alone.waits[0][1] == 503.0f);
+  CHECK(alone.waits[1][1] == 53.0f);
+  CHECK(alone.window_replay);
+}
+
+TEST_CASE("the dataset file round-trips and rejects damaged files") {
+  const auto d = synthetic_dataset(2, 16, 3);
+  const std::string bytes = encode_dataset(d);
+  const auto back = decode_dataset(bytes, "d.stsd");
+  CHECK(back.schema == d.schema);
+  CHECK(back.axes == d.axes);
+  CHECK(back.settings == d.settings);
+  REQUIRE(back.windows.size() == 2);
+  CHECK(back.windows[1].numeric == d.windows[1].numeric);
+  CHECK(encode_dataset(back) == bytes);
+
+  std::string flipped = bytes;
+  flipped[bytes.size() / 2] ^= 0x20;
+  CHECK_THROWS_WITH_AS(decode_dataset(flipped, "d.stsd"), doctest::Contains("checksum"), InputError);
+  CHECK_THROWS_WITH_AS(decode_dataset(bytes.substr(0, bytes.size() - 3), "d.stsd"), doctest::Contains("truncated"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(decode_dataset("STWTRACE" + bytes.substr(8), "d.stsd"), doctest::Contains("bad magic"),
+                       InputError);
+}
+
+TEST_CASE("the ridge baseline recovers a linear model with a setting interaction") {
+  // y = 2 + x0 + 2 s x1 is linear in the ridge's columns (x0, x1 standardised, s, s × x1).
+  const auto d = synthetic_dataset(4, 64, 5);
+  const auto ridge = RidgeBaseline::fit(d, {0, 1}, {0, 1, 2, 3, 4}, {2}, {0, 2, 4});
+  CHECK(ridge.lambda() == doctest::Approx(1e-3));  // noise-free: the least penalty wins
+  double worst = 0;
+  const auto q = ridge.predict(d, 3, 4);
+  for (std::size_t i = 0; i < 64; ++i) {
+    if (!d.windows[3].target[i]) continue;
+    worst = std::max(worst, std::abs(q[i][1] - std::log1p(static_cast<double>(d.waits[3][4 * 64 + i]))));
+  }
+  CHECK(worst < 0.01);
+}
+
+TEST_CASE("the transformer learns a setting-dependent wait, and its checkpoint round-trips") {
+  Surrogate::set_threads(1);
+  const auto d = synthetic_dataset(6, 32, 6);
+  Split split;
+  split.train_windows = {0, 1, 2, 3};
+  split.val_windows = {4};
+  split.test_windows = {5};
+  split.train_settings = {0, 1, 3, 5};
+  split.val_settings = split.test_settings = {2, 4};
+  ModelConfig c;
+  c.d_model = 16;
+  c.heads = 2;
+  c.encoder_layers = 1;
+  c.conditioned_layers = 1;
+  c.ffn = 32;
+  c.dropout = 0;
+  TrainOptions o;
+  o.steps = 300;
+  o.warmup = 20;
+  o.eval_every = 50;
+  o.patience = 100;
+  o.lr = 5e-3;
+  o.threads = 1;
+  o.device = "cpu";
+
+  auto r2_on_test = [&](const Surrogate& m) {
+    std::vector<JobPrediction> jobs;
+    const auto q = m.predict(d.windows[5], {d.encoded_setting(2), d.encoded_setting(4)});
+    for (std::size_t k = 0; k < 2; ++k)
+      for (std::size_t i = 0; i < 32; ++i)
+        if (d.windows[5].target[i]) {
+          const auto s = k == 0 ? 2 : 4;
+          jobs.push_back({d.waits[5][s * 32 + i], q[k][i][0], q[k][i][1], q[k][i][2]});
+        }
+    return job_errors(jobs).r2_log;
+  };
+  Surrogate model(d, split.train_windows, c, 3);
+  const double before = r2_on_test(model);
+  const auto report = model.train(d, split, o);
+  const double after = r2_on_test(model);
+  MESSAGE("held-out R² of log wait: ", before, " untrained, ", after, " after ", report.steps, " steps");
+  CHECK(report.steps == 300);
+  CHECK(after > 0.9);
+  CHECK(after > before + 0.5);
+
+  // The same seed and thread count train to the same weights.
+  Surrogate again(d, split.train_windows, c, 3);
+  again.train(d, split, o);
+  const auto p1 = model.predict(d.windows[5], {d.encoded_setting(2)});
+  const auto p2 = again.predict(d.windows[5], {d.encoded_setting(2)});
+  CHECK(p1 == p2);
+
+  const std::string path = temp_path("surrogate.ckpt");
+  model.save(path);
+  const auto loaded = Surrogate::load(path);
+  CHECK(loaded.predict(d.windows[5], {d.encoded_setting(2)}) == p1);
+  CHECK(loaded.parameter_count() == model.parameter_count());
+  // Quantiles never cross.
+  for (const auto& q : p1[0]) CHECK((q[0] <= q[1] && q[1] <= q[2]));
+
+  SurrogateDataset other = d;
+  other.schema.qos.push_back("high");
+  CHECK_THROWS_WITH_AS(loaded.check_compatible(other, "other.stsd"), doctest::Contains("feature schema"), InputError);
+  other = d;
+  other.axes[0].hi = 5000;
+  CHECK_THROWS_WITH_AS(loaded.check_compatible(other, "other.stsd"), doctest::Contains("PriorityWeightAge"),
+                       InputError);
+
+  // Few-shot adaptation: on a "new site" where the setting matters the other way round (slope -2), the
+  // trained model is poor; fine-tuning on two windows × two settings fixes most of it.
+  const auto shifted = synthetic_dataset(6, 32, 6, -2.0);
+  auto mse_on = [&](const Surrogate& m, const SurrogateDataset& data) {
+    double sum = 0, n = 0;
+    const auto q = m.predict(data.windows[5], {data.encoded_setting(0), data.encoded_setting(5)});
+    for (std::size_t k = 0; k < 2; ++k)
+      for (std::size_t i = 0; i < 32; ++i)
+        if (data.windows[5].target[i]) {
+          const double e = q[k][i][1] - std::log1p(static_cast<double>(data.waits[5][(k == 0 ? 0 : 5) * 32 + i]));
+          sum += e * e;
+          n += 1;
+        }
+    return sum / n;
+  };
+  auto tuned = Surrogate::load(path);
+  const double before_tuning = mse_on(tuned, shifted);
+  Split few = split;
+  few.train_windows = {0, 1};
+  few.train_settings = {0, 5};
+  TrainOptions ft = o;
+  ft.steps = 150;
+  tuned.train(shifted, few, ft);
+  const double after_tuning = mse_on(tuned, shifted);
+  MESSAGE("shifted site: MSE of log wait ", before_tuning, " before fine-tuning, ", after_tuning, " after");
+  CHECK(after_tuning < before_tuning / 4);
+
+  std::string bytes = read_input_file(path);
+  bytes[bytes.size() - 100] ^= 0x01;
+  write_file_atomic(path, bytes);
+  CHECK_THROWS_WITH_AS(Surrogate::load(path), doctest::Contains("checksum"), InputError);
+  std::filesystem::remove(path);
+}

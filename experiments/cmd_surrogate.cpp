@@ -6,9 +6,11 @@
 #include <cmath>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "experiments/cli.hpp"
+#include "experiments/progress.hpp"
 #include "experiments/site_options.hpp"
 #include "experiments/surrogate_data.hpp"
 #include "experiments/sweep.hpp"
@@ -118,15 +120,19 @@ int dataset(const Args& args) {
     d.schema = &base->schema();
   }
   const auto t0 = std::chrono::steady_clock::now();
-  double last = 0;
+  ProgressOptions po;
+  po.label = "dataset";
+  po.unit = "replays";
+  po.style = progress_style_for(2);
+  std::optional<Progress> bar;
   const auto data = build_dataset(site, trace, d, [&](std::size_t done, std::size_t total) {
-    const double t = seconds_since(t0);
-    if (done == total || t - last >= 10) {
-      last = t;
-      std::cerr << fmt::format("dataset: {}/{} replays, {:.1f}/s, ETA {:.0f} s\n", done, total, done / t,
-                               (total - done) / std::max(1e-9, done / t));
+    if (!bar) {
+      po.total = total;
+      bar.emplace(std::cerr, po);
     }
+    bar->update(done);
   });
+  if (bar) bar->finish();
   write_dataset(data, vm["out"].as<std::string>());
   std::size_t targets = 0;
   for (const auto& w : data.windows)

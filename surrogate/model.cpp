@@ -439,8 +439,10 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
     if (step % o.eval_every == 0 || step == o.steps) {
       const double v = validate();
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-      const std::string line = fmt::format("step {:5d}  lr {:.2e}  train {:.4f}  val {:.4f}  {:.0f} s{}", step, lr,
-                                           l.item<double>(), v, secs, v < best ? "  *" : "");
+      const double eta = secs / static_cast<double>(step) * static_cast<double>(o.steps - step);
+      const std::string line =
+          fmt::format("step {:5d}/{}  lr {:.2e}  train {:.4f}  val {:.4f}  {:.0f} s, {:.2f} steps/s, ETA {:.0f} s{}", step,
+                      o.steps, lr, l.item<double>(), v, secs, static_cast<double>(step) / secs, eta, v < best ? "  *" : "");
       report.log.push_back(line);
       if (progress) progress(line);
       if (v < best) {

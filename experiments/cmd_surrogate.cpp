@@ -234,16 +234,30 @@ EvalResult evaluate(const SurrogateDataset& d, const std::vector<std::uint32_t>&
   return {job_errors(jobs), ranking_errors(agg)};
 }
 
+// A JSON number, or null for NaN (e.g. a rank correlation over a single setting).
+std::string json_number(double v, int decimals = 4) {
+  return std::isnan(v) ? "null" : fmt::format("{:.{}f}", v, decimals);
+}
+
 std::string result_json(const EvalResult& r) {
   const auto& j = r.jobs;
   const auto& g = r.ranking;
-  return fmt::format(
-      "{{\"jobs\": {}, \"mae_hours\": {:.4f}, \"rmse_hours\": {:.4f}, \"r2_hours\": {:.4f}, \"r2_log\": {:.4f}, "
-      "\"mse_log10\": {:.4f}, \"coverage80\": {:.4f}, \"mae_hours_longest10\": {:.4f}, "
-      "\"mae_hours_shortest10\": {:.4f}, \"mean_wait_mape_pct\": {:.3f}, \"spearman_mean_wait\": {:.4f}, "
-      "\"kendall_mean_wait\": {:.4f}, \"spearman_pooled\": {:.4f}}}",
-      j.jobs, j.mae_hours, j.rmse_hours, j.r2_hours, j.r2_log, j.mse_log10, j.coverage80, j.mae_hours_longest10,
-      j.mae_hours_shortest10, g.mean_abs_pct_error, g.spearman, g.kendall, g.spearman_pooled);
+  std::string out = fmt::format("{{\"jobs\": {}", j.jobs);
+  const std::pair<const char*, double> fields[] = {
+      {"mae_hours", j.mae_hours},
+      {"rmse_hours", j.rmse_hours},
+      {"r2_hours", j.r2_hours},
+      {"r2_log", j.r2_log},
+      {"mse_log10", j.mse_log10},
+      {"coverage80", j.coverage80},
+      {"mae_hours_longest10", j.mae_hours_longest10},
+      {"mae_hours_shortest10", j.mae_hours_shortest10},
+      {"mean_wait_mape_pct", g.mean_abs_pct_error},
+      {"spearman_mean_wait", g.spearman},
+      {"kendall_mean_wait", g.kendall},
+      {"spearman_pooled", g.spearman_pooled}};
+  for (const auto& [name, value] : fields) out += fmt::format(", \"{}\": {}", name, json_number(value));
+  return out + "}";
 }
 
 void print_result(const std::string& name, const EvalResult& r) {

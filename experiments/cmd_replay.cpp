@@ -4,9 +4,11 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "experiments/cli.hpp"
 #include "experiments/interrupt.hpp"
+#include "experiments/progress.hpp"
 #include "experiments/replay.hpp"
 #include "experiments/site_options.hpp"
 #include "experiments/trace_options.hpp"
@@ -80,10 +82,22 @@ int run_replay(const Args& args) {
       std::filesystem::remove(dir / f);
     const InterruptGuard interrupt;
     ro.stop = &interrupt.flag();
+    // A bar with rate and ETA on a terminal only: logs and tests see the same output as before.
+    std::optional<Progress> bar;
+    if (progress_style_for(2) == ProgressStyle::kBar) {
+      ProgressOptions po;
+      po.label = "replay";
+      po.unit = "jobs ended";
+      po.total = trace.jobs.size();
+      po.style = ProgressStyle::kBar;
+      bar.emplace(std::cerr, po);
+      ro.on_progress = [&](std::size_t ended, std::size_t) { bar->update(ended); };
+    }
     std::cerr << fmt::format("replaying {} jobs (Ctrl-C stops cleanly, writing nothing)\n",
                              trace.jobs.size());
     const auto t0 = std::chrono::steady_clock::now();
     const auto result = run_replay(std::move(site), trace, ro);
+    if (bar) bar->finish();
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     std::filesystem::create_directories(dir);

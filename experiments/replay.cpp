@@ -76,6 +76,20 @@ class StopObserver final : public sim::ReplayObserver {
   std::size_t ended_ = 0;
 };
 
+/// Reports job ends to ReplayOptions::on_progress.
+class ProgressObserver final : public sim::ReplayObserver {
+ public:
+  ProgressObserver(const ReplayOptions& o, std::size_t jobs) : options_(o), jobs_(jobs) {}
+  void on_end(const sim::SimState&, std::uint32_t) override {
+    if (++ended_ % options_.progress_every == 0 || ended_ == jobs_) options_.on_progress(ended_, jobs_);
+  }
+
+ private:
+  const ReplayOptions& options_;
+  std::size_t jobs_;
+  std::size_t ended_ = 0;
+};
+
 }  // namespace
 
 ReplayResult run_replay(Site site, const Trace& trace, const ReplayOptions& options) {
@@ -103,6 +117,9 @@ ReplayResult run_replay(Site site, const Trace& trace, const ReplayOptions& opti
   controller.add_observer(series);
   std::optional<StopObserver> stopper;
   if (options.stop) controller.add_observer(stopper.emplace(*options.stop, state.jobs.size()));
+  std::optional<ProgressObserver> progress;
+  if (options.on_progress && options.progress_every > 0)
+    controller.add_observer(progress.emplace(options, state.jobs.size()));
   r.events = controller.run();
   r.metrics = sim::compute_metrics(state, trace, series);
   if (options.check_invariants) sim::check_job_conservation(state, trace.jobs.size(), &r.metrics);

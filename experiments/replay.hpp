@@ -2,6 +2,7 @@
 // One replay, as a library call: resolve the trace against the site, run the controller with the
 // Slurm policy, and collect results. Used by `slurmtwin replay`, `bench` and the tests.
 #include <atomic>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct ReplayOptions {
   /// When set, the replay polls it at every simulated-time step and throws Interrupted once it is
   /// true (experiments/interrupt.hpp: SIGINT/SIGTERM).
   const std::atomic<bool>* stop = nullptr;
+  /// When set, called with (jobs ended, jobs in the replay) after every `progress_every` job ends.
+  std::function<void(std::size_t, std::size_t)> on_progress;
+  std::size_t progress_every = 1000;
 };
 
 struct ReplayResult {

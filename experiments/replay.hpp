@@ -22,6 +22,36 @@ struct ReplayOptions {
   /// When set, the replay polls it at every simulated-time step and throws Interrupted once it is
   /// true (experiments/interrupt.hpp: SIGINT/SIGTERM).
   const std::atomic<bool>* stop = nullptr;
+  // Timer phases relative to controller start (s; kUnsetTime = Slurm's default) and the requeue delay
+  // (AuthInfo cred_expire), to align a replay with a recorded slurmctld (docs/fidelity.md).
+  Seconds timeout_phase = 0;
+  Seconds backfill_phase = kUnsetTime;
+  Seconds sched_phase = kUnsetTime;
+  Seconds requeue_delay = 120;
+  std::vector<Seconds> sample_at;  // absolute instants of sprio/sshare-like samples (ascending)
+};
+
+/// One pending job's priority as sprio shows it (factors normalized to [0, 1], as of the last
+/// recalculation: its submit or the last decay tick).
+struct SprioSample {
+  std::uint64_t job_id = 0;
+  std::string partition;
+  std::uint32_t priority = 0;  // the stored priority the scheduler sorts by
+  double age = 0, fairshare = 0, job_size = 0, partition_factor = 0, qos = 0;
+};
+
+/// One association as sshare -l shows it.
+struct SshareSample {
+  std::string account;
+  std::string user;  // "" for accounts
+  double norm_shares = 0, raw_usage = 0, effectv_usage = 0, level_fs = 0, fairshare = 0;
+};
+
+/// The state after every event at `at` (absolute s).
+struct PrioritySample {
+  Seconds at = 0;
+  std::vector<SprioSample> jobs;
+  std::vector<SshareSample> shares;
 };
 
 struct ReplayResult {
@@ -30,7 +60,8 @@ struct ReplayResult {
   std::unique_ptr<sim::SimState> state;
   sim::ReplayMetrics metrics;
   std::uint64_t events = 0;
-  std::string snapshot;  // text of the snapshot, when one was asked for
+  std::string snapshot;                 // text of the snapshot, when one was asked for
+  std::vector<PrioritySample> samples;  // one per ReplayOptions::sample_at
 };
 
 ReplayResult run_replay(Site site, const Trace& trace, const ReplayOptions& options);

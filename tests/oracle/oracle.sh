@@ -288,10 +288,13 @@ run() {
     sleep "$wait"
     local name
     name=$(printf 'j%03d' "$idx")
-    local id
+    local id work="sleep $runtime"
+    # A suspended `sleep` keeps counting wall time; a loop of 1 s sleeps does the work it was
+    # given after a suspension, like a real job (scenarios with a file named work-loop).
+    [[ -e "$sc/work-loop" ]] && work="for i in \$(seq $runtime); do sleep 1; done"
     id=$(runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" sbatch --parsable -J "$name" -A "$acct" \
       -p "$part" -q "$qos" -N "$nodes" -n "$cpus" --mem="${mem}M" -t "$limit" -o /dev/null \
-      -D /tmp --wrap "sleep $runtime" 2>> "$out/sbatch.err" || echo REFUSED)
+      -D /tmp --wrap "$work" 2>> "$out/sbatch.err" || echo REFUSED)
     echo "$name $id $(date +%s.%N) $off" >> "$out/submits.txt"
   done < "$sc/jobs.csv"
   log "submitted $idx jobs; waiting for them to end"

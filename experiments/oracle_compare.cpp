@@ -288,6 +288,9 @@ SimulatedRun simulate_recorded_run(const RecordedRun& run) {
   for (const auto& j : trace.jobs) first_submit = std::min(first_submit, j.submit);
   o.start_offset = first_submit - origin;
   o.decay_phase = run.ticks.empty() ? 0 : static_cast<Seconds>(std::floor(run.ticks.front())) - origin;
+  // The background loop (time-limit checks every 30 s) starts with the decay thread, whose first run
+  // is the first recorded tick; the scheduling timers (1 s here) need no phase at whole seconds.
+  o.timeout_phase = o.decay_phase;
   o.requeue_delay = run.cred_expire;
   for (const auto& s : run.sprio) o.sample_at.push_back(static_cast<Seconds>(std::floor(s.at)));
   std::sort(o.sample_at.begin(), o.sample_at.end());

@@ -155,6 +155,10 @@ void Controller::start_job(std::uint32_t job, std::uint16_t partition, std::vect
     const Seconds tick = options_.timeout_check_interval;
     const Seconds base = state_.origin + options_.timeout_phase;  // ticks at base + k * tick
     j.end = tick > 0 ? base + (std::max<Seconds>(0, due - base) + tick - 1) / tick * tick : due;
+    // A job that finishes its work past its limit but before the check ends then, still as TIMEOUT:
+    // slurmctld marks a job that completes after its end time TIMEOUT (seen on real Slurm 22.05,
+    // docs/fidelity.md: limit 60 s, work 65 s -> TIMEOUT at 65 s).
+    j.end = std::min(j.end, state_.now + j.runtime);
     j.end_state = JobState::kTimeout;
   }
   j.end_event = queue_.schedule(j.end, phase(EventPhase::kJobEnd), j.id, JobEnd{job});

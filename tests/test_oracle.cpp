@@ -97,6 +97,21 @@ TEST_CASE("sacctmgr add cluster creates root's own user association (Fair Tree r
   CHECK_FALSE(t.find_user("root"));
 }
 
+TEST_CASE("a job whose work ends past its limit but before the limit check ends then, as TIMEOUT") {
+  // Real Slurm 22.05 (scenario 10): limit 60 s, work 65 s -> ends at 65 s as TIMEOUT; the check at 90
+  // s would have killed it later. Started at t=3: limit reached at 63, work done at 68, check at 90.
+  cli::ReplayOptions o;
+  o.check_invariants = true;
+  const auto r = cli::run_replay(small_site(1, 4), make_trace({{0, 1, 1, 65, 60}}), o);
+  const auto& j = r.state->jobs[0];
+  CHECK(j.start - kT0 == 3);
+  CHECK(j.end - kT0 == 68);
+  CHECK(j.end_state == JobState::kTimeout);
+  // Within the limit: COMPLETED as before.
+  const auto ok = cli::run_replay(small_site(1, 4), make_trace({{0, 1, 1, 60, 60}}), o);
+  CHECK(ok.state->jobs[0].end_state == JobState::kCompleted);
+}
+
 TEST_CASE("timer phases and the requeue delay align a replay with a recorded slurmctld") {
   // A job over its 60 s limit: started at t=3, limit reached at t=63. Limit checks every 30 s from
   // controller start + timeout_phase: phase 0 -> t=90; phase 7 -> 67 (7, 37, 67).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <tuple>
 
@@ -128,6 +129,12 @@ std::optional<RealSshareRow> parse_sshare(std::string_view l, const std::string&
     return d ? *d : -1.0;
   };
   RealSshareRow r;
+  const auto indent = f[0].find_first_not_of(' ');
+  r.depth = indent == std::string_view::npos ? 0 : static_cast<std::uint32_t>(indent);
+  {
+    const auto v = text::trim(f[7]);
+    r.level_fs = v == "inf" ? std::numeric_limits<double>::infinity() : v.empty() ? -1.0 : num(7);
+  }
   r.account = std::string(text::trim(f[0]));
   r.user = std::string(text::trim(f[1]));
   r.norm_shares = num(3);
@@ -152,6 +159,28 @@ Seconds cred_expire_of(const std::filesystem::path& slurm_conf) {
 }
 
 }  // namespace
+
+bool near_tie(const std::vector<RealSshareRow>& rows, double relative) {
+  // Siblings: rows whose nearest preceding row one level up is the same (sshare -a lists the tree
+  // top-down, children indented by one space under their account).
+  std::vector<std::size_t> parent(rows.size(), rows.size());
+  std::vector<std::size_t> last_at_depth;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto d = rows[i].depth;
+    if (d > 0 && d - 1 < last_at_depth.size()) parent[i] = last_at_depth[d - 1];
+    if (last_at_depth.size() <= d) last_at_depth.resize(d + 1, rows.size());
+    last_at_depth[d] = i;
+    last_at_depth.resize(d + 1);
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::size_t k = i + 1; k < rows.size(); ++k) {
+      if (parent[i] != parent[k] || parent[i] == rows.size()) continue;
+      const double a = rows[i].level_fs, b = rows[k].level_fs;
+      if (a < 0 || b < 0 || std::isinf(a) || std::isinf(b) || a == b) continue;
+      if (std::abs(a - b) < relative * std::max(a, b)) return true;
+    }
+  return false;
+}
 
 std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
   const auto content = read_input_file(path);
@@ -440,6 +469,10 @@ FactorDiff compare_factors(const RecordedRun& run, const SimulatedRun& sim, doub
     if (near_tick(real.at)) continue;
     const auto* s = sim_at(real.at);
     if (!s) continue;
+    if (near_tie(real.rows)) {
+      ++d.share_samples_near_tie;
+      continue;
+    }
     const double t_rel = real.at - static_cast<double>(run.trace_start);
     for (const auto& r : real.rows) {
       if (r.user.empty() || r.fairshare < 0) continue;  // accounts: sshare shows no FairShare
@@ -520,7 +553,9 @@ std::string fidelity_report(const std::vector<ScenarioResult>& results, const Ac
       "**Acceptance** (per scenario): simulator-vs-real mean |Δstart| (mean over the runs) ≤ real-vs-real "
       "+ {:.0f} s; start-order Kendall τ-b ≥ real-vs-real − {:.2f}; every priority factor (sprio: age, "
       "fair-share, job size, partition, QOS; sshare: FairShare) within {:g} at every sampled "
-      "instant more than 1.5 s away from a decay tick, for jobs pending on both sides.\n\n",
+      "instant more than 1.5 s away from a decay tick, for jobs pending on both sides; sshare samples whose "
+      "real Fair Tree order hinges on siblings with LevelFS within 2% of each other are counted, not "
+      "judged.\n\n",
       acceptance.start_margin_s, acceptance.tau_margin, acceptance.factor_tolerance);
   out +=
       "| scenario | jobs | real vs real: mean/max \\|Δstart\\| s, τ | sim vs real (per run): mean/max "
@@ -573,7 +608,7 @@ std::string fidelity_report(const std::vector<ScenarioResult>& results, const Ac
           "({} near a tick skipped), rows pending on one side only {}, max |Δfactor| {:.2g}, max |Δshare| "
           "{:.2g}\n",
           k + 1, d.mean_abs_end, d.only_one, join(d.worst), f.samples, f.skipped_near_tick, f.only_one,
-          f.max_factor_diff, f.max_share_diff, f.max_usage_diff);
+          f.max_factor_diff, f.max_share_diff, f.share_samples_near_tie, f.max_usage_diff);
       for (const auto& e : f.examples) out += fmt::format("  - {}\n", e);
     }
     out += "\n";

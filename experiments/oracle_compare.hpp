@@ -49,8 +49,15 @@ struct RealSprioRow {
 };
 struct RealSshareRow {
   std::string account, user;
+  std::uint32_t depth = 0;  // indentation of Account (0 = root)
   double norm_shares = 0, raw_usage = 0, effectv_usage = 0, fairshare = -1;  // -1: not shown
+  double level_fs = -1;  // -1: not shown (Fairshare=parent users); +inf: no usage
 };
+
+/// Whether Fair Tree's ranking in this sshare sample hinges on a near-tie: two siblings whose
+/// LevelFS differ, but by less than `relative` of the larger one. Their order then follows
+/// sub-second differences in when jobs ran, and the FairShare factors of the sample are not judged.
+bool near_tie(const std::vector<RealSshareRow>& rows, double relative = 0.02);
 template <typename Row>
 struct Sampled {
   double at = 0;  // epoch s (sub-second) of the sample
@@ -108,11 +115,12 @@ ScheduleDiff compare_schedules(const Schedule& a, const Schedule& b);
 struct FactorDiff {
   std::size_t samples = 0;  // real samples compared (between ticks)
   std::size_t skipped_near_tick = 0;
-  std::size_t job_rows = 0;        // (sample, job, partition) rows pending in both
-  std::size_t job_rows_bad = 0;    // any normalized factor off by more than the tolerance
-  std::size_t only_one = 0;        // rows pending in one side only (the schedules differ there)
-  std::size_t share_rows = 0;      // (sample, user association) rows
-  std::size_t share_rows_bad = 0;  // FairShare off by more than the tolerance
+  std::size_t job_rows = 0;                // (sample, job, partition) rows pending in both
+  std::size_t job_rows_bad = 0;            // any normalized factor off by more than the tolerance
+  std::size_t only_one = 0;                // rows pending in one side only (the schedules differ there)
+  std::size_t share_rows = 0;              // (sample, user association) rows
+  std::size_t share_rows_bad = 0;          // FairShare off by more than the tolerance
+  std::size_t share_samples_near_tie = 0;  // sshare samples not judged (near_tie)
   double max_factor_diff = 0;
   double max_share_diff = 0;          // FairShare
   double max_usage_diff = 0;          // EffectvUsage (reported only: it follows sub-second start times)

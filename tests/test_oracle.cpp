@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "experiments/oracle_compare.hpp"
 #include "experiments/replay.hpp"
@@ -53,6 +54,28 @@ TEST_CASE("compare_schedules: start and end differences, order, pass and end sta
   CHECK(d.state_equal == 2);  // j003 was requeued in a only
   REQUIRE(!d.worst.empty());
   CHECK(d.worst.front() == "j003 +10 s");
+}
+
+TEST_CASE("near_tie: sshare samples whose Fair Tree order hinges on a LevelFS near-tie") {
+  // root / a1 {u1, u2}: LevelFS 4.34 and 4.31 (0.7% apart, a near-tie) vs 4.34 and 2.0 (clear).
+  const auto sample = [](double u1, double u2) {
+    std::vector<cli::RealSshareRow> rows(4);
+    rows[0].account = "root";
+    rows[1].account = "a1";
+    rows[1].depth = 1;
+    rows[1].level_fs = 1.0;
+    for (std::size_t k = 2; k < 4; ++k) {
+      rows[k].account = "a1";
+      rows[k].user = k == 2 ? "u1" : "u2";
+      rows[k].depth = 2;
+      rows[k].level_fs = k == 2 ? u1 : u2;
+    }
+    return rows;
+  };
+  CHECK(cli::near_tie(sample(4.34, 4.31)));
+  CHECK_FALSE(cli::near_tie(sample(4.34, 2.0)));
+  CHECK_FALSE(cli::near_tie(sample(4.34, 4.34)));  // an exact tie is a tie on both sides
+  CHECK_FALSE(cli::near_tie(sample(std::numeric_limits<double>::infinity(), 4.31)));
 }
 
 TEST_CASE("cons_tres passes over a node whose few free CPUs would leave a bounded job short") {

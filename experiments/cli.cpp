@@ -21,6 +21,7 @@ const std::vector<Command>& commands() {
        run_report},
       {"surrogate", "the transformer surrogate: dataset from the simulator, train, eval (docs/surrogate.md)",
        run_surrogate},
+      {"oracle", "the simulator against recorded runs of real Slurm 22.05 (report)", run_oracle},
       {"bench", "measure load and replay speed and peak memory; append to docs/benchmarks.md", run_bench},
       {"version", "print the version and what libtorch can run on", run_version},
   };

@@ -47,5 +47,6 @@ int run_check(const Args& args);
 int run_report(const Args& args);
 int run_surrogate(const Args& args);
 int run_version(const Args& args);
+int run_oracle(const Args& args);
 
 }  // namespace slurmtwin::cli

@@ -90,6 +90,61 @@ class ProgressObserver final : public sim::ReplayObserver {
   std::size_t ended_ = 0;
 };
 
+/// Takes the PrioritySamples of ReplayOptions::sample_at: the state after all events of an instant
+/// holds until the next event, so a sample at S is taken when time advances past S.
+class Sampler final : public sim::ReplayObserver {
+ public:
+  Sampler(const policies::SlurmPolicy& policy, std::vector<Seconds> at, Seconds decay_phase,
+          std::vector<PrioritySample>& out)
+      : policy_(policy), at_(std::move(at)), decay_phase_(decay_phase), out_(out) {}
+  void on_time_advance(const sim::SimState& s, Seconds from, Seconds to) override {
+    while (next_ < at_.size() && at_[next_] < to) {
+      if (at_[next_] >= from) take(s, at_[next_]);
+      ++next_;
+    }
+  }
+  /// Samples after the last event see the final state.
+  void finish(const sim::SimState& s) {
+    for (; next_ < at_.size(); ++next_) take(s, at_[next_]);
+  }
+
+ private:
+  void take(const sim::SimState& s, Seconds at) {
+    PrioritySample sample;
+    sample.at = at;
+    // Priorities change at submit and at decay ticks only (ticks at origin + phase + k * period).
+    const Seconds period = std::max<Seconds>(60, s.site.scheduler.calc_period);
+    const Seconds first_tick = s.origin + decay_phase_;
+    const Seconds last_tick = at < first_tick ? kUnsetTime : first_tick + (at - first_tick) / period * period;
+    for (auto ji : s.pending) {
+      const auto& j = s.jobs[ji];
+      const Seconds calc = last_tick == kUnsetTime ? j.submit : std::max(last_tick, j.submit);
+      for (std::size_t k = 0; k < j.partitions.size(); ++k) {
+        const auto f = policy_.factors_at(s, ji, k, calc);
+        sample.jobs.push_back({j.id, s.site.partitions[j.partitions[k]].name, j.part_priority[k], f.age,
+                               f.fairshare, f.job_size, f.partition, f.qos});
+      }
+    }
+    std::sort(sample.jobs.begin(), sample.jobs.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.job_id, a.partition) < std::tie(b.job_id, b.partition);
+    });
+    const auto& tree = policy_.assoc_tree();
+    for (auto i : tree.top_down()) {
+      const auto& n = tree.node(i);
+      sample.shares.push_back({n.account, n.is_user ? n.user : "", n.shares_norm, n.usage_raw, n.usage_efctv,
+                               n.level_fs, n.fs_factor});
+    }
+    out_.push_back(std::move(sample));
+  }
+
+ private:
+  const policies::SlurmPolicy& policy_;
+  std::vector<Seconds> at_;
+  Seconds decay_phase_;
+  std::size_t next_ = 0;
+  std::vector<PrioritySample>& out_;
+};
+
 }  // namespace
 
 ReplayResult run_replay(Site site, const Trace& trace, const ReplayOptions& options) {
@@ -109,6 +164,10 @@ ReplayResult run_replay(Site site, const Trace& trace, const ReplayOptions& opti
   copt.check_invariants = options.check_invariants;
   copt.decay_phase = options.decay_phase;
   copt.start_offset = options.start_offset;
+  copt.timeout_phase = options.timeout_phase;
+  copt.backfill_phase = options.backfill_phase;
+  copt.sched_phase = options.sched_phase;
+  copt.requeue_delay = options.requeue_delay;
   copt.snapshot_at = options.snapshot_at;
   if (options.snapshot_at != kUnsetTime)
     copt.on_snapshot = [&](const sim::SimState& s) { r.snapshot = snapshot_text(s, policy); };
@@ -120,7 +179,10 @@ ReplayResult run_replay(Site site, const Trace& trace, const ReplayOptions& opti
   std::optional<ProgressObserver> progress;
   if (options.on_progress && options.progress_every > 0)
     controller.add_observer(progress.emplace(options, state.jobs.size()));
+  Sampler sampler(policy, options.sample_at, options.decay_phase, r.samples);
+  if (!options.sample_at.empty()) controller.add_observer(sampler);
   r.events = controller.run();
+  if (!options.sample_at.empty()) sampler.finish(state);
   r.metrics = sim::compute_metrics(state, trace, series);
   if (options.check_invariants) sim::check_job_conservation(state, trace.jobs.size(), &r.metrics);
   return r;

@@ -26,6 +26,36 @@ struct ReplayOptions {
   /// When set, called with (jobs ended, jobs in the replay) after every `progress_every` job ends.
   std::function<void(std::size_t, std::size_t)> on_progress;
   std::size_t progress_every = 1000;
+  // Timer phases relative to controller start (s; kUnsetTime = Slurm's default) and the requeue delay
+  // (AuthInfo cred_expire), to align a replay with a recorded slurmctld (docs/fidelity.md).
+  Seconds timeout_phase = 0;
+  Seconds backfill_phase = kUnsetTime;
+  Seconds sched_phase = kUnsetTime;
+  Seconds requeue_delay = 120;
+  std::vector<Seconds> sample_at;  // absolute instants of sprio/sshare-like samples (ascending)
+};
+
+/// One pending job's priority as sprio shows it (factors normalized to [0, 1], as of the last
+/// recalculation: its submit or the last decay tick).
+struct SprioSample {
+  std::uint64_t job_id = 0;
+  std::string partition;
+  std::uint32_t priority = 0;  // the stored priority the scheduler sorts by
+  double age = 0, fairshare = 0, job_size = 0, partition_factor = 0, qos = 0;
+};
+
+/// One association as sshare -l shows it.
+struct SshareSample {
+  std::string account;
+  std::string user;  // "" for accounts
+  double norm_shares = 0, raw_usage = 0, effectv_usage = 0, level_fs = 0, fairshare = 0;
+};
+
+/// The state after every event at `at` (absolute s).
+struct PrioritySample {
+  Seconds at = 0;
+  std::vector<SprioSample> jobs;
+  std::vector<SshareSample> shares;
 };
 
 struct ReplayResult {
@@ -34,7 +64,8 @@ struct ReplayResult {
   std::unique_ptr<sim::SimState> state;
   sim::ReplayMetrics metrics;
   std::uint64_t events = 0;
-  std::string snapshot;  // text of the snapshot, when one was asked for
+  std::string snapshot;                 // text of the snapshot, when one was asked for
+  std::vector<PrioritySample> samples;  // one per ReplayOptions::sample_at
 };
 
 ReplayResult run_replay(Site site, const Trace& trace, const ReplayOptions& options);

@@ -1,6 +1,8 @@
 #include "policies/node_select.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <vector>
 
 namespace slurmtwin::policies {
 namespace {
@@ -29,6 +31,26 @@ struct Scratch {
 };
 thread_local Scratch scratch;
 
+// Whether `cpus` more CPUs fit on at most `nodes` of [first, last). As cons_tres does (seen on real
+// Slurm 22.05, docs/fidelity.md), a node with little free is passed over when taking it would leave
+// the job's bounded node count unable to hold the rest: -N2 -n16 on free CPUs 6,8,8 takes the 8s.
+bool can_finish(const Usable* first, const Usable* last, std::uint32_t nodes, std::uint32_t cpus) {
+  if (nodes == 0) return false;
+  // Common case first (homogeneous nodes): the next `nodes` nodes already hold it.
+  std::uint64_t sum = 0;
+  std::uint32_t count = 0;
+  for (const Usable* u = first; u != last && count < nodes; ++u, ++count)
+    if ((sum += u->cpus) >= cpus) return true;
+  if (count < nodes) return false;  // every later node counted
+  // Otherwise the `nodes` largest later nodes must hold it.
+  std::vector<std::uint32_t> later;
+  for (const Usable* u = first; u != last; ++u) later.push_back(u->cpus);
+  std::partial_sort(later.begin(), later.begin() + nodes, later.end(), std::greater<>());
+  sum = 0;
+  for (std::uint32_t i = 0; i < nodes; ++i) sum += later[i];
+  return sum >= cpus;
+}
+
 // Greedy fill of one run of nodes: each further node still must leave one task for every node the
 // request needs after it. Appends to `out` unless kDry; `taken` counts the nodes taken so far (out's
 // size when not dry). Returns CPUs still missing.
@@ -47,6 +69,9 @@ std::uint32_t fill(const sim::ClusterState& cluster, const sim::NodeRequest& r, 
     if (r.cpus_per_node > 0) want = r.cpus_per_node;
     const std::uint32_t cpus = r.exclusive ? cluster.node(u->node).cpus : std::min(want, u->cpus);
     if (cpus == 0) continue;
+    if (!r.exclusive && r.cpus_per_node == 0 && cpus < missing_cpus &&
+        !can_finish(u + 1, last, r.max_nodes - nodes_taken - 1, missing_cpus - cpus))
+      continue;  // taking this node would leave too few CPUs on the nodes the job may still use
     if constexpr (!kDry) {
       const auto alloc = r.exclusive ? cpus : cluster.round_cpus(u->node, cpus);
       out.push_back({u->node, alloc, cluster.memory_needed(u->node, r, alloc)});

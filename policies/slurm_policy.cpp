@@ -91,6 +91,15 @@ PriorityFactors SlurmPolicy::factors(const sim::SimState& s, std::uint32_t ji, s
       priority_input(s, j, k, priority_.flags(), tree_, tree_index_[static_cast<std::size_t>(j.assoc)]));
 }
 
+PriorityFactors SlurmPolicy::factors_at(const sim::SimState& s, std::uint32_t ji, std::size_t k,
+                                        Seconds at) const {
+  const auto& j = s.jobs[ji];
+  auto in = priority_input(s, j, k, priority_.flags(), tree_, tree_index_[static_cast<std::size_t>(j.assoc)]);
+  in.now = at;
+  in.accrue_time = accrue_time(priority_.flags(), j.submit, j.eligible, at);
+  return priority_.compute(in);
+}
+
 void SlurmPolicy::set_priority(sim::SimState& s, std::uint32_t ji) {
   auto& j = s.jobs[ji];
   const auto ti = tree_index_[static_cast<std::size_t>(j.assoc)];

@@ -41,6 +41,9 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   const std::vector<QosUsage>& qos_usage() const { return qos_usage_; }
   /// Every factor of one pending job's priority in its k-th partition, as sprio -l shows it.
   PriorityFactors factors(const sim::SimState& state, std::uint32_t job, std::size_t k) const;
+  /// The same as computed at instant `at` (absolute s): what sprio shows between recalculations, when
+  /// `at` is the last one (decay tick or submit).
+  PriorityFactors factors_at(const sim::SimState& state, std::uint32_t job, std::size_t k, Seconds at) const;
 
  private:
   /// Full priority computation (at submit): caches the job's static terms.

@@ -49,9 +49,17 @@ std::uint64_t Controller::run() {
     ++future_submits_;
   }
   queue_.schedule(state_.origin + options_.decay_phase, phase(EventPhase::kDecay), 0, DecayTick{});
-  if (sp.sched_interval > 0) schedule_background(state_.origin + sp.sched_interval);
-  if (sp.bf_interval > 0 && state_.site.scheduler.scheduler_type == "sched/backfill")
-    schedule_backfill(state_.origin + sp.bf_interval);
+  if (sp.sched_interval > 0) {
+    const Seconds first = options_.sched_phase != kUnsetTime ? options_.sched_phase : sp.sched_interval;
+    // The full-pass clock runs from here: a full pass is due sched_interval after the last one.
+    last_full_sched_ = state_.origin + first - sp.sched_interval;
+    schedule_background(state_.origin + first);
+  }
+  if (sp.bf_interval > 0 && state_.site.scheduler.scheduler_type == "sched/backfill") {
+    const Seconds first = options_.backfill_phase != kUnsetTime ? options_.backfill_phase : sp.bf_interval;
+    last_backfill_end_ = state_.origin + first - sp.bf_interval;
+    schedule_backfill(state_.origin + first);
+  }
   if (options_.snapshot_at != kUnsetTime && options_.on_snapshot)
     queue_.schedule(std::max(options_.snapshot_at, state_.origin), 255, 0, Snapshot{});
 
@@ -145,7 +153,12 @@ void Controller::start_job(std::uint32_t job, std::uint16_t partition, std::vect
         state_.site.partitions[partition].over_time_limit + state_.site.scheduler.over_time_limit;
     const Seconds due = state_.now + limit + over;
     const Seconds tick = options_.timeout_check_interval;
-    j.end = tick > 0 ? state_.origin + (due - state_.origin + tick - 1) / tick * tick : due;
+    const Seconds base = state_.origin + options_.timeout_phase;  // ticks at base + k * tick
+    j.end = tick > 0 ? base + (std::max<Seconds>(0, due - base) + tick - 1) / tick * tick : due;
+    // A job that finishes its work past its limit but before the check ends then, still as TIMEOUT:
+    // slurmctld marks a job that completes after its end time TIMEOUT (seen on real Slurm 22.05,
+    // docs/fidelity.md: limit 60 s, work 65 s -> TIMEOUT at 65 s).
+    j.end = std::min(j.end, state_.now + j.runtime);
     j.end_state = JobState::kTimeout;
   }
   j.end_event = queue_.schedule(j.end, phase(EventPhase::kJobEnd), j.id, JobEnd{job});

@@ -84,8 +84,13 @@ class ReplayObserver {
 
 struct ControllerOptions {
   Seconds timeout_check_interval = 30;  // PERIODIC_TIMEOUT: limits are enforced on this tick
+  Seconds timeout_phase = 0;            // offset of the time-limit ticks after controller start (s)
   Seconds decay_phase = 0;              // offset of the first decay tick after controller start (s)
-  Seconds start_offset = 0;             // controller starts this long before the first submit (s)
+  // First backfill cycle / first full main pass this long after controller start (s); kUnsetTime =
+  // bf_interval / sched_interval, as slurmctld's timers start counting at controller start.
+  Seconds backfill_phase = kUnsetTime;
+  Seconds sched_phase = kUnsetTime;
+  Seconds start_offset = 0;     // controller starts this long before the first submit (s)
   Seconds requeue_delay = 120;  // a requeued job is eligible at now + this + 1 s (AuthInfo cred_expire)
   bool check_invariants = false;
   Seconds snapshot_at = kUnsetTime;  // absolute time at which on_snapshot fires

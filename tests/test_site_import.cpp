@@ -457,7 +457,7 @@ TEST_CASE("ub_medium sacctmgr.script builds the QOS, account tree and user assoc
   CHECK(s.find_account("account004")->qos ==
         std::vector<std::string>{"priority-supporters", "supporters", "general-compute", "debug"});
 
-  REQUIRE(s.users.size() == 96);  // admin + user001..user095
+  REQUIRE(s.users.size() == 97);  // admin + user001..user095 + root (add cluster creates root's user)
   const auto& admin = *s.find_user("admin");
   CHECK(admin.default_account == "account0");
   CHECK(admin.admin_level == "Administrator");
@@ -468,7 +468,10 @@ TEST_CASE("ub_medium sacctmgr.script builds the QOS, account tree and user assoc
   CHECK(s.find_user("user001")->admin_level == "None");
 
   // 95 users with one Account each, 9 of them with a different DefaultAccount (an extra association)
-  CHECK(s.associations.size() == 1 + 95 + 9);
+  // ... and root's own user association, which `add cluster` creates under the root account.
+  CHECK(s.associations.size() == 1 + 95 + 9 + 1);
+  REQUIRE(find_assoc(s, "root", "root"));
+  CHECK(find_assoc(s, "root", "root")->shares == Shares{1, false});
   const auto& u1 = *find_assoc(s, "user001", "account001");
   CHECK(u1.shares.parent);
   CHECK(u1.qos == std::vector<std::string>{"debug", "general-compute"});

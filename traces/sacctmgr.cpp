@@ -612,6 +612,18 @@ class Executor {
     }
     // slurmdbd gives a new cluster's root association the default QOS list ("normal").
     if (!qos_given && root.qos.empty() && site_.find_qos("normal")) root.qos = {"normal"};
+    // ... and a user association for the Linux user root under it (Fairshare=1). Fair Tree ranks it
+    // with every other user association (seen in sshare on real Slurm 22.05, docs/fidelity.md).
+    const auto has_root_user =
+        std::any_of(site_.associations.begin(), site_.associations.end(),
+                    [](const UserAssoc& u) { return u.user == "root" && u.account == "root"; });
+    if (!has_root_user) {
+      if (!site_.find_user("root")) site_.users.push_back({"root", "root", "None"});
+      UserAssoc u;
+      u.user = "root";
+      u.account = "root";
+      site_.associations.push_back(std::move(u));
+    }
   }
 
   void modify_cluster(const std::vector<Arg>& set, const Where& w) {

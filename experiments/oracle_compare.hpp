@@ -1,0 +1,162 @@
+#pragma once
+// The simulator against real Slurm (docs/fidelity.md): reads what tests/oracle/oracle.sh recorded
+// from one run of a scenario on real slurmctld 22.05 (sacct, sampled sprio/sshare, decay-tick
+// instants), replays the same scenario from the same time origin and timer phases, and measures
+// how far apart two schedules are (per-job start/end, start-order Kendall tau, scheduling pass, end
+// states) and whether the priority factors agree at the sampled instants.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "experiments/replay.hpp"
+#include "traces/job_record.hpp"
+
+namespace slurmtwin::cli {
+
+/// One line of a scenario's jobs.csv: what was submitted (sbatch options) and how long it sleeps.
+struct ScenarioJob {
+  std::string name;    // jNNN, the sbatch --job-name (NNN = 1-based line among the jobs)
+  Seconds offset = 0;  // submit offset after the trace start, s
+  std::string user, account, partition, qos;
+  std::uint32_t nodes = 1;
+  std::uint32_t cpus = 1;   // -n, one CPU per task
+  std::int64_t mem_mb = 0;  // --mem, MB per node
+  Seconds time_limit = 0;   // -t, s (whole minutes)
+  Seconds runtime = 0;      // sleep, s
+};
+
+/// Reads a scenario jobs.csv (header: offset,user,account,partition,qos,nodes,cpus,mem_mb,limit_min,
+/// runtime_s). Bad fields throw InputError naming file, line and column.
+std::vector<ScenarioJob> read_scenario_jobs(const std::string& path);
+
+/// One run (sacct -D record) of a job, times relative to the trace start (s).
+struct RunOutcome {
+  Seconds submit = kUnsetTime, start = kUnsetTime, end = kUnsetTime;
+  std::string state;  // COMPLETED, TIMEOUT, PREEMPTED, CANCELLED, PENDING, ...
+  SchedulerPass pass = SchedulerPass::kUnknown;
+};
+
+/// Every job's runs by job name, in order.
+using Schedule = std::map<std::string, std::vector<RunOutcome>>;
+
+/// A sprio row: job id, partition and normalized factors (weighted priority in `priority`).
+struct RealSprioRow {
+  std::uint64_t job_id = 0;
+  std::string partition;
+  double priority = 0, age = 0, fairshare = 0, job_size = 0, partition_factor = 0, qos = 0;
+};
+struct RealSshareRow {
+  std::string account, user;
+  std::uint32_t depth = 0;  // indentation of Account (0 = root)
+  double norm_shares = 0, raw_usage = 0, effectv_usage = 0, fairshare = -1;  // -1: not shown
+  double level_fs = -1;  // -1: not shown (Fairshare=parent users); +inf: no usage
+};
+
+/// Whether Fair Tree's ranking in this sshare sample hinges on a near-tie: two siblings whose
+/// LevelFS differ, but by less than `relative` of the larger one. Their order then follows
+/// sub-second differences in when jobs ran, and the FairShare factors of the sample are not judged.
+bool near_tie(const std::vector<RealSshareRow>& rows, double relative = 0.02);
+template <typename Row>
+struct Sampled {
+  double at = 0;  // epoch s (sub-second) of the sample
+  std::vector<Row> rows;
+};
+
+/// What oracle.sh recorded in one run directory.
+struct RecordedRun {
+  std::filesystem::path dir;
+  Seconds trace_start = 0;                       // epoch s of submit offset 0
+  double controller_start = 0;                   // epoch s ("Running as primary controller")
+  std::vector<double> ticks;                     // epoch s of every decay-thread run
+  Seconds cred_expire = 120;                     // AuthInfo cred_expire of its slurm.conf (requeue delay)
+  std::vector<ScenarioJob> jobs;                 // the scenario
+  std::map<std::string, std::uint64_t> job_ids;  // name -> Slurm job id
+  std::map<std::string, Seconds> submit_times;   // name -> sacct Submit of the first run (epoch s)
+  Schedule schedule;                             // real outcome
+  std::vector<Sampled<RealSprioRow>> sprio;
+  std::vector<Sampled<RealSshareRow>> sshare;
+};
+
+/// Reads a run directory written by `oracle.sh run`.
+RecordedRun read_recorded_run(const std::filesystem::path& dir);
+
+/// The simulator's replay of a recorded run: same site (its slurm.conf + accounts.sacctmgr), same
+/// submit instants, same controller start and decay-tick phase.
+struct SimulatedRun {
+  Schedule schedule;
+  std::vector<PrioritySample> samples;  // at floor(t) of every real sprio sample instant
+  ReplayOptions options;                // as replayed (phases)
+};
+SimulatedRun simulate_recorded_run(const RecordedRun& run);
+
+/// Kendall's tau-b of two paired samples (ties in either count as neither concordant nor
+/// discordant); 1 when fewer than two pairs or when one side is all ties.
+double kendall_tau_b(const std::vector<double>& a, const std::vector<double>& b);
+
+/// How far schedule `b` is from reference `a`.
+struct ScheduleDiff {
+  std::size_t jobs = 0;            // jobs started in both (first runs compared)
+  std::size_t only_one = 0;        // jobs started in one schedule only
+  double mean_abs_start = 0;       // mean |Δ first start|, s
+  Seconds max_abs_start = 0;       // s
+  double mean_abs_end = 0;         // mean |Δ final end| over jobs ended in both, s
+  double tau = 1;                  // Kendall tau-b of the first-start order
+  std::size_t pass_known = 0;      // jobs whose first run's pass is known in both
+  std::size_t pass_equal = 0;      // ... and equal (main vs backfill)
+  std::size_t state_equal = 0;     // jobs whose sequence of run end states is equal
+  std::size_t state_jobs = 0;      // jobs compared for states
+  std::vector<std::string> worst;  // "jNNN Δstart" of the largest differences (up to 5)
+};
+ScheduleDiff compare_schedules(const Schedule& a, const Schedule& b);
+
+/// Priority factors of the simulator against sprio/sshare at the real sample instants.
+struct FactorDiff {
+  std::size_t samples = 0;  // real samples compared (between ticks)
+  std::size_t skipped_near_tick = 0;
+  std::size_t job_rows = 0;                // (sample, job, partition) rows pending in both
+  std::size_t job_rows_bad = 0;            // any normalized factor off by more than the tolerance
+  std::size_t only_one = 0;                // rows pending in one side only (the schedules differ there)
+  std::size_t share_rows = 0;              // (sample, user association) rows
+  std::size_t share_rows_bad = 0;          // FairShare off by more than the tolerance
+  std::size_t share_samples_near_tie = 0;  // sshare samples not judged (near_tie)
+  double max_factor_diff = 0;
+  double max_share_diff = 0;          // FairShare
+  double max_usage_diff = 0;          // EffectvUsage (reported only: it follows sub-second start times)
+  std::vector<std::string> examples;  // first few disagreements, human readable
+};
+/// Compares factors at real sample instants that are more than `guard` s away from any real decay
+/// tick (around a tick the sample may see either side of it).
+FactorDiff compare_factors(const RecordedRun& run, const SimulatedRun& sim, double tolerance = 1e-3,
+                           double guard = 1.5);
+
+/// One scenario: its two (or more) real runs, the simulator against each, and the verdict.
+struct ScenarioResult {
+  std::string name;
+  std::string title;  // first comment line of sched.conf
+  std::size_t runs = 0;
+  ScheduleDiff real_vs_real;              // run1 vs run2
+  std::vector<ScheduleDiff> sim_vs_real;  // simulator replaying run k vs run k
+  std::vector<FactorDiff> factors;        // per run
+  double sim_mean_abs_start = 0;          // mean over runs of sim_vs_real mean |Δstart|
+  double sim_tau = 1;                     // mean over runs of sim_vs_real tau
+  bool start_ok = false, tau_ok = false, factors_ok = false;
+  bool accepted() const { return start_ok && tau_ok && factors_ok; }
+};
+
+/// The acceptance margins (stated in docs/fidelity.md).
+struct Acceptance {
+  double start_margin_s = 5.0;  // sim mean |Δstart| <= real-vs-real + this
+  double tau_margin = 0.05;     // sim tau >= real-vs-real tau - this
+  double factor_tolerance = 1e-3;
+};
+
+/// Evaluates the scenario directory `dir` (run1, run2, ... inside).
+ScenarioResult evaluate_scenario(const std::filesystem::path& dir, const Acceptance& acceptance);
+
+/// docs/fidelity.md: the measured tables, then `notes` (hand-written: what differs and why).
+std::string fidelity_report(const std::vector<ScenarioResult>& results, const Acceptance& acceptance,
+                            const std::string& notes);
+
+}  // namespace slurmtwin::cli

@@ -1,0 +1,216 @@
+// The oracle comparison (experiments/oracle_compare) and the fidelity fixes it led to. The last test
+// replays every run of real Slurm 22.05 recorded in tests/oracle/recorded/ and checks the measured
+// agreement against the acceptance rule of docs/fidelity.md.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "experiments/oracle_compare.hpp"
+#include "experiments/replay.hpp"
+#include "policies/node_select.hpp"
+#include "scenario_support.hpp"
+#include "sim/cluster_state.hpp"
+#include "test_support.hpp"
+#include "traces/sacctmgr.hpp"
+
+#include <algorithm>
+
+using namespace slurmtwin;
+using testing::kT0;
+using testing::make_trace;
+using testing::small_site;
+
+TEST_CASE("Kendall tau-b on hand-computed orders") {
+  CHECK(cli::kendall_tau_b({1, 2, 3, 4}, {10, 20, 30, 40}) == doctest::Approx(1.0));
+  CHECK(cli::kendall_tau_b({1, 2, 3, 4}, {4, 3, 2, 1}) == doctest::Approx(-1.0));
+  // One swapped neighbour pair among 4: 5 concordant, 1 discordant of 6 -> 4/6.
+  CHECK(cli::kendall_tau_b({1, 2, 3, 4}, {1, 3, 2, 4}) == doctest::Approx(4.0 / 6.0));
+  // A tie in a: pairs (1,2) tied in a only, (1,3) and (2,3) concordant: 2 / sqrt(3 * 2).
+  CHECK(cli::kendall_tau_b({1, 1, 2}, {1, 2, 3}) == doctest::Approx(2.0 / std::sqrt(6.0)));
+  CHECK(cli::kendall_tau_b({5}, {7}) == doctest::Approx(1.0));
+}
+
+TEST_CASE("compare_schedules: start and end differences, order, pass and end states") {
+  using cli::RunOutcome;
+  cli::Schedule a, b;
+  a["j001"] = {{0, 0, 70, "COMPLETED", SchedulerPass::kBackfill}};
+  a["j002"] = {{3, 71, 106, "COMPLETED", SchedulerPass::kMain}};
+  a["j003"] = {{5, 80, 100, "PREEMPTED", SchedulerPass::kMain},
+               {100, 140, 160, "COMPLETED", SchedulerPass::kMain}};
+  b["j001"] = {{0, 0, 70, "COMPLETED", SchedulerPass::kMain}};
+  b["j002"] = {{3, 70, 105, "COMPLETED", SchedulerPass::kMain}};
+  b["j003"] = {{5, 90, 150, "COMPLETED", SchedulerPass::kMain}};
+  const auto d = cli::compare_schedules(a, b);
+  CHECK(d.jobs == 3);
+  CHECK(d.mean_abs_start == doctest::Approx((0 + 1 + 10) / 3.0));
+  CHECK(d.max_abs_start == 10);
+  CHECK(d.mean_abs_end == doctest::Approx((0 + 1 + 10) / 3.0));  // final runs' ends: 70/70, 106/105, 160/150
+  CHECK(d.tau == doctest::Approx(1.0));                          // same order 0 < 70/71 < 80/90
+  CHECK(d.pass_known == 3);
+  CHECK(d.pass_equal == 2);
+  CHECK(d.state_jobs == 3);
+  CHECK(d.state_equal == 2);  // j003 was requeued in a only
+  REQUIRE(!d.worst.empty());
+  CHECK(d.worst.front() == "j003 +10 s");
+}
+
+TEST_CASE("near_tie: sshare samples whose Fair Tree order hinges on a LevelFS near-tie") {
+  // root / a1 {u1, u2}: LevelFS 4.34 and 4.31 (0.7% apart, a near-tie) vs 4.34 and 2.0 (clear).
+  const auto sample = [](double u1, double u2) {
+    std::vector<cli::RealSshareRow> rows(4);
+    rows[0].account = "root";
+    rows[1].account = "a1";
+    rows[1].depth = 1;
+    rows[1].level_fs = 1.0;
+    for (std::size_t k = 2; k < 4; ++k) {
+      rows[k].account = "a1";
+      rows[k].user = k == 2 ? "u1" : "u2";
+      rows[k].depth = 2;
+      rows[k].level_fs = k == 2 ? u1 : u2;
+    }
+    return rows;
+  };
+  CHECK(cli::near_tie(sample(4.34, 4.31)));
+  CHECK_FALSE(cli::near_tie(sample(4.34, 2.0)));
+  CHECK_FALSE(cli::near_tie(sample(4.34, 4.34)));  // an exact tie is a tie on both sides
+  CHECK_FALSE(cli::near_tie(sample(std::numeric_limits<double>::infinity(), 4.31)));
+}
+
+TEST_CASE("cons_tres passes over a node whose few free CPUs would leave a bounded job short") {
+  // Seen on real Slurm 22.05 (scenario 01): 4 nodes x 8 CPUs, n1 has 6 free; -N 2 -n 16 starts on
+  // n[2-3]. A greedy fill taking n1 first would be left 2 CPUs short with no node to spare.
+  auto site = small_site(4, 8);
+  sim::ClusterState cluster(site, true);
+  sim::NodeRequest busy;
+  busy.total_cpus = 2;
+  busy.mem_per_node_mb = 100;
+  cluster.allocate(busy, {{0, 2, 100}});
+  sim::NodeRequest r;
+  r.min_nodes = r.max_nodes = 2;
+  r.total_cpus = 16;
+  r.mem_per_node_mb = 100;
+  const auto alloc = policies::select_nodes(cluster, r, {0, 1, 2, 3}, std::vector<bool>{});
+  REQUIRE(alloc);
+  REQUIRE(alloc->size() == 2);
+  CHECK((*alloc)[0].node == 1);
+  CHECK((*alloc)[1].node == 2);
+  CHECK((*alloc)[0].cpus == 8);
+  // Unbounded node count: n1's 6 CPUs are still used first (nothing is left short).
+  r.min_nodes = 1;
+  r.max_nodes = 4;
+  r.total_cpus = 14;
+  const auto spread = policies::select_nodes(cluster, r, {0, 1, 2, 3}, std::vector<bool>{});
+  REQUIRE(spread);
+  CHECK(spread->front().node == 0);
+}
+
+TEST_CASE("sacctmgr add cluster creates root's own user association (Fair Tree ranks it)") {
+  Site s;
+  std::vector<std::string> w;
+  import_sacctmgr_script_text("add cluster c1\nadd account a1\nadd user u1 Account=a1\n", "script", s, w);
+  REQUIRE(s.find_user("root"));
+  int root_assocs = 0;
+  for (const auto& a : s.associations) root_assocs += a.user == "root" && a.account == "root" ? 1 : 0;
+  CHECK(root_assocs == 1);
+  // Without `add cluster` (a database dump applied to an existing cluster) nothing is invented.
+  Site t;
+  import_sacctmgr_script_text("add account a1\nadd user u1 Account=a1\n", "script", t, w);
+  CHECK_FALSE(t.find_user("root"));
+}
+
+TEST_CASE("a job whose work ends past its limit but before the limit check ends then, as TIMEOUT") {
+  // Real Slurm 22.05 (scenario 10): limit 60 s, work 65 s -> ends at 65 s as TIMEOUT; the check at 90
+  // s would have killed it later. Started at t=3: limit reached at 63, work done at 68, check at 90.
+  cli::ReplayOptions o;
+  o.check_invariants = true;
+  const auto r = cli::run_replay(small_site(1, 4), make_trace({{0, 1, 1, 65, 60}}), o);
+  const auto& j = r.state->jobs[0];
+  CHECK(j.start - kT0 == 3);
+  CHECK(j.end - kT0 == 68);
+  CHECK(j.end_state == JobState::kTimeout);
+  // Within the limit: COMPLETED as before.
+  const auto ok = cli::run_replay(small_site(1, 4), make_trace({{0, 1, 1, 60, 60}}), o);
+  CHECK(ok.state->jobs[0].end_state == JobState::kCompleted);
+}
+
+TEST_CASE("timer phases and the requeue delay align a replay with a recorded slurmctld") {
+  // A job over its 60 s limit: started at t=3, limit reached at t=63. Limit checks every 30 s from
+  // controller start + timeout_phase: phase 0 -> t=90; phase 7 -> 67 (7, 37, 67).
+  const auto trace = make_trace({{0, 1, 1, 100, 60}});
+  cli::ReplayOptions o;
+  o.check_invariants = true;
+  CHECK(cli::run_replay(small_site(1, 4), trace, o).state->jobs[0].end - kT0 == 90);
+  o.timeout_phase = 7;
+  CHECK(cli::run_replay(small_site(1, 4), trace, o).state->jobs[0].end - kT0 == 67);
+  // sched_phase/backfill_phase: the first full pass at t=1 instead of sched_interval (60) and the
+  // first backfill cycle at t=2 instead of bf_interval (30). Submitted at 0, batch_sched_delay 3 would
+  // start it at 3; with sched/builtin and the first full pass at 1 it starts at 1.
+  auto site = small_site(1, 4);
+  site.scheduler.scheduler_type = "sched/builtin";
+  cli::ReplayOptions p;
+  p.sched_phase = 1;
+  CHECK(cli::run_replay(site, trace, p).state->jobs[0].start - kT0 == 1);
+}
+
+namespace {
+
+std::filesystem::path recorded_dir() {
+  return std::filesystem::path(SLURMTWIN_SOURCE_DIR) / "tests" / "oracle" / "recorded";
+}
+
+}  // namespace
+
+// Criteria a scenario is known to miss, with the cause (docs/fidelity.md, "What differs"). The test
+// asserts them as measured, so that a fix (or a regression) shows up here and the list is updated.
+struct KnownMiss {
+  const char* scenario;
+  bool start, tau, factors;  // true: this criterion is missed
+  const char* why;
+};
+constexpr KnownMiss kKnownMisses[] = {
+    {"02_fairtree", false, false, true,
+     "run 2: a2's users ua2/ut1 at LevelFS 0.99 vs 1.01 (2.1% apart, just outside the 2% near-tie rule): "
+     "sub-second usage differences flip their ranks"},
+    {"05_backfill_limits", true, true, true,
+     "a 2-min job backfilled 2 s before a reservation after the simulator's 1-s drift; real Slurm's chance "
+     "ended exactly at the reservation (fidelity.md item 6)"},
+    {"06_preempt_requeue", false, false, true,
+     "real sprio gives a requeued job 5 s of age when it becomes eligible, the simulator 0 until the next "
+     "decay run (item 7)"},
+    {"10_time_limit", false, false, true,
+     "a decay run and a TIMEOUT in the same second: real decays first, the simulator ends the job first "
+     "(item 2); final sshare samples differ"},
+};
+
+TEST_CASE("every recorded real-Slurm scenario: the simulator within the real run-to-run spread") {
+  const auto root = recorded_dir();
+  if (!std::filesystem::exists(root)) {
+    MESSAGE("SKIPPED: no recordings in " << root.string());
+    return;
+  }
+  std::vector<std::filesystem::path> dirs;
+  for (const auto& e : std::filesystem::directory_iterator(root))
+    if (std::filesystem::exists(e.path() / "run1" / "meta.txt")) dirs.push_back(e.path());
+  std::sort(dirs.begin(), dirs.end());
+  REQUIRE(dirs.size() >= 8);
+  const cli::Acceptance acceptance;
+  for (const auto& dir : dirs) {
+    const auto name = dir.filename().string();
+    CAPTURE(name);
+    const auto r = cli::evaluate_scenario(dir, acceptance);
+    CHECK(r.runs >= 2);
+    // Deterministic: the same recordings give the same figures.
+    const auto again = cli::evaluate_scenario(dir, acceptance);
+    CHECK(again.sim_mean_abs_start == r.sim_mean_abs_start);
+    CHECK(again.sim_tau == r.sim_tau);
+    KnownMiss miss{"", false, false, false, ""};
+    for (const auto& m : kKnownMisses)
+      if (name == m.scenario) miss = m;
+    CAPTURE(miss.why);
+    CHECK(r.start_ok == !miss.start);
+    CHECK(r.tau_ok == !miss.tau);
+    CHECK(r.factors_ok == !miss.factors);
+  }
+}

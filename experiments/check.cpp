@@ -32,6 +32,7 @@ class YamlReader {
   void check_map(const YAML::Node& n, std::string_view key, const std::set<std::string>& allowed) const {
     if (!n.IsMap()) fail(n, key, "expected a map");
     for (const auto& kv : n) {
+      if (!kv.first.IsScalar()) fail(kv.first, key, "a key must be a plain name");  // as<string> would throw
       const auto k = kv.first.as<std::string>();
       if (!allowed.count(k)) fail(kv.first, k, fmt::format("unknown key in {}", key));
     }

@@ -16,28 +16,6 @@ using namespace slurmtwin::cli;
 
 namespace {
 
-struct CliRun {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-CliRun run_slurmtwin(const std::string& args) {
-  static const auto dir = testing::scratch_dir(fmt::format("check_capture_{}", ::getpid()));
-  const auto capture = (dir / "out.txt").string();
-  const int status = std::system(fmt::format("{} {} > {} 2>&1", SLURMTWIN_BINARY, args, capture).c_str());
-  std::ifstream in(capture);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ss.str()};
-}
-
-std::string read_text(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::size_t count(const std::string& text, const std::string& what) {
   std::size_t n = 0;
   for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -108,6 +86,9 @@ TEST_CASE("check scenarios: every error names file, line and key") {
             .find("s.yaml:4: name: scenario 'a' given twice") != std::string::npos);
   CHECK(parse_error("scenarios:\n  - name: a\n").find("s.yaml:2: metrics:") != std::string::npos);
   CHECK(parse_error("scenarios: [\n").find("s.yaml:") != std::string::npos);
+  // A key that is itself a sequence (the sweep spec's fuzz finding, same parser shape): an InputError.
+  CHECK(parse_error("scenarios:\n  - name: a\n    [x]: 1\n    metrics: {wait_mean: }\n")
+            .find("s.yaml:3: scenario: a key must be a plain name") != std::string::npos);
 }
 
 TEST_CASE("a metric holds within max(abs, rel * |baseline|), one-sided for min and max goals") {
@@ -175,14 +156,14 @@ TEST_CASE(
   const auto baseline = dir / "scenarios.baseline.yaml";
 
   SUBCASE("without a baseline: exit 2 naming the file and how to create it") {
-    const auto r = run_slurmtwin("check " + scenarios);
+    const auto r = testing::run_cli("check " + scenarios);
     CHECK(r.code == 2);
     CHECK(r.out.find("scenarios.baseline.yaml: baseline file absent") != std::string::npos);
     CHECK(r.out.find("--update-baseline") != std::string::npos);
   }
 
-  REQUIRE(run_slurmtwin("check " + scenarios + " --update-baseline").code == 0);
-  const auto stored = parse_baseline(read_text(baseline), baseline.string());
+  REQUIRE(testing::run_cli("check " + scenarios + " --update-baseline").code == 0);
+  const auto stored = parse_baseline(testing::slurp(baseline), baseline.string());
   REQUIRE(stored.count("small-day") == 1);
   CHECK(stored.count("absent-site") == 0);  // skipped: nothing to store
   const double wait = stored.at("small-day").metrics.at("wait_mean");
@@ -192,16 +173,16 @@ TEST_CASE(
 
   const auto junit = (dir / "junit.xml").string(), md = (dir / "summary.md").string();
   SUBCASE("same inputs: every metric holds, exit 0") {
-    const auto r = run_slurmtwin(fmt::format("check {} --junit {} --markdown {}", scenarios, junit, md));
+    const auto r = testing::run_cli(fmt::format("check {} --junit {} --markdown {}", scenarios, junit, md));
     CHECK(r.code == 0);
-    const auto xml = read_text(junit);
+    const auto xml = testing::slurp(junit);
     CHECK(
         xml.find(
             "<testsuites name=\"slurmtwin check\" tests=\"4\" failures=\"0\" errors=\"0\" skipped=\"1\">") !=
         std::string::npos);
     CHECK(count(xml, "<testcase ") == 4);
     CHECK(count(xml, "<skipped message=\"input absent: ") == 1);
-    const auto summary = read_text(md);
+    const auto summary = testing::slurp(md);
     CHECK(summary.find("all metrics hold") != std::string::npos);
     CHECK(count(summary, "✅ pass |") == 3);
     CHECK(summary.find("`absent-site` skipped: input absent:") != std::string::npos);
@@ -216,12 +197,12 @@ TEST_CASE(
     m.at("jobs_started") = jobs + 1;
     m.at("utilisation") *= 1.05;
     std::ofstream(baseline) << baseline_to_yaml(edited);
-    const auto r = run_slurmtwin(fmt::format("check {} --junit {} --markdown {}", scenarios, junit, md));
+    const auto r = testing::run_cli(fmt::format("check {} --junit {} --markdown {}", scenarios, junit, md));
     CHECK(r.code == 1);
-    const auto xml = read_text(junit);
+    const auto xml = testing::slurp(junit);
     CHECK(count(xml, "<failure ") == 2);
     CHECK(xml.find("failures=\"2\"") != std::string::npos);
-    const auto summary = read_text(md);
+    const auto summary = testing::slurp(md);
     CHECK(summary.find("2 regression(s)") != std::string::npos);
     CHECK(summary.find("| small-day | `jobs_started` |") != std::string::npos);
     CHECK(count(summary, "❌ **regression**") == 2);
@@ -232,25 +213,25 @@ TEST_CASE(
     Baseline edited = stored;
     edited.at("small-day").metrics.erase("utilisation");
     std::ofstream(baseline) << baseline_to_yaml(edited);
-    const auto r = run_slurmtwin(fmt::format("check {} --junit {}", scenarios, junit));
+    const auto r = testing::run_cli(fmt::format("check {} --junit {}", scenarios, junit));
     CHECK(r.code == 2);
-    CHECK(read_text(junit).find("errors=\"1\"") != std::string::npos);
+    CHECK(testing::slurp(junit).find("errors=\"1\"") != std::string::npos);
   }
 
   SUBCASE("bad input: exit 2 with file:line") {
     const auto bad = (dir / "bad.yaml").string();
     std::ofstream(bad) << "scenarios:\n  - name: x\n    metrics: {wait_mean: {rel: lots}}\n";
-    const auto r = run_slurmtwin("check " + bad);
+    const auto r = testing::run_cli("check " + bad);
     CHECK(r.code == 2);
     CHECK(r.out.find("bad.yaml:3: rel: bad type") != std::string::npos);
-    CHECK(run_slurmtwin("check " + scenarios + " --scenario nosuch").code == 2);
-    CHECK(run_slurmtwin("check").code == 2);
+    CHECK(testing::run_cli("check " + scenarios + " --scenario nosuch").code == 2);
+    CHECK(testing::run_cli("check").code == 2);
   }
 
   SUBCASE("a non-optional scenario whose input is absent is an input error, exit 2") {
     const auto strict = (dir / "strict.yaml").string();
     std::ofstream(strict) << "scenarios:\n  - name: x\n    trace: gone.events\n    metrics: {wait_mean: }\n";
-    const auto r = run_slurmtwin(fmt::format("check {} --update-baseline", strict));
+    const auto r = testing::run_cli(fmt::format("check {} --update-baseline", strict));
     CHECK(r.code == 2);
     CHECK(r.out.find("strict.yaml:2: x: input file") != std::string::npos);
   }
@@ -259,7 +240,7 @@ TEST_CASE(
 TEST_CASE("the project's own check scenarios parse and their baseline covers every metric") {
   const auto file = std::string(SLURMTWIN_SOURCE_DIR) + "/.ci/check/scenarios.yaml";
   const auto suite = load_check_suite(file);
-  const auto baseline = parse_baseline(read_text(suite.baseline_path), suite.baseline_path);
+  const auto baseline = parse_baseline(testing::slurp(suite.baseline_path), suite.baseline_path);
   for (const auto& s : suite.scenarios) {
     INFO(s.name);
     REQUIRE(baseline.count(s.name) == 1);

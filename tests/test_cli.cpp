@@ -11,32 +11,8 @@
 
 #include "test_support.hpp"
 
-namespace {
-
-struct Run {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-Run run_cli(const std::string& args) {
-  // ctest runs test cases in parallel processes: one capture file per process.
-  static const auto dir = slurmtwin::testing::scratch_dir(fmt::format("cli_capture_{}", ::getpid()));
-  const auto capture = (dir / "out.txt").string();
-  const int status = std::system(fmt::format("{} {} > {} 2>&1", SLURMTWIN_BINARY, args, capture).c_str());
-  std::ifstream in(capture);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ss.str()};
-}
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-}  // namespace
+using slurmtwin::testing::run_cli;
+using slurmtwin::testing::slurp;
 
 TEST_CASE("help lists every command and each command's options with defaults") {
   const auto top = run_cli("--help");
@@ -117,7 +93,8 @@ TEST_CASE("the default replay runs with invariants on and is byte-identical when
   CHECK(m.find(fmt::format("\"input\": {}", rows - 1)) != std::string::npos);
 }
 
-TEST_CASE("surrogate dataset, train and eval end to end (the dataset is the same bytes with 1 or 2 workers)") {
+TEST_CASE(
+    "surrogate dataset, train and eval end to end (the dataset is the same bytes with 1 or 2 workers)") {
   const auto dir = slurmtwin::testing::scratch_dir("cli_surrogate");
   const auto data1 = (dir / "d1.stsd").string(), data2 = (dir / "d2.stsd").string();
   const auto model = (dir / "m.ckpt").string();
@@ -128,9 +105,10 @@ TEST_CASE("surrogate dataset, train and eval end to end (the dataset is the same
   REQUIRE(run_cli(fmt::format("surrogate dataset {} -j 2 -o {}", cut, data2)).code == 0);
   CHECK(slurp(data1) == slurp(data2));
 
-  const auto trained = run_cli(fmt::format(
-      "surrogate train --data {} -o {} --steps 20 --eval-every 10 --d-model 16 --heads 2 --ffn 32 --threads 1",
-      data1, model));
+  const auto trained =
+      run_cli(fmt::format("surrogate train --data {} -o {} --steps 20 --eval-every 10 --d-model 16 --heads 2 "
+                          "--ffn 32 --threads 1",
+                          data1, model));
   REQUIRE(trained.code == 0);
   CHECK(trained.out.find("for 20 steps") != std::string::npos);
   const auto evaluated = run_cli(fmt::format("surrogate eval --model {} --data {}", model, data1));

@@ -23,15 +23,9 @@
 
 using namespace slurmtwin;
 namespace fs = std::filesystem;
+using testing::slurp;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 /// Runs the slurmtwin binary with `args`; stdout+stderr go to `log`. Returns the exit code (-1 if killed).
 int run_binary(const std::string& args, const fs::path& log) {

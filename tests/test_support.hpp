@@ -1,9 +1,15 @@
 #pragma once
-// Shared helpers for tests: where the real data is, and a clear skip when it is absent.
+// Shared helpers for tests: where the real data is (with a clear skip when it is absent), scratch
+// directories, reading files, and running the slurmtwin binary.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace slurmtwin::testing {
@@ -30,6 +36,28 @@ inline std::filesystem::path scratch_dir(const std::string& name) {
   std::filesystem::remove_all(p);
   std::filesystem::create_directories(p);
   return p;
+}
+
+/// The bytes of a file ("" when it cannot be read).
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct CliRun {
+  int code = -1;    // exit code, -1 when killed by a signal
+  std::string out;  // stdout and stderr together
+};
+
+/// Runs the slurmtwin binary with `args` (a shell command line fragment).
+inline CliRun run_cli(const std::string& args) {
+  // ctest runs test cases in parallel processes: one capture file per process.
+  static const auto dir = scratch_dir(fmt::format("cli_capture_{}", ::getpid()));
+  const auto capture = (dir / "out.txt").string();
+  const int status = std::system(fmt::format("{} {} > {} 2>&1", SLURMTWIN_BINARY, args, capture).c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(capture)};
 }
 
 }  // namespace slurmtwin::testing

@@ -20,6 +20,8 @@ namespace {
 
 const char* kUsage =
     "slurmtwin sweep run SPEC.yaml [--db FILE] [-j N] [--shard I/N | --mpi]\n"
+    "       slurmtwin sweep run SPEC.yaml --engine surrogate|hybrid --model CKPT [--top-k K] [--max-exact "
+    "N]\n"
     "       slurmtwin sweep SPEC.yaml ...            (the same as sweep run)\n"
     "       slurmtwin sweep run SPEC.yaml --emit-sbatch DIR [--shards N] [--cpus-per-task C]\n"
     "       slurmtwin sweep merge --db FILE SHARD.db...\n"
@@ -107,7 +109,24 @@ int sweep_run(const Args& args) {
       "cpus-per-task", po::value<unsigned>()->default_value(4),
       "--emit-sbatch: CPUs (worker threads) per task")("time", po::value<std::string>()->default_value(""),
                                                        "--emit-sbatch: #SBATCH --time (empty = none)")(
-      "partition", po::value<std::string>()->default_value(""), "--emit-sbatch: #SBATCH --partition");
+      "partition", po::value<std::string>()->default_value(""), "--emit-sbatch: #SBATCH --partition")(
+      "engine", po::value<std::string>()->default_value("exact"),
+      "exact (the simulator), surrogate (a trained model, --model), or hybrid (the surrogate scores every "
+      "point, the simulator re-evaluates the best and the uncertain)")(
+      "model", po::value<std::string>()->default_value(""),
+      "surrogate checkpoint (slurmtwin surrogate train)")(
+      "window-jobs", po::value<std::uint32_t>()->default_value(384),
+      "surrogate: target jobs per window (as in its dataset)")(
+      "context-jobs", po::value<std::uint32_t>()->default_value(128),
+      "surrogate: context jobs before each window (as in its dataset)")(
+      "point-batch", po::value<std::size_t>()->default_value(8),
+      "surrogate: points predicted together per window (larger batches need more memory, not always faster)")(
+      "top-k", po::value<std::size_t>()->default_value(10),
+      "hybrid: re-evaluate each objective's K best predicted points")(
+      "verify-width", po::value<double>()->default_value(1.0),
+      "hybrid: and every point whose 80% interval of an objective is wider than this fraction of its median")(
+      "max-exact", po::value<double>()->default_value(0.1),
+      "hybrid: at most this many exact evaluations (a fraction of the points when < 1, else a count)");
   po::positional_options_description pos;
   pos.add("spec", 1);
   const auto vm =
@@ -133,7 +152,24 @@ int sweep_run(const Args& args) {
   ro.progress = &std::cerr;
   ro.progress_style = progress_style_for(/*fd=*/2);
   if (vm.count("shard")) std::tie(ro.shard, ro.shards) = parse_shard(vm["shard"].as<std::string>());
+  try {
+    ro.engine = parse_sweep_engine(vm["engine"].as<std::string>());
+  } catch (const std::invalid_argument& e) {
+    throw po::error(std::string("--") + e.what());
+  }
+  ro.surrogate.model = vm["model"].as<std::string>();
+  ro.surrogate.window_jobs = vm["window-jobs"].as<std::uint32_t>();
+  ro.surrogate.context_jobs = vm["context-jobs"].as<std::uint32_t>();
+  ro.surrogate.point_batch = std::max<std::size_t>(1, vm["point-batch"].as<std::size_t>());
+  ro.hybrid.top_k = vm["top-k"].as<std::size_t>();
+  ro.hybrid.verify_width = vm["verify-width"].as<double>();
+  ro.hybrid.max_exact = vm["max-exact"].as<double>();
+  if (ro.engine != SweepEngine::kExact && ro.surrogate.model.empty())
+    throw po::error("--engine surrogate and hybrid need --model CHECKPOINT");
+  if (ro.surrogate.window_jobs == 0) throw po::error("--window-jobs must be at least 1");
+  if (!(ro.hybrid.max_exact >= 0)) throw po::error("--max-exact must be >= 0");
   if (vm["mpi"].as<bool>()) {
+    if (ro.engine != SweepEngine::kExact) throw po::error("--mpi runs the exact engine only");
     if (vm.count("shard")) throw po::error("--mpi and --shard do not go together");
     const auto s = run_sweep_mpi(spec, db, ro);
     if (!s.rank0) return kExitOk;
@@ -146,10 +182,21 @@ int sweep_run(const Args& args) {
     return kExitOk;
   }
   const auto s = run_sweep_spec(spec, db, ro);
-  std::cout << fmt::format(
-      "sweep: {} points{}: {} evaluated now, {} from earlier runs; {} feasible; results in {}\n", s.total,
-      ro.shards > 1 ? fmt::format(" (shard {}/{})", ro.shard, ro.shards) : std::string(), s.evaluated,
-      s.skipped, s.feasible, db);
+  const auto shard = ro.shards > 1 ? fmt::format(" (shard {}/{})", ro.shard, ro.shards) : std::string();
+  if (ro.engine == SweepEngine::kExact)
+    std::cout << fmt::format(
+        "sweep: {} points{}: {} evaluated now, {} from earlier runs; {} feasible; results in {}\n", s.total,
+        shard, s.evaluated, s.skipped, s.feasible, db);
+  else
+    std::cout << fmt::format(
+        "sweep: {} points{}: {} predicted now by the surrogate ({:.1f} s){}; {} feasible; results in {}\n",
+        s.total, shard, s.predicted, s.surrogate_seconds,
+        ro.engine == SweepEngine::kHybrid
+            ? fmt::format(
+                  "; {} chosen for the exact simulator: {} evaluated now ({:.1f} s), {} already exact",
+                  s.verified, s.evaluated, s.exact_seconds, s.verified - s.evaluated)
+            : std::string(),
+        s.feasible, db);
   return kExitOk;
 }
 

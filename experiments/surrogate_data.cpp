@@ -51,26 +51,49 @@ double current_setting(const Site& site, const std::string& name) {
   throw std::invalid_argument(fmt::format("the surrogate cannot vary setting '{}'", name));
 }
 
-std::vector<WindowJobs> cut_windows(const Trace& trace, const DatasetOptions& o) {
-  if (o.window_jobs == 0) throw std::invalid_argument("--window-jobs must be positive");
+namespace {
+// Indices of the trace's jobs that have a submit time, in submit order (stable).
+std::vector<std::uint32_t> submit_order(const Trace& trace) {
   std::vector<std::uint32_t> order;
   for (std::uint32_t i = 0; i < trace.jobs.size(); ++i)
     if (trace.jobs[i].submit != kUnsetTime) order.push_back(i);
   std::stable_sort(order.begin(), order.end(),
                    [&](auto a, auto b) { return trace.jobs[a].submit < trace.jobs[b].submit; });
+  return order;
+}
+
+// Targets order[first, last) with up to `context` jobs before them.
+WindowJobs window_of(const std::vector<std::uint32_t>& order, std::size_t first, std::size_t last,
+                     std::size_t context) {
+  WindowJobs w;
+  for (std::size_t k = first - std::min(first, context); k < last; ++k) {
+    w.jobs.push_back(order[k]);
+    w.target.push_back(k >= first ? 1 : 0);
+  }
+  return w;
+}
+}  // namespace
+
+std::vector<WindowJobs> cut_windows(const Trace& trace, const DatasetOptions& o) {
+  if (o.window_jobs == 0) throw std::invalid_argument("--window-jobs must be positive");
+  const auto order = submit_order(trace);
   const std::size_t stride = o.stride_jobs ? o.stride_jobs : o.window_jobs;
   std::vector<WindowJobs> windows;
   for (std::size_t first = std::min<std::size_t>(o.context_jobs, order.size());
        first + o.window_jobs <= order.size(); first += stride) {
     if (o.max_windows && windows.size() >= o.max_windows) break;
-    WindowJobs w;
-    const std::size_t from = first - std::min<std::size_t>(first, o.context_jobs);
-    for (std::size_t k = from; k < first + o.window_jobs; ++k) {
-      w.jobs.push_back(order[k]);
-      w.target.push_back(k >= first ? 1 : 0);
-    }
-    windows.push_back(std::move(w));
+    windows.push_back(window_of(order, first, first + o.window_jobs, o.context_jobs));
   }
+  return windows;
+}
+
+std::vector<WindowJobs> cover_windows(const Trace& trace, std::uint32_t window_jobs,
+                                      std::uint32_t context_jobs) {
+  if (window_jobs == 0) throw std::invalid_argument("window_jobs must be positive");
+  const auto order = submit_order(trace);
+  std::vector<WindowJobs> windows;
+  for (std::size_t first = 0; first < order.size(); first += window_jobs)
+    windows.push_back(window_of(order, first, std::min(order.size(), first + window_jobs), context_jobs));
   return windows;
 }
 
@@ -107,23 +130,27 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
   d.window_replay = o.window_replay && !o.recorded;
   d.schema = o.schema ? *o.schema : surrogate::make_schema(trace, o.submit_time_only, o.queue_state);
   if (d.schema.queue_state && !o.recorded)
-    throw std::invalid_argument("queue-state features come from recorded start times: use them with --recorded");
+    throw std::invalid_argument(
+        "queue-state features come from recorded start times: use them with --recorded");
   double capacity = 0;
   for (const auto& n : site.nodes) capacity += n.cpus;
-  const auto context = surrogate::trace_context(trace, d.schema.queue_state, capacity, d.schema.submit_time_only);
+  const auto context =
+      surrogate::trace_context(trace, d.schema.queue_state, capacity, d.schema.submit_time_only);
   if (o.schema && o.schema->submit_time_only != o.submit_time_only)
     throw std::invalid_argument("--submit-time-only must match the checkpoint's feature schema");
   const auto windows = cut_windows(trace, o);
   if (windows.empty())
-    throw std::invalid_argument(fmt::format("the trace has {} jobs: too few for one window of {} + {} context",
-                                            trace.jobs.size(), o.window_jobs, o.context_jobs));
+    throw std::invalid_argument(
+        fmt::format("the trace has {} jobs: too few for one window of {} + {} context", trace.jobs.size(),
+                    o.window_jobs, o.context_jobs));
 
   // Settings: the site's own first, then a Latin hypercube over the parameters.
   if (!o.recorded) {
     for (const auto& p : o.parameters) {
       bool integer = true;
       if (!setting_is_known(p.name, integer)) throw std::invalid_argument("unknown setting " + p.name);
-      d.axes.push_back({p.name, p.lo, p.hi, p.name.starts_with("PriorityWeight") || p.scale == SweepScale::kLog});
+      d.axes.push_back(
+          {p.name, p.lo, p.hi, p.name.starts_with("PriorityWeight") || p.scale == SweepScale::kLog});
     }
     std::vector<double> own;
     for (const auto& p : o.parameters) own.push_back(current_setting(site, p.name));

@@ -21,7 +21,7 @@ struct DatasetOptions {
   std::uint32_t stride_jobs = 0;     // first target of window k+1 minus that of window k (0 = window_jobs)
   std::uint32_t max_windows = 0;     // 0 = as many as the trace holds
   std::vector<SweepParameter> parameters;  // the swept settings (ranges)
-  std::uint32_t settings = 40;       // Latin-hypercube points besides the site's own setting
+  std::uint32_t settings = 40;             // Latin-hypercube points besides the site's own setting
   std::uint64_t seed = 1;
   bool recorded = false;          // waits from the trace's recorded start times, no simulation
   bool window_replay = false;     // replay each window alone (context + targets from an empty cluster)
@@ -45,6 +45,11 @@ struct WindowJobs {
   std::vector<std::uint8_t> target;
 };
 std::vector<WindowJobs> cut_windows(const Trace& trace, const DatasetOptions& options);
+/// Every job of `trace` (with a submit time) once as a target, for inference over a whole trace: blocks
+/// of `window_jobs` jobs in submit order, each preceded by up to `context_jobs` context jobs (the first
+/// block has none, the last may be shorter). cut_windows instead skips the first `context_jobs` jobs.
+std::vector<WindowJobs> cover_windows(const Trace& trace, std::uint32_t window_jobs,
+                                      std::uint32_t context_jobs);
 
 /// The trace restricted to `jobs` (same dictionaries and origin).
 Trace sub_trace(const Trace& trace, const std::vector<std::uint32_t>& jobs);
@@ -53,7 +58,8 @@ Trace sub_trace(const Trace& trace, const std::vector<std::uint32_t>& jobs);
 /// never started), in trace order.
 std::vector<float> simulated_waits(const Site& site, const Trace& trace);
 
-surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, const DatasetOptions& options,
-                                          const std::function<void(std::size_t done, std::size_t total)>& progress = {});
+surrogate::SurrogateDataset build_dataset(
+    const Site& site, const Trace& trace, const DatasetOptions& options,
+    const std::function<void(std::size_t done, std::size_t total)>& progress = {});
 
 }  // namespace slurmtwin::cli

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <exception>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <ostream>
 #include <set>
@@ -15,6 +16,8 @@
 
 #include "experiments/replay.hpp"
 #include "experiments/site_options.hpp"
+#include "experiments/surrogate_engine.hpp"
+#include "experiments/sweep_hybrid.hpp"
 #include "experiments/trace_options.hpp"
 #include "traces/default_site.hpp"
 #include "traces/native_format.hpp"
@@ -77,6 +80,12 @@ void apply_trace_window(Trace& trace, const SweepSpec& spec) {
 }
 
 namespace {
+
+std::string now_utc() {
+  return format_timestamp(
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
+}
 
 /// Points of this run's design (and shard) in the store that meet every constraint of the spec.
 std::size_t count_feasible(const SweepStore& store, const SweepPlan& plan, const SweepRunOptions& options) {
@@ -147,9 +156,7 @@ SweepRow evaluate_task(const SweepSpec& spec, const SweepPlan& plan, std::size_t
   row.metrics_json = sim::metrics_to_json(result.metrics);
   row.version = SLURMTWIN_VERSION;
   row.trace_fingerprint = plan.fingerprint;
-  row.created = format_timestamp(
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count());
+  row.created = now_utc();
   for (const auto& o : spec.objectives) row.objectives.push_back(metric_value(result.metrics, o.metric));
   for (const auto& c : spec.constraints)
     row.constraint_values.push_back(metric_value(result.metrics, c.metric));
@@ -162,25 +169,31 @@ SweepRow evaluate_task(const SweepSpec& spec, const SweepPlan& plan, std::size_t
   return row;
 }
 
-SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, const SweepRunOptions& options) {
-  const SweepPlan plan = plan_sweep(spec);
+SweepEngine parse_sweep_engine(const std::string& name) {
+  if (name == "exact") return SweepEngine::kExact;
+  if (name == "surrogate") return SweepEngine::kSurrogate;
+  if (name == "hybrid") return SweepEngine::kHybrid;
+  throw std::invalid_argument(fmt::format("engine '{}': expected exact, surrogate or hybrid", name));
+}
 
-  SweepStore store(db);
-  store.add_objectives(spec.objectives);
-  store.set_constraints(spec.constraints);
-  const auto done = store.keys();
-  std::vector<std::size_t> todo;  // task indices
-  SweepRunSummary summary;
-  for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
-    if (!in_shard(i, options.shard, options.shards)) continue;
-    ++summary.total;
-    if (done.count(plan.tasks[i].key))
-      ++summary.skipped;
-    else
-      todo.push_back(i);
-  }
+namespace {
 
-  unsigned workers = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+Progress make_progress(const SweepRunOptions& options, std::ostream& discard, const std::string& label,
+                       std::size_t total, std::size_t initial) {
+  ProgressOptions po;
+  po.label = label;
+  po.unit = "points";
+  po.total = total;
+  po.initial = initial;
+  po.style = options.progress ? options.progress_style : ProgressStyle::kOff;
+  po.interval_s = std::max(0.05, options.progress_interval_s);
+  return Progress(options.progress ? *options.progress : discard, po);
+}
+
+/// Replays the plan's tasks `todo` on a pool of worker threads, storing each row as it finishes;
+/// returns how many were stored. The first error stops the workers and is rethrown.
+std::size_t run_exact(const SweepSpec& spec, const SweepPlan& plan, SweepStore& store,
+                      const std::vector<std::size_t>& todo, unsigned workers, Progress& progress) {
   workers = static_cast<unsigned>(std::min<std::size_t>(workers, std::max<std::size_t>(todo.size(), 1)));
   std::atomic<std::size_t> next{0};
   std::mutex mutex;  // guards store, finished, error
@@ -188,17 +201,6 @@ SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, con
   std::size_t finished = 0;
   std::exception_ptr error;
   std::atomic<bool> stop{false};
-
-  std::ostringstream discard;
-  ProgressOptions po_options;
-  po_options.label = "sweep";
-  po_options.unit = "points";
-  po_options.total = summary.total;
-  po_options.initial = summary.skipped;
-  po_options.style = options.progress ? options.progress_style : ProgressStyle::kOff;
-  po_options.interval_s = std::max(0.05, options.progress_interval_s);
-  Progress progress(options.progress ? *options.progress : discard, po_options);
-
   const auto worker = [&] {
     while (!stop) {
       const auto i = next++;
@@ -217,16 +219,6 @@ SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, con
       cv.notify_all();
     }
   };
-
-  if (options.progress)
-    *options.progress << fmt::format("sweep: {} points{}, {} already in {}, {} to run on {} threads\n",
-                                     summary.total,
-                                     options.shards > 1
-                                         ? fmt::format(" in shard {}/{}", options.shard, options.shards)
-                                         : std::string(),
-                                     summary.skipped, db, todo.size(), workers)
-                      << std::flush;
-
   std::vector<std::thread> pool;
   for (unsigned w = 0; w < workers && !todo.empty(); ++w) pool.emplace_back(worker);
   {
@@ -241,8 +233,143 @@ SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, con
   }
   for (auto& t : pool) t.join();
   if (error) std::rethrow_exception(error);
-  summary.evaluated = finished;
-  progress.finish();
+  return finished;
+}
+
+/// The store row of a surrogate prediction: its medians as the values, and the prediction.
+SweepRow prediction_row(const SweepSpec& spec, const SweepPlan& plan, std::size_t task,
+                        const SurrogatePrediction& p) {
+  SweepRow row;
+  row.key = plan.tasks[task].key;
+  row.params_json = point_json(plan.tasks[task].point);
+  row.metrics_json = sim::metrics_to_json(p.metrics[1]);
+  row.engine = "surrogate";
+  row.run_seconds = p.seconds;
+  row.version = SLURMTWIN_VERSION;
+  row.trace_fingerprint = plan.fingerprint;
+  row.created = now_utc();
+  std::vector<std::string> metrics;
+  for (const auto& o : spec.objectives) metrics.push_back(o.metric);
+  for (const auto& c : spec.constraints) metrics.push_back(c.metric);
+  for (std::size_t k = 0; k < metrics.size(); ++k) {
+    const double a = metric_value(p.metrics[0], metrics[k]), b = metric_value(p.metrics[2], metrics[k]);
+    row.predicted.push_back(metric_value(p.metrics[1], metrics[k]));
+    row.predicted_lo.push_back(std::min(a, b));
+    row.predicted_hi.push_back(std::max(a, b));
+  }
+  row.objectives.assign(row.predicted.begin(),
+                        row.predicted.begin() + static_cast<std::ptrdiff_t>(spec.objectives.size()));
+  row.constraint_values.assign(row.predicted.begin() + static_cast<std::ptrdiff_t>(spec.objectives.size()),
+                               row.predicted.end());
+  row.predicted_seconds = p.seconds;
+  if (spec.job_waits) {
+    std::vector<std::int64_t> waits;
+    for (double w : p.median_waits) waits.push_back(w < 0 ? -1 : std::llround(w));
+    row.predicted_job_waits = encode_job_waits(waits);
+  }
+  return row;
+}
+
+}  // namespace
+
+SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, const SweepRunOptions& options) {
+  const SweepPlan plan = plan_sweep(spec);
+  SweepStore store(db);
+  store.add_objectives(spec.objectives);
+  store.set_constraints(spec.constraints);
+  const auto status = store.status();
+  const auto state = [&](std::size_t i) {
+    const auto it = status.find(plan.tasks[i].key);
+    return it == status.end() ? PointStatus{} : it->second;
+  };
+  std::vector<std::size_t> mine;  // task indices of this shard
+  for (std::size_t i = 0; i < plan.tasks.size(); ++i)
+    if (in_shard(i, options.shard, options.shards)) mine.push_back(i);
+  SweepRunSummary summary;
+  summary.total = mine.size();
+  const unsigned workers = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  std::ostringstream discard;
+  const auto say = [&](const std::string& text) {
+    if (options.progress) *options.progress << text << std::flush;
+  };
+  const std::string where =
+      options.shards > 1 ? fmt::format(" in shard {}/{}", options.shard, options.shards) : std::string();
+
+  std::vector<std::size_t> exact_todo;
+  if (options.engine == SweepEngine::kExact) {
+    for (auto i : mine) {
+      if (state(i).exact)
+        ++summary.skipped;
+      else
+        exact_todo.push_back(i);
+    }
+  } else {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::size_t> to_predict;
+    for (auto i : mine)
+      if (!state(i).predicted) to_predict.push_back(i);
+    say(fmt::format("sweep: {} points{}, {} already predicted in {}, {} for the surrogate\n", summary.total,
+                    where, summary.total - to_predict.size(), db, to_predict.size()));
+    if (!to_predict.empty()) {
+      std::vector<std::string> warnings;
+      SurrogateEngineOptions so = options.surrogate;
+      if (so.threads == 0) so.threads = static_cast<int>(workers);
+      const SurrogateEngine engine(spec, plan, so, warnings);
+      for (const auto& w : warnings) {
+        if (options.warnings) options.warnings->push_back(w);
+        say("warning: " + w + "\n");
+      }
+      auto progress = make_progress(options, discard, "surrogate", to_predict.size(), 0);
+      const std::size_t batch = std::max<std::size_t>(1, so.point_batch);
+      for (std::size_t from = 0; from < to_predict.size(); from += batch) {
+        const std::vector<std::size_t> part(
+            to_predict.begin() + static_cast<std::ptrdiff_t>(from),
+            to_predict.begin() + static_cast<std::ptrdiff_t>(std::min(to_predict.size(), from + batch)));
+        const auto predictions = engine.predict(part);
+        for (std::size_t k = 0; k < part.size(); ++k) {
+          store.insert(prediction_row(spec, plan, part[k], predictions[k]), spec.objectives,
+                       spec.constraints);
+          progress.add();
+        }
+        progress.poll();
+      }
+      progress.finish();
+      summary.predicted = to_predict.size();
+    }
+    summary.surrogate_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (options.engine == SweepEngine::kHybrid) {
+      std::map<std::string, const SweepRow*> by_key;
+      const auto rows = store.rows();
+      for (const auto& r : rows) by_key[r.key] = &r;
+      std::vector<PointPrediction> predictions;
+      for (auto i : mine) {
+        const auto* r = by_key.at(plan.tasks[i].key);
+        predictions.push_back({r->predicted, r->predicted_lo, r->predicted_hi});
+      }
+      const auto chosen =
+          select_for_verification(predictions, spec.objectives, spec.constraints, options.hybrid);
+      summary.verified = chosen.size();
+      for (auto c : chosen) {
+        if (state(mine[c]).exact)
+          ++summary.skipped;
+        else
+          exact_todo.push_back(mine[c]);
+      }
+      std::sort(exact_todo.begin(), exact_todo.end());
+    }
+  }
+  if (options.engine != SweepEngine::kSurrogate) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::size_t exact_total = options.engine == SweepEngine::kExact ? summary.total : summary.verified;
+    say(fmt::format("sweep: {} points{} for the exact simulator, {} already in {}, {} to run on {} threads\n",
+                    exact_total, options.engine == SweepEngine::kExact ? where : std::string(),
+                    exact_total - exact_todo.size(), db, exact_todo.size(),
+                    std::min<std::size_t>(workers, std::max<std::size_t>(exact_todo.size(), 1))));
+    auto progress = make_progress(options, discard, "sweep", exact_total, exact_total - exact_todo.size());
+    summary.evaluated = run_exact(spec, plan, store, exact_todo, workers, progress);
+    progress.finish();
+    summary.exact_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
   summary.feasible = count_feasible(store, plan, options);
   return summary;
 }

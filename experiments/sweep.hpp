@@ -54,6 +54,29 @@ inline bool in_shard(std::size_t index, std::uint32_t shard, std::uint32_t shard
   return shards <= 1 || index % shards == shard;
 }
 
+/// Which engine scores the points: the exact simulator, the trained surrogate, or the surrogate for
+/// every point and the exact simulator for those that matter (docs/sweeps.md, "Engines").
+enum class SweepEngine { kExact, kSurrogate, kHybrid };
+SweepEngine parse_sweep_engine(const std::string& name);
+
+struct SurrogateEngineOptions {
+  std::string model;                 // checkpoint (slurmtwin surrogate train)
+  std::uint32_t window_jobs = 384;   // target jobs per window (as the model was trained)
+  std::uint32_t context_jobs = 128;  // jobs before each window the model sees as context
+  std::size_t point_batch = 128;     // points predicted together (memory: batch × jobs × 3 doubles)
+  int threads = 0;                   // libtorch CPU threads (0 = all cores)
+};
+
+/// Which points a hybrid sweep re-evaluates exactly (experiments/sweep_hybrid.hpp).
+struct HybridOptions {
+  std::size_t top_k =
+      10;  // per objective: the best K by predicted median (among points that may be feasible)
+  double verify_width = 1.0;  // and every point whose 80% interval of an objective is wider than this
+                              // fraction of its median
+  double max_exact = 0.1;     // at most this many exact evaluations: a fraction of the points when < 1,
+                              // else a count
+};
+
 struct SweepRunOptions {
   unsigned jobs = 0;                 // worker threads (0 = hardware threads)
   double progress_interval_s = 10;   // kLines: seconds between progress lines
@@ -61,6 +84,10 @@ struct SweepRunOptions {
   ProgressStyle progress_style = ProgressStyle::kLines;
   std::uint32_t shard = 0;   // run only the design points of shard `shard` ...
   std::uint32_t shards = 1;  // ... of `shards` (job arrays: --shard i/N)
+  SweepEngine engine = SweepEngine::kExact;
+  SurrogateEngineOptions surrogate;  // engine surrogate or hybrid
+  HybridOptions hybrid;
+  std::vector<std::string>* warnings = nullptr;  // receives the surrogate's warnings (nullptr = drop)
 };
 
 struct SweepRunSummary {
@@ -68,6 +95,9 @@ struct SweepRunSummary {
   std::size_t skipped = 0;    // already in the store
   std::size_t evaluated = 0;  // replayed and inserted by this run
   std::size_t feasible = 0;   // points in the store (of this spec) that meet every constraint
+  std::size_t predicted = 0;  // scored by the surrogate in this run
+  std::size_t verified = 0;   // hybrid: points chosen for exact evaluation (some may have been exact already)
+  double surrogate_seconds = 0, exact_seconds = 0;  // wall time of each engine's phase in this run
 };
 
 /// Runs the sweep into the SQLite database `db`. The spec is checked against the site (every point

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <variant>
 
 namespace slurmtwin::cli {
 namespace {
@@ -134,6 +135,11 @@ std::string objective_column(const std::string& metric) {
   return out;
 }
 
+std::array<std::string, 3> prediction_columns(const std::string& metric) {
+  const auto base = objective_column(metric).substr(4);
+  return {"sur_" + base, "sur_lo_" + base, "sur_hi_" + base};
+}
+
 SweepStore::SweepStore(const std::string& path) : path_(path) {
   if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
     const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
@@ -155,8 +161,11 @@ SweepStore::SweepStore(const std::string& path) : path_(path) {
         "CREATE TABLE IF NOT EXISTS constraints (seq INTEGER PRIMARY KEY, text TEXT UNIQUE NOT NULL, "
         "metric TEXT NOT NULL, column_name TEXT NOT NULL, op TEXT NOT NULL, bound REAL NOT NULL)");
     // Stores written before per-job waits existed get the column (NULL in their rows).
-    if (!table_columns(db_, "table_info(points)", path_).count("job_waits"))
-      exec("ALTER TABLE points ADD COLUMN job_waits BLOB");
+    // Likewise for the surrogate's prediction of a point (sweep run --engine surrogate|hybrid).
+    const auto columns = table_columns(db_, "table_info(points)", path_);
+    if (!columns.count("job_waits")) exec("ALTER TABLE points ADD COLUMN job_waits BLOB");
+    if (!columns.count("sur_seconds")) exec("ALTER TABLE points ADD COLUMN sur_seconds REAL");
+    if (!columns.count("sur_job_waits")) exec("ALTER TABLE points ADD COLUMN sur_job_waits BLOB");
   } catch (...) {
     sqlite3_close(db_);
     throw;
@@ -176,16 +185,19 @@ void SweepStore::exec(const std::string& sql) const {
   }
 }
 
+void SweepStore::add_metric_columns(const std::string& metric, std::set<std::string>& columns) const {
+  const auto p = prediction_columns(metric);
+  for (const auto& col : {objective_column(metric), p[0], p[1], p[2]})
+    if (columns.insert(col).second) exec(fmt::format("ALTER TABLE points ADD COLUMN \"{}\" REAL", col));
+}
+
 void SweepStore::add_objectives(const std::vector<SweepObjective>& objectives) {
   auto columns = table_columns(db_, "table_info(points)", path_);
   exec("BEGIN IMMEDIATE");
   try {
     for (const auto& o : objectives) {
       const auto col = objective_column(o.metric);
-      if (!columns.count(col)) {
-        exec(fmt::format("ALTER TABLE points ADD COLUMN \"{}\" REAL", col));
-        columns.insert(col);
-      }
+      add_metric_columns(o.metric, columns);
       Statement s(db_,
                   "INSERT OR REPLACE INTO objectives (seq, metric, column_name, goal) VALUES "
                   "((SELECT seq FROM objectives WHERE metric = ?1), ?1, ?2, ?3)",
@@ -217,10 +229,7 @@ void SweepStore::set_constraints(const std::vector<SweepConstraint>& constraints
     for (std::size_t k = 0; k < constraints.size(); ++k) {
       const auto& c = constraints[k];
       const auto col = objective_column(c.metric);
-      if (!columns.count(col)) {
-        exec(fmt::format("ALTER TABLE points ADD COLUMN \"{}\" REAL", col));
-        columns.insert(col);
-      }
+      add_metric_columns(c.metric, columns);
       Statement s(db_,
                   "INSERT OR IGNORE INTO constraints (seq, text, metric, column_name, op, bound) VALUES "
                   "(?1, ?2, ?3, ?4, ?5, ?6)",
@@ -261,43 +270,87 @@ std::set<std::string> SweepStore::keys() const {
   return out;
 }
 
+std::map<std::string, PointStatus> SweepStore::status() const {
+  std::map<std::string, PointStatus> out;
+  Statement s(db_, "SELECT key, engine, sur_seconds FROM points", path_);
+  while (s.step()) out[s.text(0)] = {s.text(1) == "exact", !std::isnan(s.real(2))};
+  return out;
+}
+
 bool SweepStore::insert(const SweepRow& row, const std::vector<SweepObjective>& objectives,
                         const std::vector<SweepConstraint>& constraints) {
   // Metric column -> value; a metric both objective and constraint has one column.
-  std::map<std::string, double> metric_columns;
+  std::map<std::string, double> values, predictions;
   const auto at = [](const std::vector<double>& v, std::size_t k) {
     return k < v.size() ? v[k] : std::numeric_limits<double>::quiet_NaN();
   };
-  for (std::size_t k = 0; k < objectives.size(); ++k)
-    metric_columns[objective_column(objectives[k].metric)] = at(row.objectives, k);
+  const auto add = [&](const std::string& metric, double value, std::size_t k) {
+    values[objective_column(metric)] = value;
+    if (!row.has_prediction()) return;
+    const auto p = prediction_columns(metric);
+    predictions[p[0]] = at(row.predicted, k);
+    predictions[p[1]] = at(row.predicted_lo, k);
+    predictions[p[2]] = at(row.predicted_hi, k);
+  };
+  for (std::size_t k = 0; k < objectives.size(); ++k) add(objectives[k].metric, at(row.objectives, k), k);
   for (std::size_t k = 0; k < constraints.size(); ++k)
-    metric_columns[objective_column(constraints[k].metric)] = at(row.constraint_values, k);
-  std::string cols =
-      "key, params, metrics, engine, run_seconds, version, trace_fingerprint, created, job_waits";
-  std::string marks = "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9";
-  int next_mark = 10;
-  for (const auto& [col, value] : metric_columns) {
-    cols += fmt::format(", \"{}\"", col);
-    marks += fmt::format(", ?{}", next_mark++);
+    add(constraints[k].metric, at(row.constraint_values, k), objectives.size() + k);
+  if (row.has_prediction()) predictions["sur_seconds"] = row.predicted_seconds;
+
+  // (column, value) lists: a std::string value binds as text, a Blob as a blob, a double as a real.
+  struct Blob {
+    std::string bytes;
+  };
+  using Value = std::variant<std::string, double, Blob>;
+  using Columns = std::vector<std::pair<std::string, Value>>;
+  Columns main = {{"params", row.params_json}, {"metrics", row.metrics_json},
+                  {"engine", row.engine},      {"run_seconds", row.run_seconds},
+                  {"version", row.version},    {"trace_fingerprint", row.trace_fingerprint},
+                  {"created", row.created},    {"job_waits", Blob{row.job_waits}}};
+  for (const auto& [col, value] : values) main.emplace_back(col, value);
+  Columns predicted;
+  for (const auto& [col, value] : predictions) predicted.emplace_back(col, value);
+  if (row.has_prediction()) predicted.emplace_back("sur_job_waits", Blob{row.predicted_job_waits});
+  // Runs `sql` with ?1 = the key and ?2... = `cols` in order; true when it changed a row.
+  const auto run = [&](const std::string& sql, const Columns& cols) {
+    Statement s(db_, sql, path_);
+    s.bind(1, row.key);
+    int mark = 2;
+    for (const auto& [col, value] : cols) {
+      if (const auto* t = std::get_if<std::string>(&value)) s.bind(mark, *t);
+      if (const auto* d = std::get_if<double>(&value)) s.bind(mark, *d);
+      if (const auto* b = std::get_if<Blob>(&value)) s.bind_blob(mark, b->bytes);
+      ++mark;
+    }
+    s.step();
+    return sqlite3_changes(db_) > 0;
+  };
+  const auto assignments = [](const Columns& cols) {
+    std::string out;
+    int mark = 2;
+    for (const auto& [col, value] : cols)
+      out += fmt::format("{}\"{}\" = ?{}", out.empty() ? "" : ", ", col, mark++);
+    return out;
+  };
+  Columns all = main;
+  all.insert(all.end(), predicted.begin(), predicted.end());
+  std::string names = "key", marks = "?1";
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    names += fmt::format(", \"{}\"", all[k].first);
+    marks += fmt::format(", ?{}", k + 2);
   }
   exec("BEGIN IMMEDIATE");
   try {
-    Statement s(db_, fmt::format("INSERT OR IGNORE INTO points ({}) VALUES ({})", cols, marks), path_);
-    s.bind(1, row.key);
-    s.bind(2, row.params_json);
-    s.bind(3, row.metrics_json);
-    s.bind(4, row.engine);
-    s.bind(5, row.run_seconds);
-    s.bind(6, row.version);
-    s.bind(7, row.trace_fingerprint);
-    s.bind(8, row.created);
-    s.bind_blob(9, row.job_waits);
-    int mark = 10;
-    for (const auto& [col, value] : metric_columns) s.bind(mark++, value);
-    s.step();
-    const bool added = sqlite3_changes(db_) > 0;
+    bool changed = run(fmt::format("INSERT OR IGNORE INTO points ({}) VALUES ({})", names, marks), all);
+    if (!changed && row.engine == "exact")
+      changed = run(
+          fmt::format("UPDATE points SET {} WHERE key = ?1 AND engine <> 'exact'", assignments(main)), main);
+    if (!changed && row.has_prediction())
+      changed = run(
+          fmt::format("UPDATE points SET {} WHERE key = ?1 AND sur_seconds IS NULL", assignments(predicted)),
+          predicted);
     exec("COMMIT");
-    return added;
+    return changed;
   } catch (...) {
     exec("ROLLBACK");
     throw;
@@ -309,8 +362,15 @@ std::vector<SweepRow> SweepStore::rows(bool with_job_waits) const {
   const auto cons = constraints();
   std::string cols = "key, params, metrics, engine, run_seconds, version, trace_fingerprint, created";
   cols += with_job_waits ? ", job_waits" : ", NULL";
+  cols += with_job_waits ? ", sur_job_waits" : ", NULL";
+  cols += ", sur_seconds";
   for (const auto& o : objs) cols += fmt::format(", \"{}\"", objective_column(o.metric));
   for (const auto& c : cons) cols += fmt::format(", \"{}\"", objective_column(c.metric));
+  std::vector<std::string> metrics;
+  for (const auto& o : objs) metrics.push_back(o.metric);
+  for (const auto& c : cons) metrics.push_back(c.metric);
+  for (const auto& metric : metrics)
+    for (const auto& col : prediction_columns(metric)) cols += fmt::format(", \"{}\"", col);
   std::vector<SweepRow> out;
   Statement s(db_, fmt::format("SELECT {} FROM points ORDER BY key", cols), path_);
   while (s.step()) {
@@ -324,9 +384,18 @@ std::vector<SweepRow> SweepStore::rows(bool with_job_waits) const {
     r.trace_fingerprint = s.text(6);
     r.created = s.text(7);
     r.job_waits = s.blob(8);
-    int col = 9;
+    r.predicted_job_waits = s.blob(9);
+    r.predicted_seconds = s.real(10);
+    int col = 11;
     for (std::size_t k = 0; k < objs.size(); ++k) r.objectives.push_back(s.real(col++));
     for (std::size_t k = 0; k < cons.size(); ++k) r.constraint_values.push_back(s.real(col++));
+    if (r.has_prediction())
+      for (std::size_t k = 0; k < metrics.size(); ++k) {
+        r.predicted.push_back(s.real(col));
+        r.predicted_lo.push_back(s.real(col + 1));
+        r.predicted_hi.push_back(s.real(col + 2));
+        col += 3;
+      }
     out.push_back(std::move(r));
   }
   return out;

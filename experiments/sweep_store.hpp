@@ -3,6 +3,10 @@
 // point (table `points`) and the objectives the sweep declared (table `objectives`). Each point is
 // inserted in its own transaction with INSERT OR IGNORE, so a sweep killed at any instant and rerun
 // neither loses nor duplicates a point. See docs/sweeps.md for the schema.
+#include <array>
+#include <cmath>
+#include <limits>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -26,6 +30,20 @@ struct SweepRow {
   std::vector<double> objectives;         // one per objective, in the store's objectives() order
   std::vector<double> constraint_values;  // one per constraint, in the store's constraints() order
   std::string job_waits;                  // zlib blob of per-job waits (encode_job_waits), or empty
+  // The surrogate's prediction, where it ran on this point (whatever engine produced the values
+  // above): per objective, then per constraint, the median and the 80% interval; empty or NaN where it
+  // did not run. `engine` says which engine produced `objectives`; a point the exact simulator
+  // re-evaluated keeps the surrogate's prediction here, so both values are stored.
+  std::vector<double> predicted, predicted_lo, predicted_hi;
+  double predicted_seconds = std::numeric_limits<double>::quiet_NaN();  // the surrogate's time for it, s
+  std::string predicted_job_waits;  // zlib blob of the predicted median waits, or empty
+  bool has_prediction() const { return !std::isnan(predicted_seconds); }
+};
+
+/// Which engines have evaluated a stored point.
+struct PointStatus {
+  bool exact = false;      // the row's values come from the exact simulator
+  bool predicted = false;  // the surrogate's prediction is stored
 };
 
 /// Per-job waits (s, start - submit; -1 for a job that never started), one per trace job in trace
@@ -37,6 +55,9 @@ std::vector<std::int64_t> decode_job_waits(const std::string& blob);
 /// The column of `points` that holds metric `metric` of an objective or a constraint ("obj_" + metric,
 /// other chars -> '_').
 std::string objective_column(const std::string& metric);
+/// The columns of the surrogate's median, 10% and 90% prediction of `metric` ("sur_", "sur_lo_",
+/// "sur_hi_" + metric, other chars -> '_').
+std::array<std::string, 3> prediction_columns(const std::string& metric);
 
 class SweepStore {
  public:
@@ -57,9 +78,13 @@ class SweepStore {
   std::vector<SweepConstraint> constraints() const;
   /// Keys of every stored point.
   std::set<std::string> keys() const;
-  /// Inserts one point in its own transaction; false when the key was already there (row unchanged).
-  /// `row.objectives` follow `objectives` and `row.constraint_values` follow `constraints` (both
-  /// must have been added).
+  /// Which engines have evaluated each stored point.
+  std::map<std::string, PointStatus> status() const;
+  /// Stores one point in its own transaction: a new key is inserted; for a key already there, an
+  /// exact row replaces the values of a row the exact simulator had not produced, and a prediction
+  /// is added where none was stored; anything else leaves the row unchanged (returns false).
+  /// `row.objectives` and the medians of `row.predicted` follow `objectives`, `row.constraint_values`
+  /// follows `constraints` (both must have been added; `row.predicted` continues with them).
   bool insert(const SweepRow& row, const std::vector<SweepObjective>& objectives,
               const std::vector<SweepConstraint>& constraints = {});
   /// Every row, by key; objectives in objectives() order, constraint values in constraints() order
@@ -73,6 +98,8 @@ class SweepStore {
 
  private:
   void exec(const std::string& sql) const;
+  /// Adds the value and prediction columns of `metric` that `columns` (the table's) lacks.
+  void add_metric_columns(const std::string& metric, std::set<std::string>& columns) const;
   std::string path_;
   sqlite3* db_ = nullptr;
 };

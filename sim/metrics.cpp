@@ -64,11 +64,14 @@ std::string top_account(const Site& site, const std::string& account) {
 }  // namespace
 
 void TimeSeriesRecorder::on_time_advance(const SimState& state, Seconds from, Seconds to) {
-  if (first == kUnsetTime) first = state.origin;
-  const double used = static_cast<double>(state.cluster.used_cpus());
-  const double queued = static_cast<double>(state.pending.size());
-  queue_length_time[state.pending.size()] += to - from;
-  max_queue = std::max(max_queue, state.pending.size());
+  add(state.origin, from, to, static_cast<double>(state.cluster.used_cpus()), state.pending.size());
+}
+
+void TimeSeriesRecorder::add(Seconds origin, Seconds from, Seconds to, double used, std::size_t pending) {
+  if (first == kUnsetTime) first = origin;
+  const double queued = static_cast<double>(pending);
+  queue_length_time[pending] += to - from;
+  max_queue = std::max(max_queue, pending);
   for (Seconds t = from; t < to;) {
     const auto b = static_cast<std::size_t>((t - first) / kSeriesBucket);
     const Seconds bucket_end = first + static_cast<Seconds>(b + 1) * kSeriesBucket;
@@ -78,6 +81,42 @@ void TimeSeriesRecorder::on_time_advance(const SimState& state, Seconds from, Se
     buckets[b].queue_seconds += queued * static_cast<double>(until - t);
     t = until;
   }
+}
+
+TimeSeriesRecorder schedule_series(const SimState& state) {
+  // (time, change of pending jobs, change of allocated CPUs), swept in time order.
+  struct Change {
+    Seconds t;
+    std::int64_t pending;
+    double cpus;
+  };
+  std::vector<Change> changes;
+  for (const auto& j : state.jobs) {
+    if (j.state == SimJobState::kRejected || j.submit == kUnsetTime) continue;
+    changes.push_back({j.submit, 1, 0});
+    if (j.start == kUnsetTime) continue;
+    changes.push_back({j.start, -1, static_cast<double>(j.alloc_cpus)});
+    changes.push_back({j.end == kUnsetTime ? state.now : j.end, 0, -static_cast<double>(j.alloc_cpus)});
+  }
+  std::sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) { return a.t < b.t; });
+  TimeSeriesRecorder r;
+  std::int64_t pending = 0;
+  double used = 0;
+  Seconds now = changes.empty() ? state.origin : std::min(state.origin, changes.front().t);
+  for (std::size_t i = 0; i < changes.size();) {
+    const Seconds t = changes[i].t;
+    if (t > now)
+      r.add(state.origin, now, t, used, static_cast<std::size_t>(std::max<std::int64_t>(0, pending)));
+    now = std::max(now, t);
+    for (; i < changes.size() && changes[i].t == t; ++i) {
+      pending += changes[i].pending;
+      used += changes[i].cpus;
+    }
+  }
+  // A replay's clock runs on to its last event (a timer after the last end, say), with an empty queue.
+  if (state.now > now)
+    r.add(state.origin, now, state.now, used, static_cast<std::size_t>(std::max<std::int64_t>(0, pending)));
+  return r;
 }
 
 ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const TimeSeriesRecorder& series) {

@@ -21,6 +21,9 @@ inline constexpr Seconds kSeriesBucket = 3600;
 class TimeSeriesRecorder final : public ReplayObserver {
  public:
   void on_time_advance(const SimState& state, Seconds from, Seconds to) override;
+  /// Records [from, to) with `used_cpus` allocated and `pending` jobs queued (`origin`: start of bucket 0
+  /// when this is the first interval).
+  void add(Seconds origin, Seconds from, Seconds to, double used_cpus, std::size_t pending);
 
   struct Bucket {
     double cpu_seconds = 0;    // allocated CPU-seconds in the bucket
@@ -70,6 +73,11 @@ struct ReplayMetrics {
   bool has_fidelity = false;
   FidelityStats fidelity;
 };
+
+/// The time series of a schedule that no replay produced (a surrogate's prediction): from each
+/// accepted job's submit, start and end in `state.jobs`, as a replay's recorder would have seen them,
+/// up to `state.now` (the last event).
+TimeSeriesRecorder schedule_series(const SimState& state);
 
 /// Computes the metrics of a finished replay.
 ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const TimeSeriesRecorder& series);

@@ -1,0 +1,285 @@
+// Sweeps with the surrogate in the loop (issue 8): the metrics of a predicted schedule, which points a
+// hybrid sweep verifies, the store keeping both engines' values, and `sweep run --engine
+// surrogate|hybrid` end to end with a small trained model.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+
+#include "experiments/replay.hpp"
+#include "experiments/surrogate_data.hpp"
+#include "experiments/surrogate_engine.hpp"
+#include "experiments/sweep.hpp"
+#include "experiments/sweep_hybrid.hpp"
+#include "experiments/sweep_store.hpp"
+#include "surrogate/model.hpp"
+#include "tests/test_support.hpp"
+#include "traces/default_site.hpp"
+#include "traces/synthetic.hpp"
+
+namespace slurmtwin::cli {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+Trace one_day(std::uint64_t seed) {
+  auto config = default_synthetic_config();
+  config.seed = seed;
+  config.days = 1;
+  return generate_synthetic(config);
+}
+
+}  // namespace
+
+TEST_CASE("predicted schedule: the exact waits as the prediction give back the replay's metrics") {
+  const Trace trace = one_day(11);
+  const ReplayResult r = run_replay(default_site(), trace, ReplayOptions{});
+  REQUIRE(r.metrics.preemptions == 0);  // the surrogate does not predict preemptions
+  REQUIRE(r.metrics.started > 100);
+  std::vector<double> waits(trace.jobs.size(), -1);
+  for (const auto& j : r.state->jobs)
+    if (j.start != kUnsetTime) waits[j.trace_index] = static_cast<double>(j.start - j.submit);
+  sim::SimState work = *r.state;
+  const auto same = predicted_schedule_metrics(r, trace, waits, work);
+  CHECK(sim::metrics_to_json(same) == sim::metrics_to_json(r.metrics));
+
+  // Every started job waiting one hour longer: the mean wait grows by exactly 3600 s, and the queue
+  // holds each job one hour longer.
+  for (auto& w : waits)
+    if (w >= 0) w += 3600;
+  const auto later = predicted_schedule_metrics(r, trace, waits, work);
+  CHECK(later.overall.mean == doctest::Approx(r.metrics.overall.mean + 3600).epsilon(1e-12));
+  CHECK(later.overall.max == doctest::Approx(r.metrics.overall.max + 3600));
+  CHECK(later.started == r.metrics.started);
+  CHECK(later.makespan >= r.metrics.makespan);
+  CHECK(later.mean_queue_length > r.metrics.mean_queue_length);
+}
+
+TEST_CASE("hybrid sweep: which points the exact simulator verifies, by hand") {
+  // Objectives: wait (min), utilisation (max); constraint: p95 <= 100.
+  const std::vector<SweepObjective> objectives = {{"wait_mean", Goal::kMin}, {"utilisation", Goal::kMax}};
+  SweepConstraint c = parse_constraint("wait_p95 <= 100");
+  // mid/lo/hi per point: wait, utilisation, p95.
+  const std::vector<PointPrediction> p = {
+      {{10, 0.50, 90}, {9, 0.49, 80}, {11, 0.51, 95}},     // 0: best wait, feasible
+      {{5, 0.40, 150}, {4, 0.39, 120}, {6, 0.41, 160}},    // 1: better wait, but certainly infeasible
+      {{20, 0.90, 80}, {19, 0.89, 70}, {21, 0.91, 90}},    // 2: best utilisation
+      {{12, 0.60, 110}, {11, 0.59, 95}, {13, 0.61, 120}},  // 3: second wait; may be feasible (lo 95)
+      {{30, 0.80, 50}, {5, 0.20, 40}, {60, 0.95, 60}},     // 4: second utilisation; wide interval
+      {{40, 0.10, 50}, {39, 0.09, 40}, {41, 0.11, 60}},    // 5: nothing
+  };
+  HybridOptions o;
+  o.top_k = 1;
+  o.verify_width = 1.0;
+  o.max_exact = 6;
+  // Rank 1 of wait (0; 1 is infeasible), rank 1 of utilisation (2), then the wide one (4: (60-5)/30).
+  CHECK(select_for_verification(p, objectives, {c}, o) == std::vector<std::size_t>{0, 2, 4});
+  o.top_k = 2;  // rank 2: wait 3, utilisation 4
+  CHECK(select_for_verification(p, objectives, {c}, o) == std::vector<std::size_t>{0, 2, 3, 4});
+  o.max_exact = 0.5;  // half of 6 points
+  CHECK(select_for_verification(p, objectives, {c}, o) == std::vector<std::size_t>{0, 2, 3});
+  o.max_exact = 6;
+  CHECK(select_for_verification(p, objectives, {}, o) == std::vector<std::size_t>{1, 2, 0, 4});
+  CHECK(exact_budget(o, 1000) == 6);
+  o.max_exact = 0.1;
+  CHECK(exact_budget(o, 1000) == 100);
+}
+
+TEST_CASE("sweep store: an exact result replaces a prediction's values and keeps the prediction") {
+  const auto dir = testing::scratch_dir("sweep_engines_store");
+  const auto db = (dir / "s.db").string();
+  SweepStore store(db);
+  const std::vector<SweepObjective> objectives = {{"wait_mean", Goal::kMin}};
+  const std::vector<SweepConstraint> constraints = {parse_constraint("wait_p95 <= 100")};
+  store.add_objectives(objectives);
+  store.set_constraints(constraints);
+  SweepRow predicted;
+  predicted.key = "k1";
+  predicted.params_json = "{}";
+  predicted.metrics_json = "{}";
+  predicted.engine = "surrogate";
+  predicted.objectives = {10};
+  predicted.constraint_values = {90};
+  predicted.predicted = {10, 90};
+  predicted.predicted_lo = {8, 80};
+  predicted.predicted_hi = {13, 99};
+  predicted.predicted_seconds = 0.5;
+  CHECK(store.insert(predicted, objectives, constraints));
+  CHECK_FALSE(store.insert(predicted, objectives, constraints));  // already predicted
+  CHECK(store.status().at("k1").predicted);
+  CHECK_FALSE(store.status().at("k1").exact);
+
+  SweepRow exact = predicted;
+  exact.engine = "exact";
+  exact.objectives = {12};
+  exact.constraint_values = {101};
+  exact.predicted.clear();
+  exact.predicted_lo.clear();
+  exact.predicted_hi.clear();
+  exact.predicted_seconds = kNaN;
+  exact.run_seconds = 3;
+  CHECK(store.insert(exact, objectives, constraints));
+  CHECK_FALSE(store.insert(exact, objectives, constraints));  // exact already
+  auto rows = store.rows();
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].engine == "exact");
+  CHECK(rows[0].objectives == std::vector<double>{12});
+  CHECK(rows[0].constraint_values == std::vector<double>{101});
+  CHECK(rows[0].predicted == std::vector<double>{10, 90});
+  CHECK(rows[0].predicted_lo == std::vector<double>{8, 80});
+  CHECK(rows[0].predicted_hi == std::vector<double>{13, 99});
+  CHECK(rows[0].predicted_seconds == 0.5);
+
+  // The other way round: a prediction added to an exact row leaves its values alone.
+  exact.key = "k2";
+  CHECK(store.insert(exact, objectives, constraints));
+  predicted.key = "k2";
+  CHECK(store.insert(predicted, objectives, constraints));
+  rows = store.rows();
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[1].engine == "exact");
+  CHECK(rows[1].objectives == std::vector<double>{12});
+  CHECK(rows[1].predicted == std::vector<double>{10, 90});
+  CHECK(store.status().at("k2").exact);
+  CHECK(store.status().at("k2").predicted);
+}
+
+namespace {
+
+// A small surrogate of the built-in site on a synthetic day, trained for a few steps: enough to test
+// the plumbing, not accuracy (docs/surrogate.md has the accuracy figures).
+std::string small_model(const std::filesystem::path& dir) {
+  DatasetOptions o;
+  o.window_jobs = 64;
+  o.context_jobs = 16;
+  o.settings = 5;
+  o.threads = 1;
+  for (const char* name : {"PriorityWeightAge", "PriorityWeightFairshare"}) {
+    SweepParameter p;
+    p.name = name;
+    p.lo = 0;
+    p.hi = 10000;
+    o.parameters.push_back(p);
+  }
+  const auto d = build_dataset(default_site(), one_day(11), o);
+  surrogate::ModelConfig c;
+  c.d_model = 16;
+  c.heads = 2;
+  c.encoder_layers = 1;
+  c.competition_heads = 2;
+  c.ffn = 32;
+  surrogate::TrainOptions t;
+  t.steps = 20;
+  t.warmup = 5;
+  t.eval_every = 10;
+  t.threads = 1;
+  t.device = "cpu";
+  const auto split = surrogate::make_split(d, 1);
+  surrogate::Surrogate model(d, split.train_windows, c, 1);
+  model.train(d, split, t);
+  const auto path = (dir / "small.ckpt").string();
+  model.save(path);
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("sweep --engine surrogate and hybrid: stored predictions, exact verification, both values kept") {
+  const auto dir = testing::scratch_dir("sweep_engines");
+  const auto spec_path = (dir / "spec.yaml").string();
+  std::ofstream(spec_path) << "trace:\n  synthetic: {seed: 11, days: 1}\n"
+                              "parameters:\n  PriorityWeightAge: [0, 3000, 9000]\n"
+                              "  PriorityWeightFairshare: [100, 5000, 10000]\n"
+                              "objectives:\n  - {metric: wait_mean, goal: min}\n"
+                              "  - {metric: utilisation, goal: max}\n"
+                              "constraints:\n  - wait_p95 <= 1000000\n";
+  const auto spec = load_sweep_spec(spec_path);
+  SweepRunOptions o;
+  o.engine = SweepEngine::kSurrogate;
+  o.surrogate.model = small_model(dir);
+  o.surrogate.window_jobs = 64;
+  o.surrogate.context_jobs = 16;
+  o.surrogate.point_batch = 4;  // several batches
+  o.jobs = 1;
+  const auto db1 = (dir / "s1.db").string();
+  const auto s = run_sweep_spec(spec, db1, o);
+  CHECK(s.total == 9);
+  CHECK(s.predicted == 9);
+  CHECK(s.evaluated == 0);
+  CHECK(run_sweep_spec(spec, db1, o).predicted == 0);  // resumed: nothing left to predict
+
+  // Same predictions with 2 threads.
+  o.jobs = 2;
+  const auto db2 = (dir / "s2.db").string();
+  run_sweep_spec(spec, db2, o);
+  const auto rows = SweepStore(db1).rows(true);
+  const auto rows2 = SweepStore(db2).rows(true);
+  REQUIRE(rows.size() == 9);
+  REQUIRE(rows2.size() == 9);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    CAPTURE(r.params_json);
+    CHECK(r.engine == "surrogate");
+    CHECK(r.metrics_json == rows2[i].metrics_json);
+    CHECK(r.predicted == rows2[i].predicted);
+    REQUIRE(r.predicted.size() == 3);  // 2 objectives + 1 constraint
+    CHECK(r.objectives == std::vector<double>{r.predicted[0], r.predicted[1]});
+    CHECK(r.constraint_values == std::vector<double>{r.predicted[2]});
+    for (std::size_t k = 0; k < 3; ++k)
+      CHECK((r.predicted_lo[k] <= r.predicted[k] && r.predicted[k] <= r.predicted_hi[k]));
+    CHECK(r.predicted[0] > 0);
+  }
+  std::set<double> waits;
+  for (const auto& r : rows) waits.insert(r.predicted[0]);
+  CHECK(waits.size() > 1);  // the setting changes the prediction
+
+  // Hybrid into the store of the surrogate run: no new prediction; the chosen points are replayed
+  // exactly and equal an exact sweep's values, and keep their prediction.
+  o.engine = SweepEngine::kHybrid;
+  o.hybrid.top_k = 1;
+  o.hybrid.verify_width = 1e9;
+  o.hybrid.max_exact = 3;
+  const auto h = run_sweep_spec(spec, db1, o);
+  CHECK(h.predicted == 0);
+  CHECK(h.verified >= 1);
+  CHECK(h.verified <= 2);
+  CHECK(h.evaluated == h.verified);
+  o.engine = SweepEngine::kExact;
+  const auto exact_db = (dir / "exact.db").string();
+  CHECK(run_sweep_spec(spec, exact_db, o).evaluated == 9);
+  std::map<std::string, SweepRow> exact;
+  for (auto& r : SweepStore(exact_db).rows()) exact[r.key] = r;
+  std::size_t verified = 0;
+  for (const auto& r : SweepStore(db1).rows()) {
+    if (r.engine != "exact") continue;
+    ++verified;
+    CHECK(r.objectives == exact.at(r.key).objectives);
+    CHECK(r.metrics_json == exact.at(r.key).metrics_json);
+    CHECK(r.has_prediction());
+  }
+  CHECK(verified == h.verified);
+  // An exact run on the hybrid store replays only the rest.
+  CHECK(run_sweep_spec(spec, db1, o).evaluated == 9 - h.verified);
+}
+
+TEST_CASE(
+    "sweep --engine: a model is required, and a setting the model does not know fails naming the line") {
+  const auto dir = testing::scratch_dir("sweep_engines_errors");
+  const auto spec_path = (dir / "spec.yaml").string();
+  std::ofstream(spec_path) << "trace:\n  synthetic: {seed: 11, days: 1}\n"
+                              "parameters:\n  PriorityWeightJobSize: [0, 1000]\n"
+                              "objectives:\n  - {metric: wait_mean}\n";
+  const auto r = testing::run_cli(fmt::format("sweep run {} --engine surrogate", spec_path));
+  CHECK(r.code == 2);
+  CHECK(r.out.find("--model") != std::string::npos);
+  const auto model = small_model(dir);
+  const auto bad = testing::run_cli(fmt::format(
+      "sweep run {} --engine hybrid --model {} --window-jobs 64 --context-jobs 16", spec_path, model));
+  CHECK(bad.code == 2);
+  CHECK(bad.out.find("spec.yaml:4") != std::string::npos);
+  CHECK(bad.out.find("PriorityWeightJobSize") != std::string::npos);
+}
+
+}  // namespace slurmtwin::cli

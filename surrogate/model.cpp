@@ -34,8 +34,7 @@ struct BlockImpl : nn::Module {
   BlockImpl(std::int64_t d, std::int64_t heads, std::int64_t ffn, double dropout)
       : ln1(register_module("ln1", nn::LayerNorm(nn::LayerNormOptions({d})))),
         ln2(register_module("ln2", nn::LayerNorm(nn::LayerNormOptions({d})))),
-        attn(register_module(
-            "attn", nn::MultiheadAttention(nn::MultiheadAttentionOptions(d, heads).dropout(dropout)))),
+        attn(register_module("attn", nn::MultiheadAttention(nn::MultiheadAttentionOptions(d, heads).dropout(dropout)))),
         fc1(register_module("fc1", nn::Linear(d, ffn))),
         fc2(register_module("fc2", nn::Linear(ffn, d))),
         drop(register_module("drop", nn::Dropout(dropout))) {}
@@ -66,31 +65,25 @@ struct NetImpl : nn::Module {
   NetImpl(const ModelConfig& c, const FeatureSchema& s, std::int64_t axes)
       : d(c.d_model),
         setting_inputs(std::max<std::int64_t>(axes, 1)),
-        numeric(
-            register_module("numeric", nn::Linear(static_cast<std::int64_t>(s.numeric.size()), c.d_model))),
+        numeric(register_module("numeric", nn::Linear(static_cast<std::int64_t>(s.numeric.size()), c.d_model))),
         user(register_module("user", nn::Embedding(s.user_buckets, c.d_model))),
         account(register_module("account", nn::Embedding(s.account_buckets, c.d_model))),
-        partition(register_module(
-            "partition", nn::Embedding(static_cast<std::int64_t>(s.partitions.size()) + 1, c.d_model))),
+        partition(register_module("partition",
+                                  nn::Embedding(static_cast<std::int64_t>(s.partitions.size()) + 1, c.d_model))),
         qos(register_module("qos", nn::Embedding(static_cast<std::int64_t>(s.qos.size()) + 1, c.d_model))),
         encoder(register_module("encoder", nn::ModuleList())),
         conditioned(register_module("conditioned", nn::ModuleList())),
         setting_mlp(register_module(
-            "setting_mlp",
-            nn::Sequential(nn::Linear(setting_inputs, c.d_model), nn::GELU(),
-                           nn::Linear(c.d_model, c.d_model * (4 * c.conditioned_layers + 2))))),
+            "setting_mlp", nn::Sequential(nn::Linear(setting_inputs, c.d_model), nn::GELU(),
+                                          nn::Linear(c.d_model, c.d_model * (4 * c.conditioned_layers + 2))))),
         head_ln(register_module("head_ln", nn::LayerNorm(nn::LayerNormOptions({c.d_model})))),
         comp_heads(c.competition_heads),
-        comp_q(register_module(
-            "comp_q", nn::Linear(c.d_model, std::max<std::int64_t>(c.competition_heads, 1) * kKeyWidth))),
-        comp_k(register_module(
-            "comp_k", nn::Linear(c.d_model, std::max<std::int64_t>(c.competition_heads, 1) * kKeyWidth))),
-        comp_p(
-            register_module("comp_p", nn::Linear(c.d_model, std::max<std::int64_t>(c.competition_heads, 1)))),
+        comp_q(register_module("comp_q", nn::Linear(c.d_model, std::max<std::int64_t>(c.competition_heads, 1) * kKeyWidth))),
+        comp_k(register_module("comp_k", nn::Linear(c.d_model, std::max<std::int64_t>(c.competition_heads, 1) * kKeyWidth))),
+        comp_p(register_module("comp_p", nn::Linear(c.d_model, std::max<std::int64_t>(c.competition_heads, 1)))),
         head1(register_module("head1", nn::Linear(c.d_model + c.competition_heads, c.d_model))),
         head2(register_module("head2", nn::Linear(c.d_model, 3))) {
-    for (std::int64_t i = 0; i < c.encoder_layers; ++i)
-      encoder->push_back(Block(c.d_model, c.heads, c.ffn, c.dropout));
+    for (std::int64_t i = 0; i < c.encoder_layers; ++i) encoder->push_back(Block(c.d_model, c.heads, c.ffn, c.dropout));
     for (std::int64_t i = 0; i < c.conditioned_layers; ++i)
       conditioned->push_back(Block(c.d_model, c.heads, c.ffn, c.dropout));
     // The FiLM output starts at zero: an untrained model ignores the setting rather than scrambling
@@ -113,8 +106,7 @@ struct NetImpl : nn::Module {
       Tensor t = h.squeeze(1);
       Tensor qh = comp_q(t).view({n, comp_heads, kKeyWidth}).transpose(0, 1);  // [H, n, k]
       Tensor kh = comp_k(t).view({n, comp_heads, kKeyWidth}).transpose(0, 1);
-      comp =
-          torch::softmax(torch::bmm(qh, kh.transpose(1, 2)) / std::sqrt(static_cast<double>(kKeyWidth)), -1);
+      comp = torch::softmax(torch::bmm(qh, kh.transpose(1, 2)) / std::sqrt(static_cast<double>(kKeyWidth)), -1);
     }
     return {h, comp};
   }
@@ -137,18 +129,16 @@ struct NetImpl : nn::Module {
       Tensor c;
       if (torch::GradMode::is_enabled()) {
         Tensor outrank = torch::sigmoid(pr.unsqueeze(2) - pr.unsqueeze(3));  // [S, H, n(i), n(j)]
-        c = (outrank * comp.unsqueeze(0)).sum(-1);                           // [S, H, n]
+        c = (outrank * comp.unsqueeze(0)).sum(-1);                            // [S, H, n]
       } else {
         // Inference: the same sum in blocks of rows i, so that the [S, H, rows, n] temporaries stay in
-        // cache instead of streaming S·H·n² floats through memory several times (the sweep's hot spot).
-        const std::int64_t n = pr.size(2),
-                           rows = std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(1, n));
+        // cache instead of streaming S·H·n² floats through memory several times.
+        const std::int64_t n = pr.size(2), rows = std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(1, n));
         std::vector<Tensor> blocks;
         for (std::int64_t i0 = 0; i0 < n; i0 += rows) {
           const std::int64_t len = std::min(rows, n - i0);
-          Tensor pi = pr.narrow(2, i0, len).unsqueeze(3);                              // [S, H, rows, 1]
-          Tensor outrank = torch::sigmoid(pr.unsqueeze(2) - pi);                       // [S, H, rows, n]
-          blocks.push_back((outrank * comp.narrow(1, i0, len).unsqueeze(0)).sum(-1));  // [S, H, rows]
+          Tensor outrank = torch::sigmoid(pr.unsqueeze(2) - pr.narrow(2, i0, len).unsqueeze(3));  // [S, H, rows, n]
+          blocks.push_back((outrank * comp.narrow(1, i0, len).unsqueeze(0)).sum(-1));            // [S, H, rows]
         }
         c = torch::cat(blocks, 2);
       }
@@ -156,8 +146,7 @@ struct NetImpl : nn::Module {
     }
     Tensor o = head2(torch::gelu(head1(x)));  // [n, S, 3]
     Tensor mid = o.select(-1, 0);
-    return torch::stack({mid - torch::softplus(o.select(-1, 1)), mid, mid + torch::softplus(o.select(-1, 2))},
-                        -1);
+    return torch::stack({mid - torch::softplus(o.select(-1, 1)), mid, mid + torch::softplus(o.select(-1, 2))}, -1);
   }
 
   std::int64_t d, setting_inputs;
@@ -174,12 +163,10 @@ TORCH_MODULE(Net);
 
 torch::Device pick_device(const std::string& name) {
   if (name == "cuda" || (name == "auto" && torch::cuda::is_available())) {
-    if (!torch::cuda::is_available())
-      throw std::runtime_error("--device cuda: CUDA is not available in this build");
+    if (!torch::cuda::is_available()) throw std::runtime_error("--device cuda: CUDA is not available in this build");
     return torch::Device(torch::kCUDA);
   }
-  if (name != "cpu" && name != "auto")
-    throw std::invalid_argument("device must be auto, cpu or cuda, not " + name);
+  if (name != "cpu" && name != "auto") throw std::invalid_argument("device must be auto, cpu or cuda, not " + name);
   return torch::Device(torch::kCPU);
 }
 
@@ -194,12 +181,9 @@ Loss parse_loss(const std::string& name) {
 
 const char* to_string(Loss loss) {
   switch (loss) {
-    case Loss::kPinball:
-      return "pinball";
-    case Loss::kMse:
-      return "mse";
-    case Loss::kMaeMse:
-      return "mae-mse";
+    case Loss::kPinball: return "pinball";
+    case Loss::kMse: return "mse";
+    case Loss::kMaeMse: return "mae-mse";
   }
   return "?";
 }
@@ -215,11 +199,8 @@ Split make_split(const SurrogateDataset& d, std::uint64_t seed, SplitMode mode) 
   const auto nw = static_cast<std::uint32_t>(d.windows.size());
   std::vector<std::uint32_t> order(nw);
   std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](auto a, auto b) { return d.windows[a].t0 < d.windows[b].t0; });
-  auto cut = [](std::size_t n, double f) {
-    return static_cast<std::size_t>(std::floor(static_cast<double>(n) * f));
-  };
+  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return d.windows[a].t0 < d.windows[b].t0; });
+  auto cut = [](std::size_t n, double f) { return static_cast<std::size_t>(std::floor(static_cast<double>(n) * f)); };
   std::size_t n_test = nw >= 3 ? std::max<std::size_t>(1, cut(nw, 0.15)) : 0;
   std::size_t n_val = nw >= 3 ? std::max<std::size_t>(1, cut(nw, 0.15)) : 0;
   const std::size_t n_train = nw - n_val - n_test;
@@ -250,10 +231,8 @@ Split make_split(const SurrogateDataset& d, std::uint64_t seed, SplitMode mode) 
   const std::size_t t = std::max<std::size_t>(1, cut(rest.size(), 0.15));
   const std::size_t v = std::max<std::size_t>(1, cut(rest.size(), 0.15));
   s.train_settings.push_back(0);
-  s.train_settings.insert(s.train_settings.end(), rest.begin(),
-                          rest.end() - static_cast<std::ptrdiff_t>(t + v));
-  s.val_settings.assign(rest.end() - static_cast<std::ptrdiff_t>(t + v),
-                        rest.end() - static_cast<std::ptrdiff_t>(t));
+  s.train_settings.insert(s.train_settings.end(), rest.begin(), rest.end() - static_cast<std::ptrdiff_t>(t + v));
+  s.val_settings.assign(rest.end() - static_cast<std::ptrdiff_t>(t + v), rest.end() - static_cast<std::ptrdiff_t>(t));
   s.test_settings.assign(rest.end() - static_cast<std::ptrdiff_t>(t), rest.end());
   for (auto* v2 : {&s.train_settings, &s.val_settings, &s.test_settings}) std::sort(v2->begin(), v2->end());
   return s;
@@ -290,16 +269,15 @@ struct Surrogate::Impl {
     auto longs = [&](const std::vector<std::int64_t>& v) {
       return torch::tensor(at::ArrayRef<std::int64_t>(v), torch::kLong).to(device);
     };
-    return {torch::from_blob(x.data(), {n, f}, torch::kFloat).clone().to(device), longs(w.user),
-            longs(w.account), longs(w.partition), longs(w.qos)};
+    return {torch::from_blob(x.data(), {n, f}, torch::kFloat).clone().to(device), longs(w.user), longs(w.account),
+            longs(w.partition), longs(w.qos)};
   }
 
   Tensor settings_tensor(const std::vector<std::vector<float>>& settings) const {
     const auto k = std::max<std::int64_t>(static_cast<std::int64_t>(axes.size()), 1);
     std::vector<float> flat(settings.size() * static_cast<std::size_t>(k), 0.0f);
     for (std::size_t s = 0; s < settings.size(); ++s)
-      for (std::size_t a = 0; a < axes.size(); ++a)
-        flat[s * static_cast<std::size_t>(k) + a] = settings[s][a];
+      for (std::size_t a = 0; a < axes.size(); ++a) flat[s * static_cast<std::size_t>(k) + a] = settings[s][a];
     return torch::from_blob(flat.data(), {static_cast<std::int64_t>(settings.size()), k}, torch::kFloat)
         .clone()
         .to(device);
@@ -321,10 +299,7 @@ struct Surrogate::Impl {
       }
     const auto ns = static_cast<std::int64_t>(settings.size());
     return {torch::from_blob(y.data(), {static_cast<std::int64_t>(n), ns}, torch::kFloat).clone().to(device),
-            torch::from_blob(m.data(), {static_cast<std::int64_t>(n), ns}, torch::kUInt8)
-                .clone()
-                .to(torch::kBool)
-                .to(device)};
+            torch::from_blob(m.data(), {static_cast<std::int64_t>(n), ns}, torch::kUInt8).clone().to(torch::kBool).to(device)};
   }
 
   Tensor loss(const Tensor& q, const Tensor& y, const Tensor& mask, Loss kind) const {
@@ -464,19 +439,14 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
   m.net->train();
   for (std::int64_t step = 1; step <= o.steps; ++step) {
     const double lr =
-        step <= o.warmup
-            ? o.lr * static_cast<double>(step) / static_cast<double>(std::max<std::int64_t>(o.warmup, 1))
-            : o.lr / 20 +
-                  (o.lr - o.lr / 20) * 0.5 *
-                      (1 + std::cos(M_PI * static_cast<double>(step - o.warmup) /
-                                    static_cast<double>(std::max<std::int64_t>(o.steps - o.warmup, 1))));
+        step <= o.warmup ? o.lr * static_cast<double>(step) / static_cast<double>(std::max<std::int64_t>(o.warmup, 1))
+                         : o.lr / 20 + (o.lr - o.lr / 20) * 0.5 *
+                                           (1 + std::cos(M_PI * static_cast<double>(step - o.warmup) /
+                                                         static_cast<double>(std::max<std::int64_t>(o.steps - o.warmup, 1))));
     for (auto& g : opt.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
     const auto w = split.train_windows[rng() % split.train_windows.size()];
     std::vector<std::uint32_t> settings;
-    for (std::int64_t k = 0;
-         k <
-         std::min<std::int64_t>(o.settings_per_step, static_cast<std::int64_t>(split.train_settings.size()));
-         ++k)
+    for (std::int64_t k = 0; k < std::min<std::int64_t>(o.settings_per_step, static_cast<std::int64_t>(split.train_settings.size())); ++k)
       settings.push_back(split.train_settings[rng() % split.train_settings.size()]);
     auto [y, mask] = m.targets(d, w, settings);
     if (mask.sum().item<std::int64_t>() == 0) continue;
@@ -490,10 +460,9 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
       const double v = validate();
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
       const double eta = secs / static_cast<double>(step) * static_cast<double>(o.steps - step);
-      const std::string line = fmt::format(
-          "step {:5d}/{}  lr {:.2e}  train {:.4f}  val {:.4f}  {:.0f} s, {:.2f} steps/s, ETA {:.0f} s{}",
-          step, o.steps, lr, l.item<double>(), v, secs, static_cast<double>(step) / secs, eta,
-          v < best ? "  *" : "");
+      const std::string line =
+          fmt::format("step {:5d}/{}  lr {:.2e}  train {:.4f}  val {:.4f}  {:.0f} s, {:.2f} steps/s, ETA {:.0f} s{}", step,
+                      o.steps, lr, l.item<double>(), v, secs, static_cast<double>(step) / secs, eta, v < best ? "  *" : "");
       report.log.push_back(line);
       if (progress) progress(line);
       if (v < best) {
@@ -522,8 +491,7 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
   return report;
 }
 
-Quantiles Surrogate::predict(const WindowTokens& window,
-                             const std::vector<std::vector<float>>& settings) const {
+Quantiles Surrogate::predict(const WindowTokens& window, const std::vector<std::vector<float>>& settings) const {
   auto& m = *impl_;
   torch::NoGradGuard guard;
   m.net->eval();
@@ -535,9 +503,7 @@ Quantiles Surrogate::predict(const WindowTokens& window,
     const std::size_t to = std::min(settings.size(), from + kChunk);
     std::vector<std::vector<float>> part(settings.begin() + static_cast<std::ptrdiff_t>(from),
                                          settings.begin() + static_cast<std::ptrdiff_t>(to));
-    Tensor q = (m.net->condition(h, comp, m.settings_tensor(part)) * m.y_std + m.y_mean)
-                   .to(torch::kCPU)
-                   .contiguous();
+    Tensor q = (m.net->condition(h, comp, m.settings_tensor(part)) * m.y_std + m.y_mean).to(torch::kCPU).contiguous();
     const auto n = static_cast<std::size_t>(window.jobs), s = to - from;
     const float* p = q.data_ptr<float>();  // [n, s, 3]
     for (std::size_t k = 0; k < s; ++k) {
@@ -553,8 +519,7 @@ void Surrogate::save(const std::string& path) const {
   const auto& m = *impl_;
   ByteWriter w;
   const auto& c = m.config;
-  for (auto v : {c.d_model, c.heads, c.encoder_layers, c.conditioned_layers, c.ffn, c.competition_heads})
-    w.put(v);
+  for (auto v : {c.d_model, c.heads, c.encoder_layers, c.conditioned_layers, c.ffn, c.competition_heads}) w.put(v);
   w.put(c.dropout);
   put_schema(w, m.schema);
   put_axes(w, m.axes);
@@ -578,21 +543,16 @@ Surrogate Surrogate::load(const std::string& path) {
   Surrogate s;
   auto& m = *s.impl_;
   auto& c = m.config;
-  for (auto* v :
-       {&c.d_model, &c.heads, &c.encoder_layers, &c.conditioned_layers, &c.ffn, &c.competition_heads})
+  for (auto* v : {&c.d_model, &c.heads, &c.encoder_layers, &c.conditioned_layers, &c.ffn, &c.competition_heads})
     *v = r.get<std::int64_t>();
   c.dropout = r.get<double>();
-  auto bad = [&](const std::string& why) {
-    return InputError(path, 0, "", fmt::format("corrupt {}: {}", kWhat, why));
-  };
-  if (c.d_model <= 0 || c.d_model > 4096 || c.heads <= 0 || c.d_model % c.heads != 0 ||
-      c.encoder_layers < 0 || c.encoder_layers > 64 || c.conditioned_layers < 0 ||
-      c.conditioned_layers > 64 || c.ffn <= 0 || c.ffn > 65536 || c.competition_heads < 0 ||
-      c.competition_heads > 64)
+  auto bad = [&](const std::string& why) { return InputError(path, 0, "", fmt::format("corrupt {}: {}", kWhat, why)); };
+  if (c.d_model <= 0 || c.d_model > 4096 || c.heads <= 0 || c.d_model % c.heads != 0 || c.encoder_layers < 0 ||
+      c.encoder_layers > 64 || c.conditioned_layers < 0 || c.conditioned_layers > 64 || c.ffn <= 0 || c.ffn > 65536 ||
+      c.competition_heads < 0 || c.competition_heads > 64)
     throw bad("model dimensions out of range");
   m.schema = get_schema(r);
-  if (m.schema.user_buckets > (1u << 24) || m.schema.account_buckets > (1u << 24))
-    throw bad("hash buckets out of range");
+  if (m.schema.user_buckets > (1u << 24) || m.schema.account_buckets > (1u << 24)) throw bad("hash buckets out of range");
   m.axes = get_axes(r);
   m.fingerprint = r.get_string();
   m.mean = r.get_vector<float>();
@@ -621,10 +581,9 @@ Surrogate Surrogate::load(const std::string& path) {
 void Surrogate::check_compatible(const SurrogateDataset& d, const std::string& dataset_file) const {
   const auto& m = *impl_;
   if (!(d.schema == m.schema))
-    throw InputError(
-        dataset_file, 0, "schema",
-        "the dataset's feature schema differs from the checkpoint's (other partitions, QOS, features "
-        "or submit-time-only mode): build the dataset with the same settings or retrain");
+    throw InputError(dataset_file, 0, "schema",
+                     "the dataset's feature schema differs from the checkpoint's (other partitions, QOS, features "
+                     "or submit-time-only mode): build the dataset with the same settings or retrain");
   if (!(d.axes == m.axes)) {
     std::string names;
     for (const auto& a : m.axes) names += (names.empty() ? "" : ",") + a.name;
@@ -633,18 +592,10 @@ void Surrogate::check_compatible(const SurrogateDataset& d, const std::string& d
   }
 }
 
-const FeatureSchema& Surrogate::schema() const {
-  return impl_->schema;
-}
-const std::vector<SettingAxis>& Surrogate::axes() const {
-  return impl_->axes;
-}
-const ModelConfig& Surrogate::config() const {
-  return impl_->config;
-}
-const std::string& Surrogate::trace_fingerprint() const {
-  return impl_->fingerprint;
-}
+const FeatureSchema& Surrogate::schema() const { return impl_->schema; }
+const std::vector<SettingAxis>& Surrogate::axes() const { return impl_->axes; }
+const ModelConfig& Surrogate::config() const { return impl_->config; }
+const std::string& Surrogate::trace_fingerprint() const { return impl_->fingerprint; }
 std::int64_t Surrogate::parameter_count() const {
   std::int64_t n = 0;
   for (const auto& p : impl_->net->parameters()) n += p.numel();

@@ -15,6 +15,8 @@ const std::vector<Command>& commands() {
       {"trace", "inspect, generate and convert job traces (info, generate, convert)", run_trace},
       {"config", "import a site from slurm.conf + sacctmgr files, show or check a site YAML", run_config},
       {"sweep", "what-if sweeps over scheduler settings into an SQLite database (run, show)", run_sweep},
+      {"compare", "surrogate vs exact simulator on a sweep's settings: errors, rank agreement, coverage, speed",
+       run_compare},
       {"check", "regression check: replay scenarios, compare metrics with a baseline (exit 1 on regression)",
        run_check},
       {"report", "one self-contained HTML report of a replay output directory or a sweep database",

@@ -257,11 +257,19 @@ int sweep_show(const Args& args) {
       names.insert(kv.first.as<std::string>());
     }
   }
+  // With both engines in the store, the best points and the front are the exact simulator's
+  // (predictions rank candidates; they do not certify them).
+  std::size_t exact_rows = 0, predicted_rows = 0;
+  for (const auto& r : rows) {
+    exact_rows += r.engine == "exact" ? 1 : 0;
+    predicted_rows += r.has_prediction() ? 1 : 0;
+  }
+  const bool exact_only = exact_rows > 0 && exact_rows < rows.size();
   // Pareto front over the feasible rows that have every objective.
   std::vector<std::size_t> complete;
   std::vector<std::vector<double>> values;
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    bool ok = feasible[i];
+    bool ok = feasible[i] && (!exact_only || rows[i].engine == "exact");
     for (double v : rows[i].objectives) ok = ok && !std::isnan(v);
     if (ok) {
       complete.push_back(i);
@@ -291,7 +299,7 @@ int sweep_show(const Args& args) {
         extra.push_back(k);
         line += "," + csv_field(constraints[k].metric);
       }
-    std::cout << line << ",feasible,pareto,run_seconds\n";
+    std::cout << line << ",feasible,pareto,run_seconds,engine\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
       line = rows[i].key;
       for (const auto& n : names) {
@@ -305,12 +313,16 @@ int sweep_show(const Args& args) {
         line += std::isnan(v) ? std::string(",") : fmt::format(",{:.17g}", v);
       }
       std::cout << line
-                << fmt::format(",{},{},{:.3f}\n", feasible[i] ? 1 : 0, on_front[i] ? 1 : 0,
-                               rows[i].run_seconds);
+                << fmt::format(",{},{},{:.3f},{}\n", feasible[i] ? 1 : 0, on_front[i] ? 1 : 0,
+                               rows[i].run_seconds, rows[i].engine);
     }
     return kExitOk;
   }
   std::cout << fmt::format("{}: {} points\n", vm["db"].as<std::string>(), rows.size());
+  if (predicted_rows > 0)
+    std::cout << fmt::format("engines: {} exact, {} by the surrogate only; {} predicted{}\n", exact_rows,
+                             rows.size() - exact_rows, predicted_rows,
+                             exact_only ? " (best points and front: exact rows only)" : "");
   if (!constraints.empty()) {
     std::vector<std::string> texts;
     for (const auto& c : constraints) texts.push_back(c.text);

@@ -452,8 +452,8 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
   if (objectives.empty() || all_rows.empty())
     throw InputError(db_path, 0, "", "the sweep database has no objectives or no points");
   std::vector<const SweepRow*> exact;
-  std::map<std::string, std::vector<const SweepRow*>> other_engines;
-  for (const auto& r : all_rows) (r.engine == "exact" ? exact : other_engines[r.engine]).push_back(&r);
+  for (const auto& r : all_rows)
+    if (r.engine == "exact") exact.push_back(&r);
 
   // Parameters of each exact row, from its params JSON.
   std::vector<std::string> param_names;
@@ -579,31 +579,26 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
   body += "</div>\n";
 
   body += "<h2>Surrogate vs exact simulator</h2>\n";
-  std::map<std::string, const SweepRow*> exact_by_params;
-  for (const auto* r : exact) exact_by_params[r->params_json] = r;
-  bool any = false;
-  for (const auto& [engine, rows] : other_engines) {
-    std::vector<std::pair<const SweepRow*, const SweepRow*>> pairs;  // (exact, engine)
-    for (const auto* r : rows)
-      if (const auto it = exact_by_params.find(r->params_json); it != exact_by_params.end())
-        pairs.emplace_back(it->second, r);
-    if (pairs.empty()) continue;
-    any = true;
+  // Points the exact simulator evaluated and the surrogate predicted (sweep --engine hybrid, compare).
+  std::vector<const SweepRow*> both;
+  for (const auto* r : exact)
+    if (r->has_prediction()) both.push_back(r);
+  if (!both.empty()) {
     body += "<div class=\"grid2\">\n";
     for (std::size_t k = 0; k < k_obj; ++k) {
-      svg::Series s{engine, {}, {}, svg::colour(k), false, false, 3, {}};
+      svg::Series s{"surrogate", {}, {}, svg::colour(k), false, false, 3, {}};
       double abs_err = 0;
-      for (const auto& [e, g] : pairs) {
-        s.x.push_back(e->objectives[k]);
-        s.y.push_back(g->objectives[k]);
+      for (const auto* r : both) {
+        s.x.push_back(r->objectives[k]);
+        s.y.push_back(r->predicted[k]);
         abs_err += std::abs(s.y.back() - s.x.back());
       }
       svg::PlotOptions o;
-      o.id = fmt::format("surrogate-{}-{}", engine, k);
-      o.title = fmt::format("{}: {} vs exact ({} points, MAE {:.4g})", objectives[k].metric, engine,
-                            pairs.size(), abs_err / static_cast<double>(pairs.size()));
+      o.id = fmt::format("surrogate-{}", k);
+      o.title = fmt::format("{}: surrogate vs exact ({} points, MAE {:.4g})", objectives[k].metric, both.size(),
+                            abs_err / static_cast<double>(both.size()));
       o.x.label = "exact simulator";
-      o.y.label = engine;
+      o.y.label = "surrogate (median)";
       o.diagonal = true;
       o.legend = false;
       o.width = 360;
@@ -612,12 +607,11 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
       ++plots;
     }
     body += "</div>\n";
-  }
-  if (!any)
+  } else {
     body +=
-        "<p class=\"note\" id=\"no-surrogate\">Omitted: the database has no points evaluated by both the "
-        "exact "
-        "simulator and another engine (a surrogate).</p>\n";
+        "<p class=\"note\" id=\"no-surrogate\">Omitted: the database has no points evaluated by both the exact "
+        "simulator and the surrogate.</p>\n";
+  }
   return page(opt.title.empty() ? "SlurmTwin sweep report" : opt.title, body, plots);
 }
 

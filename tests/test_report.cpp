@@ -224,21 +224,26 @@ TEST_CASE("sweep report: Pareto front, sensitivity, and the surrogate scatter on
   CHECK(html.find("data-plot=\"surrogate-") == std::string::npos);
 
   {
+    // The surrogate's prediction of point A (as `sweep run --engine hybrid` stores it).
     SweepStore store(db);
     SweepRow row;
-    row.key = "a-surrogate";
+    row.key = "a";
     row.engine = "surrogate";
     row.params_json = "{\"PriorityWeightAge\": 0}";
     row.metrics_json = "{}";
     row.objectives = {104, 0.52};
-    store.insert(row, objectives);
+    row.predicted = {104, 0.52};
+    row.predicted_lo = {90, 0.5};
+    row.predicted_hi = {110, 0.6};
+    row.predicted_seconds = 0.1;
+    CHECK(store.insert(row, objectives));
   }
   const auto with = sweep_report_html(db, {});
   CHECK(xml_problem(with) == "");
   CHECK(with.find("id=\"no-surrogate\"") == std::string::npos);
-  CHECK(count(with, "data-plot=\"surrogate-surrogate-") == 2);
+  CHECK(count(with, "data-plot=\"surrogate-") == 2);
   CHECK(with.find("wait_mean: surrogate vs exact (1 points, MAE 4)") != std::string::npos);
-  // The surrogate row is not a sweep point: still 4 exact points.
+  // The prediction does not replace the exact value: still 4 exact points.
   CHECK(with.find("4 points by the exact simulator") != std::string::npos);
 }
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 
+#include "experiments/compare.hpp"
 #include "experiments/replay.hpp"
 #include "experiments/surrogate_data.hpp"
 #include "experiments/surrogate_engine.hpp"
@@ -280,6 +281,76 @@ TEST_CASE(
   CHECK(bad.code == 2);
   CHECK(bad.out.find("spec.yaml:4") != std::string::npos);
   CHECK(bad.out.find("PriorityWeightJobSize") != std::string::npos);
+}
+
+}  // namespace slurmtwin::cli
+
+namespace slurmtwin::cli {
+
+TEST_CASE("compare: errors, rank agreement, coverage and regret of the surrogate, by hand") {
+  const std::vector<SweepObjective> objectives = {{"wait_mean", Goal::kMin}};
+  const auto rows_of = [](const std::vector<double>& exact, const std::vector<double>& mid) {
+    std::vector<SweepRow> rows;
+    for (std::size_t i = 0; i < exact.size(); ++i) {
+      SweepRow r;
+      r.engine = "exact";
+      r.objectives = {exact[i]};
+      r.predicted = {mid[i]};
+      r.predicted_lo = {mid[i] - 2.5};
+      r.predicted_hi = {mid[i] + 2.5};
+      r.run_seconds = 4.0 + static_cast<double>(i);  // median 5.5
+      r.predicted_seconds = 0.5;
+      rows.push_back(r);
+    }
+    SweepRow only_predicted = rows.front();  // not exact: left out
+    only_predicted.engine = "surrogate";
+    rows.push_back(only_predicted);
+    return rows;
+  };
+  auto c = compare_engines(rows_of({10, 20, 30, 40}, {12, 18, 33, 39}), objectives, {});
+  CHECK(c.points == 4);
+  REQUIRE(c.metrics.size() == 1);
+  auto m = c.metrics[0];
+  CHECK(m.mae == doctest::Approx(2.0));                    // (2 + 2 + 3 + 1) / 4
+  CHECK(m.mean_abs_pct_error == doctest::Approx(10.625));  // (20 + 10 + 10 + 2.5) / 4
+  CHECK(m.spearman == doctest::Approx(1.0));
+  CHECK(m.coverage80 == doctest::Approx(0.75));  // 30 is outside [30.5, 35.5]
+  CHECK(m.r2 == doctest::Approx(1 - 18.0 / 500.0));
+  CHECK(m.regret_pct == doctest::Approx(0.0));
+  CHECK(m.exact_best_rank == 1);
+  CHECK(c.exact_seconds_per_point == doctest::Approx(5.5));
+  CHECK(c.surrogate_seconds_per_point == doctest::Approx(0.5));
+  // The surrogate prefers point 1 (exact 20) to the exact best (10): 100% regret, best ranked 2nd.
+  m = compare_engines(rows_of({10, 20, 30, 40}, {21, 18, 33, 39}), objectives, {}).metrics[0];
+  CHECK(m.regret_pct == doctest::Approx(100.0));
+  CHECK(m.exact_best_rank == 2);
+  CHECK(m.kendall == doctest::Approx(4.0 / 6.0));  // 5 concordant pairs of 6, 1 discordant
+  const auto text = comparison_markdown(c, "t", 0, 0);
+  CHECK(text.find("| wait_mean | min | 4 | 2 | 10.62 |") != std::string::npos);
+  CHECK(text.find("11.0× faster") != std::string::npos);
+}
+
+TEST_CASE("slurmtwin compare: both engines on a spec, one Markdown report") {
+  const auto dir = testing::scratch_dir("compare_cli");
+  const auto spec_path = (dir / "spec.yaml").string();
+  std::ofstream(spec_path) << "trace:\n  synthetic: {seed: 11, days: 1}\n"
+                              "parameters:\n  PriorityWeightAge: [0, 9000]\n"
+                              "  PriorityWeightFairshare: [100, 10000]\n"
+                              "objectives:\n  - {metric: wait_mean, goal: min}\n";
+  const auto model = small_model(dir);
+  const auto report = (dir / "report.md").string();
+  const auto r = testing::run_cli(fmt::format(
+      "compare {} --model {} --window-jobs 64 --context-jobs 16 -j 1 -o {}", spec_path, model, report));
+  CHECK(r.code == 0);
+  const auto text = testing::slurp(report);
+  CHECK(text.find("4 points evaluated by both") != std::string::npos);
+  CHECK(text.find("| wait_mean | min | 4 |") != std::string::npos);
+  CHECK(text.find("Per-job waits (median prediction), pooled over 4 points") != std::string::npos);
+  // Rerun: nothing left to evaluate, the same figures.
+  const auto again = testing::run_cli(
+      fmt::format("compare {} --model {} --window-jobs 64 --context-jobs 16 -j 1", spec_path, model));
+  CHECK(again.code == 0);
+  CHECK(again.out.find("| wait_mean | min | 4 |") != std::string::npos);
 }
 
 }  // namespace slurmtwin::cli

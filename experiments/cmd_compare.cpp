@@ -1,0 +1,78 @@
+// slurmtwin compare: both engines on the same settings (a sweep spec), and a report of how far the
+// surrogate is from the exact simulator and how much faster it is (experiments/compare.hpp).
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "experiments/cli.hpp"
+#include "experiments/compare.hpp"
+#include "experiments/progress.hpp"
+#include "experiments/report_html.hpp"
+#include "experiments/sweep.hpp"
+#include "traces/file_io.hpp"
+
+namespace slurmtwin::cli {
+
+int run_compare(const Args& args) {
+  return guarded([&]() -> int {
+    po::options_description o("compare options");
+    o.add_options()("spec", po::value<std::string>()->required(),
+                    "sweep specification (YAML; docs/sweeps.md)")(
+        "model", po::value<std::string>()->required(), "surrogate checkpoint (slurmtwin surrogate train)")(
+        "db", po::value<std::string>(),
+        "SQLite database for both engines' results (reruns resume); default: SPEC with .compare.db")(
+        "jobs,j", po::value<unsigned>()->default_value(std::max(1u, std::thread::hardware_concurrency())),
+        "worker threads (exact replays; libtorch threads for the surrogate)")(
+        "window-jobs", po::value<std::uint32_t>()->default_value(384), "surrogate: target jobs per window")(
+        "context-jobs", po::value<std::uint32_t>()->default_value(128), "surrogate: context jobs per window")(
+        "point-batch", po::value<std::size_t>()->default_value(8), "surrogate: points predicted together")(
+        "out,o", po::value<std::string>()->default_value(""),
+        "write the Markdown report here (default: stdout)")(
+        "html", po::value<std::string>()->default_value(""),
+        "also write the sweep's HTML report (with the surrogate-vs-exact plots) here");
+    po::positional_options_description pos;
+    pos.add("spec", 1);
+    const auto vm =
+        parse("slurmtwin compare SPEC.yaml --model CKPT [--db FILE] [-o REPORT.md] [--html REPORT.html]", o,
+              args, pos);
+    const auto spec_path = vm["spec"].as<std::string>();
+    auto spec = load_sweep_spec(spec_path);
+    spec.job_waits = true;  // per-job errors need both engines' per-job waits
+    const auto db = vm.count("db")
+                        ? vm["db"].as<std::string>()
+                        : std::filesystem::path(spec_path).replace_extension(".compare.db").string();
+    SweepRunOptions ro;
+    ro.jobs = vm["jobs"].as<unsigned>();
+    if (ro.jobs == 0) throw po::error("--jobs must be at least 1");
+    ro.progress = &std::cerr;
+    ro.progress_style = progress_style_for(/*fd=*/2);
+    ro.surrogate.model = vm["model"].as<std::string>();
+    ro.surrogate.window_jobs = vm["window-jobs"].as<std::uint32_t>();
+    ro.surrogate.context_jobs = vm["context-jobs"].as<std::uint32_t>();
+    ro.surrogate.point_batch = std::max<std::size_t>(1, vm["point-batch"].as<std::size_t>());
+    if (ro.surrogate.window_jobs == 0) throw po::error("--window-jobs must be at least 1");
+    ro.engine = SweepEngine::kExact;
+    const auto exact = run_sweep_spec(spec, db, ro);
+    ro.engine = SweepEngine::kSurrogate;
+    const auto predicted = run_sweep_spec(spec, db, ro);
+    const SweepStore store(db);
+    const auto c = compare_engines(store.rows(true), store.objectives(), store.constraints());
+    const auto text = comparison_markdown(c, fmt::format("Surrogate vs exact simulator: {}", spec_path),
+                                          exact.evaluated ? exact.exact_seconds : 0,
+                                          predicted.predicted ? predicted.surrogate_seconds : 0);
+    if (const auto& out = vm["out"].as<std::string>(); out.empty())
+      std::cout << text;
+    else
+      write_file_atomic(out, text);
+    if (const auto& html = vm["html"].as<std::string>(); !html.empty()) {
+      ReportOptions opt;
+      opt.title = fmt::format("SlurmTwin: surrogate vs exact, {}", spec_path);
+      write_file_atomic(html, sweep_report_html(db, opt));
+    }
+    return kExitOk;
+  });
+}
+
+}  // namespace slurmtwin::cli

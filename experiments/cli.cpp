@@ -17,6 +17,8 @@ const std::vector<Command>& commands() {
       {"sweep", "what-if sweeps over scheduler settings into an SQLite database (run, show)", run_sweep},
       {"compare", "surrogate vs exact simulator on a sweep's settings: errors, rank agreement, coverage, speed",
        run_compare},
+      {"optimize", "search the settings for an objective under constraints over the surrogate, verify exactly",
+       run_optimize},
       {"check", "regression check: replay scenarios, compare metrics with a baseline (exit 1 on regression)",
        run_check},
       {"report", "one self-contained HTML report of a replay output directory or a sweep database",

@@ -44,6 +44,7 @@ int run_replay(const Args& args);
 int run_bench(const Args& args);
 int run_sweep(const Args& args);
 int run_compare(const Args& args);
+int run_optimize(const Args& args);
 int run_check(const Args& args);
 int run_report(const Args& args);
 int run_surrogate(const Args& args);

@@ -115,17 +115,22 @@ double SurrogateEngine::setup_seconds() const {
 }
 
 std::vector<SurrogatePrediction> SurrogateEngine::predict(const std::vector<std::size_t>& tasks) const {
+  std::vector<const Site*> sites;
+  for (auto t : tasks) sites.push_back(&impl_->plan->tasks.at(t).site);
+  return predict_sites(sites);
+}
+
+std::vector<SurrogatePrediction> SurrogateEngine::predict_sites(const std::vector<const Site*>& sites) const {
   const auto& m = *impl_;
   const std::size_t n_jobs = m.plan->trace.jobs.size();
-  std::vector<SurrogatePrediction> out(tasks.size());
+  std::vector<SurrogatePrediction> out(sites.size());
   sim::SimState work = *m.base->state;  // scratch copy whose starts and ends each prediction rewrites
   const std::size_t batch = std::max<std::size_t>(1, m.options.point_batch);
-  for (std::size_t from = 0; from < tasks.size(); from += batch) {
+  for (std::size_t from = 0; from < sites.size(); from += batch) {
     const auto t0 = std::chrono::steady_clock::now();
-    const std::size_t to = std::min(tasks.size(), from + batch);
+    const std::size_t to = std::min(sites.size(), from + batch);
     std::vector<std::vector<float>> settings;
-    for (std::size_t k = from; k < to; ++k)
-      settings.push_back(m.encoded_setting(m.plan->tasks.at(tasks[k]).site));
+    for (std::size_t k = from; k < to; ++k) settings.push_back(m.encoded_setting(*sites[k]));
     // waits[q][point][trace job], s.
     std::array<std::vector<std::vector<double>>, 3> waits;
     for (auto& q : waits) q.assign(to - from, std::vector<double>(n_jobs, -1.0));

@@ -47,6 +47,9 @@ class SurrogateEngine {
 
   /// Predictions for the plan's tasks `tasks`, in that order. Deterministic.
   std::vector<SurrogatePrediction> predict(const std::vector<std::size_t>& tasks) const;
+  /// Predictions for resolved sites (the base site with other settings applied; e.g. an optimiser's
+  /// candidates), in order.
+  std::vector<SurrogatePrediction> predict_sites(const std::vector<const Site*>& sites) const;
 
   /// Wall time of the set-up (loading, the base replay, encoding windows), s.
   double setup_seconds() const;

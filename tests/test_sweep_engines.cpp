@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "experiments/compare.hpp"
+#include "experiments/optimize.hpp"
 #include "experiments/replay.hpp"
 #include "experiments/surrogate_data.hpp"
 #include "experiments/surrogate_engine.hpp"
@@ -351,6 +352,53 @@ TEST_CASE("slurmtwin compare: both engines on a spec, one Markdown report") {
       fmt::format("compare {} --model {} --window-jobs 64 --context-jobs 16 -j 1", spec_path, model));
   CHECK(again.code == 0);
   CHECK(again.out.find("| wait_mean | min | 4 |") != std::string::npos);
+}
+
+}  // namespace slurmtwin::cli
+
+namespace slurmtwin::cli {
+
+TEST_CASE("optimize: surrogate search, exact verification of the winners and of the site's own setting") {
+  const auto dir = testing::scratch_dir("optimize");
+  const auto spec_path = (dir / "spec.yaml").string();
+  std::ofstream(spec_path) << "trace:\n  synthetic: {seed: 11, days: 1}\n"
+                              "parameters:\n  PriorityWeightAge: {range: [0, 10000]}\n"
+                              "  PriorityWeightFairshare: {range: [0, 10000]}\n"
+                              "design: {type: lhs, points: 4}\n"
+                              "objectives:\n  - {metric: wait_mean, goal: min}\n"
+                              "constraints:\n  - wait_p95 <= 1000000\n";
+  const auto spec = load_sweep_spec(spec_path);
+  OptimizeOptions o;
+  o.candidates = 12;
+  o.rounds = 1;
+  o.keep = 2;
+  o.per_keep = 3;
+  o.verify = 2;
+  o.surrogate.model = small_model(dir);
+  o.surrogate.window_jobs = 64;
+  o.surrogate.context_jobs = 16;
+  const auto r = optimize(spec, o);
+  CHECK(r.scored > 12);
+  CHECK(r.scored <= 18);
+  REQUIRE(r.verified.size() == 2);
+  CHECK(r.verified[0].predicted <= r.verified[1].predicted);  // best predicted first
+  // Each verified value is what a replay of that setting gives.
+  const Trace trace = load_sweep_trace(spec);
+  const auto exact_of = [&](const SweepPoint& p) {
+    Site s = load_sweep_site(spec);
+    apply_point(s, p);
+    return run_replay(s, trace, ReplayOptions{}).metrics.overall.mean;
+  };
+  CHECK(r.current.exact == exact_of({}));
+  for (const auto& c : r.verified) CHECK(c.exact == exact_of(c.point));
+  REQUIRE(r.best >= 0);
+  const auto& best = r.verified[static_cast<std::size_t>(r.best)];
+  for (const auto& c : r.verified) CHECK(best.exact <= c.exact);
+  CHECK(r.improvement_pct == doctest::Approx(100 * (r.current.exact - best.exact) / r.current.exact));
+  // Deterministic per seed.
+  const auto again = optimize(spec, o);
+  CHECK(again.verified[0].point == r.verified[0].point);
+  CHECK(optimize_markdown(again).find("Verified improvement") != std::string::npos);
 }
 
 }  // namespace slurmtwin::cli

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -14,6 +15,7 @@
 #include "experiments/site_options.hpp"
 #include "experiments/surrogate_data.hpp"
 #include "experiments/sweep.hpp"
+#include "experiments/sweep_store.hpp"
 #include "experiments/trace_options.hpp"
 #include "surrogate/device.hpp"
 #include "surrogate/evaluation.hpp"
@@ -31,6 +33,7 @@ const char* kUsage =
     "slurmtwin surrogate dataset [--site ...] [--trace FILE] -o DATA [--settings N] [--param NAME=LO:HI]\n"
     "       slurmtwin surrogate train --data DATA -o MODEL [--steps N] [--loss pinball|mse|mae-mse] [--init MODEL]\n"
     "       slurmtwin surrogate eval --model MODEL --data DATA [--site ... --trace FILE] [--json FILE]\n"
+    "       slurmtwin surrogate update --model MODEL --spec SPEC.yaml --db SWEEP.db -o NEW_MODEL\n"
     "       slurmtwin surrogate info";
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -370,6 +373,52 @@ int eval(const Args& args) {
   return kExitOk;
 }
 
+// Active learning: fine-tunes a model on the exact results a sweep gathered (hybrid runs verify the
+// points that matter, so that is where the model most needs to be right).
+int update(const Args& args) {
+  po::options_description o("surrogate update options");
+  TrainOptions t;
+  t.steps = 300;
+  t.lr = 5e-4;
+  t.warmup = 20;
+  t.eval_every = 50;
+  o.add_options()("model", po::value<std::string>()->required(), "checkpoint to fine-tune")(
+      "spec", po::value<std::string>()->required(), "the sweep's specification (its site and trace)")(
+      "db", po::value<std::string>()->required(),
+      "the sweep's database: its exact rows with per-job waits (`job_waits: true`) become training data")(
+      "out,o", po::value<std::string>()->required(), "fine-tuned checkpoint to write")(
+      "window-jobs", po::value<std::uint32_t>()->default_value(384), "target jobs per window (as the model's dataset)")(
+      "context-jobs", po::value<std::uint32_t>()->default_value(128), "context jobs per window")(
+      "data-out", po::value<std::string>()->default_value(""), "also write the new examples as a dataset file")(
+      "steps", po::value<std::int64_t>(&t.steps)->default_value(t.steps), "optimiser steps")(
+      "lr", po::value<double>(&t.lr)->default_value(t.lr), "peak learning rate")(
+      "eval-every", po::value<std::int64_t>(&t.eval_every)->default_value(t.eval_every), "steps between validations")(
+      "seed", po::value<std::uint64_t>(&t.seed)->default_value(t.seed), "sampling seed")(
+      "threads", po::value<int>(&t.threads)->default_value(0), "CPU threads (0 = all cores)")(
+      "device", po::value<std::string>(&t.device)->default_value("auto"), "auto, cpu or cuda");
+  const auto vm = parse("slurmtwin surrogate update --model MODEL --spec SPEC.yaml --db SWEEP.db -o NEW_MODEL", o, args);
+  t.warmup = std::min<std::int64_t>(t.warmup, t.steps / 5);
+  const auto spec = load_sweep_spec(vm["spec"].as<std::string>());
+  const auto& db = vm["db"].as<std::string>();
+  if (!std::filesystem::exists(db)) throw std::runtime_error(db + ": no such database");
+  auto model = Surrogate::load(vm["model"].as<std::string>());
+  const auto data = dataset_from_sweep(load_sweep_site(spec), load_sweep_trace(spec), SweepStore(db).rows(true),
+                                       model.schema(), model.axes(), vm["window-jobs"].as<std::uint32_t>(),
+                                       vm["context-jobs"].as<std::uint32_t>());
+  if (const auto& out = vm["data-out"].as<std::string>(); !out.empty()) write_dataset(data, out);
+  const auto split = make_split(data, t.seed, SplitMode::kInterleaved);
+  std::cout << fmt::format("{}; {} exact sweep results × {} windows; fine-tuning on {} windows × {} settings, "
+                           "validation {} × {}\n",
+                           torch_summary(), data.setting_count(), data.windows.size(), split.train_windows.size(),
+                           split.train_settings.size(), split.val_windows.size(), split.val_settings.size());
+  const auto report = model.train(data, split, t, [](const std::string& line) { std::cout << line << std::endl; });
+  model.save(vm["out"].as<std::string>());
+  std::cout << fmt::format("fine-tuned for {} steps in {:.1f} s; best validation {:.4f} at step {}; saved {}\n",
+                           report.steps, report.seconds, report.best_val_loss, report.best_step,
+                           vm["out"].as<std::string>());
+  return kExitOk;
+}
+
 }  // namespace
 
 int run_surrogate(const Args& args) {
@@ -382,11 +431,12 @@ int run_surrogate(const Args& args) {
     if (args[0] == "dataset") return dataset(rest);
     if (args[0] == "train") return train(rest);
     if (args[0] == "eval") return eval(rest);
+    if (args[0] == "update") return update(rest);
     if (args[0] == "info") {
       std::cout << torch_summary() << "\n";
       return kExitOk;
     }
-    throw po::error(fmt::format("unknown surrogate subcommand '{}' (dataset, train, eval, info)", args[0]));
+    throw po::error(fmt::format("unknown surrogate subcommand '{}' (dataset, train, eval, update, info)", args[0]));
   });
 }
 

@@ -1,6 +1,7 @@
 #include "experiments/surrogate_data.hpp"
 
 #include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <atomic>
@@ -119,6 +120,50 @@ std::vector<float> simulated_waits(const Site& site, const Trace& trace) {
     if (first_start != kUnsetTime) waits[j.trace_index] = static_cast<float>(first_start - j.submit);
   }
   return waits;
+}
+
+surrogate::SurrogateDataset dataset_from_sweep(const Site& base, const Trace& trace, const std::vector<SweepRow>& rows,
+                                               const surrogate::FeatureSchema& schema,
+                                               const std::vector<surrogate::SettingAxis>& axes,
+                                               std::uint32_t window_jobs, std::uint32_t context_jobs) {
+  surrogate::SurrogateDataset d;
+  d.trace_fingerprint = trace_fingerprint(trace);
+  d.site_name = base.cluster_name;
+  d.schema = schema;
+  d.axes = axes;
+  std::vector<std::vector<std::int64_t>> waits;  // per used row, per trace job
+  for (const auto& r : rows) {
+    if (r.engine != "exact" || r.job_waits.empty() || r.trace_fingerprint != d.trace_fingerprint) continue;
+    auto w = decode_job_waits(r.job_waits);
+    if (w.size() != trace.jobs.size()) continue;
+    Site site = base;
+    for (const auto& kv : YAML::Load(r.params_json)) apply_setting(site, kv.first.as<std::string>(), kv.second.as<double>());
+    std::vector<double> values;
+    for (const auto& a : axes) values.push_back(current_setting(site, a.name));
+    d.settings.push_back(std::move(values));
+    waits.push_back(std::move(w));
+  }
+  if (d.settings.empty())
+    throw std::invalid_argument(
+        "the sweep has no exact result with per-job waits for this trace (run it with `job_waits: true` in the spec)");
+  double capacity = 0;
+  for (const auto& n : base.nodes) capacity += n.cpus;
+  const auto context = surrogate::trace_context(trace, false, capacity, schema.submit_time_only);
+  DatasetOptions o;
+  o.window_jobs = window_jobs;
+  o.context_jobs = context_jobs;
+  for (const auto& win : cut_windows(trace, o)) {
+    d.windows.push_back(surrogate::window_tokens(trace, context, win.jobs, win.target, schema));
+    auto& out = d.waits.emplace_back(d.settings.size() * win.jobs.size(), kNaN);
+    for (std::size_t s = 0; s < d.settings.size(); ++s)
+      for (std::size_t i = 0; i < win.jobs.size(); ++i)
+        if (win.target[i] && waits[s][win.jobs[i]] >= 0)
+          out[s * win.jobs.size() + i] = static_cast<float>(waits[s][win.jobs[i]]);
+  }
+  if (d.windows.empty())
+    throw std::invalid_argument(fmt::format("the trace has {} jobs: too few for one window of {} + {} context",
+                                            trace.jobs.size(), window_jobs, context_jobs));
+  return d;
 }
 
 surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, const DatasetOptions& o,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "experiments/sweep_spec.hpp"
+#include "experiments/sweep_store.hpp"
 #include "surrogate/dataset.hpp"
 #include "traces/site.hpp"
 #include "traces/trace.hpp"
@@ -57,6 +58,16 @@ Trace sub_trace(const Trace& trace, const std::vector<std::uint32_t>& jobs);
 /// Wait (s) of every job of `trace` replayed on `site`, from submit to its first start (NaN for jobs that
 /// never started), in trace order.
 std::vector<float> simulated_waits(const Site& site, const Trace& trace);
+
+/// Training data from a sweep's exact results (active learning: `surrogate update`): the windows of
+/// `trace` (cut_windows with `window_jobs` and `context_jobs`), one setting per row of `rows` that the
+/// exact simulator produced with per-job waits stored (`job_waits: true` in the spec), each axis at
+/// the row's site's value (`base` with the row's parameters applied). Rows without per-job waits or of
+/// another trace are skipped; throws std::invalid_argument when none is left.
+surrogate::SurrogateDataset dataset_from_sweep(const Site& base, const Trace& trace, const std::vector<SweepRow>& rows,
+                                               const surrogate::FeatureSchema& schema,
+                                               const std::vector<surrogate::SettingAxis>& axes,
+                                               std::uint32_t window_jobs, std::uint32_t context_jobs);
 
 surrogate::SurrogateDataset build_dataset(
     const Site& site, const Trace& trace, const DatasetOptions& options,

@@ -3,6 +3,7 @@
 // surrogate|hybrid` end to end with a small trained model.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cmath>
 #include <fstream>
@@ -399,6 +400,69 @@ TEST_CASE("optimize: surrogate search, exact verification of the winners and of 
   const auto again = optimize(spec, o);
   CHECK(again.verified[0].point == r.verified[0].point);
   CHECK(optimize_markdown(again).find("Verified improvement") != std::string::npos);
+}
+
+}  // namespace slurmtwin::cli
+
+namespace slurmtwin::cli {
+
+TEST_CASE("surrogate update: a sweep's exact per-job waits become training data, and fine-tuning fits them") {
+  const auto dir = testing::scratch_dir("surrogate_update");
+  const auto spec_path = (dir / "spec.yaml").string();
+  std::ofstream(spec_path) << "trace:\n  synthetic: {seed: 11, days: 1}\n"
+                              "parameters:\n  PriorityWeightAge: [0, 8000]\n"
+                              "  PriorityWeightFairshare: [0, 9000]\n"
+                              "objectives:\n  - {metric: wait_mean}\njob_waits: true\n";
+  const auto spec = load_sweep_spec(spec_path);
+  const auto db = (dir / "sweep.db").string();
+  SweepRunOptions ro;
+  ro.jobs = 2;
+  REQUIRE(run_sweep_spec(spec, db, ro).evaluated == 4);
+  const auto model_path = small_model(dir);
+  const auto model = surrogate::Surrogate::load(model_path);
+  const Trace trace = load_sweep_trace(spec);
+  const auto rows = SweepStore(db).rows(true);
+  const auto d = dataset_from_sweep(load_sweep_site(spec), trace, rows, model.schema(), model.axes(), 64, 16);
+  REQUIRE(d.setting_count() == 4);
+  CHECK(d.axes == model.axes());
+  REQUIRE(!d.windows.empty());
+  // Each row's setting on the model's axes, and its stored waits at the windows' target jobs.
+  for (std::size_t s = 0; s < 4; ++s) {
+    const auto point = YAML::Load(rows[s].params_json);
+    CHECK(d.settings[s][0] == point["PriorityWeightAge"].as<double>());
+    CHECK(d.settings[s][1] == point["PriorityWeightFairshare"].as<double>());
+    const auto waits = decode_job_waits(rows[s].job_waits);
+    const auto& w = d.windows[0];
+    for (std::size_t i = 0; i < w.jobs; ++i)
+      if (w.target[i]) CHECK(d.waits[0][s * w.jobs + i] == static_cast<float>(waits[w.job_index[i]]));
+  }
+  // Mean |error| of log1p(wait) over every target of the new data, before and after `surrogate update`.
+  const auto error = [&](const surrogate::Surrogate& m) {
+    double sum = 0;
+    std::size_t n = 0;
+    std::vector<std::vector<float>> settings;
+    for (std::size_t s = 0; s < 4; ++s) settings.push_back(d.encoded_setting(s));
+    for (std::size_t w = 0; w < d.windows.size(); ++w) {
+      const auto q = m.predict(d.windows[w], settings);
+      for (std::size_t s = 0; s < 4; ++s)
+        for (std::size_t i = 0; i < d.windows[w].jobs; ++i)
+          if (const float y = d.waits[w][s * d.windows[w].jobs + i]; !std::isnan(y)) {
+            sum += std::abs(q[s][i][1] - std::log1p(y));
+            ++n;
+          }
+    }
+    return sum / static_cast<double>(n);
+  };
+  const auto out = (dir / "updated.ckpt").string();
+  const auto r = testing::run_cli(fmt::format(
+      "surrogate update --model {} --spec {} --db {} -o {} --window-jobs 64 --context-jobs 16 --steps 40 "
+      "--lr 3e-3 --eval-every 10 --threads 1",
+      model_path, spec_path, db, out));
+  CHECK(r.code == 0);
+  CHECK(r.out.find("4 exact sweep results") != std::string::npos);
+  const double before = error(model), after = error(surrogate::Surrogate::load(out));
+  MESSAGE("mean |error| of log1p(wait): ", before, " before, ", after, " after the update");
+  CHECK(after < before);
 }
 
 }  // namespace slurmtwin::cli

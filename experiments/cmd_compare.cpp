@@ -31,7 +31,10 @@ int run_compare(const Args& args) {
         "out,o", po::value<std::string>()->default_value(""),
         "write the Markdown report here (default: stdout)")(
         "html", po::value<std::string>()->default_value(""),
-        "also write the sweep's HTML report (with the surrogate-vs-exact plots) here");
+        "also write the sweep's HTML report (with the surrogate-vs-exact plots) here")(
+        "report-only", po::bool_switch(),
+        "run nothing: report on the points of --db that both engines have already evaluated (e.g. a hybrid "
+        "sweep's verified points)");
     po::positional_options_description pos;
     pos.add("spec", 1);
     const auto vm =
@@ -53,10 +56,15 @@ int run_compare(const Args& args) {
     ro.surrogate.context_jobs = vm["context-jobs"].as<std::uint32_t>();
     ro.surrogate.point_batch = std::max<std::size_t>(1, vm["point-batch"].as<std::size_t>());
     if (ro.surrogate.window_jobs == 0) throw po::error("--window-jobs must be at least 1");
-    ro.engine = SweepEngine::kExact;
-    const auto exact = run_sweep_spec(spec, db, ro);
-    ro.engine = SweepEngine::kSurrogate;
-    const auto predicted = run_sweep_spec(spec, db, ro);
+    SweepRunSummary exact, predicted;
+    if (!vm["report-only"].as<bool>()) {
+      ro.engine = SweepEngine::kExact;
+      exact = run_sweep_spec(spec, db, ro);
+      ro.engine = SweepEngine::kSurrogate;
+      predicted = run_sweep_spec(spec, db, ro);
+    } else if (!std::filesystem::exists(db)) {
+      throw std::runtime_error(db + ": no such database");
+    }
     const SweepStore store(db);
     const auto c = compare_engines(store.rows(true), store.objectives(), store.constraints());
     const auto text = comparison_markdown(c, fmt::format("Surrogate vs exact simulator: {}", spec_path),

@@ -353,6 +353,10 @@ TEST_CASE("slurmtwin compare: both engines on a spec, one Markdown report") {
       fmt::format("compare {} --model {} --window-jobs 64 --context-jobs 16 -j 1", spec_path, model));
   CHECK(again.code == 0);
   CHECK(again.out.find("| wait_mean | min | 4 |") != std::string::npos);
+  const auto only = testing::run_cli(fmt::format("compare {} --model {} --report-only", spec_path, model));
+  CHECK(only.code == 0);
+  CHECK(only.out.find("| wait_mean | min | 4 |") != std::string::npos);
+  CHECK(only.out.find("Wall time in this run") == std::string::npos);  // nothing ran
 }
 
 }  // namespace slurmtwin::cli

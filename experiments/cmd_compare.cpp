@@ -10,6 +10,7 @@
 #include "experiments/compare.hpp"
 #include "experiments/progress.hpp"
 #include "experiments/report_html.hpp"
+#include "experiments/surrogate_options.hpp"
 #include "experiments/sweep.hpp"
 #include "traces/file_io.hpp"
 
@@ -20,14 +21,10 @@ int run_compare(const Args& args) {
     po::options_description o("compare options");
     o.add_options()("spec", po::value<std::string>()->required(),
                     "sweep specification (YAML; docs/sweeps.md)")(
-        "model", po::value<std::string>()->required(), "surrogate checkpoint (slurmtwin surrogate train)")(
         "db", po::value<std::string>(),
         "SQLite database for both engines' results (reruns resume); default: SPEC with .compare.db")(
         "jobs,j", po::value<unsigned>()->default_value(std::max(1u, std::thread::hardware_concurrency())),
         "worker threads (exact replays; libtorch threads for the surrogate)")(
-        "window-jobs", po::value<std::uint32_t>()->default_value(384), "surrogate: target jobs per window")(
-        "context-jobs", po::value<std::uint32_t>()->default_value(128), "surrogate: context jobs per window")(
-        "point-batch", po::value<std::size_t>()->default_value(8), "surrogate: points predicted together")(
         "out,o", po::value<std::string>()->default_value(""),
         "write the Markdown report here (default: stdout)")(
         "html", po::value<std::string>()->default_value(""),
@@ -35,6 +32,7 @@ int run_compare(const Args& args) {
         "report-only", po::bool_switch(),
         "run nothing: report on the points of --db that both engines have already evaluated (e.g. a hybrid "
         "sweep's verified points)");
+    add_surrogate_options(o, true);
     po::positional_options_description pos;
     pos.add("spec", 1);
     const auto vm =
@@ -51,11 +49,7 @@ int run_compare(const Args& args) {
     if (ro.jobs == 0) throw po::error("--jobs must be at least 1");
     ro.progress = &std::cerr;
     ro.progress_style = progress_style_for(/*fd=*/2);
-    ro.surrogate.model = vm["model"].as<std::string>();
-    ro.surrogate.window_jobs = vm["window-jobs"].as<std::uint32_t>();
-    ro.surrogate.context_jobs = vm["context-jobs"].as<std::uint32_t>();
-    ro.surrogate.point_batch = std::max<std::size_t>(1, vm["point-batch"].as<std::size_t>());
-    if (ro.surrogate.window_jobs == 0) throw po::error("--window-jobs must be at least 1");
+    ro.surrogate = surrogate_options(vm);
     SweepRunSummary exact, predicted;
     if (!vm["report-only"].as<bool>()) {
       ro.engine = SweepEngine::kExact;

@@ -7,6 +7,7 @@
 
 #include "experiments/cli.hpp"
 #include "experiments/optimize.hpp"
+#include "experiments/surrogate_options.hpp"
 #include "traces/file_io.hpp"
 
 namespace slurmtwin::cli {
@@ -18,8 +19,7 @@ int run_optimize(const Args& args) {
     o.add_options()(
         "spec", po::value<std::string>()->required(),
         "sweep specification: its parameters are the search space, its first objective the goal, its "
-        "constraints the constraints (docs/sweeps.md)")("model", po::value<std::string>()->required(),
-                                                        "surrogate checkpoint (slurmtwin surrogate train)")(
+        "constraints the constraints (docs/sweeps.md)")(
         "objective", po::value<std::string>()->default_value(""),
         "optimise this objective of the spec instead of the first (its metric name)")(
         "constraint", po::value<std::vector<std::string>>()->multitoken(),
@@ -33,11 +33,9 @@ int run_optimize(const Args& args) {
         "seed", po::value<std::uint64_t>()->default_value(d.seed),
         "seed of the design and the perturbations")(
         "jobs,j", po::value<unsigned>()->default_value(std::max(1u, std::thread::hardware_concurrency())),
-        "exact replays in parallel; libtorch threads")(
-        "window-jobs", po::value<std::uint32_t>()->default_value(384), "surrogate: target jobs per window")(
-        "context-jobs", po::value<std::uint32_t>()->default_value(128), "surrogate: context jobs per window")(
-        "out,o", po::value<std::string>()->default_value(""),
-        "write the Markdown report here (default: stdout)");
+        "exact replays in parallel; libtorch threads")("out,o", po::value<std::string>()->default_value(""),
+                                                       "write the Markdown report here (default: stdout)");
+    add_surrogate_options(o, true);
     po::positional_options_description pos;
     pos.add("spec", 1);
     const auto vm =
@@ -67,11 +65,9 @@ int run_optimize(const Args& args) {
     opt.verify = vm["verify"].as<std::size_t>();
     opt.seed = vm["seed"].as<std::uint64_t>();
     opt.jobs = vm["jobs"].as<unsigned>();
-    opt.surrogate.model = vm["model"].as<std::string>();
-    opt.surrogate.window_jobs = vm["window-jobs"].as<std::uint32_t>();
-    opt.surrogate.context_jobs = vm["context-jobs"].as<std::uint32_t>();
-    if (opt.jobs == 0 || opt.verify == 0 || opt.candidates == 0 || opt.surrogate.window_jobs == 0)
-      throw po::error("--jobs, --verify, --candidates and --window-jobs must be at least 1");
+    opt.surrogate = surrogate_options(vm);
+    if (opt.jobs == 0 || opt.verify == 0 || opt.candidates == 0)
+      throw po::error("--jobs, --verify and --candidates must be at least 1");
     const auto text = optimize_markdown(optimize(spec, opt));
     if (const auto& out = vm["out"].as<std::string>(); out.empty())
       std::cout << text;

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "experiments/cli.hpp"
+#include "experiments/surrogate_options.hpp"
 #include "experiments/sweep.hpp"
 #include "experiments/sweep_mpi.hpp"
 #include "experiments/sweep_store.hpp"
@@ -113,20 +114,13 @@ int sweep_run(const Args& args) {
       "engine", po::value<std::string>()->default_value("exact"),
       "exact (the simulator), surrogate (a trained model, --model), or hybrid (the surrogate scores every "
       "point, the simulator re-evaluates the best and the uncertain)")(
-      "model", po::value<std::string>()->default_value(""),
-      "surrogate checkpoint (slurmtwin surrogate train)")(
-      "window-jobs", po::value<std::uint32_t>()->default_value(384),
-      "surrogate: target jobs per window (as in its dataset)")(
-      "context-jobs", po::value<std::uint32_t>()->default_value(128),
-      "surrogate: context jobs before each window (as in its dataset)")(
-      "point-batch", po::value<std::size_t>()->default_value(8),
-      "surrogate: points predicted together per window (larger batches need more memory, not always faster)")(
       "top-k", po::value<std::size_t>()->default_value(10),
       "hybrid: re-evaluate each objective's K best predicted points")(
       "verify-width", po::value<double>()->default_value(1.0),
       "hybrid: and every point whose 80% interval of an objective is wider than this fraction of its median")(
       "max-exact", po::value<double>()->default_value(0.1),
       "hybrid: at most this many exact evaluations (a fraction of the points when < 1, else a count)");
+  add_surrogate_options(o, false);
   po::positional_options_description pos;
   pos.add("spec", 1);
   const auto vm =
@@ -157,16 +151,12 @@ int sweep_run(const Args& args) {
   } catch (const std::invalid_argument& e) {
     throw po::error(std::string("--") + e.what());
   }
-  ro.surrogate.model = vm["model"].as<std::string>();
-  ro.surrogate.window_jobs = vm["window-jobs"].as<std::uint32_t>();
-  ro.surrogate.context_jobs = vm["context-jobs"].as<std::uint32_t>();
-  ro.surrogate.point_batch = std::max<std::size_t>(1, vm["point-batch"].as<std::size_t>());
+  ro.surrogate = surrogate_options(vm);
   ro.hybrid.top_k = vm["top-k"].as<std::size_t>();
   ro.hybrid.verify_width = vm["verify-width"].as<double>();
   ro.hybrid.max_exact = vm["max-exact"].as<double>();
   if (ro.engine != SweepEngine::kExact && ro.surrogate.model.empty())
     throw po::error("--engine surrogate and hybrid need --model CHECKPOINT");
-  if (ro.surrogate.window_jobs == 0) throw po::error("--window-jobs must be at least 1");
   if (!(ro.hybrid.max_exact >= 0)) throw po::error("--max-exact must be >= 0");
   if (vm["mpi"].as<bool>()) {
     if (ro.engine != SweepEngine::kExact) throw po::error("--mpi runs the exact engine only");

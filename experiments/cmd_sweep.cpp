@@ -289,7 +289,7 @@ int sweep_show(const Args& args) {
         extra.push_back(k);
         line += "," + csv_field(constraints[k].metric);
       }
-    std::cout << line << ",feasible,pareto,run_seconds,engine\n";
+    std::cout << line << ",feasible,pareto,engine,run_seconds\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
       line = rows[i].key;
       for (const auto& n : names) {
@@ -303,8 +303,8 @@ int sweep_show(const Args& args) {
         line += std::isnan(v) ? std::string(",") : fmt::format(",{:.17g}", v);
       }
       std::cout << line
-                << fmt::format(",{},{},{:.3f},{}\n", feasible[i] ? 1 : 0, on_front[i] ? 1 : 0,
-                               rows[i].run_seconds, rows[i].engine);
+                << fmt::format(",{},{},{},{:.3f}\n", feasible[i] ? 1 : 0, on_front[i] ? 1 : 0, rows[i].engine,
+                               rows[i].run_seconds);
     }
     return kExitOk;
   }

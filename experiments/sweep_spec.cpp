@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "experiments/sweep_sobol.hpp"
+#include "experiments/yaml_reader.hpp"
 #include "traces/file_io.hpp"
 #include "traces/read_report.hpp"
 #include "traces/rng.hpp"
@@ -64,31 +65,11 @@ Seconds to_seconds(const std::string& name, double v) {
   return static_cast<Seconds>(std::llround(v));
 }
 
-class SpecReader {
+/// A YamlReader whose numbers may also be written as booleans (true/yes = 1, false/no = 0), as
+/// slurm.conf's PriorityFavorSmall values are.
+class SpecReader : public YamlReader {
  public:
-  explicit SpecReader(std::string file) : file_(std::move(file)) {}
-
-  [[noreturn]] void fail(const YAML::Node& n, std::string_view key, const std::string& what) const {
-    const auto m = n.Mark();
-    const int line = m.is_null() ? 0 : m.line + 1;
-    throw InputError(file_, static_cast<std::uint64_t>(std::max(line, 0)), std::string(key), what);
-  }
-  std::uint64_t line_of(const YAML::Node& n) const {
-    const auto m = n.Mark();
-    return m.is_null() ? 0 : static_cast<std::uint64_t>(m.line + 1);
-  }
-  void check_map(const YAML::Node& n, std::string_view key, const std::set<std::string>& allowed) const {
-    if (!n.IsMap()) fail(n, key, "expected a map");
-    for (const auto& kv : n) {
-      if (!kv.first.IsScalar()) fail(kv.first, key, "a key must be a plain name");  // as<string> would throw
-      const auto k = kv.first.as<std::string>();
-      if (!allowed.count(k)) fail(kv.first, k, fmt::format("unknown key in {}", key));
-    }
-  }
-  std::string str(const YAML::Node& n, std::string_view key) const {
-    if (!n.IsScalar()) fail(n, key, "expected a string");
-    return n.Scalar();
-  }
+  using YamlReader::YamlReader;
   double number(const YAML::Node& n, std::string_view key) const {
     if (!n.IsScalar()) fail(n, key, "bad type: expected a number");
     const auto& s = n.Scalar();
@@ -104,20 +85,6 @@ class SpecReader {
       fail(n, key, fmt::format("bad type: '{}' is not a number", s));
     }
   }
-  std::uint64_t unsigned_int(const YAML::Node& n, std::string_view key) const {
-    const double v = number(n, key);
-    if (v < 0 || v != std::floor(v) || v > 1e18)
-      fail(n, key, fmt::format("bad type: expected a non-negative integer, got '{}'", n.Scalar()));
-    return static_cast<std::uint64_t>(v);
-  }
-  std::string path(const YAML::Node& n, std::string_view key) const {
-    const auto p = std::filesystem::path(str(n, key));
-    if (p.is_absolute() || p.empty()) return p.string();
-    return (std::filesystem::path(file_).parent_path() / p).string();
-  }
-
- private:
-  std::string file_;
 };
 
 double level(const SweepParameter& p, double u) {  // u in [0, 1] -> value

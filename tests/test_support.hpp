@@ -32,7 +32,8 @@ inline std::string data_file(const std::string& relative) {
 
 /// A fresh scratch directory under the build tree's temp area.
 inline std::filesystem::path scratch_dir(const std::string& name) {
-  auto p = std::filesystem::temp_directory_path() / ("slurmtwin_test_" + name);
+  // The pid keeps concurrent test runs (ctest -j, several checkouts on one machine) apart.
+  auto p = std::filesystem::temp_directory_path() / fmt::format("slurmtwin_test_{}_{}", name, ::getpid());
   std::filesystem::remove_all(p);
   std::filesystem::create_directories(p);
   return p;
@@ -54,7 +55,7 @@ struct CliRun {
 /// Runs the slurmtwin binary with `args` (a shell command line fragment).
 inline CliRun run_cli(const std::string& args) {
   // ctest runs test cases in parallel processes: one capture file per process.
-  static const auto dir = scratch_dir(fmt::format("cli_capture_{}", ::getpid()));
+  static const auto dir = scratch_dir("cli_capture");
   const auto capture = (dir / "out.txt").string();
   const int status = std::system(fmt::format("{} {} > {} 2>&1", SLURMTWIN_BINARY, args, capture).c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(capture)};

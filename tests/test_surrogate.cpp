@@ -14,6 +14,7 @@
 #include "surrogate/features.hpp"
 #include "surrogate/model.hpp"
 #include "surrogate/ridge.hpp"
+#include "tests/test_support.hpp"
 #include "traces/file_io.hpp"
 #include "traces/read_report.hpp"
 
@@ -73,7 +74,7 @@ SurrogateDataset synthetic_dataset(std::size_t windows, std::size_t jobs, std::s
 }
 
 std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("slurmtwin_test_" + name)).string();
+  return (testing::scratch_dir("surrogate") / name).string();
 }
 
 }  // namespace
@@ -104,16 +105,20 @@ TEST_CASE("per-job errors and interval coverage") {
   CHECK(e.mae_hours_shortest10 == doctest::Approx(0.0));
 
   // Two windows, three settings: the prediction keeps the order in window 0 and reverses it in window 1.
-  const auto r = ranking_errors({{0, 0, 100, 110}, {0, 1, 200, 190}, {0, 2, 300, 330},  //
-                                 {1, 0, 100, 300}, {1, 1, 200, 200}, {1, 2, 300, 100}});
+  const auto r = ranking_errors({{0, 0, 100, 110},
+                                 {0, 1, 200, 190},
+                                 {0, 2, 300, 330},  //
+                                 {1, 0, 100, 300},
+                                 {1, 1, 200, 200},
+                                 {1, 2, 300, 100}});
   CHECK(r.spearman == doctest::Approx(0.0));  // +1 and -1 averaged
   CHECK(r.kendall == doctest::Approx(0.0));
   CHECK(r.mean_abs_pct_error == doctest::Approx(100.0 * (0.1 + 0.05 + 0.1 + 2.0 + 0.0 + 2.0 / 3.0) / 6));
 }
 
 TEST_CASE("window features: what was submitted, and the history before it") {
-  const Trace t = testing::make_trace({{0, 1, 4, 600, 3600},      // job 1: context
-                                       {1800, 2, 8, 300, 7200},   // job 2: target, 30 min later
+  const Trace t = testing::make_trace({{0, 1, 4, 600, 3600},              // job 1: context
+                                       {1800, 2, 8, 300, 7200},           // job 2: target, 30 min later
                                        {5400, 1, 1, 60, 0, -1, "bob"}});  // job 3: no limit
   const auto schema = make_schema(t, false);
   const std::vector<std::uint32_t> jobs = {0, 1, 2};
@@ -151,7 +156,8 @@ TEST_CASE("window features: what was submitted, and the history before it") {
   const auto busy = trace_context(testing::make_trace({{0, 1, 4, 600}, {100}}), false, 4, false);
   CHECK(busy.history[1][7] == doctest::Approx(std::log1p(500.0 / 3600.0)));
 
-  const auto submit_only = window_tokens(t, trace_context(t, false, 4, false), jobs, targets, make_schema(t, true));
+  const auto submit_only =
+      window_tokens(t, trace_context(t, false, 4, false), jobs, targets, make_schema(t, true));
   CHECK(submit_only.numeric[1 * f + column(schema, "log_runtime_min")] == 0.0f);
 }
 
@@ -177,13 +183,16 @@ TEST_CASE("the recorded queue at each submission") {
   const std::vector<std::uint32_t> jobs = {0, 1, 2};
   const std::vector<std::uint8_t> targets = {1, 1, 1};
   const auto w = window_tokens(t, trace_context(t, true, 4, true), jobs, targets, schema);
-  CHECK(w.numeric[2 * schema.numeric.size() + column(schema, "log_running_cpus")] == doctest::Approx(std::log1p(4.0)));
-  CHECK_THROWS_AS(window_tokens(t, trace_context(t, false, 4, false), jobs, targets, schema), std::invalid_argument);
+  CHECK(w.numeric[2 * schema.numeric.size() + column(schema, "log_running_cpus")] ==
+        doctest::Approx(std::log1p(4.0)));
+  CHECK_THROWS_AS(window_tokens(t, trace_context(t, false, 4, false), jobs, targets, schema),
+                  std::invalid_argument);
 }
 
 TEST_CASE("windows are cut in submit order with their context") {
   std::vector<JobSpec> specs;
-  for (int i = 0; i < 10; ++i) specs.push_back({static_cast<Seconds>(100 * (9 - i))});  // submitted in reverse
+  for (int i = 0; i < 10; ++i)
+    specs.push_back({static_cast<Seconds>(100 * (9 - i))});  // submitted in reverse
   const Trace t = testing::make_trace(specs);
   cli::DatasetOptions o;
   o.window_jobs = 3;
@@ -239,8 +248,8 @@ TEST_CASE("the dataset file round-trips and rejects damaged files") {
   std::string flipped = bytes;
   flipped[bytes.size() / 2] ^= 0x20;
   CHECK_THROWS_WITH_AS(decode_dataset(flipped, "d.stsd"), doctest::Contains("checksum"), InputError);
-  CHECK_THROWS_WITH_AS(decode_dataset(bytes.substr(0, bytes.size() - 3), "d.stsd"), doctest::Contains("truncated"),
-                       InputError);
+  CHECK_THROWS_WITH_AS(decode_dataset(bytes.substr(0, bytes.size() - 3), "d.stsd"),
+                       doctest::Contains("truncated"), InputError);
   CHECK_THROWS_WITH_AS(decode_dataset("STWTRACE" + bytes.substr(8), "d.stsd"), doctest::Contains("bad magic"),
                        InputError);
 }
@@ -321,7 +330,8 @@ TEST_CASE("the transformer learns a setting-dependent wait, and its checkpoint r
 
   SurrogateDataset other = d;
   other.schema.qos.push_back("high");
-  CHECK_THROWS_WITH_AS(loaded.check_compatible(other, "other.stsd"), doctest::Contains("feature schema"), InputError);
+  CHECK_THROWS_WITH_AS(loaded.check_compatible(other, "other.stsd"), doctest::Contains("feature schema"),
+                       InputError);
   other = d;
   other.axes[0].hi = 5000;
   CHECK_THROWS_WITH_AS(loaded.check_compatible(other, "other.stsd"), doctest::Contains("PriorityWeightAge"),
@@ -336,7 +346,8 @@ TEST_CASE("the transformer learns a setting-dependent wait, and its checkpoint r
     for (std::size_t k = 0; k < 2; ++k)
       for (std::size_t i = 0; i < 32; ++i)
         if (data.windows[5].target[i]) {
-          const double e = q[k][i][1] - std::log1p(static_cast<double>(data.waits[5][(k == 0 ? 0 : 5) * 32 + i]));
+          const double e =
+              q[k][i][1] - std::log1p(static_cast<double>(data.waits[5][(k == 0 ? 0 : 5) * 32 + i]));
           sum += e * e;
           n += 1;
         }

@@ -289,7 +289,9 @@ int sweep_show(const Args& args) {
         extra.push_back(k);
         line += "," + csv_field(constraints[k].metric);
       }
-    std::cout << line << ",feasible,pareto,engine,run_seconds\n";
+    // The engine column only when the store holds more than the exact simulator's rows.
+    const bool engines = exact_rows < rows.size();
+    std::cout << line << (engines ? ",engine" : "") << ",feasible,pareto,run_seconds\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
       line = rows[i].key;
       for (const auto& n : names) {
@@ -302,8 +304,8 @@ int sweep_show(const Args& args) {
         const double v = rows[i].constraint_values[k];
         line += std::isnan(v) ? std::string(",") : fmt::format(",{:.17g}", v);
       }
-      std::cout << line
-                << fmt::format(",{},{},{},{:.3f}\n", feasible[i] ? 1 : 0, on_front[i] ? 1 : 0, rows[i].engine,
+      std::cout << line << (engines ? "," + rows[i].engine : std::string())
+                << fmt::format(",{},{},{:.3f}\n", feasible[i] ? 1 : 0, on_front[i] ? 1 : 0,
                                rows[i].run_seconds);
     }
     return kExitOk;

@@ -272,8 +272,9 @@ constexpr KnownMiss kKnownMisses[] = {
      "a 2-min job backfilled 2 s before a reservation after the simulator's 1-s drift; real Slurm's chance "
      "ended exactly at the reservation (fidelity.md item 6)"},
     {"10_time_limit", false, false, true,
-     "a decay run and a TIMEOUT in the same second: real decays first, the simulator ends the job first "
-     "(item 2); final sshare samples differ"},
+     "run 2: a job whose work ended in the second of a decay run, after it (its start followed a "
+     "time-limit check at .656 s, the decay run is at .498 s): the simulator ends it first, so its usage "
+     "is decayed once more (item 2); the last sshare samples differ"},
 };
 
 TEST_CASE("every recorded real-Slurm scenario: the simulator within the real run-to-run spread") {

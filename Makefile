@@ -22,7 +22,8 @@ run: build
 	@$(BUILD)/experiments/slurmtwin replay --out out/default
 
 # In CI (CI=true) Chromium is installed first (so the HTML report test runs instead of skipping), the
-# project's regression scenarios run after the suite, and the suite runs again under ASan + UBSan.
+# project's regression scenarios and the live check against real Slurm (oracle-ci) run after the
+# suite, and the suite runs again under ASan + UBSan.
 test: build
 ifeq ($(CI),true)
 	@bash cmake/install-deps.sh chromium
@@ -30,6 +31,7 @@ endif
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 ifeq ($(CI),true)
 	@$(MAKE) --no-print-directory check-scenarios
+	@$(MAKE) --no-print-directory oracle-ci
 	@$(MAKE) --no-print-directory sanitize
 endif
 
@@ -76,18 +78,13 @@ oracle-report: build
 	@$(BUILD)/experiments/slurmtwin oracle report tests/oracle/recorded --notes tests/oracle/fidelity-notes.md \
 	  -o docs/fidelity.md
 
-# Live check: a few short scenarios once on real Slurm, judged against their committed run1 (the
-# real-vs-real spread) and the simulator; exit status 1 when one is not accepted. From a clean state
-# (packages installed) 07+09+10 took 651 s; the default three are scenarios the simulator passes.
+# Live check (CI runs it): a few short scenarios once on real Slurm, judged against their committed
+# run1 (the real-vs-real spread) and the simulator; exit status 1 when one is not accepted. Prints
+# "SKIPPED: <reason>" and succeeds where the machine cannot run real Slurm (tests/oracle/ci.sh). Only
+# scenarios accepted in docs/fidelity.md belong here; time measured there ("Live check").
 ORACLE_CI_SCENARIOS ?= 07_preempt_qos_cancel 08_preempt_suspend 09_limits
 oracle-ci: build
-	@bash tests/oracle/oracle.sh setup
-	@rm -rf $(BUILD)/oracle-ci
-	@set -e; for s in $(ORACLE_CI_SCENARIOS); do \
-	  mkdir -p $(BUILD)/oracle-ci/$$s; cp -r tests/oracle/recorded/$$s/run1 $(BUILD)/oracle-ci/$$s/run1; \
-	  bash tests/oracle/oracle.sh run tests/oracle/scenarios/$$s $(BUILD)/oracle-ci/$$s/run2; done; \
-	  bash tests/oracle/oracle.sh stop
-	@$(BUILD)/experiments/slurmtwin oracle report $(BUILD)/oracle-ci --check -o $(BUILD)/oracle-ci/report.md
+	@bash tests/oracle/ci.sh $(BUILD) $(ORACLE_CI_SCENARIOS)
 
 format:
 	@git ls-files '*.cpp' '*.hpp' | xargs clang-format -i

@@ -236,6 +236,20 @@ RecordedRun read_recorded_run(const std::filesystem::path& dir) {
     run.ticks.push_back(parse_epoch(l, file_of(dir / "ticks.txt"), ++line_no, "tick"));
   run.cred_expire = cred_expire_of(dir / "slurm.conf");
   run.jobs = read_scenario_jobs((dir / "jobs.csv").string());
+  // "[2026-11-21T17:16:11.945] Time limit exhausted for JobId=1" (LogTimeFormat=iso8601_ms, UTC);
+  // recordings from before the harness kept these lines have none.
+  if (const auto events = dir / "slurmctld-events.log"; std::filesystem::exists(events)) {
+    line_no = 0;
+    for (const auto& l : lines_of(events)) {
+      ++line_no;
+      if (l.find("Time limit exhausted") == std::string::npos || l.size() < 25 || l[0] != '[') continue;
+      const auto whole = sacct_time(std::string_view(l).substr(1, 19), file_of(events), line_no, "timestamp");
+      const auto ms = text::parse_int(std::string_view(l).substr(21, 3));
+      if (whole == kUnsetTime || l[20] != '.' || !ms)
+        throw InputError(file_of(events), line_no, "timestamp", "expected [YYYY-MM-DDTHH:MM:SS.mmm]");
+      run.limit_timeouts.push_back(static_cast<double>(whole) + static_cast<double>(*ms) / 1000.0);
+    }
+  }
 
   // sacct -D -X -P: one record per run; JobName is the scenario's jNNN.
   const auto sacct = dir / "sacct.txt";
@@ -321,6 +335,11 @@ SimulatedRun simulate_recorded_run(const RecordedRun& run) {
   // is the first recorded tick; the scheduling timers (1 s here) need no phase at whole seconds.
   o.timeout_phase = o.decay_phase;
   o.requeue_delay = run.cred_expire;
+  // Which of the two threads ran first when a time-limit check fell in the second of a decay run:
+  // their sub-second phases drift, so the recorded order is replayed (the last such second decides).
+  for (const double c : run.limit_timeouts)
+    for (const double t : run.ticks)
+      if (std::floor(t) == std::floor(c)) o.limit_check_after_decay = t < c;
   for (const auto& s : run.sprio) o.sample_at.push_back(static_cast<Seconds>(std::floor(s.at)));
   std::sort(o.sample_at.begin(), o.sample_at.end());
   o.sample_at.erase(std::unique(o.sample_at.begin(), o.sample_at.end()), o.sample_at.end());

@@ -70,6 +70,7 @@ struct RecordedRun {
   Seconds trace_start = 0;                       // epoch s of submit offset 0
   double controller_start = 0;                   // epoch s ("Running as primary controller")
   std::vector<double> ticks;                     // epoch s of every decay-thread run
+  std::vector<double> limit_timeouts;            // epoch s of every "Time limit exhausted" (when logged)
   Seconds cred_expire = 120;                     // AuthInfo cred_expire of its slurm.conf (requeue delay)
   std::vector<ScenarioJob> jobs;                 // the scenario
   std::map<std::string, std::uint64_t> job_ids;  // name -> Slurm job id

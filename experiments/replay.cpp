@@ -118,7 +118,12 @@ class Sampler final : public sim::ReplayObserver {
     const Seconds last_tick = at < first_tick ? kUnsetTime : first_tick + (at - first_tick) / period * period;
     for (auto ji : s.pending) {
       const auto& j = s.jobs[ji];
-      const Seconds calc = last_tick == kUnsetTime ? j.submit : std::max(last_tick, j.submit);
+      Seconds calc = last_tick == kUnsetTime ? j.submit : std::max(last_tick, j.submit);
+      // A requeued job with no decay run since its requeue shows the factors of its last
+      // recalculation before it (SlurmPolicy::on_submit).
+      if (!j.past_runs.empty() && policy_.requeue_keeps_priority() &&
+          (last_tick == kUnsetTime || last_tick < j.submit))
+        calc = policies::SlurmPolicy::recalculated_before_requeue(j.past_runs.back(), last_tick, period);
       for (std::size_t k = 0; k < j.partitions.size(); ++k) {
         const auto f = policy_.factors_at(s, ji, k, calc);
         sample.jobs.push_back({j.id, s.site.partitions[j.partitions[k]].name, j.part_priority[k], f.age,
@@ -159,6 +164,7 @@ ReplayResult run_replay(Site site, const Trace& trace, const ReplayOptions& opti
   state.jobs = sim::resolve_jobs(trace, r.site, state.cluster, {}, state.users);
   policies::SlurmPolicyOptions popt;
   popt.backfill_cost.tests_per_second = options.bf_tests_per_second;
+  popt.requeue_keeps_priority = options.requeue_keeps_priority;
   policies::SlurmPolicy policy(r.site, popt);
   sim::ControllerOptions copt;
   copt.check_invariants = options.check_invariants;
@@ -168,6 +174,7 @@ ReplayResult run_replay(Site site, const Trace& trace, const ReplayOptions& opti
   copt.backfill_phase = options.backfill_phase;
   copt.sched_phase = options.sched_phase;
   copt.requeue_delay = options.requeue_delay;
+  copt.limit_check_after_decay = options.limit_check_after_decay;
   copt.snapshot_at = options.snapshot_at;
   if (options.snapshot_at != kUnsetTime)
     copt.on_snapshot = [&](const sim::SimState& s) { r.snapshot = snapshot_text(s, policy); };

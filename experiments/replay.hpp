@@ -32,6 +32,12 @@ struct ReplayOptions {
   Seconds backfill_phase = kUnsetTime;
   Seconds sched_phase = kUnsetTime;
   Seconds requeue_delay = 120;
+  // A requeued job keeps the priority of its last recalculation until the next decay run (real
+  // Slurm 22.05; policies::SlurmPolicyOptions::requeue_keeps_priority).
+  bool requeue_keeps_priority = true;
+  // A time-limit check in the same second as a decay run comes after it
+  // (sim::ControllerOptions::limit_check_after_decay).
+  bool limit_check_after_decay = false;
   std::vector<Seconds> sample_at;  // absolute instants of sprio/sshare-like samples (ascending)
 };
 

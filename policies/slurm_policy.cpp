@@ -66,11 +66,19 @@ void SlurmPolicy::init(sim::SimState& state) {
 
 namespace {
 
+// The job's accrue time at `now`. An instant before a requeued job's (re)submit is one of its previous
+// run (a requeued job keeps the priority computed then, SlurmPolicy::on_submit): accrue from that run.
+Seconds job_accrue_time(const PriorityFlags& flags, const sim::SimJob& j, Seconds now) {
+  if (!j.past_runs.empty() && now < j.submit)
+    return accrue_time(flags, j.past_runs.back().submit, j.past_runs.back().eligible, now);
+  return accrue_time(flags, j.submit, j.eligible, now);
+}
+
 PriorityInput priority_input(const sim::SimState& s, const sim::SimJob& j, std::size_t k,
                              const PriorityFlags& flags, const AssocTree& tree, AssocIndex ti) {
   PriorityInput in;
   in.now = s.now;
-  in.accrue_time = accrue_time(flags, j.submit, j.eligible, s.now);
+  in.accrue_time = job_accrue_time(flags, j, s.now);
   in.fs_factor = ti == kNoAssoc ? 0.0 : tree.node(ti).fs_factor;
   in.min_nodes = j.request.min_nodes;
   in.cpu_count = j.alloc_cpus > 0 ? j.alloc_cpus : j.request.total_cpus;
@@ -96,8 +104,17 @@ PriorityFactors SlurmPolicy::factors_at(const sim::SimState& s, std::uint32_t ji
   const auto& j = s.jobs[ji];
   auto in = priority_input(s, j, k, priority_.flags(), tree_, tree_index_[static_cast<std::size_t>(j.assoc)]);
   in.now = at;
-  in.accrue_time = accrue_time(priority_.flags(), j.submit, j.eligible, at);
+  in.accrue_time = job_accrue_time(priority_.flags(), j, at);
   return priority_.compute(in);
+}
+
+Seconds SlurmPolicy::recalculated_before_requeue(const sim::PastRun& previous, Seconds last_decay,
+                                                 Seconds period) {
+  assert(period > 0);
+  if (last_decay == kUnsetTime || last_decay < previous.submit) return previous.submit;
+  Seconds t = last_decay;
+  if (t >= previous.start) t -= ((t - previous.start) / period + 1) * period;  // the last tick before it
+  return std::max(t, previous.submit);
 }
 
 void SlurmPolicy::set_priority(sim::SimState& s, std::uint32_t ji) {
@@ -199,7 +216,20 @@ std::string SlurmPolicy::admit(sim::SimState& s, std::uint32_t job) {
 }
 
 void SlurmPolicy::on_submit(sim::SimState& s, std::uint32_t job) {
+  const auto& j = s.jobs[job];
+  if (j.past_runs.empty() || !options_.requeue_keeps_priority) {
+    set_priority(s, job);
+    return;
+  }
+  // Requeued: slurmctld does not recompute the priority then, so the job keeps the one (and the
+  // factors sprio shows) of its last recalculation while it was pending before; the next decay run
+  // recomputes it from its new eligible time (real Slurm 22.05: age 5 s from a tick 5 s after the
+  // previous eligible time, shown again after the requeue; docs/fidelity.md).
+  const Seconds now = s.now;
+  s.now = recalculated_before_requeue(j.past_runs.back(), last_decay_,
+                                      std::max<Seconds>(60, site_.scheduler.calc_period));
   set_priority(s, job);
+  s.now = now;
 }
 
 void SlurmPolicy::on_queued(sim::SimState& s, std::uint32_t job) {

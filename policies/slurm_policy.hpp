@@ -18,6 +18,10 @@ namespace slurmtwin::policies {
 struct SlurmPolicyOptions {
   TieMode fair_tree_ties = TieMode::kCode;  // what slurmctld's code does (spec §3.4)
   BackfillCostModel backfill_cost;          // off by default: backfill cycles take no simulated time
+  // A requeued job keeps the priority (and sprio factors) of its last recalculation before its
+  // previous start until the next decay run, as real Slurm 22.05 shows (docs/fidelity.md); false:
+  // computed anew at the requeue (age from the new eligible time only).
+  bool requeue_keeps_priority = true;
 };
 
 class SlurmPolicy final : public sim::SchedulingPolicy {
@@ -44,6 +48,12 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   /// The same as computed at instant `at` (absolute s): what sprio shows between recalculations, when
   /// `at` is the last one (decay tick or submit).
   PriorityFactors factors_at(const sim::SimState& state, std::uint32_t job, std::size_t k, Seconds at) const;
+  /// When a requeued job's priority was last computed, as of its requeue: the last decay run while
+  /// it was pending before its previous start (one in the very second of that start came after it),
+  /// else that previous submit. `period`: the decay thread's period (s).
+  static Seconds recalculated_before_requeue(const sim::PastRun& previous, Seconds last_decay,
+                                             Seconds period);
+  bool requeue_keeps_priority() const { return options_.requeue_keeps_priority; }
 
  private:
   /// Full priority computation (at submit): caches the job's static terms.

@@ -145,6 +145,7 @@ void Controller::start_job(std::uint32_t job, std::uint16_t partition, std::vect
 
   // Ends when its work is done, or as TIMEOUT on the first limit check after its limit.
   const Seconds limit = j.time_limit;
+  auto end_phase = EventPhase::kJobEnd;
   if (limit == kUnlimited || j.runtime <= limit) {
     j.end = state_.now + j.runtime;
     j.end_state = JobState::kCompleted;
@@ -158,10 +159,16 @@ void Controller::start_job(std::uint32_t job, std::uint16_t partition, std::vect
     // A job that finishes its work past its limit but before the check ends then, still as TIMEOUT:
     // slurmctld marks a job that completes after its end time TIMEOUT (seen on real Slurm 22.05,
     // docs/fidelity.md: limit 60 s, work 65 s -> TIMEOUT at 65 s).
+    const bool by_check = j.end < state_.now + j.runtime;
     j.end = std::min(j.end, state_.now + j.runtime);
     j.end_state = JobState::kTimeout;
+    const Seconds period = std::max<Seconds>(60, state_.site.scheduler.calc_period);
+    const Seconds first_decay = state_.origin + options_.decay_phase;
+    if (by_check && options_.limit_check_after_decay && j.end >= first_decay &&
+        (j.end - first_decay) % period == 0)
+      end_phase = EventPhase::kLateTimeout;
   }
-  j.end_event = queue_.schedule(j.end, phase(EventPhase::kJobEnd), j.id, JobEnd{job});
+  j.end_event = queue_.schedule(j.end, phase(end_phase), j.id, JobEnd{job});
   note_change();
   policy_.on_start(state_, job);
   for (auto* o : observers_) o->on_start(state_, job);

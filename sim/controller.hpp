@@ -26,7 +26,10 @@ enum class EventPhase : std::uint8_t {
   kEligible = 3,
   kBackground = 4,
   kBackfill = 5,
-  kDecay = 6
+  kDecay = 6,
+  // A TIMEOUT by the periodic limit check in a second when the decay thread ran first
+  // (ControllerOptions::limit_check_after_decay).
+  kLateTimeout = 7
 };
 
 /// Starts jobs on behalf of a policy (the controller records the start and schedules the end).
@@ -92,6 +95,10 @@ struct ControllerOptions {
   Seconds sched_phase = kUnsetTime;
   Seconds start_offset = 0;     // controller starts this long before the first submit (s)
   Seconds requeue_delay = 120;  // a requeued job is eligible at now + this + 1 s (AuthInfo cred_expire)
+  // In a second when both a time-limit check and a decay run fall, the check comes after the decay
+  // run (so the timed-out job is charged its last slice before the decay). slurmctld runs them in
+  // two threads whose sub-second phases drift apart (~1 ms/s): either order happens (docs/fidelity.md).
+  bool limit_check_after_decay = false;
   bool check_invariants = false;
   Seconds snapshot_at = kUnsetTime;  // absolute time at which on_snapshot fires
   std::function<void(const SimState&)> on_snapshot;

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <optional>
+#include <utility>
 
 #include "experiments/oracle_compare.hpp"
 #include "experiments/replay.hpp"
@@ -154,6 +156,99 @@ TEST_CASE("timer phases and the requeue delay align a replay with a recorded slu
   CHECK(cli::run_replay(site, trace, p).state->jobs[0].start - kT0 == 1);
 }
 
+TEST_CASE("a requeued job keeps the priority of its last recalculation until the next decay run") {
+  // Real Slurm 22.05 (scenario 06, run 2): job 1, requeued at +70 and eligible at +101, showed in sprio
+  // the age of the decay run at +56 (5 s after its previous eligible time +51) until the decay run at
+  // +116, which gave it 15 s. Here: one 4-CPU node, partitions low (tier 1) and high (tier 2),
+  // REQUEUE, requeue delay 30 (eligible 31 s after), PriorityWeightAge=600 with PriorityMaxAge=600 s
+  // (weighted age = seconds), decay runs at 0, 60, 120, 180 (calc period 60 s).
+  auto site = small_site(1, 4);
+  site.partitions[0].name = "low";
+  site.partitions[0].priority_tier = 1;
+  auto high = site.partitions[0];
+  high.name = "high";
+  high.priority_tier = 2;
+  high.is_default = false;
+  site.partitions.push_back(high);
+  site.scheduler.preempt_type = "preempt/partition_prio";
+  site.scheduler.preempt_mode = PreemptMode::kRequeue;
+  site.scheduler.weight_age = 600;
+  site.scheduler.max_age = 600;
+  site.scheduler.calc_period = 60;
+  // J1 low at 0 (runtime 1000) starts at 3. J2 high at 10 (runtime 100) requeues it at once: J1 is
+  // eligible at 41, pends over the decay run at 60 (age 60-41 = 19 s), starts when J2 ends at 110.
+  // J3 high at 125 (runtime 100) requeues it again: eligible at 156, pending until J3 ends at 225.
+  auto trace = make_trace({{0, 1, 4, 1000}, {10, 1, 4, 100}, {125, 1, 4, 100}});
+  for (auto& j : trace.jobs) j.partition = trace.partitions.intern(j.job_id == 1 ? "low" : "high");
+  cli::ReplayOptions o;
+  o.check_invariants = true;
+  o.requeue_delay = 30;
+  // Samples between recalculations (like sprio, of eligible pending jobs): 70 (after the run at 60),
+  // 170 (eligible again, no decay run since the requeue) and 185 (after the run at 180).
+  o.sample_at = {kT0 + 70, kT0 + 170, kT0 + 185};
+  const auto r = cli::run_replay(site, trace, o);
+  const auto& j1 = r.state->jobs[0];
+  REQUIRE(j1.past_runs.size() == 2);
+  CHECK(j1.past_runs[0].end - kT0 == 10);
+  CHECK(j1.past_runs[1].eligible - kT0 == 41);
+  CHECK(j1.past_runs[1].start - kT0 == 110);
+  CHECK(j1.past_runs[1].end - kT0 == 125);
+  CHECK(j1.eligible - kT0 == 156);
+  CHECK(j1.start - kT0 == 225);
+  REQUIRE(r.samples.size() == 3);
+  const auto age_of_j1 = [&](std::size_t i) {
+    for (const auto& row : r.samples[i].jobs)
+      if (row.job_id == 1) return std::optional<std::pair<double, std::uint32_t>>({row.age, row.priority});
+    return std::optional<std::pair<double, std::uint32_t>>();
+  };
+  for (std::size_t i = 0; i < 3; ++i) REQUIRE(age_of_j1(i));
+  CHECK(age_of_j1(0)->first == doctest::Approx(19.0 / 600));  // decay run at 60: 60 - 41
+  CHECK(age_of_j1(0)->second == 19);
+  CHECK(age_of_j1(1)->first == doctest::Approx(19.0 / 600));  // kept over the requeue at 125
+  CHECK(age_of_j1(1)->second == 19);                          // and so is the priority it is sorted by
+  CHECK(age_of_j1(2)->first == doctest::Approx(24.0 / 600));  // decay run at 180: 180 - 156
+  CHECK(age_of_j1(2)->second == 24);
+  // The other model (computed anew at the requeue): no age until the decay run at 180.
+  o.requeue_keeps_priority = false;
+  const auto f = cli::run_replay(site, trace, o);
+  for (const auto& row : f.samples[1].jobs)
+    if (row.job_id == 1) CHECK(row.age == 0.0);
+}
+
+TEST_CASE("a time-limit check after the decay run of the same second: the last slice is not decayed") {
+  // Real Slurm 22.05 (scenario 10): a decay run and a time-limit check fell in the same second; their
+  // threads' sub-second phases drift, so either may come first, and the timed-out job's last usage
+  // slice is decayed once more or not. One 4-CPU job, limit 100 s, work 200 s, started at 3: limit at
+  // 103, checks every 30 s -> TIMEOUT at 120, the second of a decay run (runs at 0, 60, 120; half-life
+  // 600 s: Slurm's per-second factor df = 1 - 0.693/600). The run at 60 charges [3, 60]:
+  // U1 = 57 df^57 * 4 CPUs; the slice [60, 120] is S = 60 df^60 * 4.
+  auto site = small_site(1, 4);
+  site.scheduler.calc_period = 60;
+  site.scheduler.decay_half_life = 600;
+  const auto trace = make_trace({{0, 1, 4, 200, 100}});
+  const double df = 1.0 - 0.693 / 600.0;
+  const double u1 = 57 * std::pow(df, 57) * 4, slice = 60 * std::pow(df, 60) * 4;
+  const auto usage_after = [&](bool after_decay) {
+    cli::ReplayOptions o;
+    o.check_invariants = true;
+    o.limit_check_after_decay = after_decay;
+    o.sample_at = {kT0 + 121};
+    const auto r = cli::run_replay(site, trace, o);
+    const auto& j = r.state->jobs[0];
+    CHECK(j.end - kT0 == 120);
+    CHECK(j.end_state == JobState::kTimeout);
+    REQUIRE(r.samples.size() == 1);
+    for (const auto& a : r.samples[0].shares)
+      if (a.user == "alice") return a.raw_usage;
+    FAIL("no association of alice");
+    return 0.0;
+  };
+  // Job end first (the default): it is charged [60, 120], then the run decays everything by df^60.
+  CHECK(usage_after(false) == doctest::Approx((u1 + slice) * std::pow(df, 60)).epsilon(1e-12));
+  // Decay run first: it decays U1 and charges the still-running job [60, 120]; the end adds nothing.
+  CHECK(usage_after(true) == doctest::Approx(u1 * std::pow(df, 60) + slice).epsilon(1e-12));
+}
+
 namespace {
 
 std::filesystem::path recorded_dir() {
@@ -176,12 +271,10 @@ constexpr KnownMiss kKnownMisses[] = {
     {"05_backfill_limits", true, true, true,
      "a 2-min job backfilled 2 s before a reservation after the simulator's 1-s drift; real Slurm's chance "
      "ended exactly at the reservation (fidelity.md item 6)"},
-    {"06_preempt_requeue", false, false, true,
-     "real sprio gives a requeued job 5 s of age when it becomes eligible, the simulator 0 until the next "
-     "decay run (item 7)"},
     {"10_time_limit", false, false, true,
-     "a decay run and a TIMEOUT in the same second: real decays first, the simulator ends the job first "
-     "(item 2); final sshare samples differ"},
+     "run 2: a job whose work ended in the second of a decay run, after it (its start followed a "
+     "time-limit check at .656 s, the decay run is at .498 s): the simulator ends it first, so its usage "
+     "is decayed once more (item 2); the last sshare samples differ"},
 };
 
 TEST_CASE("every recorded real-Slurm scenario: the simulator within the real run-to-run spread") {

@@ -38,8 +38,17 @@ setup() {
   for p in "${pkgs[@]}"; do dpkg -s "$p" > /dev/null 2>&1 || missing+=("$p"); done
   if ((${#missing[@]})); then
     log "installing ${missing[*]}"
+    # No daemon may start from a package's postinst (this harness starts its own, by PID): deny
+    # service starts while installing, unless the machine already has a policy.
+    local policy=/usr/sbin/policy-rc.d made_policy=0
+    if [[ ! -e $policy ]]; then
+      printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod 0755 "$policy" && made_policy=1
+    fi
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" > /dev/null
+    local rc=0
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" > /dev/null || rc=$?
+    ((made_policy)) && rm -f "$policy"
+    ((rc == 0)) || die "apt-get install ${missing[*]} failed (exit $rc)"
   fi
   mkdir -p "$ROOT"/{etc,run/pids,log,state,spool,mysql,out}
   chown slurm:slurm "$ROOT"/{log,state,spool}
@@ -84,21 +93,21 @@ spawn() {
 }
 
 stop_one() {
-  local name=$1 pid i
+  local name=$1 pid
   [[ -s "$PIDS/$name" ]] || return 0
   pid=$(cat "$PIDS/$name")
   if kill -0 "$pid" 2> /dev/null; then
     kill -TERM "$pid" 2> /dev/null || true
-    for i in $(seq 1 100); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
+    for _ in $(seq 1 100); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
     kill -0 "$pid" 2> /dev/null && kill -KILL "$pid" 2> /dev/null || true
   fi
   rm -f "$PIDS/$name"
 }
 
 wait_for() {  # wait_for SECONDS DESCRIPTION CMD...
-  local t=$1 what=$2 i
+  local t=$1 what=$2
   shift 2
-  for i in $(seq 1 $((t * 5))); do
+  for _ in $(seq 1 $((t * 5))); do
     if "$@" > /dev/null 2>&1; then return 0; fi
     sleep 0.2
   done
@@ -142,7 +151,8 @@ start() {
   [[ -d "$ROOT/mysql/mysql" ]] || setup
   net_up
   spawn munged setpriv --reuid=munge --regid=munge --init-groups munged -F
-  wait_for 10 munged test -S /run/munge/munge.socket.2
+  # A credential round trip, not the socket file: a stale socket survives a killed munged.
+  wait_for 10 munged bash -c "munge -n | unmunge"
   spawn mariadb mariadbd --user=mysql --datadir="$ROOT/mysql" --socket="$ROOT/run/mysql.sock" \
     --pid-file="$ROOT/run/mariadb.pid" --bind-address=127.0.0.1 --port=3307 --skip-name-resolve
   chown mysql:mysql "$ROOT/run" 2> /dev/null || true
@@ -272,6 +282,9 @@ run() {
   local t0
   t0=$(($(date +%s) + 3))
   touch "$out/.running"
+  # The sampler loops while .running exists: on any exit (a failure included) it ends too.
+  # shellcheck disable=SC2064 # $out is expanded now, on purpose (a local of this function)
+  trap "rm -f '$out/.running'" EXIT
   : > "$out/sprio.txt"
   : > "$out/sshare.txt"
   : > "$out/squeue.txt"
@@ -321,7 +334,7 @@ run() {
   # Each run of the decay thread logs the Fair Tree walk from root (DebugFlags=Priority).
   grep -E '_ft_debug: +root \(root\)' "$ROOT/log/slurmctld.log" | sed -E 's/^\[([^]]+)\].*/\1/' |
     while read -r ts; do date -d "$ts" +%s.%3N; done > "$out/ticks.txt"
-  grep -E 'sched: Allocate|backfill: Started|sched/backfill|preempt|Requeu|TIMEOUT|time limit' \
+  grep -E 'sched: Allocate|backfill: Started|sched/backfill|preempt|Requeu|TIMEOUT|[Tt]ime limit' \
     "$ROOT/log/slurmctld.log" > "$out/slurmctld-events.log" || true
   sacct -M oracle -a -D -X -P -S "$(date -d @$((t0 - 600)) +%Y-%m-%dT%H:%M:%S)" -E now \
     --format=JobID,JobName,User,Account,Partition,QOS,Submit,Eligible,Start,End,ElapsedRaw,TimelimitRaw,NNodes,ReqCPUS,AllocCPUS,ReqMem,State,Flags,Priority,NodeList \

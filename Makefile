@@ -22,7 +22,9 @@ run: build
 	@$(BUILD)/experiments/slurmtwin replay --out out/default
 
 # In CI (CI=true) Chromium is installed first (so the HTML report test runs instead of skipping), the
-# project's regression scenarios run after the suite, and the suite runs again under ASan + UBSan.
+# project's regression scenarios run after the suite, the suite runs again under ASan + UBSan, and every
+# fuzz target runs for CI_FUZZ_SECONDS (a crash fails CI; docs/reliability.md has the cost).
+CI_FUZZ_SECONDS ?= 10
 test: build
 ifeq ($(CI),true)
 	@bash cmake/install-deps.sh chromium
@@ -31,6 +33,7 @@ endif
 ifeq ($(CI),true)
 	@$(MAKE) --no-print-directory check-scenarios
 	@$(MAKE) --no-print-directory sanitize
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
 endif
 
 # The project's own regression scenarios (.ci/check/): exit 1 when a metric left its baseline.
@@ -55,7 +58,7 @@ cli-doc: build
 	@bash cmake/gen-cli-doc.sh $(BUILD)/experiments/slurmtwin > docs/cli.md
 
 # libFuzzer targets for every reader and importer (clang++), FUZZ_SECONDS each on the committed seed
-# corpus (tests/fuzz/). All 13 at the default 30 s take about 7 min plus the first build.
+# corpus (tests/fuzz/). All 15 at the default 30 s take about 8 min plus the first build.
 FUZZ_SECONDS ?= 30
 fuzz:
 	@bash cmake/install-deps.sh --fuzz

@@ -41,8 +41,8 @@ pid_t spawn(const std::vector<std::string>& argv, const fs::path& log) {
   const pid_t pid = fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
-    if (freopen(log.c_str(), "w", stderr) == nullptr || freopen(log.c_str(), "a", stdout) == nullptr)
-      _exit(3);
+    // One open file for both streams, so that neither overwrites the other's lines.
+    if (freopen(log.c_str(), "w", stdout) == nullptr || dup2(fileno(stdout), fileno(stderr)) < 0) _exit(3);
     std::vector<char*> args{const_cast<char*>(SLURMTWIN_BINARY)};
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -197,4 +197,76 @@ TEST_CASE(
   CHECK(log.find("SIGINT: replay stopped at simulated time") != std::string::npos);
   for (const char* f : {"jobs.csv", "jobs.sacct", "metrics.json"}) CHECK_FALSE(fs::exists(out / f));
   for (const auto& e : fs::directory_iterator(out)) CHECK_MESSAGE(false, "left behind: " << e.path());
+}
+
+namespace {
+
+/// Waits (at most 120 s) until `log` contains `text`.
+void wait_for(const fs::path& log, const std::string& text) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (slurp(log).find(text) == std::string::npos && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+/// Sends SIGINT to `pid`, waits for it and returns its exit code (-1 when it did not exit normally).
+int interrupt_and_wait(pid_t pid) {
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/// Files in `dir` besides `keep` (a stopped writer must leave neither its output nor a temp file).
+std::vector<std::string> files_besides(const fs::path& dir, const std::set<std::string>& keep) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (!keep.count(e.path().filename().string())) out.push_back(e.path().filename().string());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("crash safety: SIGINT stops surrogate dataset generation with exit code 130 and no dataset") {
+  const auto dir = testing::scratch_dir("sigint_dataset");
+  // 400 settings of whole-week replays on one thread: minutes of work, stopped within the first ones.
+  const auto data = dir / "week.stsd";
+  const pid_t pid = spawn({"surrogate", "dataset", "-o", data.string(), "--settings", "400", "--window-jobs",
+                           "64", "--context-jobs", "16", "--max-windows", "4", "-j", "1"},
+                          dir / "dataset.log");
+  wait_for(dir / "dataset.log", "building a dataset from");  // said once the handler is in place
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto t0 = std::chrono::steady_clock::now();
+  const int rc = interrupt_and_wait(pid);
+  // A replay stops at its next step of simulated time, not after the remaining hundreds of replays.
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30));
+  const auto log = slurp(dir / "dataset.log");
+  INFO(log);
+  CHECK(rc == 130);
+  CHECK(log.find("SIGINT: dataset generation stopped with ") != std::string::npos);
+  CHECK(log.find("of 401 replays finished; no dataset written") != std::string::npos);
+  CHECK(files_besides(dir, {"dataset.log"}).empty());
+}
+
+TEST_CASE("crash safety: SIGINT stops surrogate training with exit code 130 and no checkpoint") {
+  const auto dir = testing::scratch_dir("sigint_train");
+  const auto data = dir / "small.stsd";
+  REQUIRE(run_binary(fmt::format("surrogate dataset -o {} --settings 4 --window-jobs 64 --context-jobs 16 "
+                                 "--max-windows 8 -j 2",
+                                 data.string()),
+                     dir / "dataset.log") == 0);
+  const auto model = dir / "model.stsm";
+  // A step per validation line; 10^6 steps would take hours: stopped once the first line is out.
+  const pid_t pid =
+      spawn({"surrogate", "train", "--data", data.string(), "-o", model.string(), "--steps", "1000000",
+             "--eval-every", "1", "--patience", "1000000", "--threads", "1", "--device", "cpu"},
+            dir / "train.log");
+  wait_for(dir / "train.log", "step ");
+  const int rc = interrupt_and_wait(pid);
+  const auto log = slurp(dir / "train.log");
+  INFO(log);
+  CHECK(rc == 130);
+  CHECK(log.find("SIGINT: training stopped after step ") != std::string::npos);
+  CHECK(log.find("of 1000000; no checkpoint written") != std::string::npos);
+  CHECK_FALSE(fs::exists(model));
+  CHECK(files_besides(dir, {"dataset.log", "train.log", "small.stsd"}).empty());
 }

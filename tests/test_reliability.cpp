@@ -3,10 +3,12 @@
 // replays (SIGINT stops cleanly with exit code 130 and leaves no result files).
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -16,6 +18,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "experiments/sweep_store.hpp"
 #include "test_support.hpp"
@@ -52,12 +55,27 @@ pid_t spawn(const std::vector<std::string>& argv, const fs::path& log) {
   return pid;
 }
 
-/// `sweep show --csv` without its last column (run_seconds: wall time, not a result).
+/// `sweep show --csv` without its run_seconds column (wall time, not a result), found by its header.
 std::string show_without_run_seconds(const std::string& db, const fs::path& log) {
   REQUIRE(run_binary("sweep show --csv --db " + db, log) == 0);
   std::istringstream in(slurp(log));
   std::string out, line;
-  while (std::getline(in, line)) out += line.substr(0, line.rfind(',')) + "\n";
+  std::size_t column = std::string::npos;
+  while (std::getline(in, line)) {
+    std::vector<std::string> fields;  // no field of this table is quoted or holds a comma
+    for (std::size_t from = 0, to; from <= line.size(); from = to + 1) {
+      to = std::min(line.find(',', from), line.size());
+      fields.push_back(line.substr(from, to - from));
+    }
+    if (column == std::string::npos) {
+      column =
+          static_cast<std::size_t>(std::find(fields.begin(), fields.end(), "run_seconds") - fields.begin());
+      REQUIRE(column < fields.size());
+    }
+    REQUIRE(column < fields.size());
+    fields.erase(fields.begin() + static_cast<std::ptrdiff_t>(column));
+    out += fmt::format("{}\n", fmt::join(fields, ","));
+  }
   return out;
 }
 

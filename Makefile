@@ -23,7 +23,9 @@ run: build
 
 # In CI (CI=true) Chromium is installed first (so the HTML report test runs instead of skipping), the
 # project's regression scenarios and the live check against real Slurm (oracle-ci) run after the
-# suite, and the suite runs again under ASan + UBSan.
+# suite, the suite runs again under ASan + UBSan, and every fuzz target runs for CI_FUZZ_SECONDS (a
+# crash fails CI; docs/reliability.md has the cost).
+CI_FUZZ_SECONDS ?= 10
 test: build
 ifeq ($(CI),true)
 	@bash cmake/install-deps.sh chromium
@@ -33,6 +35,7 @@ ifeq ($(CI),true)
 	@$(MAKE) --no-print-directory check-scenarios
 	@$(MAKE) --no-print-directory oracle-ci
 	@$(MAKE) --no-print-directory sanitize
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
 endif
 
 # The project's own regression scenarios (.ci/check/): exit 1 when a metric left its baseline.
@@ -57,7 +60,7 @@ cli-doc: build
 	@bash cmake/gen-cli-doc.sh $(BUILD)/experiments/slurmtwin > docs/cli.md
 
 # libFuzzer targets for every reader and importer (clang++), FUZZ_SECONDS each on the committed seed
-# corpus (tests/fuzz/). All 13 at the default 30 s take about 7 min plus the first build.
+# corpus (tests/fuzz/). All 15 at the default 30 s take about 8 min plus the first build.
 FUZZ_SECONDS ?= 30
 fuzz:
 	@bash cmake/install-deps.sh --fuzz

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "experiments/cli.hpp"
+#include "experiments/interrupt.hpp"
 #include "experiments/progress.hpp"
 #include "experiments/site_options.hpp"
 #include "experiments/surrogate_data.hpp"
@@ -123,6 +124,10 @@ int dataset(const Args& args) {
     d.schema = &base->schema();
   }
   const auto t0 = std::chrono::steady_clock::now();
+  const InterruptGuard interrupt;  // SIGINT/SIGTERM: stop the replays, write nothing, exit 130
+  d.stop = &interrupt.flag();
+  std::cerr << fmt::format("building a dataset from {} jobs (Ctrl-C stops cleanly, writing nothing)\n",
+                           trace.jobs.size());
   ProgressOptions po;
   po.label = "dataset";
   po.unit = "replays";
@@ -199,7 +204,14 @@ int train(const Args& args) {
   std::cout << fmt::format("{}; model {} parameters; {} train windows × {} settings, validation {} × {}\n",
                            torch_summary(), model.parameter_count(), split.train_windows.size(),
                            split.train_settings.size(), split.val_windows.size(), split.val_settings.size());
+  const InterruptGuard interrupt;  // SIGINT/SIGTERM: stop before the next step, write nothing, exit 130
+  t.stop = [&interrupt] { return interrupt.flag().load(std::memory_order_relaxed); };
   const auto report = model.train(data, split, t, [](const std::string& line) { std::cout << line << std::endl; });
+  if (report.stopped)
+    throw Interrupted(fmt::format(
+        "{}: training stopped after step {} of {}; no checkpoint written",
+        InterruptGuard::signal_name().empty() ? std::string("interrupted") : InterruptGuard::signal_name(),
+        report.steps, t.steps));
   model.save(vm["out"].as<std::string>());
   std::cout << fmt::format("trained on {} for {} steps in {:.1f} s ({:.2f} steps/s); best validation {:.4f} at step "
                            "{}; saved {}\n",

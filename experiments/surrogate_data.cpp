@@ -11,6 +11,7 @@
 #include <numeric>
 #include <thread>
 
+#include "experiments/interrupt.hpp"
 #include "experiments/replay.hpp"
 #include "experiments/sweep.hpp"
 
@@ -112,8 +113,10 @@ Trace sub_trace(const Trace& trace, const std::vector<std::uint32_t>& jobs) {
   return t;
 }
 
-std::vector<float> simulated_waits(const Site& site, const Trace& trace) {
-  const auto r = run_replay(site, trace, ReplayOptions{});
+std::vector<float> simulated_waits(const Site& site, const Trace& trace, const std::atomic<bool>* stop) {
+  ReplayOptions ro;
+  ro.stop = stop;
+  const auto r = run_replay(site, trace, ro);
   std::vector<float> waits(trace.jobs.size(), kNaN);
   for (const auto& j : r.state->jobs) {
     const Seconds first_start = j.past_runs.empty() ? j.start : j.past_runs.front().start;
@@ -241,7 +244,7 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
     for (std::size_t a = 0; a < d.axes.size(); ++a) apply_setting(sites[s], d.axes[a].name, d.settings[s][a]);
   // Tasks: one replay of the whole trace per setting, or one replay per (window, setting).
   const std::size_t total = o.window_replay ? nw * ns : ns;
-  std::atomic<std::size_t> next{0}, done{0};
+  std::atomic<std::size_t> next{0}, done{0}, finished{0};
   std::mutex mu;
   std::exception_ptr error;
   auto store = [&](std::size_t w, std::size_t s, const std::vector<float>& waits, bool by_trace_index) {
@@ -251,14 +254,16 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
   };
   auto worker = [&] {
     for (std::size_t task; (task = next++) < total;) {
+      if (o.stop && o.stop->load()) break;
       try {
         if (o.window_replay) {
           const std::size_t w = task / ns, s = task % ns;
-          store(w, s, simulated_waits(sites[s], window_traces[w]), false);
+          store(w, s, simulated_waits(sites[s], window_traces[w], o.stop), false);
         } else {
-          const auto waits = simulated_waits(sites[task], trace);
+          const auto waits = simulated_waits(sites[task], trace, o.stop);
           for (std::size_t w = 0; w < nw; ++w) store(w, task, waits, true);
         }
+        ++finished;
       } catch (...) {
         std::lock_guard lock(mu);
         if (!error) error = std::current_exception();
@@ -275,6 +280,12 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
   std::vector<std::thread> pool;
   for (unsigned k = 0; k < workers; ++k) pool.emplace_back(worker);
   for (auto& t : pool) t.join();
+  // A stop unwinds the running replays with their own Interrupted; say what it means for the dataset.
+  if (o.stop && o.stop->load())
+    throw Interrupted(fmt::format(
+        "{}: dataset generation stopped with {} of {} replays finished; no dataset written",
+        InterruptGuard::signal_name().empty() ? std::string("interrupted") : InterruptGuard::signal_name(),
+        finished.load(), total));
   if (error) std::rethrow_exception(error);
   return d;
 }

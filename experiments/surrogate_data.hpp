@@ -3,6 +3,7 @@
 // target jobs in submit order, preceded by context jobs that build up the queue), replay every
 // window under every sampled setting, and keep each target job's simulated wait. Or, in recorded
 // mode, keep the trace's own recorded waits (real-wait prediction).
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -31,6 +32,9 @@ struct DatasetOptions {
   bool queue_state = false;       // recorded queue at submission among the features (real-wait mode)
   unsigned threads = 0;           // replays in parallel (0 = all cores)
   const surrogate::FeatureSchema* schema = nullptr;  // reuse a checkpoint's schema (fine-tuning)
+  /// When set and raised (SIGINT), the replays stop at their next step of simulated time and
+  /// build_dataset throws Interrupted (experiments/interrupt.hpp).
+  const std::atomic<bool>* stop = nullptr;
 };
 
 /// The six PriorityWeight* settings over [0, 100000] on a log1p scale (the default sweep space).
@@ -56,8 +60,9 @@ std::vector<WindowJobs> cover_windows(const Trace& trace, std::uint32_t window_j
 Trace sub_trace(const Trace& trace, const std::vector<std::uint32_t>& jobs);
 
 /// Wait (s) of every job of `trace` replayed on `site`, from submit to its first start (NaN for jobs that
-/// never started), in trace order.
-std::vector<float> simulated_waits(const Site& site, const Trace& trace);
+/// never started), in trace order. A raised `stop` ends the replay with Interrupted.
+std::vector<float> simulated_waits(const Site& site, const Trace& trace,
+                                   const std::atomic<bool>* stop = nullptr);
 
 /// Training data from a sweep's exact results (active learning: `surrogate update`): the windows of
 /// `trace` (cut_windows with `window_jobs` and `context_jobs`), one setting per row of `rows` that the

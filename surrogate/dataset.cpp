@@ -12,6 +12,10 @@ namespace {
 
 constexpr char kMagic[8] = {'S', 'T', 'W', 'S', 'U', 'R', 'D', 'S'};
 constexpr const char* kWhat = "surrogate dataset";
+// Smallest encodings, to bound counts by the bytes left before allocating: an axis is a name length,
+// lo, hi and the log flag; a window its job count, t0 and eight array lengths.
+constexpr std::size_t kMinAxisBytes = 4 + 8 + 8 + 1;
+constexpr std::size_t kMinWindowBytes = 4 + 8 + 8 * 8;
 
 void put_names(ByteWriter& w, const std::vector<std::string>& names) {
   w.put(static_cast<std::uint32_t>(names.size()));
@@ -20,7 +24,8 @@ void put_names(ByteWriter& w, const std::vector<std::string>& names) {
 
 std::vector<std::string> get_names(ByteReader& r) {
   const auto n = r.get<std::uint32_t>();
-  if (n > r.remaining()) throw InputError(r.file(), 0, "", fmt::format("corrupt {}: name count {}", r.what(), n));
+  if (n > r.remaining() / sizeof(std::uint32_t))  // each name takes at least its 4-byte length
+    throw InputError(r.file(), 0, "", fmt::format("corrupt {}: name count {}", r.what(), n));
   std::vector<std::string> names(n);
   for (auto& s : names) s = r.get_string();
   return names;
@@ -58,7 +63,10 @@ FeatureSchema get_schema(ByteReader& r) {
   s.numeric = get_names(r);
   s.user_buckets = r.get<std::uint32_t>();
   s.account_buckets = r.get<std::uint32_t>();
-  check(s.user_buckets > 0 && s.account_buckets > 0, r, "schema", "zero hash buckets");
+  // Each bucket becomes an embedding row of the model: a corrupt count must not ask for terabytes.
+  check(s.user_buckets > 0 && s.account_buckets > 0 && s.user_buckets <= (1u << 24) &&
+            s.account_buckets <= (1u << 24),
+        r, "schema", "hash buckets out of range (1 .. 2^24)");
   s.partitions = get_names(r);
   s.qos = get_names(r);
   const auto flags = r.get<std::uint8_t>();
@@ -79,7 +87,7 @@ void put_axes(ByteWriter& w, const std::vector<SettingAxis>& axes) {
 
 std::vector<SettingAxis> get_axes(ByteReader& r) {
   const auto n = r.get<std::uint32_t>();
-  check(n <= r.remaining(), r, "axes", "axis count");
+  check(n <= r.remaining() / kMinAxisBytes, r, "axes", "axis count");
   std::vector<SettingAxis> axes(n);
   for (auto& a : axes) {
     a.name = r.get_string();
@@ -124,14 +132,14 @@ SurrogateDataset decode_dataset(const std::string& bytes, const std::string& fil
   d.schema = get_schema(r);
   d.axes = get_axes(r);
   const auto ns = r.get<std::uint64_t>();
-  check(ns <= r.remaining(), r, "settings", "setting count");
+  check(ns <= r.remaining() / sizeof(std::uint64_t), r, "settings", "setting count");
   d.settings.resize(ns);
   for (auto& s : d.settings) {
     s = r.get_vector<double>();
     check(s.size() == d.axes.size(), r, "settings", "a setting has the wrong number of values");
   }
   const auto nw = r.get<std::uint64_t>();
-  check(nw <= r.remaining(), r, "windows", "window count");
+  check(nw <= r.remaining() / kMinWindowBytes, r, "windows", "window count");
   d.windows.resize(nw);
   d.waits.resize(nw);
   const std::size_t f = d.schema.numeric.size();

@@ -2,6 +2,7 @@
 
 #include <ATen/autocast_mode.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -23,7 +24,6 @@ namespace nn = torch::nn;
 using torch::Tensor;
 
 constexpr char kMagic[8] = {'S', 'T', 'W', 'S', 'U', 'R', 'C', 'K'};
-constexpr std::uint32_t kCheckpointVersion = 1;
 constexpr const char* kWhat = "surrogate checkpoint";
 constexpr std::array<float, 3> kTaus = {0.1f, 0.5f, 0.9f};
 constexpr std::int64_t kKeyWidth = 16;  // query/key width of each competition head
@@ -160,6 +160,14 @@ struct NetImpl : nn::Module {
   nn::Linear head1, head2;
 };
 TORCH_MODULE(Net);
+
+// The tensors a checkpoint stores: parameters, then buffers (none today), by their registered names.
+std::vector<std::pair<std::string, Tensor>> stored_tensors(const nn::Module& net) {
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (const auto& p : net.named_parameters()) out.emplace_back(p.key(), p.value());
+  for (const auto& b : net.named_buffers()) out.emplace_back(b.key(), b.value());
+  return out;
+}
 
 torch::Device pick_device(const std::string& name) {
   if (name == "cuda" || (name == "auto" && torch::cuda::is_available())) {
@@ -438,6 +446,10 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
   std::int64_t since_best = 0;
   m.net->train();
   for (std::int64_t step = 1; step <= o.steps; ++step) {
+    if (o.stop && o.stop()) {
+      report.stopped = true;
+      break;
+    }
     const double lr =
         step <= o.warmup ? o.lr * static_cast<double>(step) / static_cast<double>(std::max<std::int64_t>(o.warmup, 1))
                          : o.lr / 20 + (o.lr - o.lr / 20) * 0.5 *
@@ -528,17 +540,22 @@ void Surrogate::save(const std::string& path) const {
   w.put_vector(m.stdev);
   w.put(m.y_mean);
   w.put(m.y_std);
-  torch::serialize::OutputArchive ar;
-  m.net->save(ar);
-  std::ostringstream os;
-  ar.save_to(os);
-  w.put(static_cast<std::uint64_t>(os.str().size()));
-  w.bytes() += os.str();
+  ByteWriter weights;  // every parameter and buffer in registration order: name, shape, float32 values
+  for (const auto& [name, tensor] : stored_tensors(*m.net)) {
+    const Tensor t = tensor.detach().to(torch::kCPU, torch::kFloat).contiguous();
+    weights.put(name);
+    weights.put_vector(t.sizes().vec());
+    const float* f = t.data_ptr<float>();
+    weights.put_vector(std::vector<float>(f, f + t.numel()));
+  }
+  w.put(static_cast<std::uint64_t>(weights.bytes().size()));
+  w.bytes() += weights.bytes();
   write_file_atomic(path, seal_container(kMagic, kCheckpointVersion, w.bytes()));
 }
 
-Surrogate Surrogate::load(const std::string& path) {
-  const std::string bytes = read_input_file(path);
+Surrogate Surrogate::load(const std::string& path) { return decode(read_input_file(path), path); }
+
+Surrogate Surrogate::decode(const std::string& bytes, const std::string& path) {
   ByteReader r(open_container(bytes, kMagic, kCheckpointVersion, path, kWhat), path, kWhat);
   Surrogate s;
   auto& m = *s.impl_;
@@ -549,10 +566,11 @@ Surrogate Surrogate::load(const std::string& path) {
   auto bad = [&](const std::string& why) { return InputError(path, 0, "", fmt::format("corrupt {}: {}", kWhat, why)); };
   if (c.d_model <= 0 || c.d_model > 4096 || c.heads <= 0 || c.d_model % c.heads != 0 || c.encoder_layers < 0 ||
       c.encoder_layers > 64 || c.conditioned_layers < 0 || c.conditioned_layers > 64 || c.ffn <= 0 || c.ffn > 65536 ||
-      c.competition_heads < 0 || c.competition_heads > 64)
+      c.competition_heads < 0 || c.competition_heads > 64 || !(c.dropout >= 0 && c.dropout < 1))
     throw bad("model dimensions out of range");
   m.schema = get_schema(r);
   if (m.schema.user_buckets > (1u << 24) || m.schema.account_buckets > (1u << 24)) throw bad("hash buckets out of range");
+  if (m.schema.numeric.empty()) throw bad("no numeric features");
   m.axes = get_axes(r);
   m.fingerprint = r.get_string();
   m.mean = r.get_vector<float>();
@@ -563,17 +581,43 @@ Surrogate Surrogate::load(const std::string& path) {
   m.y_std = r.get<float>();
   const auto n = r.get<std::uint64_t>();
   if (n != r.remaining()) throw bad("weights size");
-  std::string weights(n, '\0');
-  for (auto& ch : weights) ch = r.get<char>();
-  m.build(0);
+  // The network is built before its weights are read: its float32 values alone must fit in the
+  // stored bytes, or corrupt dimensions could ask for gigabytes (a lower bound: the weight matrices
+  // and embeddings, without biases and layer norms).
+  const auto d = static_cast<double>(c.d_model);
+  const auto heads = static_cast<double>(std::max<std::int64_t>(c.competition_heads, 1));
+  const double blocks = static_cast<double>(c.encoder_layers + c.conditioned_layers);
+  const double weights_lower_bound =
+      d * (static_cast<double>(m.schema.numeric.size() + m.schema.user_buckets + m.schema.account_buckets +
+                               m.schema.partitions.size() + m.schema.qos.size() + m.axes.size())) +
+      blocks * (4 * d * d + 2 * d * static_cast<double>(c.ffn)) +
+      d * d * static_cast<double>(4 * c.conditioned_layers + 2) + d * heads * (2 * kKeyWidth + 1) + d * d;
+  if (4 * weights_lower_bound > static_cast<double>(n))
+    throw bad(fmt::format("{} bytes of weights cannot hold a model of these dimensions (at least {:.0f} "
+                          "parameters)",
+                          n, weights_lower_bound));
   try {
-    torch::serialize::InputArchive ar;
-    std::istringstream is(weights);
-    ar.load_from(is, m.device);
-    m.net->load(ar);
+    m.build(0);
   } catch (const c10::Error& e) {
-    throw bad(fmt::format("weights do not load: {}", std::string(e.what_without_backtrace()).substr(0, 200)));
+    throw bad(
+        fmt::format("model dimensions rejected: {}", std::string(e.what_without_backtrace()).substr(0, 200)));
   }
+  // Each stored tensor must be the one the dimensions call for, in the same order and shape.
+  torch::NoGradGuard no_grad;
+  for (auto& [name, tensor] : stored_tensors(*m.net)) {
+    const auto stored = r.get_string();
+    if (stored != name) throw bad(fmt::format("weights '{}' where '{}' was expected", stored, name));
+    const auto shape = r.get_vector<std::int64_t>();
+    if (shape != tensor.sizes().vec())
+      throw bad(fmt::format("weights '{}' have shape [{}], the model's dimensions need [{}]", name,
+                            fmt::join(shape, ", "), fmt::join(tensor.sizes().vec(), ", ")));
+    auto values = r.get_vector<float>();
+    if (static_cast<std::int64_t>(values.size()) != tensor.numel())
+      throw bad(fmt::format("weights '{}' have {} values for shape [{}]", name, values.size(),
+                            fmt::join(shape, ", ")));
+    tensor.copy_(torch::from_blob(values.data(), tensor.sizes(), torch::kFloat));
+  }
+  if (!r.done()) throw bad("unread bytes after the weights");
   m.net->eval();
   return s;
 }

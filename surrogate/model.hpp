@@ -28,6 +28,12 @@
 
 namespace slurmtwin::surrogate {
 
+/// Checkpoint format version. 2: the weights are plain float32 arrays (name, shape, values) that
+/// Surrogate::decode reads itself. Version 1 stored a libtorch archive, a TorchScript module whose code
+/// libtorch parses on load: corrupt archives crashed inside libtorch (docs/reliability.md), so version 1
+/// is no longer read.
+inline constexpr std::uint32_t kCheckpointVersion = 2;
+
 struct ModelConfig {
   std::int64_t d_model = 64;
   std::int64_t heads = 4;
@@ -55,6 +61,9 @@ struct TrainOptions {
   std::uint64_t seed = 1;
   int threads = 0;                   // CPU threads (0 = all cores)
   std::string device = "auto";       // auto | cpu | cuda
+  /// Checked once per step (e.g. a SIGINT flag): when it returns true, training stops before the
+  /// next step and TrainReport::stopped is set; the model then holds the best weights so far.
+  std::function<bool()> stop;
 };
 
 /// Which windows and settings each part uses. Splits are by window (time) and by setting, never by row.
@@ -82,6 +91,7 @@ struct TrainReport {
   double seconds = 0;
   std::string device;
   std::vector<std::string> log;  // one line per evaluation
+  bool stopped = false;          // TrainOptions::stop ended training early
 };
 
 class Surrogate {
@@ -95,6 +105,8 @@ class Surrogate {
 
   /// Loads a checkpoint; throws InputError (naming the file) when it is corrupt or of another version.
   static Surrogate load(const std::string& path);
+  /// The same from the file's bytes (`file` names it in errors); what load() and the fuzz target call.
+  static Surrogate decode(const std::string& bytes, const std::string& file);
   void save(const std::string& path) const;
 
   /// Trains on `split` (train windows × train settings), early-stopping on validation; keeps the best

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -11,6 +12,8 @@
 #include <string>
 
 #include "experiments/sweep_spec.hpp"
+#include "surrogate/dataset.hpp"
+#include "surrogate/model.hpp"
 #include "traces/default_site.hpp"
 #include "traces/file_io.hpp"
 #include "traces/native_format.hpp"
@@ -78,6 +81,10 @@ const std::map<std::string, Call>& calls() {
       {"site_yaml", [](const std::string& c, const std::string& f) { parse_site_yaml(c, f); }},
       {"sweep_spec",
        [](const std::string& c, const std::string& f) { cli::design_points(cli::parse_sweep_spec(c, f)); }},
+      {"surrogate_dataset",
+       [](const std::string& c, const std::string& f) { surrogate::decode_dataset(c, f); }},
+      {"surrogate_checkpoint",
+       [](const std::string& c, const std::string& f) { surrogate::Surrogate::decode(c, f); }},
   };
   return kCalls;
 }
@@ -179,4 +186,153 @@ TEST_CASE("fuzz finding: a sweep grid's total size is capped like random/lhs poi
       "parameters:\n  PriorityWeightAge: {range: [0, 1000], count: 1000}\n"
       "  PriorityWeightFairshare: {range: [0, 1000], count: 1000}\nobjectives:\n  - {metric: wait_mean}\n",
       "grid.yaml"));
+}
+
+namespace {
+
+constexpr char kDatasetMagic[8] = {'S', 'T', 'W', 'S', 'U', 'R', 'D', 'S'};
+constexpr char kCheckpointMagic[8] = {'S', 'T', 'W', 'S', 'U', 'R', 'C', 'K'};
+
+/// The payload of a dataset up to its window count: no fingerprint or site name, one numeric feature,
+/// `user_buckets` user buckets, no axes, no settings.
+ByteWriter dataset_head(std::uint32_t user_buckets) {
+  ByteWriter w;
+  w.put(std::string());  // trace fingerprint
+  w.put(std::string());  // site name
+  w.put(std::uint8_t{0});
+  w.put(std::uint32_t{1});  // numeric feature names
+  w.put(std::string("x"));
+  w.put(user_buckets);
+  w.put(std::uint32_t{4});  // account buckets
+  w.put(std::uint32_t{0});  // partitions
+  w.put(std::uint32_t{0});  // QOS
+  w.put(std::uint8_t{0});
+  w.put(std::uint32_t{0});  // axes
+  w.put(std::uint64_t{0});  // settings
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("fuzz finding: a checksummed surrogate dataset cannot ask for memory its bytes do not hold") {
+  // Found reading the decoder for fuzz_surrogate_dataset: counts were bounded by the bytes left, not by
+  // the bytes each entry takes, so a window count of N allocated N empty windows (~200 bytes each)
+  // from N bytes; and any hash bucket count was accepted, which training turns into an embedding of
+  // buckets x d_model floats (2^32 buckets: a terabyte).
+  ByteWriter empty = dataset_head(8);
+  empty.put(std::uint64_t{0});  // no windows
+  const auto d = surrogate::decode_dataset(seal_container(kDatasetMagic, 1, empty.bytes()), "ok.stsd");
+  CHECK(d.windows.empty());
+  CHECK(d.schema.user_buckets == 8);
+
+  ByteWriter windows = dataset_head(8);
+  windows.put(std::uint64_t{1000});  // 1000 windows in 1000 bytes: each needs at least 76
+  windows.bytes().append(1000, '\0');
+  try {
+    surrogate::decode_dataset(seal_container(kDatasetMagic, 1, windows.bytes()), "windows.stsd");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(e.field() == "windows");
+    CHECK(std::string(e.what()).find("window count") != std::string::npos);
+  }
+
+  ByteWriter buckets = dataset_head(0xffffffffu);
+  buckets.put(std::uint64_t{0});
+  try {
+    surrogate::decode_dataset(seal_container(kDatasetMagic, 1, buckets.bytes()), "buckets.stsd");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(e.field() == "schema");
+    CHECK(std::string(e.what()).find("hash buckets out of range") != std::string::npos);
+  }
+}
+
+TEST_CASE("fuzz finding: a surrogate checkpoint's dimensions must fit in its weights") {
+  // Found reading the loader for fuzz_surrogate_checkpoint: the network was built from the stored
+  // dimensions before the weights were read, so a few hundred corrupt bytes claiming d_model 4096,
+  // 64 + 64 blocks of width 65536 and 2^24 user buckets built a network of ~10^11 parameters. Now
+  // its weights alone must fit in the stored bytes. The same for a schema without numeric features
+  // (a zero-width input layer, which libtorch rejects outside the archive check).
+  surrogate::Surrogate::set_threads(1);
+  surrogate::SurrogateDataset d;
+  d.schema.numeric = {"x"};
+  d.schema.user_buckets = 2;
+  d.schema.account_buckets = 2;
+  surrogate::ModelConfig c;
+  c.d_model = 4;
+  c.heads = 1;
+  c.encoder_layers = 1;
+  c.ffn = 4;
+  c.competition_heads = 1;
+  const surrogate::Surrogate model(d, {}, c, 1);
+  const auto path = (fs::temp_directory_path() / "slurmtwin_test_fuzz_checkpoint.ckpt").string();
+  model.save(path);
+  const std::string good = read_input_file(path);
+  fs::remove(path);
+  CHECK(surrogate::Surrogate::decode(good, "ok.ckpt").parameter_count() == model.parameter_count());
+
+  // The payload starts with d_model, heads, encoder layers, conditioned layers, ffn, competition heads.
+  const std::string payload = good.substr(20, good.size() - 28);
+  auto with_dims = [&](std::int64_t d_model, std::int64_t layers, std::int64_t ffn) {  // re-sealed
+    std::string p = payload;
+    const std::int64_t dims[] = {d_model, 1, layers, 0, ffn, 1};
+    std::memcpy(p.data(), dims, sizeof dims);
+    return seal_container(kCheckpointMagic, surrogate::kCheckpointVersion, p);
+  };
+  CHECK(surrogate::Surrogate::decode(with_dims(4, 1, 4), "same.ckpt").parameter_count() > 0);
+  CHECK_THROWS_WITH_AS(surrogate::Surrogate::decode(with_dims(4096, 64, 65536), "huge.ckpt"),
+                       doctest::Contains("cannot hold a model of these dimensions"), InputError);
+  // Within the bytes but not the stored shapes (version 1's libtorch archive took the stored tensors
+  // as they were, and the model failed only in predict()): the load names the first mismatch.
+  CHECK_THROWS_WITH_AS(
+      surrogate::Surrogate::decode(with_dims(8, 1, 4), "shape.ckpt"),
+      "shape.ckpt: corrupt surrogate checkpoint: weights 'numeric.weight' have shape [4, 1], the "
+      "model's dimensions need [8, 1]",
+      InputError);
+}
+
+TEST_CASE(
+    "fuzz finding: checkpoint weights are read by our own decoder, not libtorch's TorchScript importer") {
+  // Found by fuzz_surrogate_checkpoint within seconds: version 1 stored the weights as a libtorch
+  // archive, which is a TorchScript module whose code libtorch parses on load. A corrupt archive threw
+  // std::runtime_error (a parse error, not the c10::Error the loader caught) after 92 inputs and
+  // crashed with SIGSEGV inside libtorch (ScriptTypeParser::parseClassConstant) after 1,861. Version 2
+  // stores name, shape and float32 values per tensor and checks each against the model. The two
+  // inputs, re-sealed as version 2, are in tests/fuzz/regressions/surrogate_checkpoint/.
+  const auto dir = fs::path(SLURMTWIN_SOURCE_DIR) / "tests" / "fuzz" / "regressions" / "surrogate_checkpoint";
+  for (const char* name : {"torchscript_parse_error.ckpt", "torchscript_segv.ckpt"}) {
+    const auto file = (dir / name).string();
+    // Their weights section is a zip archive now read as (name, shape, values): a name length past the end.
+    CHECK_THROWS_WITH_AS(surrogate::Surrogate::load(file),
+                         (file + ": truncated surrogate checkpoint payload").c_str(), InputError);
+  }
+  surrogate::Surrogate::set_threads(1);
+  surrogate::SurrogateDataset d;
+  d.schema.numeric = {"x"};
+  d.schema.user_buckets = 2;
+  d.schema.account_buckets = 2;
+  surrogate::ModelConfig c;
+  c.d_model = 4;
+  c.heads = 1;
+  c.encoder_layers = 1;
+  c.ffn = 4;
+  const surrogate::Surrogate model(d, {}, c, 1);
+  const auto path = (fs::temp_directory_path() / "slurmtwin_test_fuzz_checkpoint_v2.ckpt").string();
+  model.save(path);
+  const std::string good = read_input_file(path);
+  fs::remove(path);
+  std::string payload = good.substr(20, good.size() - 28);
+  // A version 1 file (the same payload under the old version) is refused by its version.
+  CHECK_THROWS_WITH_AS(
+      surrogate::Surrogate::decode(seal_container(kCheckpointMagic, 1, payload), "v1.ckpt"),
+      "v1.ckpt: version: surrogate checkpoint version 1 is not supported (this build reads 2)", InputError);
+  // A tensor under another name than the model's, at the same place.
+  const auto at = payload.find("numeric.weight");
+  REQUIRE(at != std::string::npos);
+  payload[at + 8] = 'W';
+  CHECK_THROWS_WITH_AS(
+      surrogate::Surrogate::decode(seal_container(kCheckpointMagic, surrogate::kCheckpointVersion, payload),
+                                   "name.ckpt"),
+      "name.ckpt: corrupt surrogate checkpoint: weights 'numeric.Weight' where 'numeric.weight' was expected",
+      InputError);
 }

@@ -3,10 +3,12 @@
 // replays (SIGINT stops cleanly with exit code 130 and leaves no result files).
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -16,6 +18,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "experiments/sweep_store.hpp"
 #include "test_support.hpp"
@@ -41,8 +44,8 @@ pid_t spawn(const std::vector<std::string>& argv, const fs::path& log) {
   const pid_t pid = fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
-    if (freopen(log.c_str(), "w", stderr) == nullptr || freopen(log.c_str(), "a", stdout) == nullptr)
-      _exit(3);
+    // One open file for both streams, so that neither overwrites the other's lines.
+    if (freopen(log.c_str(), "w", stdout) == nullptr || dup2(fileno(stdout), fileno(stderr)) < 0) _exit(3);
     std::vector<char*> args{const_cast<char*>(SLURMTWIN_BINARY)};
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -52,12 +55,27 @@ pid_t spawn(const std::vector<std::string>& argv, const fs::path& log) {
   return pid;
 }
 
-/// `sweep show --csv` without its last column (run_seconds: wall time, not a result).
+/// `sweep show --csv` without its run_seconds column (wall time, not a result), found by its header.
 std::string show_without_run_seconds(const std::string& db, const fs::path& log) {
   REQUIRE(run_binary("sweep show --csv --db " + db, log) == 0);
   std::istringstream in(slurp(log));
   std::string out, line;
-  while (std::getline(in, line)) out += line.substr(0, line.rfind(',')) + "\n";
+  std::size_t column = std::string::npos;
+  while (std::getline(in, line)) {
+    std::vector<std::string> fields;  // no field of this table is quoted or holds a comma
+    for (std::size_t from = 0, to; from <= line.size(); from = to + 1) {
+      to = std::min(line.find(',', from), line.size());
+      fields.push_back(line.substr(from, to - from));
+    }
+    if (column == std::string::npos) {
+      column =
+          static_cast<std::size_t>(std::find(fields.begin(), fields.end(), "run_seconds") - fields.begin());
+      REQUIRE(column < fields.size());
+    }
+    REQUIRE(column < fields.size());
+    fields.erase(fields.begin() + static_cast<std::ptrdiff_t>(column));
+    out += fmt::format("{}\n", fmt::join(fields, ","));
+  }
   return out;
 }
 
@@ -197,4 +215,76 @@ TEST_CASE(
   CHECK(log.find("SIGINT: replay stopped at simulated time") != std::string::npos);
   for (const char* f : {"jobs.csv", "jobs.sacct", "metrics.json"}) CHECK_FALSE(fs::exists(out / f));
   for (const auto& e : fs::directory_iterator(out)) CHECK_MESSAGE(false, "left behind: " << e.path());
+}
+
+namespace {
+
+/// Waits (at most 120 s) until `log` contains `text`.
+void wait_for(const fs::path& log, const std::string& text) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (slurp(log).find(text) == std::string::npos && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+/// Sends SIGINT to `pid`, waits for it and returns its exit code (-1 when it did not exit normally).
+int interrupt_and_wait(pid_t pid) {
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/// Files in `dir` besides `keep` (a stopped writer must leave neither its output nor a temp file).
+std::vector<std::string> files_besides(const fs::path& dir, const std::set<std::string>& keep) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (!keep.count(e.path().filename().string())) out.push_back(e.path().filename().string());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("crash safety: SIGINT stops surrogate dataset generation with exit code 130 and no dataset") {
+  const auto dir = testing::scratch_dir("sigint_dataset");
+  // 400 settings of whole-week replays on one thread: minutes of work, stopped within the first ones.
+  const auto data = dir / "week.stsd";
+  const pid_t pid = spawn({"surrogate", "dataset", "-o", data.string(), "--settings", "400", "--window-jobs",
+                           "64", "--context-jobs", "16", "--max-windows", "4", "-j", "1"},
+                          dir / "dataset.log");
+  wait_for(dir / "dataset.log", "building a dataset from");  // said once the handler is in place
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto t0 = std::chrono::steady_clock::now();
+  const int rc = interrupt_and_wait(pid);
+  // A replay stops at its next step of simulated time, not after the remaining hundreds of replays.
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30));
+  const auto log = slurp(dir / "dataset.log");
+  INFO(log);
+  CHECK(rc == 130);
+  CHECK(log.find("SIGINT: dataset generation stopped with ") != std::string::npos);
+  CHECK(log.find("of 401 replays finished; no dataset written") != std::string::npos);
+  CHECK(files_besides(dir, {"dataset.log"}).empty());
+}
+
+TEST_CASE("crash safety: SIGINT stops surrogate training with exit code 130 and no checkpoint") {
+  const auto dir = testing::scratch_dir("sigint_train");
+  const auto data = dir / "small.stsd";
+  REQUIRE(run_binary(fmt::format("surrogate dataset -o {} --settings 4 --window-jobs 64 --context-jobs 16 "
+                                 "--max-windows 8 -j 2",
+                                 data.string()),
+                     dir / "dataset.log") == 0);
+  const auto model = dir / "model.stsm";
+  // A step per validation line; 10^6 steps would take hours: stopped once the first line is out.
+  const pid_t pid =
+      spawn({"surrogate", "train", "--data", data.string(), "-o", model.string(), "--steps", "1000000",
+             "--eval-every", "1", "--patience", "1000000", "--threads", "1", "--device", "cpu"},
+            dir / "train.log");
+  wait_for(dir / "train.log", "step ");
+  const int rc = interrupt_and_wait(pid);
+  const auto log = slurp(dir / "train.log");
+  INFO(log);
+  CHECK(rc == 130);
+  CHECK(log.find("SIGINT: training stopped after step ") != std::string::npos);
+  CHECK(log.find("of 1000000; no checkpoint written") != std::string::npos);
+  CHECK_FALSE(fs::exists(model));
+  CHECK(files_besides(dir, {"dataset.log", "train.log", "small.stsd"}).empty());
 }

@@ -69,7 +69,7 @@ class ByteReader {
     const auto n = get<std::uint64_t>();
     if (n > (bytes_.size() - at_) / sizeof(T)) truncated();
     std::vector<T> v(n);
-    std::memcpy(v.data(), bytes_.data() + at_, n * sizeof(T));
+    if (n > 0) std::memcpy(v.data(), bytes_.data() + at_, n * sizeof(T));  // data() may be null when empty
     at_ += n * sizeof(T);
     return v;
   }

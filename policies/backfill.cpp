@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -184,6 +185,7 @@ class Planner {
     node_.insert(node_.begin() + e0, nodes.begin(), nodes.end());
     for (auto& shape : shapes_) {
       shape.snaps_valid = false;  // release indices moved
+      shape.reach_valid = false;
       for (const auto& a : j.alloc) shape.now[a.node] = usable(a.node, shape);
       if (shape.built) shape.after.insert(shape.after.begin() + e0, k, 0);
     }
@@ -298,6 +300,8 @@ class Planner {
         if (auto a = select_nodes(cluster_, r, candidates, avail, usable))
           return Fit{start_res, std::move(*a)};
     }
+    if (r.max_nodes == 1 && distinct_nodes)
+      return single_node_walk(shape, r, candidates, avail, start_res, later_start, i, usable);
     Seconds window_end = 0;
     Seconds window = kWillRunWindow;
     bool more = true;
@@ -343,8 +347,122 @@ class Planner {
     // at k * node count: after releases [0, k * kSnapEvery)); rebuilt after a start moves releases.
     std::vector<std::uint32_t> snaps;
     bool snaps_valid = false;
+    // Single-node requests: per node, the first release after which it has the request's CPUs usable
+    // (-1: now; kNever: not even once every running job has ended); rebuilt after a start.
+    std::vector<std::int64_t> reach;
+    bool reach_valid = false;
   };
   static constexpr std::size_t kSnapEvery = 64;  // releases between snapshots
+  static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+
+  void ensure_reach(Shape& shape) {
+    if (shape.reach_valid) return;
+    const std::uint32_t need = std::max<std::uint32_t>(1, shape.request.total_cpus);
+    shape.reach.assign(shape.now.size(), kNever);
+    for (std::size_t n = 0; n < shape.now.size(); ++n)
+      if (shape.now[n] >= need) shape.reach[n] = -1;
+    for (std::size_t i = 0; i < releases_.size(); ++i)
+      for (auto e = first_[i]; e < first_[i + 1]; ++e) {
+        const auto n = node_[e];
+        if (shape.reach[n] == kNever && shape.after[e] >= need) shape.reach[n] = static_cast<std::int64_t>(i);
+      }
+    shape.reach_valid = true;
+  }
+
+  bool touches(std::size_t i, const Words& avail) const {
+    for (auto e = first_[i]; e < first_[i + 1]; ++e)
+      if (has(avail, node_[e])) return true;
+    return false;
+  }
+  // First release in [from, to) with a node in avail (`to` if none).
+  std::size_t first_touching(std::size_t from, std::size_t to, const Words& avail) const {
+    while (from < to && !touches(from, avail)) ++from;
+    return from;
+  }
+
+  // `usable` holds every node's usable CPUs after releases [0, at) (at least on avail's nodes): brings
+  // it to after releases [0, to), from the snapshot below `to` when that is nearer.
+  void advance(Shape& shape, std::vector<std::uint32_t>& usable, std::size_t at, std::size_t to) {
+    if (to - at > kSnapEvery) {
+      ensure_snapshots(shape);
+      at = to / kSnapEvery * kSnapEvery;
+      const auto* snap = &shape.snaps[at / kSnapEvery * usable.size()];
+      std::copy(snap, snap + usable.size(), usable.begin());
+    }
+    for (auto e = first_[at]; e < first_[to]; ++e) usable[node_[e]] = shape.after[e];
+  }
+
+  // The window walk of will_run for a single-node request (max_nodes == 1, distinct candidates), from
+  // release i on, `usable` holding the usable CPUs after releases [0, i) on avail's nodes. It visits
+  // the same windows as the general walk, but select_nodes can only succeed once some node of avail
+  // has all the CPUs (enough()'s `top`), which the shape's `reach` says without applying releases: the
+  // walk only finds the window boundaries (which releases touch avail) and brings `usable` up to date
+  // where select_nodes runs. Same windows, same calls, same result as the general walk.
+  std::optional<Fit> single_node_walk(Shape& shape, const sim::NodeRequest& r,
+                                      const std::vector<std::uint32_t>& candidates, const Words& avail,
+                                      Seconds start_res, Seconds later_start, std::size_t i,
+                                      std::vector<std::uint32_t>& usable) {
+    ensure_reach(shape);
+    std::int64_t reached = kNever;  // first release after which a node of avail has the CPUs
+    for (std::size_t w = 0; w < avail.size(); ++w)
+      for (auto bits = avail[w]; bits != 0; bits &= bits - 1)
+        reached = std::min(reached, shape.reach[w * 64 + static_cast<std::size_t>(std::countr_zero(bits))]);
+    if (reached == kNever) return std::nullopt;
+    const std::size_t count = releases_.size();
+    // Releases ending after later_start are never applied.
+    const std::size_t limit =
+        later_start > 0
+            ? static_cast<std::size_t>(
+                  std::partition_point(releases_.begin() + static_cast<std::ptrdiff_t>(i), releases_.end(),
+                                       [&](const Release& rel) { return rel.end <= later_start; }) -
+                  releases_.begin())
+            : count;
+    const Seconds now = s_.now;
+    std::size_t at = i;  // `usable` is after releases [0, at)
+    Seconds window_end = 0;
+    Seconds window = kWillRunWindow;
+    while (true) {
+      // One window: from the first release touching avail, every release is applied until one touching
+      // avail is followed by a release ending after the window (or the releases run out).
+      const auto k = first_touching(i, limit, avail);
+      if (k == limit) return std::nullopt;
+      if (window_end == 0)
+        window_end = releases_[k].end + (kWillRunWindow - releases_[k].end % kWillRunWindow);
+      const Seconds bound = window_end + window;
+      const auto p = static_cast<std::size_t>(
+          std::partition_point(releases_.begin() + static_cast<std::ptrdiff_t>(k) + 1, releases_.end(),
+                               [&](const Release& rel) { return rel.end <= bound; }) -
+          releases_.begin());
+      std::size_t last = k;
+      bool more = true;
+      if (p > k + 1) {
+        const auto k2 = first_touching(p - 1, limit, avail);
+        if (k2 < limit) {
+          last = k2;
+          i = k2 + 1;
+        } else {  // applied up to limit: the last touching release before it ends the window
+          for (last = std::min(p - 1, limit); !touches(last - 1, avail);) --last;
+          --last;
+          i = limit;
+          more = false;
+        }
+      } else {
+        i = k + 1;
+      }
+      if (i >= count) more = false;
+      if (reached < static_cast<std::int64_t>(i)) {
+        advance(shape, usable, at, i);
+        at = i;
+        if (auto a = select_nodes(cluster_, r, candidates, avail, usable)) {
+          const auto& rel = releases_[last];
+          return Fit{std::max(start_res, rel.end <= now ? guess_end(rel) : rel.end), std::move(*a)};
+        }
+      }
+      if (!more) return std::nullopt;
+      do window *= 2;
+      while (i < count && releases_[i].end > window_end + window);
+    }
+  }
 
   void ensure_snapshots(Shape& shape) {
     if (shape.snaps_valid) return;
@@ -379,8 +497,10 @@ class Planner {
   Shape& shape_for(const sim::NodeRequest& r) {
     for (auto& shape : shapes_)
       if (same_shape(shape.request, r)) return shape;
-    Shape shape{r,    per_node_ask(r), std::vector<std::uint32_t>(cluster_.nodes().size()), {}, false, {},
-                false};
+    Shape shape;
+    shape.request = r;
+    shape.ask = per_node_ask(r);
+    shape.now.resize(cluster_.nodes().size());
     for (std::uint32_t n = 0; n < shape.now.size(); ++n) shape.now[n] = usable(n, shape);
     shapes_.push_back(std::move(shape));
     return shapes_.back();

@@ -189,9 +189,11 @@ class Planner {
       for (const auto& a : j.alloc) shape.now[a.node] = usable(a.node, shape);
       if (shape.built) shape.after.insert(shape.after.begin() + e0, k, 0);
     }
-    // The job's nodes have fewer resources until its release at p: recompute their profile entries up
-    // to it (later ones and other nodes are unchanged).
-    if (std::none_of(shapes_.begin(), shapes_.end(), [](const Shape& sh) { return sh.built; })) return;
+    // The job's nodes have fewer resources until its release at p: record their states again up to it
+    // and recompute the profile entries there (later ones and other nodes are unchanged).
+    if (!states_built_) return;  // no profile built yet
+    states_.insert(states_.begin() + e0, k, sim::NodeFree{});
+    gres_.insert(gres_.begin() + static_cast<std::ptrdiff_t>(e0 * gres_kinds_), k * gres_kinds_, 0);
     for (auto n : nodes) mark_[n] = 1;
     auto& undo = undo_;
     undo.clear();
@@ -203,9 +205,11 @@ class Planner {
       cluster_.release(rj.request, rj.alloc);
       undo.push_back(i);
       for (auto e = first_[i]; e < first_[i + 1]; ++e)
-        if (mark_[node_[e]])
+        if (mark_[node_[e]]) {
+          record_state(e);
           for (auto& shape : shapes_)
-            if (shape.built) shape.after[e] = usable(node_[e], shape);
+            if (shape.built) shape.after[e] = usable_at(e, shape);
+        }
     }
     restore(undo);
     for (auto n : nodes) mark_[n] = 0;
@@ -506,19 +510,42 @@ class Planner {
     return shapes_.back();
   }
 
-  // Applies every release in order, recording the shape's usable CPUs on each released node.
+  // Records the shape's usable CPUs on each release entry's node after the releases up to it
+  // (from the node states recorded once per cycle rather than by releasing the jobs again per shape).
   void build(Shape& shape) {
-    shape.after.assign(node_.size(), 0);
+    record_states();
+    shape.after.resize(node_.size());
+    for (std::size_t e = 0; e < node_.size(); ++e) shape.after[e] = usable_at(e, shape);
+    shape.built = true;
+  }
+
+  // Each release entry's node state after the releases up to it: applies every release in order.
+  void record_states() {
+    if (states_built_) return;
+    gres_kinds_ = cluster_.gres_kinds();
+    states_.resize(node_.size());
+    gres_.assign(node_.size() * gres_kinds_, 0);
     auto& undo = undo_;
     undo.clear();
     for (std::size_t i = 0; i < releases_.size(); ++i) {
       const auto& rj = s_.jobs[releases_[i].job];
       cluster_.release(rj.request, rj.alloc);
       undo.push_back(i);
-      for (auto e = first_[i]; e < first_[i + 1]; ++e) shape.after[e] = usable(node_[e], shape);
+      for (auto e = first_[i]; e < first_[i + 1]; ++e) record_state(e);
     }
     restore(undo);
-    shape.built = true;
+    states_built_ = true;
+  }
+  void record_state(std::size_t e) {
+    const auto& n = cluster_.node(node_[e]);
+    states_[e] = sim::NodeFree{n.free_cpus, n.jobs, n.free_mem_mb, n.exclusive};
+    std::copy(n.free_gres.begin(), n.free_gres.end(),
+              gres_.begin() + static_cast<std::ptrdiff_t>(e * gres_kinds_));
+  }
+  // The shape's usable CPUs on entry e's node in its recorded state.
+  std::uint32_t usable_at(std::size_t e, const Shape& shape) const {
+    return cluster_.usable_cpus(node_[e], shape.request, shape.ask, states_[e],
+                                gres_.data() + e * gres_kinds_);
   }
 
   // Allocates back the releases `applied` (in the order applied), newest first.
@@ -543,6 +570,11 @@ class Planner {
   std::vector<std::uint32_t> first_;  // per release: its first entry; one more at the end (entry count)
   std::vector<std::uint32_t> node_;   // per release entry (a node of the released job, alloc order)
   std::vector<Shape> shapes_;
+  // Per release entry: its node's state after the releases up to it (GRES: gres_kinds_ counts each).
+  std::vector<sim::NodeFree> states_;
+  std::vector<std::int64_t> gres_;
+  std::size_t gres_kinds_ = 0;
+  bool states_built_ = false;
   std::vector<std::uint32_t> usable_;        // scratch: usable CPUs per node during a future test
   std::vector<std::uint32_t> snap_scratch_;  // scratch: ensure_snapshots
   std::vector<std::size_t> undo_;            // scratch: releases applied to the cluster

@@ -10,6 +10,7 @@
 
 #include "policies/limits.hpp"
 #include "policies/node_select.hpp"
+#include "policies/preemption.hpp"
 
 namespace slurmtwin::policies {
 namespace {
@@ -654,6 +655,9 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     std::optional<Seconds> planned;  // start estimate without a reservation
   };
   std::vector<Outcome> memo;  // since the last start or reservation
+  const bool may_preempt = preemption_ != nullptr && preemption_->enabled();
+  std::vector<bool> avail_nodes;            // scratch: avail for preemption
+  std::vector<std::uint32_t> victim_nodes;  // scratch
 
   for (const auto& rec : queue) {
     if (stats.tested >= max_test) break;
@@ -683,8 +687,10 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
 
     const Seconds limit = j.time_limit == kUnlimited ? kYear : j.time_limit;
     // A record like one already evaluated since the last change of the map or the running jobs
-    // has the same outcome: the loop below reads nothing else.
-    const auto seen = std::find_if(memo.begin(), memo.end(), [&](const Outcome& o) {
+    // has the same outcome: the loop below reads nothing else (but a job that may preempt also
+    // depends on its own last preemption attempt: never memoized).
+    const bool preemptor = may_preempt && preemption_->may_preempt(j, rec.partition);
+    const auto seen = preemptor ? memo.end() : std::find_if(memo.begin(), memo.end(), [&](const Outcome& o) {
       return o.partition == rec.partition && o.limit == limit && o.no_reserve == no_reserve &&
              same_request(*o.request, j.request);
     });
@@ -741,6 +747,40 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       }
       if (!planner) planner.emplace(s, s.cluster);
       auto fit = planner->will_run(j, candidates, avail, start_res, later_start, no_reserve);
+      if ((!fit || fit->start > now) && start_res <= now && preemptor) {
+        // It cannot start now as things are: preempting may let it (no_reserve jobs too: Slurm's
+        // TEST_NOW_ONLY fails only without preemption candidates).
+        avail_nodes.assign(node_count, false);
+        for (std::uint32_t n = 0; n < node_count; ++n) avail_nodes[n] = has(avail, n);
+        victim_nodes.clear();
+        const auto victims =
+            preemption_->preempt_for(s, launcher, rec.job, rec.partition, avail_nodes, &victim_nodes);
+        if (!victims.empty()) {
+          planner.reset();  // running jobs changed: planned again at the next test
+          changed = true;
+          const bool all_suspended = std::all_of(victims.begin(), victims.end(), [&](std::uint32_t v) {
+            return s.jobs[v].state == sim::SimJobState::kSuspended;
+          });
+          if (all_suspended)
+            if (auto alloc = select_nodes(s.cluster, j.request, candidates, avail_nodes)) {
+              launcher.start_job(rec.job, rec.partition, std::move(*alloc), SchedulerPass::kBackfill);
+              ++stats.started;
+              if (params_.bf_max_job_start > 0 && stats.started >= params_.bf_max_job_start)
+                stop_cycle = true;
+              if (stats.tested >= max_test) stop_cycle = true;
+              break;
+            }
+          // The victims' whole nodes are held for it for the rest of the cycle (spec §7.4); it starts
+          // in a later pass, once they are free.
+          chosen.assign((node_count + 63) / 64, 0);
+          for (auto n : victim_nodes) put(chosen, n);
+          const auto [start_q, end_q] = slot_time(now, limit, res);
+          map.add(start_q, end_q, res, chosen);
+          stats.planned.push_back({rec.job, now, true});
+          ++stats.reserved;
+          break;
+        }
+      }
       if (!fit) {
         if (can_retry) continue;
         break;
@@ -780,7 +820,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     if (stop_cycle) break;
     if (changed)
       memo.clear();
-    else
+    else if (!preemptor)
       memo.push_back({&j.request, rec.partition, limit, no_reserve, counted, planned});
   }
   stats.slots = static_cast<std::uint32_t>(map.slots().size());

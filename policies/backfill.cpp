@@ -233,6 +233,8 @@ class Planner {
     };
     const Seconds now = s_.now;
     const bool distinct_nodes = distinct(candidates);
+    if (r.max_nodes == 1 && distinct_nodes)
+      return single_node_test(shape, r, candidates, avail, start_res, later_start, now_only);
     // A later start with distinct candidates begins from the shape's snapshot below start_res
     // (see below); otherwise from the usable CPUs now.
     const bool from_snapshot = start_res > now && distinct_nodes;
@@ -305,8 +307,6 @@ class Planner {
         if (auto a = select_nodes(cluster_, r, candidates, avail, usable))
           return Fit{start_res, std::move(*a)};
     }
-    if (r.max_nodes == 1 && distinct_nodes)
-      return single_node_walk(shape, r, candidates, avail, start_res, later_start, i, usable);
     Seconds window_end = 0;
     Seconds window = kWillRunWindow;
     bool more = true;
@@ -359,6 +359,7 @@ class Planner {
   };
   static constexpr std::size_t kSnapEvery = 64;  // releases between snapshots
   static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+  static constexpr std::size_t kNotYet = std::numeric_limits<std::size_t>::max();
 
   void ensure_reach(Shape& shape) {
     if (shape.reach_valid) return;
@@ -387,8 +388,9 @@ class Planner {
 
   // `usable` holds every node's usable CPUs after releases [0, at) (at least on avail's nodes): brings
   // it to after releases [0, to), from the snapshot below `to` when that is nearer.
+  // (`at` = kNotYet: nothing in it yet).
   void advance(Shape& shape, std::vector<std::uint32_t>& usable, std::size_t at, std::size_t to) {
-    if (to - at > kSnapEvery) {
+    if (at == kNotYet || to - at > kSnapEvery) {
       ensure_snapshots(shape);
       at = to / kSnapEvery * kSnapEvery;
       const auto* snap = &shape.snaps[at / kSnapEvery * usable.size()];
@@ -397,21 +399,42 @@ class Planner {
     for (auto e = first_[at]; e < first_[to]; ++e) usable[node_[e]] = shape.after[e];
   }
 
-  // The window walk of will_run for a single-node request (max_nodes == 1, distinct candidates), from
-  // release i on, `usable` holding the usable CPUs after releases [0, i) on avail's nodes. It visits
-  // the same windows as the general walk, but select_nodes can only succeed once some node of avail
-  // has all the CPUs (enough()'s `top`), which the shape's `reach` says without applying releases: the
-  // walk only finds the window boundaries (which releases touch avail) and brings `usable` up to date
-  // where select_nodes runs. Same windows, same calls, same result as the general walk.
-  std::optional<Fit> single_node_walk(Shape& shape, const sim::NodeRequest& r,
+  // will_run for a single-node request (max_nodes == 1) over distinct candidates. select_nodes can only
+  // succeed where some node of avail has all the CPUs (enough()'s `top`), which the shape's `reach`
+  // says without applying releases: the walk visits the same windows as the general one but only
+  // finds their boundaries (which releases touch avail), and brings the usable CPUs up to date (from
+  // the snapshots) only where select_nodes runs. Same calls, same result as the general test.
+  std::optional<Fit> single_node_test(Shape& shape, const sim::NodeRequest& r,
                                       const std::vector<std::uint32_t>& candidates, const Words& avail,
-                                      Seconds start_res, Seconds later_start, std::size_t i,
-                                      std::vector<std::uint32_t>& usable) {
+                                      Seconds start_res, Seconds later_start, bool now_only) {
+    if (!shape.built) build(shape);
     ensure_reach(shape);
     std::int64_t reached = kNever;  // first release after which a node of avail has the CPUs
     for (std::size_t w = 0; w < avail.size(); ++w)
       for (auto bits = avail[w]; bits != 0; bits &= bits - 1)
         reached = std::min(reached, shape.reach[w * 64 + static_cast<std::size_t>(std::countr_zero(bits))]);
+    const Seconds now = s_.now;
+    auto& usable = usable_;
+    usable.resize(shape.now.size());
+    std::size_t at = kNotYet;  // `usable` is after releases [0, at)
+    std::size_t i = 0;         // first release of the window walk
+    if (start_res <= now) {
+      if (reached < 0)
+        if (auto a = select_nodes(cluster_, r, candidates, avail, shape.now)) return Fit{now, std::move(*a)};
+      if (now_only) return std::nullopt;
+    } else {
+      // Releases ending by start_res are applied without windows.
+      i = static_cast<std::size_t>(
+          std::partition_point(releases_.begin(), releases_.end(),
+                               [&](const Release& rel) { return rel.end <= start_res; }) -
+          releases_.begin());
+      if (reached < static_cast<std::int64_t>(i)) {
+        advance(shape, usable, at, i);
+        at = i;
+        if (auto a = select_nodes(cluster_, r, candidates, avail, usable))
+          return Fit{start_res, std::move(*a)};
+      }
+    }
     if (reached == kNever) return std::nullopt;
     const std::size_t count = releases_.size();
     // Releases ending after later_start are never applied.
@@ -422,8 +445,6 @@ class Planner {
                                        [&](const Release& rel) { return rel.end <= later_start; }) -
                   releases_.begin())
             : count;
-    const Seconds now = s_.now;
-    std::size_t at = i;  // `usable` is after releases [0, at)
     Seconds window_end = 0;
     Seconds window = kWillRunWindow;
     while (true) {

@@ -21,8 +21,8 @@ void append_queue_records(const sim::SimState& s, std::uint32_t ji, std::vector<
 }
 
 bool queue_before(const QueueRecord& a, const QueueRecord& b) {
-  if (a.preempt_rank != b.preempt_rank) return a.preempt_rank > b.preempt_rank;
   if (a.tier != b.tier) return a.tier > b.tier;
+  if (a.preempt_rank != b.preempt_rank) return a.preempt_rank > b.preempt_rank;
   if (a.priority != b.priority) return a.priority > b.priority;
   if (a.submit != b.submit) return a.submit < b.submit;
   if (a.id != b.id) return a.id < b.id;

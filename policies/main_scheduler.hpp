@@ -21,7 +21,7 @@ struct QueueRecord {
   std::uint64_t id = 0;
   std::int32_t array_task = -1;
   std::uint16_t part_index = 0;    // which of the job's requested partitions (index into SimJob::partitions)
-  std::uint16_t preempt_rank = 0;  // preemptors first (Preemption::queue_rank), before the tier
+  std::uint16_t preempt_rank = 0;  // preemptors first (Preemption::queue_rank), after the tier
 };
 
 class Preemption;
@@ -30,8 +30,8 @@ class Preemption;
 /// null) gives their preemptor rank.
 void append_queue_records(const sim::SimState& state, std::uint32_t job, std::vector<QueueRecord>& out,
                           const Preemption* preemption = nullptr);
-/// Slurm's queue order (sort_job_queue2): true when `a` goes before `b`: preemptors first (as far as
-/// a strict weak order allows, see Preemption::queue_rank), then PriorityTier, priority, submit time,
+/// Slurm's queue order (sort_job_queue2): true when `a` goes before `b`: PriorityTier, preemptors
+/// first (as far as a strict weak order allows, see Preemption::queue_rank), priority, submit time,
 /// job id, array task.
 bool queue_before(const QueueRecord& a, const QueueRecord& b);
 /// Beyond this many out-of-order neighbours a full sort is cheaper than insertion.

@@ -19,10 +19,12 @@ class Preemption {
   bool may_preempt(const sim::SimJob& job, std::uint16_t partition) const;
   /// The job's rank in the queue order's "preemptors first" rule (spec §4: a record whose job can
   /// preempt another's goes before it, whatever their tiers and priorities). preempt/qos: 0 for a QOS
-  /// that preempts no other QOS, else 1 + the highest rank of the QOSes it preempts, so a job whose
-  /// QOS can preempt another's always sorts first. Slurm's pairwise test is not a strict weak order when
-  /// two QOSes of different ranks are unrelated (it then compares them by tier and priority); ranks
-  /// order them anyway (exact for layered Preempt lists, where each QOS preempts every lower one).
+  /// that preempts no other QOS, else 1 + the highest rank of the QOSes it preempts; records compare
+  /// by rank after PriorityTier and before priority, so within a tier a job whose QOS can preempt
+  /// another's always sorts first. Slurm's pairwise test is not a strict weak order (two QOSes of
+  /// different ranks may be unrelated, then it compares them by tier and priority): ranks are exact
+  /// for layered Preempt lists (each QOS preempts every lower one) within a tier; across tiers the tier
+  /// decides, which differs only for a preemptor in a lower-tier partition than its victim.
   /// preempt/partition_prio: 0 (a higher-tier partition sharing nodes already sorts first by tier).
   std::uint16_t queue_rank(const sim::SimJob& job) const {
     return job.qos < qos_rank_.size() ? qos_rank_[job.qos] : 0;

@@ -150,57 +150,6 @@ std::optional<std::vector<sim::NodeAlloc>> choose(const sim::ClusterState& clust
   return std::nullopt;
 }
 
-// choose() for a request of one node that wants all its CPUs there (max_nodes 1, no cpus_per_node, not
-// exclusive, total_cpus > 0), in two passes over the candidates without building lists: fill then
-// skips every node with fewer usable CPUs than the request (can_finish with no node left fails) and
-// takes the first with enough, so a run is sufficient exactly when it holds such a node; the first
-// weight level with a sufficient run is the lowest weight of such a node; there the sufficient run with
-// the fewest usable CPUs (the first on ties) is used, and its first node with enough. False when it
-// does not apply (candidates not strictly ascending): the caller then runs choose().
-bool choose_one_node(const sim::ClusterState& cluster, const sim::NodeRequest& r,
-                     const std::vector<std::uint32_t>& candidates,
-                     const std::vector<std::uint64_t>& available, const std::vector<std::uint32_t>& usable,
-                     std::optional<std::vector<sim::NodeAlloc>>& result) {
-  const std::uint32_t need = r.total_cpus;
-  const auto in = [&](std::uint32_t n) {
-    return ((available[n >> 6] >> (n & 63)) & 1u) != 0 && usable[n] > 0;
-  };
-  bool any = false;
-  std::uint32_t level = 0;  // lowest weight of a node with enough
-  for (std::size_t k = 0; k < candidates.size(); ++k) {
-    const auto n = candidates[k];
-    if (k > 0 && n <= candidates[k - 1]) return false;
-    if (in(n) && usable[n] >= need && (!any || cluster.node_weight(n) < level)) {
-      level = cluster.node_weight(n);
-      any = true;
-    }
-  }
-  result.reset();
-  if (!any) return true;
-  std::uint64_t run_cpus = 0, best_cpus = 0;
-  std::optional<std::uint32_t> run_pick, best;  // first node with enough in the run / in the best run
-  std::optional<std::uint32_t> previous;        // last node of the current run
-  const auto close_run = [&] {
-    if (run_pick && (!best || run_cpus < best_cpus)) {
-      best = run_pick;
-      best_cpus = run_cpus;
-    }
-    run_cpus = 0;
-    run_pick.reset();
-  };
-  for (const auto n : candidates) {
-    if (!in(n) || cluster.node_weight(n) > level) continue;
-    if (previous && *previous + 1 != n) close_run();
-    previous = n;
-    run_cpus += usable[n];
-    if (!run_pick && usable[n] >= need) run_pick = n;
-  }
-  close_run();
-  const auto alloc = cluster.round_cpus(*best, need);
-  result = std::vector<sim::NodeAlloc>{{*best, alloc, cluster.memory_needed(*best, r, alloc)}};
-  return true;
-}
-
 }  // namespace
 
 std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState& cluster,
@@ -223,10 +172,6 @@ std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState&
                                                         const std::vector<std::uint32_t>& candidates,
                                                         const std::vector<std::uint64_t>& available,
                                                         const std::vector<std::uint32_t>& usable) {
-  if (r.max_nodes == 1 && r.min_nodes <= 1 && r.cpus_per_node == 0 && !r.exclusive && r.total_cpus > 0) {
-    std::optional<std::vector<sim::NodeAlloc>> one;
-    if (choose_one_node(cluster, r, candidates, available, usable, one)) return one;
-  }
   auto& sc = scratch;
   sc.all.clear();
   for (auto n : candidates)

@@ -1,6 +1,7 @@
 #include "policies/backfill.hpp"
 
 #include <cmath>
+#include <functional>
 
 #include <algorithm>
 #include <bit>
@@ -254,7 +255,7 @@ class Planner {
     };
     if (start_res <= now) {
       if (enough())
-        if (auto a = select_nodes(cluster_, r, candidates, avail, shape.now)) return Fit{now, std::move(*a)};
+        if (auto a = choose_nodes(r, candidates, avail, shape.now)) return Fit{now, std::move(*a)};
       if (now_only) return std::nullopt;
     }
     // Future test: release running jobs in planned-end order and try again.
@@ -304,8 +305,7 @@ class Planner {
       }
       for (; i < releases_.size() && releases_[i].end <= start_res; ++i) apply(i);
       if (enough())
-        if (auto a = select_nodes(cluster_, r, candidates, avail, usable))
-          return Fit{start_res, std::move(*a)};
+        if (auto a = choose_nodes(r, candidates, avail, usable)) return Fit{start_res, std::move(*a)};
     }
     Seconds window_end = 0;
     Seconds window = kWillRunWindow;
@@ -330,7 +330,7 @@ class Planner {
       }
       if (!last) break;
       if (enough())
-        if (auto a = select_nodes(cluster_, r, candidates, avail, usable)) {
+        if (auto a = choose_nodes(r, candidates, avail, usable)) {
           const auto& rel = releases_[*last];
           return Fit{std::max(start_res, rel.end <= now ? guess_end(rel) : rel.end), std::move(*a)};
         }
@@ -420,7 +420,7 @@ class Planner {
     std::size_t i = 0;         // first release of the window walk
     if (start_res <= now) {
       if (reached < 0)
-        if (auto a = select_nodes(cluster_, r, candidates, avail, shape.now)) return Fit{now, std::move(*a)};
+        if (auto a = choose_nodes(r, candidates, avail, shape.now)) return Fit{now, std::move(*a)};
       if (now_only) return std::nullopt;
     } else {
       // Releases ending by start_res are applied without windows.
@@ -431,8 +431,7 @@ class Planner {
       if (reached < static_cast<std::int64_t>(i)) {
         advance(shape, usable, at, i);
         at = i;
-        if (auto a = select_nodes(cluster_, r, candidates, avail, usable))
-          return Fit{start_res, std::move(*a)};
+        if (auto a = choose_nodes(r, candidates, avail, usable)) return Fit{start_res, std::move(*a)};
       }
     }
     if (reached == kNever) return std::nullopt;
@@ -479,7 +478,7 @@ class Planner {
       if (reached < static_cast<std::int64_t>(i)) {
         advance(shape, usable, at, i);
         at = i;
-        if (auto a = select_nodes(cluster_, r, candidates, avail, usable)) {
+        if (auto a = choose_nodes(r, candidates, avail, usable)) {
           const auto& rel = releases_[last];
           return Fit{std::max(start_res, rel.end <= now ? guess_end(rel) : rel.end), std::move(*a)};
         }
@@ -503,6 +502,24 @@ class Planner {
       for (auto e = first_[i]; e < first_[i + 1]; ++e) cur[node_[e]] = shape.after[e];
     }
     shape.snaps_valid = true;
+  }
+
+  // select_nodes on avail (a subset of the candidates) with these usable CPUs; over ascending candidates
+  // it visits avail's nodes rather than the whole list (same nodes, same order).
+  std::optional<std::vector<sim::NodeAlloc>> choose_nodes(const sim::NodeRequest& r,
+                                                          const std::vector<std::uint32_t>& candidates,
+                                                          const Words& avail,
+                                                          const std::vector<std::uint32_t>& usable) {
+    return ascending(candidates) ? select_nodes(cluster_, r, avail, usable)
+                                 : select_nodes(cluster_, r, candidates, avail, usable);
+  }
+  bool ascending(const std::vector<std::uint32_t>& candidates) {
+    for (const auto& [list, yes] : ascending_)
+      if (list == &candidates) return yes;
+    const bool yes =
+        std::adjacent_find(candidates.begin(), candidates.end(), std::greater_equal<>()) == candidates.end();
+    ascending_.emplace_back(&candidates, yes);
+    return yes;
   }
 
   // No node listed twice (then a sum over the candidates in avail is a sum over avail's nodes).
@@ -601,7 +618,8 @@ class Planner {
   std::vector<std::uint32_t> snap_scratch_;  // scratch: ensure_snapshots
   std::vector<std::size_t> undo_;            // scratch: releases applied to the cluster
   std::vector<char> mark_;                   // scratch: nodes of a job just started
-  std::vector<std::pair<const std::vector<std::uint32_t>*, bool>> distinct_;  // per candidate list
+  std::vector<std::pair<const std::vector<std::uint32_t>*, bool>> distinct_;   // per candidate list
+  std::vector<std::pair<const std::vector<std::uint32_t>*, bool>> ascending_;  // per candidate list
   Seconds kill_wait_ = 30;
   Seconds over_time_limit_ = 0;
 };

@@ -1,10 +1,10 @@
 #include "policies/backfill.hpp"
 
 #include <cmath>
-#include <functional>
 
 #include <algorithm>
 #include <bit>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>

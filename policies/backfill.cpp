@@ -40,11 +40,6 @@ bool subset(const Words& a, const Words& b) {
     if ((a[i] & ~b[i]) != 0) return false;
   return true;
 }
-bool none(const Words& w) {
-  std::uint64_t any = 0;
-  for (auto x : w) any |= x;
-  return any == 0;
-}
 void and_with(Words& a, const Words& b) {
   for (std::size_t i = 0; i < a.size(); ++i) a[i] &= b[i];
 }
@@ -775,8 +770,6 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
         }
         if (slots[k].begin <= end_time) {
           and_with(avail, slots[k].avail);
-          // No node left and the retry time known: the rest of the walk can change neither.
-          if (later_start != 0 && none(avail)) break;
         } else {
           if (later_start == 0 && k + 2 < slots.size()) later_start = slots[k + 1].end;
           break;

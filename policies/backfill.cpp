@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <bit>
+#include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 
 #include "policies/limits.hpp"
 #include "policies/node_select.hpp"
+#include "policies/preemption.hpp"
 
 namespace slurmtwin::policies {
 namespace {
@@ -184,12 +187,15 @@ class Planner {
     node_.insert(node_.begin() + e0, nodes.begin(), nodes.end());
     for (auto& shape : shapes_) {
       shape.snaps_valid = false;  // release indices moved
+      shape.reach_valid = false;
       for (const auto& a : j.alloc) shape.now[a.node] = usable(a.node, shape);
       if (shape.built) shape.after.insert(shape.after.begin() + e0, k, 0);
     }
-    // The job's nodes have fewer resources until its release at p: recompute their profile entries up
-    // to it (later ones and other nodes are unchanged).
-    if (std::none_of(shapes_.begin(), shapes_.end(), [](const Shape& sh) { return sh.built; })) return;
+    // The job's nodes have fewer resources until its release at p: record their states again up to it
+    // and recompute the profile entries there (later ones and other nodes are unchanged).
+    if (!states_built_) return;  // no profile built yet
+    states_.insert(states_.begin() + e0, k, sim::NodeFree{});
+    gres_.insert(gres_.begin() + static_cast<std::ptrdiff_t>(e0 * gres_kinds_), k * gres_kinds_, 0);
     for (auto n : nodes) mark_[n] = 1;
     auto& undo = undo_;
     undo.clear();
@@ -201,9 +207,11 @@ class Planner {
       cluster_.release(rj.request, rj.alloc);
       undo.push_back(i);
       for (auto e = first_[i]; e < first_[i + 1]; ++e)
-        if (mark_[node_[e]])
+        if (mark_[node_[e]]) {
+          record_state(e);
           for (auto& shape : shapes_)
-            if (shape.built) shape.after[e] = usable(node_[e], shape);
+            if (shape.built) shape.after[e] = usable_at(e, shape);
+        }
     }
     restore(undo);
     for (auto n : nodes) mark_[n] = 0;
@@ -226,6 +234,8 @@ class Planner {
     };
     const Seconds now = s_.now;
     const bool distinct_nodes = distinct(candidates);
+    if (r.max_nodes == 1 && distinct_nodes)
+      return single_node_test(shape, r, candidates, avail, start_res, later_start, now_only);
     // A later start with distinct candidates begins from the shape's snapshot below start_res
     // (see below); otherwise from the usable CPUs now.
     const bool from_snapshot = start_res > now && distinct_nodes;
@@ -245,7 +255,7 @@ class Planner {
     };
     if (start_res <= now) {
       if (enough())
-        if (auto a = select_nodes(cluster_, r, candidates, avail, shape.now)) return Fit{now, std::move(*a)};
+        if (auto a = choose_nodes(r, candidates, avail, shape.now)) return Fit{now, std::move(*a)};
       if (now_only) return std::nullopt;
     }
     // Future test: release running jobs in planned-end order and try again.
@@ -295,8 +305,7 @@ class Planner {
       }
       for (; i < releases_.size() && releases_[i].end <= start_res; ++i) apply(i);
       if (enough())
-        if (auto a = select_nodes(cluster_, r, candidates, avail, usable))
-          return Fit{start_res, std::move(*a)};
+        if (auto a = choose_nodes(r, candidates, avail, usable)) return Fit{start_res, std::move(*a)};
     }
     Seconds window_end = 0;
     Seconds window = kWillRunWindow;
@@ -321,7 +330,7 @@ class Planner {
       }
       if (!last) break;
       if (enough())
-        if (auto a = select_nodes(cluster_, r, candidates, avail, usable)) {
+        if (auto a = choose_nodes(r, candidates, avail, usable)) {
           const auto& rel = releases_[*last];
           return Fit{std::max(start_res, rel.end <= now ? guess_end(rel) : rel.end), std::move(*a)};
         }
@@ -343,8 +352,142 @@ class Planner {
     // at k * node count: after releases [0, k * kSnapEvery)); rebuilt after a start moves releases.
     std::vector<std::uint32_t> snaps;
     bool snaps_valid = false;
+    // Single-node requests: per node, the first release after which it has the request's CPUs usable
+    // (-1: now; kNever: not even once every running job has ended); rebuilt after a start.
+    std::vector<std::int64_t> reach;
+    bool reach_valid = false;
   };
   static constexpr std::size_t kSnapEvery = 64;  // releases between snapshots
+  static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+  static constexpr std::size_t kNotYet = std::numeric_limits<std::size_t>::max();
+
+  void ensure_reach(Shape& shape) {
+    if (shape.reach_valid) return;
+    const std::uint32_t need = std::max<std::uint32_t>(1, shape.request.total_cpus);
+    shape.reach.assign(shape.now.size(), kNever);
+    for (std::size_t n = 0; n < shape.now.size(); ++n)
+      if (shape.now[n] >= need) shape.reach[n] = -1;
+    for (std::size_t i = 0; i < releases_.size(); ++i)
+      for (auto e = first_[i]; e < first_[i + 1]; ++e) {
+        const auto n = node_[e];
+        if (shape.reach[n] == kNever && shape.after[e] >= need) shape.reach[n] = static_cast<std::int64_t>(i);
+      }
+    shape.reach_valid = true;
+  }
+
+  bool touches(std::size_t i, const Words& avail) const {
+    for (auto e = first_[i]; e < first_[i + 1]; ++e)
+      if (has(avail, node_[e])) return true;
+    return false;
+  }
+  // First release in [from, to) with a node in avail (`to` if none).
+  std::size_t first_touching(std::size_t from, std::size_t to, const Words& avail) const {
+    while (from < to && !touches(from, avail)) ++from;
+    return from;
+  }
+
+  // `usable` holds every node's usable CPUs after releases [0, at) (at least on avail's nodes): brings
+  // it to after releases [0, to), from the snapshot below `to` when that is nearer.
+  // (`at` = kNotYet: nothing in it yet).
+  void advance(Shape& shape, std::vector<std::uint32_t>& usable, std::size_t at, std::size_t to) {
+    if (at == kNotYet || to - at > kSnapEvery) {
+      ensure_snapshots(shape);
+      at = to / kSnapEvery * kSnapEvery;
+      const auto* snap = &shape.snaps[at / kSnapEvery * usable.size()];
+      std::copy(snap, snap + usable.size(), usable.begin());
+    }
+    for (auto e = first_[at]; e < first_[to]; ++e) usable[node_[e]] = shape.after[e];
+  }
+
+  // will_run for a single-node request (max_nodes == 1) over distinct candidates. select_nodes can only
+  // succeed where some node of avail has all the CPUs (enough()'s `top`), which the shape's `reach`
+  // says without applying releases: the walk visits the same windows as the general one but only
+  // finds their boundaries (which releases touch avail), and brings the usable CPUs up to date (from
+  // the snapshots) only where select_nodes runs. Same calls, same result as the general test.
+  std::optional<Fit> single_node_test(Shape& shape, const sim::NodeRequest& r,
+                                      const std::vector<std::uint32_t>& candidates, const Words& avail,
+                                      Seconds start_res, Seconds later_start, bool now_only) {
+    if (!shape.built) build(shape);
+    ensure_reach(shape);
+    std::int64_t reached = kNever;  // first release after which a node of avail has the CPUs
+    for (std::size_t w = 0; w < avail.size(); ++w)
+      for (auto bits = avail[w]; bits != 0; bits &= bits - 1)
+        reached = std::min(reached, shape.reach[w * 64 + static_cast<std::size_t>(std::countr_zero(bits))]);
+    const Seconds now = s_.now;
+    auto& usable = usable_;
+    usable.resize(shape.now.size());
+    std::size_t at = kNotYet;  // `usable` is after releases [0, at)
+    std::size_t i = 0;         // first release of the window walk
+    if (start_res <= now) {
+      if (reached < 0)
+        if (auto a = choose_nodes(r, candidates, avail, shape.now)) return Fit{now, std::move(*a)};
+      if (now_only) return std::nullopt;
+    } else {
+      // Releases ending by start_res are applied without windows.
+      i = static_cast<std::size_t>(
+          std::partition_point(releases_.begin(), releases_.end(),
+                               [&](const Release& rel) { return rel.end <= start_res; }) -
+          releases_.begin());
+      if (reached < static_cast<std::int64_t>(i)) {
+        advance(shape, usable, at, i);
+        at = i;
+        if (auto a = choose_nodes(r, candidates, avail, usable)) return Fit{start_res, std::move(*a)};
+      }
+    }
+    if (reached == kNever) return std::nullopt;
+    const std::size_t count = releases_.size();
+    // Releases ending after later_start are never applied.
+    const std::size_t limit =
+        later_start > 0
+            ? static_cast<std::size_t>(
+                  std::partition_point(releases_.begin() + static_cast<std::ptrdiff_t>(i), releases_.end(),
+                                       [&](const Release& rel) { return rel.end <= later_start; }) -
+                  releases_.begin())
+            : count;
+    Seconds window_end = 0;
+    Seconds window = kWillRunWindow;
+    while (true) {
+      // One window: from the first release touching avail, every release is applied until one touching
+      // avail is followed by a release ending after the window (or the releases run out).
+      const auto k = first_touching(i, limit, avail);
+      if (k == limit) return std::nullopt;
+      if (window_end == 0)
+        window_end = releases_[k].end + (kWillRunWindow - releases_[k].end % kWillRunWindow);
+      const Seconds bound = window_end + window;
+      const auto p = static_cast<std::size_t>(
+          std::partition_point(releases_.begin() + static_cast<std::ptrdiff_t>(k) + 1, releases_.end(),
+                               [&](const Release& rel) { return rel.end <= bound; }) -
+          releases_.begin());
+      std::size_t last = k;
+      bool more = true;
+      if (p > k + 1) {
+        const auto k2 = first_touching(p - 1, limit, avail);
+        if (k2 < limit) {
+          last = k2;
+          i = k2 + 1;
+        } else {  // applied up to limit: the last touching release before it ends the window
+          for (last = std::min(p - 1, limit); !touches(last - 1, avail);) --last;
+          --last;
+          i = limit;
+          more = false;
+        }
+      } else {
+        i = k + 1;
+      }
+      if (i >= count) more = false;
+      if (reached < static_cast<std::int64_t>(i)) {
+        advance(shape, usable, at, i);
+        at = i;
+        if (auto a = choose_nodes(r, candidates, avail, usable)) {
+          const auto& rel = releases_[last];
+          return Fit{std::max(start_res, rel.end <= now ? guess_end(rel) : rel.end), std::move(*a)};
+        }
+      }
+      if (!more) return std::nullopt;
+      do window *= 2;
+      while (i < count && releases_[i].end > window_end + window);
+    }
+  }
 
   void ensure_snapshots(Shape& shape) {
     if (shape.snaps_valid) return;
@@ -359,6 +502,24 @@ class Planner {
       for (auto e = first_[i]; e < first_[i + 1]; ++e) cur[node_[e]] = shape.after[e];
     }
     shape.snaps_valid = true;
+  }
+
+  // select_nodes on avail (a subset of the candidates) with these usable CPUs; over ascending candidates
+  // it visits avail's nodes rather than the whole list (same nodes, same order).
+  std::optional<std::vector<sim::NodeAlloc>> choose_nodes(const sim::NodeRequest& r,
+                                                          const std::vector<std::uint32_t>& candidates,
+                                                          const Words& avail,
+                                                          const std::vector<std::uint32_t>& usable) {
+    return ascending(candidates) ? select_nodes(cluster_, r, avail, usable)
+                                 : select_nodes(cluster_, r, candidates, avail, usable);
+  }
+  bool ascending(const std::vector<std::uint32_t>& candidates) {
+    for (const auto& [list, yes] : ascending_)
+      if (list == &candidates) return yes;
+    const bool yes =
+        std::adjacent_find(candidates.begin(), candidates.end(), std::greater_equal<>()) == candidates.end();
+    ascending_.emplace_back(&candidates, yes);
+    return yes;
   }
 
   // No node listed twice (then a sum over the candidates in avail is a sum over avail's nodes).
@@ -379,26 +540,51 @@ class Planner {
   Shape& shape_for(const sim::NodeRequest& r) {
     for (auto& shape : shapes_)
       if (same_shape(shape.request, r)) return shape;
-    Shape shape{r,    per_node_ask(r), std::vector<std::uint32_t>(cluster_.nodes().size()), {}, false, {},
-                false};
+    Shape shape;
+    shape.request = r;
+    shape.ask = per_node_ask(r);
+    shape.now.resize(cluster_.nodes().size());
     for (std::uint32_t n = 0; n < shape.now.size(); ++n) shape.now[n] = usable(n, shape);
     shapes_.push_back(std::move(shape));
     return shapes_.back();
   }
 
-  // Applies every release in order, recording the shape's usable CPUs on each released node.
+  // Records the shape's usable CPUs on each release entry's node after the releases up to it
+  // (from the node states recorded once per cycle rather than by releasing the jobs again per shape).
   void build(Shape& shape) {
-    shape.after.assign(node_.size(), 0);
+    record_states();
+    shape.after.resize(node_.size());
+    for (std::size_t e = 0; e < node_.size(); ++e) shape.after[e] = usable_at(e, shape);
+    shape.built = true;
+  }
+
+  // Each release entry's node state after the releases up to it: applies every release in order.
+  void record_states() {
+    if (states_built_) return;
+    gres_kinds_ = cluster_.gres_kinds();
+    states_.resize(node_.size());
+    gres_.assign(node_.size() * gres_kinds_, 0);
     auto& undo = undo_;
     undo.clear();
     for (std::size_t i = 0; i < releases_.size(); ++i) {
       const auto& rj = s_.jobs[releases_[i].job];
       cluster_.release(rj.request, rj.alloc);
       undo.push_back(i);
-      for (auto e = first_[i]; e < first_[i + 1]; ++e) shape.after[e] = usable(node_[e], shape);
+      for (auto e = first_[i]; e < first_[i + 1]; ++e) record_state(e);
     }
     restore(undo);
-    shape.built = true;
+    states_built_ = true;
+  }
+  void record_state(std::size_t e) {
+    const auto& n = cluster_.node(node_[e]);
+    states_[e] = sim::NodeFree{n.free_cpus, n.jobs, n.free_mem_mb, n.exclusive};
+    std::copy(n.free_gres.begin(), n.free_gres.end(),
+              gres_.begin() + static_cast<std::ptrdiff_t>(e * gres_kinds_));
+  }
+  // The shape's usable CPUs on entry e's node in its recorded state.
+  std::uint32_t usable_at(std::size_t e, const Shape& shape) const {
+    return cluster_.usable_cpus(node_[e], shape.request, shape.ask, states_[e],
+                                gres_.data() + e * gres_kinds_);
   }
 
   // Allocates back the releases `applied` (in the order applied), newest first.
@@ -423,11 +609,17 @@ class Planner {
   std::vector<std::uint32_t> first_;  // per release: its first entry; one more at the end (entry count)
   std::vector<std::uint32_t> node_;   // per release entry (a node of the released job, alloc order)
   std::vector<Shape> shapes_;
+  // Per release entry: its node's state after the releases up to it (GRES: gres_kinds_ counts each).
+  std::vector<sim::NodeFree> states_;
+  std::vector<std::int64_t> gres_;
+  std::size_t gres_kinds_ = 0;
+  bool states_built_ = false;
   std::vector<std::uint32_t> usable_;        // scratch: usable CPUs per node during a future test
   std::vector<std::uint32_t> snap_scratch_;  // scratch: ensure_snapshots
   std::vector<std::size_t> undo_;            // scratch: releases applied to the cluster
   std::vector<char> mark_;                   // scratch: nodes of a job just started
-  std::vector<std::pair<const std::vector<std::uint32_t>*, bool>> distinct_;  // per candidate list
+  std::vector<std::pair<const std::vector<std::uint32_t>*, bool>> distinct_;   // per candidate list
+  std::vector<std::pair<const std::vector<std::uint32_t>*, bool>> ascending_;  // per candidate list
   Seconds kill_wait_ = 30;
   Seconds over_time_limit_ = 0;
 };
@@ -502,6 +694,9 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     std::optional<Seconds> planned;  // start estimate without a reservation
   };
   std::vector<Outcome> memo;  // since the last start or reservation
+  const bool may_preempt = preemption_ != nullptr && preemption_->enabled();
+  std::vector<bool> avail_nodes;            // scratch: avail for preemption
+  std::vector<std::uint32_t> victim_nodes;  // scratch
 
   for (const auto& rec : queue) {
     if (stats.tested >= max_test) break;
@@ -531,8 +726,10 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
 
     const Seconds limit = j.time_limit == kUnlimited ? kYear : j.time_limit;
     // A record like one already evaluated since the last change of the map or the running jobs
-    // has the same outcome: the loop below reads nothing else.
-    const auto seen = std::find_if(memo.begin(), memo.end(), [&](const Outcome& o) {
+    // has the same outcome: the loop below reads nothing else (but a job that may preempt also
+    // depends on its own last preemption attempt: never memoized).
+    const bool preemptor = may_preempt && preemption_->may_preempt(j, rec.partition);
+    const auto seen = preemptor ? memo.end() : std::find_if(memo.begin(), memo.end(), [&](const Outcome& o) {
       return o.partition == rec.partition && o.limit == limit && o.no_reserve == no_reserve &&
              same_request(*o.request, j.request);
     });
@@ -589,6 +786,40 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       }
       if (!planner) planner.emplace(s, s.cluster);
       auto fit = planner->will_run(j, candidates, avail, start_res, later_start, no_reserve);
+      if ((!fit || fit->start > now) && start_res <= now && preemptor) {
+        // It cannot start now as things are: preempting may let it (no_reserve jobs too: Slurm's
+        // TEST_NOW_ONLY fails only without preemption candidates).
+        avail_nodes.assign(node_count, false);
+        for (std::uint32_t n = 0; n < node_count; ++n) avail_nodes[n] = has(avail, n);
+        victim_nodes.clear();
+        const auto victims =
+            preemption_->preempt_for(s, launcher, rec.job, rec.partition, avail_nodes, &victim_nodes);
+        if (!victims.empty()) {
+          planner.reset();  // running jobs changed: planned again at the next test
+          changed = true;
+          const bool all_suspended = std::all_of(victims.begin(), victims.end(), [&](std::uint32_t v) {
+            return s.jobs[v].state == sim::SimJobState::kSuspended;
+          });
+          if (all_suspended)
+            if (auto alloc = select_nodes(s.cluster, j.request, candidates, avail_nodes)) {
+              launcher.start_job(rec.job, rec.partition, std::move(*alloc), SchedulerPass::kBackfill);
+              ++stats.started;
+              if (params_.bf_max_job_start > 0 && stats.started >= params_.bf_max_job_start)
+                stop_cycle = true;
+              if (stats.tested >= max_test) stop_cycle = true;
+              break;
+            }
+          // The victims' whole nodes are held for it for the rest of the cycle (spec §7.4); it starts
+          // in a later pass, once they are free.
+          chosen.assign((node_count + 63) / 64, 0);
+          for (auto n : victim_nodes) put(chosen, n);
+          const auto [start_q, end_q] = slot_time(now, limit, res);
+          map.add(start_q, end_q, res, chosen);
+          stats.planned.push_back({rec.job, now, true});
+          ++stats.reserved;
+          break;
+        }
+      }
       if (!fit) {
         if (can_retry) continue;
         break;
@@ -628,7 +859,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     if (stop_cycle) break;
     if (changed)
       memo.clear();
-    else
+    else if (!preemptor)
       memo.push_back({&j.request, rec.partition, limit, no_reserve, counted, planned});
   }
   stats.slots = static_cast<std::uint32_t>(map.slots().size());

@@ -26,7 +26,11 @@
 // Approximations (documented in docs/simulator.md): passes take no simulated time (bf_max_time,
 // yields and bf_continue have no effect); bf_busy_nodes does not change node choice; array tasks are
 // separate jobs (bf_max_job_array_resv unused); no advanced reservations, licenses, --time-min,
-// node features requiring reboot, preemption or exclusive-user filtering.
+// node features requiring reboot or exclusive-user filtering. Preemption: a job that cannot start now
+// but could after preempting (cons_tres removing the preemption candidates) preempts them as the main
+// scheduler does; with SUSPEND victims it starts at once, otherwise the victims' nodes are reserved for
+// it for the rest of the cycle (it starts in a later pass); its future start estimates ignore
+// preemptable jobs (Slurm's will-run also removes them there).
 #include <cstdint>
 #include <vector>
 
@@ -66,10 +70,14 @@ struct BackfillCostModel {
   Seconds duration(const SchedulerParameters& params, std::uint32_t tested) const;
 };
 
+class Preemption;
+
 class Backfill {
  public:
-  explicit Backfill(const SchedulerParameters& params, BackfillCostModel cost = {})
-      : params_(params), cost_(cost) {}
+  /// `preemption` (may be null) lets a job that cannot start now preempt running jobs (spec §6.3-6.4).
+  explicit Backfill(const SchedulerParameters& params, BackfillCostModel cost = {},
+                    const Preemption* preemption = nullptr)
+      : params_(params), cost_(cost), preemption_(preemption) {}
   /// Runs one cycle at state.now over `queue` (sorted by queue_before; records of jobs no longer
   /// pending are skipped); starts jobs through `launcher` with SchedulerPass::kBackfill, which must
   /// allocate them in state.cluster. state.cluster is modified during the cycle (planned releases are
@@ -81,6 +89,7 @@ class Backfill {
  private:
   const SchedulerParameters& params_;
   BackfillCostModel cost_;
+  const Preemption* preemption_;
 };
 
 }  // namespace slurmtwin::policies

@@ -8,18 +8,21 @@
 
 namespace slurmtwin::policies {
 
-void append_queue_records(const sim::SimState& s, std::uint32_t ji, std::vector<QueueRecord>& out) {
+void append_queue_records(const sim::SimState& s, std::uint32_t ji, std::vector<QueueRecord>& out,
+                          const Preemption* preemption) {
   const auto& j = s.jobs[ji];
+  const std::uint16_t rank = preemption ? preemption->queue_rank(j) : 0;
   for (std::size_t k = 0; k < j.partitions.size(); ++k) {
     const auto p = j.partitions[k];
     out.push_back({ji, p, s.site.partitions[p].priority_tier,
-                   k < j.part_priority.size() ? j.part_priority[k] : j.priority, j.submit, j.id,
-                   j.array_task});
+                   k < j.part_priority.size() ? j.part_priority[k] : j.priority, j.submit, j.id, j.array_task,
+                   0, rank});
   }
 }
 
 bool queue_before(const QueueRecord& a, const QueueRecord& b) {
   if (a.tier != b.tier) return a.tier > b.tier;
+  if (a.preempt_rank != b.preempt_rank) return a.preempt_rank > b.preempt_rank;
   if (a.priority != b.priority) return a.priority > b.priority;
   if (a.submit != b.submit) return a.submit < b.submit;
   if (a.id != b.id) return a.id < b.id;
@@ -57,23 +60,13 @@ void sort_nearly_sorted(std::vector<QueueRecord>& q, std::size_t max_descents) {
 MainScheduler::Preempted MainScheduler::try_preemption(sim::SimState& s, sim::JobLauncher& launcher,
                                                        const QueueRecord& rec,
                                                        const std::vector<bool>& avail) const {
-  if (!preemption_ || !preemption_->enabled()) return Preempted::kNo;
+  if (!preemption_) return Preempted::kNo;
   auto& j = s.jobs[rec.job];
-  if (!preemption_->may_preempt(j, rec.partition)) return Preempted::kNo;
-  // Slurm does not act again for a preemptor within KillWait + MessageTimeout of its last attempt.
-  constexpr Seconds kMessageTimeout = 10;
-  if (j.preempt_started != kUnsetTime &&
-      s.now - j.preempt_started < s.site.scheduler.kill_wait + kMessageTimeout)
-    return Preempted::kNo;
-  const auto victims = preemption_->find_victims(s, rec.job, rec.partition, avail);
+  const auto victims = preemption_->preempt_for(s, launcher, rec.job, rec.partition, avail);
   if (victims.empty()) return Preempted::kNo;
-  j.preempt_started = s.now;
-  bool all_suspended = true;
-  for (auto v : victims) {
-    const auto action = preemption_->action(s, s.jobs[v]);
-    all_suspended = all_suspended && action == sim::PreemptAction::kSuspend;
-    launcher.preempt_job(v, action, preemption_->grace(s, s.jobs[v]), rec.job);
-  }
+  const bool all_suspended = std::all_of(victims.begin(), victims.end(), [&](std::uint32_t v) {
+    return s.jobs[v].state == sim::SimJobState::kSuspended;
+  });
   // Suspension frees the CPUs at once (gang scheduling): the preemptor starts in this pass.
   if (all_suspended) {
     if (auto alloc = select_nodes(s.cluster, j.request, s.partition_nodes[rec.partition], avail)) {
@@ -85,10 +78,10 @@ MainScheduler::Preempted MainScheduler::try_preemption(sim::SimState& s, sim::Jo
   return Preempted::kWaiting;
 }
 
-std::vector<QueueRecord> build_job_queue(const sim::SimState& s) {
+std::vector<QueueRecord> build_job_queue(const sim::SimState& s, const Preemption* preemption) {
   std::vector<QueueRecord> q;
   q.reserve(s.pending.size());
-  for (auto ji : s.pending) append_queue_records(s, ji, q);
+  for (auto ji : s.pending) append_queue_records(s, ji, q, preemption);
   std::sort(q.begin(), q.end(), queue_before);
   return q;
 }
@@ -104,7 +97,7 @@ bool MainScheduler::settle_tail(sim::SimState& s, const std::vector<QueueRecord>
     if (j.state != sim::SimJobState::kPending || (j.reason != R::kNone && j.reason != R::kResources))
       continue;
     records.clear();
-    append_queue_records(s, ji, records);
+    append_queue_records(s, ji, records, preemption_);
     bool in_tail = false;
     for (const auto& rec : records) {
       // The record must be in the queue (sorted, keys unique) where its key puts it.

@@ -20,12 +20,19 @@ struct QueueRecord {
   Seconds submit = 0;
   std::uint64_t id = 0;
   std::int32_t array_task = -1;
-  std::uint16_t part_index = 0;  // which of the job's requested partitions (index into SimJob::partitions)
+  std::uint16_t part_index = 0;    // which of the job's requested partitions (index into SimJob::partitions)
+  std::uint16_t preempt_rank = 0;  // preemptors first (Preemption::queue_rank), after the tier
 };
 
-/// Queue records of one pending job, one per requested partition (unsorted).
-void append_queue_records(const sim::SimState& state, std::uint32_t job, std::vector<QueueRecord>& out);
-/// Slurm's queue order (sort_job_queue2): true when `a` goes before `b`.
+class Preemption;
+
+/// Queue records of one pending job, one per requested partition (unsorted); `preemption` (may be
+/// null) gives their preemptor rank.
+void append_queue_records(const sim::SimState& state, std::uint32_t job, std::vector<QueueRecord>& out,
+                          const Preemption* preemption = nullptr);
+/// Slurm's queue order (sort_job_queue2): true when `a` goes before `b`: PriorityTier, preemptors
+/// first (as far as a strict weak order allows, see Preemption::queue_rank), priority, submit time,
+/// job id, array task.
 bool queue_before(const QueueRecord& a, const QueueRecord& b);
 /// Beyond this many out-of-order neighbours a full sort is cheaper than insertion.
 constexpr std::size_t kMaxDescents = 32;
@@ -38,7 +45,7 @@ void sort_nearly_sorted(std::vector<QueueRecord>& queue, std::size_t max_descent
 /// result as insertion sort over the whole queue.
 void sort_at_descents(std::vector<QueueRecord>& queue, const std::vector<std::size_t>& descents);
 /// Builds the sorted queue of pending jobs (highest precedence first).
-std::vector<QueueRecord> build_job_queue(const sim::SimState& state);
+std::vector<QueueRecord> build_job_queue(const sim::SimState& state, const Preemption* preemption = nullptr);
 
 /// Pending jobs whose pending reason may be None or Resources: a superset of them, kept by the caller
 /// (jobs are added when queued and when a pass notes Resources; passes drop the others). Once every

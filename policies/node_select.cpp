@@ -1,6 +1,7 @@
 #include "policies/node_select.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <functional>
 #include <vector>
 
@@ -177,6 +178,20 @@ std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState&
   for (auto n : candidates)
     if (((available[n >> 6] >> (n & 63)) & 1u) != 0 && usable[n] > 0)
       sc.all.push_back({n, usable[n], cluster.node_weight(n)});
+  return choose(cluster, r, sc);
+}
+
+std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState& cluster,
+                                                        const sim::NodeRequest& r,
+                                                        const std::vector<std::uint64_t>& available,
+                                                        const std::vector<std::uint32_t>& usable) {
+  auto& sc = scratch;
+  sc.all.clear();
+  for (std::size_t w = 0; w < available.size(); ++w)
+    for (auto bits = available[w]; bits != 0; bits &= bits - 1) {
+      const auto n = static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
+      if (usable[n] > 0) sc.all.push_back({n, usable[n], cluster.node_weight(n)});
+    }
   return choose(cluster, r, sc);
 }
 

@@ -28,4 +28,11 @@ std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState&
                                                         const std::vector<std::uint64_t>& available,
                                                         const std::vector<std::uint32_t>& usable);
 
+/// The same when the candidates are exactly the nodes set in `available`, in ascending order (a
+/// partition's sorted nodes intersected with others): the set bits are visited instead of a list.
+std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState& cluster,
+                                                        const sim::NodeRequest& request,
+                                                        const std::vector<std::uint64_t>& available,
+                                                        const std::vector<std::uint32_t>& usable);
+
 }  // namespace slurmtwin::policies

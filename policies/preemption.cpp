@@ -18,6 +18,22 @@ Preemption::Preemption(const Site& site) : site_(site) {
     for (const auto& name : site.qos[a].preempt)
       for (std::size_t b = 0; b < site.qos.size(); ++b)
         if (site.qos[b].name == name) qos_preempts_[a][b] = true;
+  if (type_ != Type::kQos) return;
+  // Ranks by depth-first search; a QOS on a Preempt cycle does not count what lies on it again.
+  const auto n = site.qos.size();
+  qos_rank_.assign(n, 0);
+  std::vector<char> state(n, 0);  // 0 new, 1 on the search path, 2 done
+  const auto rank = [&](auto&& self, std::size_t q) -> std::uint16_t {
+    if (state[q] != 0) return state[q] == 2 ? qos_rank_[q] : 0;
+    state[q] = 1;
+    std::uint16_t r = 0;
+    for (std::size_t v = 0; v < n; ++v)
+      if (v != q && qos_preempts_[q][v] && state[v] != 1)
+        r = std::max<std::uint16_t>(r, static_cast<std::uint16_t>(self(self, v) + 1));
+    state[q] = 2;
+    return qos_rank_[q] = r;
+  };
+  for (std::size_t q = 0; q < n; ++q) rank(rank, q);
 }
 
 bool Preemption::may_preempt(const sim::SimJob& job, std::uint16_t partition) const {
@@ -150,6 +166,28 @@ std::vector<std::uint32_t> Preemption::find_victims(sim::SimState& s, std::uint3
     else
       s.cluster.allocate(v.request, v.alloc);
   }
+  return victims;
+}
+
+std::vector<std::uint32_t> Preemption::preempt_for(sim::SimState& s, sim::JobLauncher& launcher,
+                                                   std::uint32_t job, std::uint16_t partition,
+                                                   const std::vector<bool>& available,
+                                                   std::vector<std::uint32_t>* victim_nodes) const {
+  if (!enabled()) return {};
+  auto& j = s.jobs[job];
+  if (!may_preempt(j, partition)) return {};
+  // Slurm does not act again for a preemptor within KillWait + MessageTimeout of its last attempt.
+  constexpr Seconds kMessageTimeout = 10;
+  if (j.preempt_started != kUnsetTime &&
+      s.now - j.preempt_started < s.site.scheduler.kill_wait + kMessageTimeout)
+    return {};
+  auto victims = find_victims(s, job, partition, available);
+  if (victims.empty()) return {};
+  j.preempt_started = s.now;
+  if (victim_nodes)
+    for (auto v : victims)
+      for (const auto& a : s.jobs[v].alloc) victim_nodes->push_back(a.node);
+  for (auto v : victims) launcher.preempt_job(v, action(s, s.jobs[v]), grace(s, s.jobs[v]), job);
   return victims;
 }
 

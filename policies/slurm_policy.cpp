@@ -41,7 +41,7 @@ SlurmPolicy::SlurmPolicy(const Site& site, SlurmPolicyOptions options)
       billing_mode_(billing_mode(site.scheduler.priority_flags)),
       preemption_(site),
       main_(site.scheduler.params, &preemption_),
-      backfill_(site.scheduler.params, options.backfill_cost),
+      backfill_(site.scheduler.params, options.backfill_cost, &preemption_),
       tree_(site),
       qos_usage_(make_qos_usage(site)) {
   for (const auto& a : site.associations)
@@ -243,8 +243,24 @@ void SlurmPolicy::on_queued(sim::SimState& s, std::uint32_t job) {
   }
   auto* e = &entries_[entries_at_[job]];
   for (std::size_t k = 0; k < s.jobs[job].partitions.size(); ++k) e[k].queued = true;
-  append_queue_records(s, job, queued_since_);
+  // A requeued job may still have the records of its previous stay in the queue (records are dropped
+  // lazily, only once they are a quarter of the queue or at a re-sort after a priority recalculation,
+  // and only for jobs that are no longer pending): with its old submit time they would put it where
+  // it was before it ran.
+  if (s.jobs[job].restarts > 0) drop_records(job);
+  append_queue_records(s, job, queued_since_, &preemption_);
   unsettled_.add(job);
+}
+
+void SlurmPolicy::drop_records(std::uint32_t job) {
+  std::size_t dropped = 0;
+  std::erase_if(queue_, [&](const QueueRecord& r) {
+    if (r.job != job) return false;
+    --queue_counts_[r.partition];
+    ++dropped;
+    return true;
+  });
+  stale_records_ -= std::min(stale_records_, dropped);
 }
 
 const std::vector<QueueRecord>& SlurmPolicy::sorted_queue(const sim::SimState& s) {

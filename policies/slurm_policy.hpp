@@ -66,6 +66,8 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   /// the jobs queued since the last pass.
   const std::vector<QueueRecord>& sorted_queue(const sim::SimState& state);
   ChargedJob charged(const sim::SimState& state, const sim::SimJob& job) const;
+  /// Removes a job's records from queue_ (those of an earlier stay in the queue).
+  void drop_records(std::uint32_t job);
 
   const Site& site_;
   SlurmPolicyOptions options_;

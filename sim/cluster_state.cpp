@@ -92,18 +92,25 @@ std::int64_t ClusterState::memory_needed(std::uint32_t i, const NodeRequest& r, 
 std::uint32_t ClusterState::usable_cpus(std::uint32_t i, const NodeRequest& r,
                                         std::uint32_t cpus_wanted) const {
   const auto& n = nodes_[i];
+  return usable_cpus(i, r, cpus_wanted, NodeFree{n.free_cpus, n.jobs, n.free_mem_mb, n.exclusive},
+                     n.free_gres.data());
+}
+
+std::uint32_t ClusterState::usable_cpus(std::uint32_t i, const NodeRequest& r, std::uint32_t cpus_wanted,
+                                        const NodeFree& n, const std::int64_t* free_gres) const {
   if (n.exclusive || !node_has_features(i, r.features)) return 0;
   if (r.exclusive) {
     if (n.jobs > 0) return 0;
   }
   for (std::size_t k = 0; k < r.gres_per_node.size(); ++k)
-    if (r.gres_per_node[k] > (k < n.free_gres.size() ? n.free_gres[k] : 0)) return 0;
+    if (r.gres_per_node[k] > (k < gres_names_.size() ? free_gres[k] : 0)) return 0;
   // Whole tasks only: at most the free CPUs, in multiples of cpus_per_task.
   const std::uint32_t cpt = std::max<std::uint32_t>(1, r.cpus_per_task);
-  std::uint32_t cpus = r.exclusive ? n.cpus : std::min(cpus_wanted, n.free_cpus) / cpt * cpt;
+  const std::uint32_t node_cpus = nodes_[i].cpus;
+  std::uint32_t cpus = r.exclusive ? node_cpus : std::min(cpus_wanted, n.free_cpus) / cpt * cpt;
   if (r.cpus_per_node > 0 && !r.exclusive) cpus = r.cpus_per_node <= n.free_cpus ? r.cpus_per_node : 0;
   while (cpus > 0) {
-    const auto alloc = r.exclusive ? n.cpus : round_cpus(i, cpus);
+    const auto alloc = r.exclusive ? node_cpus : round_cpus(i, cpus);
     const auto mem = memory_needed(i, r, alloc);
     if (alloc <= n.free_cpus && mem <= n.free_mem_mb) return cpus;
     if (r.mem_per_cpu_mb <= 0 || r.cpus_per_node > 0 || r.exclusive) return 0;  // memory does not shrink

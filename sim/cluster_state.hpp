@@ -22,6 +22,15 @@ struct NodeState {
   bool exclusive = false;  // held whole by an exclusive job
 };
 
+/// What running jobs hold on a node, as far as usable_cpus reads it (a node's state at some planned
+/// time, for backfill's future availability profiles); GRES free counts are passed beside it.
+struct NodeFree {
+  std::uint32_t free_cpus = 0;
+  std::uint32_t jobs = 0;
+  std::int64_t free_mem_mb = 0;
+  bool exclusive = false;
+};
+
 class ClusterState {
  public:
   /// `core_granularity`: allocate whole cores (CR_Core*, CR_Socket*) rather than single CPUs (CR_CPU*).
@@ -41,6 +50,9 @@ class ClusterState {
   /// CPUs the request could get on node `i` now (after core rounding), 0 if it cannot use the node
   /// (memory, GRES, exclusivity, features). `cpus_wanted` is what the job still needs on this node.
   std::uint32_t usable_cpus(std::uint32_t i, const NodeRequest& r, std::uint32_t cpus_wanted) const;
+  /// The same for node `i` in state `free` with `free_gres` (gres_kinds() counts) instead of its state now.
+  std::uint32_t usable_cpus(std::uint32_t i, const NodeRequest& r, std::uint32_t cpus_wanted,
+                            const NodeFree& free, const std::int64_t* free_gres) const;
   /// CPUs actually allocated for `cpus` requested on node `i`: rounded up to whole cores if configured.
   std::uint32_t round_cpus(std::uint32_t i, std::uint32_t cpus) const;
   /// Memory a request takes on node `i` for `cpus` allocated CPUs (MB).

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "experiments/replay.hpp"
+#include "policies/preemption.hpp"
 #include "replay_support.hpp"
 
 using namespace slurmtwin;
@@ -216,4 +217,132 @@ TEST_CASE("a suspended job keeps accruing fair-share usage, as slurmctld's decay
   std::string account, user, raw_shares, norm_shares, raw_usage;
   line >> account >> user >> raw_shares >> norm_shares >> raw_usage;
   CHECK(raw_usage == "3588");
+}
+
+namespace {
+
+struct Spec {
+  Seconds at;
+  const char* partition;
+  const char* qos;
+  std::uint32_t nodes;
+  std::uint32_t cpus;
+  Seconds runtime;
+  Seconds limit = 2000;
+};
+
+// Jobs 1..N of user alice, in the order given.
+Trace trace_of(const std::vector<Spec>& specs) {
+  Trace t;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const auto& s = specs[i];
+    JobRecord j;
+    j.job_id = i + 1;
+    j.user = t.users.intern("alice");
+    j.account = t.accounts.intern("acct");
+    j.partition = t.partitions.intern(s.partition);
+    j.qos = t.qos.intern(s.qos);
+    j.submit = j.eligible = kT0 + s.at;
+    j.nodes = s.nodes;
+    j.tasks = j.req_cpus = s.cpus;
+    j.runtime = s.runtime;
+    j.time_limit = s.limit;
+    t.jobs.push_back(j);
+  }
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("preempt/qos queue order: a job whose QOS can preempt another's sorts before it") {
+  auto site = preempt_site();
+  site.scheduler.preempt_type = "preempt/qos";
+  site.scheduler.preempt_mode = PreemptMode::kRequeue;
+  site.scheduler.preempt_exempt_time = 100000;  // nothing is ever preempted: only the order shows
+  site.qos[2].preempt = {"low"};
+  SUBCASE("ranks") {
+    // high preempts low: 1; low and normal preempt nothing: 0. A QOS above high: 2.
+    auto ladder = site;
+    ladder.qos.push_back(qos("top"));
+    ladder.qos[3].preempt = {"high", "normal"};
+    const policies::Preemption p(ladder);
+    sim::SimJob j;
+    const auto rank = [&](std::uint16_t q) {
+      j.qos = q;
+      return p.queue_rank(j);
+    };
+    CHECK(rank(0) == 0);
+    CHECK(rank(1) == 0);
+    CHECK(rank(2) == 1);
+    CHECK(rank(3) == 2);
+    ladder.scheduler.preempt_type = "preempt/partition_prio";  // tiers order partitions already
+    CHECK(policies::Preemption(ladder).queue_rank(j) == 0);
+  }
+  SUBCASE("replay") {
+    // J1 (normal, not preemptable by high) runs 3..1003. J2 (low, t=10) and J3 (high, t=20) wait, all
+    // priorities 1: by submit time J2 would go first; J3's QOS can preempt J2's, so J3 goes first:
+    // J3 1003..1103, then J2 1103..1203.
+    const auto r = replay(site, trace_of({{0, "low", "normal", 1, 4, 1000},
+                                          {10, "low", "low", 1, 4, 100},
+                                          {20, "low", "high", 1, 4, 100}}));
+    CHECK(r.state->jobs[0].end - kT0 == 1003);
+    CHECK(r.state->jobs[2].start - kT0 == 1003);
+    CHECK(r.state->jobs[1].start - kT0 == 1103);
+    CHECK(r.metrics.preemptions == 0);
+  }
+}
+
+TEST_CASE("a job requeued within one PriorityCalcPeriod of its start is queued by its new submit time") {
+  // partition_prio REQUEUE, PreemptExemptTime 0 < PriorityCalcPeriod 300, all priorities 1 (order by
+  // submit time). J1..J5 (low, whole node) at t=0; J1 starts at 3. J6 (high) at t=50: the backfill
+  // cycle of that second (the first cycle ran at 30, nothing changed until the submit) finds that it
+  // fits once J1 is preempted: J1 is requeued at 50 (Submit 50, eligible 171), J6 starts in the pass
+  // J1's end triggers and runs 50..250. Then the low jobs by submit time: J2 250, J3 350, J4 450,
+  // J5 550, and J1 (submitted again at 50) last at 650. Its queue record from t=0 must not survive
+  // the requeue (it would start J1 at 250, before J2).
+  auto site = preempt_site();
+  site.scheduler.preempt_type = "preempt/partition_prio";
+  site.scheduler.preempt_mode = PreemptMode::kRequeue;
+  std::vector<Spec> specs = {{0, "low", "normal", 1, 4, 1000}};
+  for (int i = 0; i < 4; ++i) specs.push_back({0, "low", "normal", 1, 4, 100});
+  specs.push_back({50, "high", "normal", 1, 4, 200});
+  const auto r = replay(site, trace_of(specs));
+  const auto& jobs = r.state->jobs;
+  REQUIRE(jobs[0].past_runs.size() == 1);
+  CHECK(jobs[0].past_runs[0].end - kT0 == 50);
+  CHECK(jobs[5].start - kT0 == 50);
+  for (std::size_t k = 1; k <= 4; ++k) CHECK(jobs[k].start - kT0 == 150 + 100 * static_cast<Seconds>(k));
+  CHECK(jobs[0].start - kT0 == 650);
+  CHECK(jobs[0].submit - kT0 == 50);
+}
+
+TEST_CASE("backfill preempts for a job the main scheduler does not reach") {
+  // Nodes n1..n3 (4 CPUs), partitions low (tier 1) and high (tier 2) over all three, partition_prio
+  // REQUEUE. t=0: R (high) on n1, L1 and L2 (low) on n2 and n3, all started at 3. t=100: H1 (high,
+  // 3 nodes) cannot start and preempting cannot help (R is not preemptable): in every main pass it
+  // blocks partition high, so H2 (high, 1 node, limit 200) is never tried there. Backfill at 100 (the
+  // cycle of the submits' second): H1 gets a reservation on all three nodes from 3 + 6000 (L1 and L2's
+  // planned ends); H2 does not fit now, but does once L1 (lowest tier, fewest nodes, lowest id) is
+  // preempted: L1 is requeued at 100 and n2 is reserved for H2. The end-triggered pass at 100 starts
+  // nothing (H1 blocks), the next backfill cycle (100 + bf_interval 30 = 130) starts H2 on n2.
+  auto site = preempt_site();
+  site.nodes.push_back(site.nodes[0]);
+  site.nodes.push_back(site.nodes[0]);
+  site.nodes[1].name = "n2";
+  site.nodes[2].name = "n3";
+  for (auto& p : site.partitions) p.nodes = {"n1", "n2", "n3"};
+  site.scheduler.preempt_type = "preempt/partition_prio";
+  site.scheduler.preempt_mode = PreemptMode::kRequeue;
+  const auto r = replay(site, trace_of({{0, "high", "normal", 1, 4, 5000, 6000},
+                                        {0, "low", "normal", 1, 4, 5000, 6000},
+                                        {0, "low", "normal", 1, 4, 5000, 6000},
+                                        {100, "high", "normal", 3, 12, 100, 200},
+                                        {100, "high", "normal", 1, 4, 100, 200}}));
+  const auto& jobs = r.state->jobs;
+  REQUIRE(jobs[1].past_runs.size() == 1);
+  CHECK(jobs[1].past_runs[0].end - kT0 == 100);
+  CHECK(jobs[2].past_runs.empty());
+  CHECK(jobs[4].start - kT0 == 130);
+  CHECK(jobs[4].started_by == SchedulerPass::kBackfill);
+  CHECK(r.metrics.preemptions == 1);
 }

@@ -118,6 +118,8 @@ int sweep_run(const Args& args) {
       "hybrid: re-evaluate each objective's K best predicted points")(
       "verify-width", po::value<double>()->default_value(1.0),
       "hybrid: and every point whose 80% interval of an objective is wider than this fraction of its median")(
+      "check-invariants", po::bool_switch(),
+      "exact replays check resources and job states after every event")(
       "max-exact", po::value<double>()->default_value(0.1),
       "hybrid: at most this many exact evaluations (a fraction of the points when < 1, else a count)");
   add_surrogate_options(o, false);
@@ -155,6 +157,7 @@ int sweep_run(const Args& args) {
   ro.hybrid.top_k = vm["top-k"].as<std::size_t>();
   ro.hybrid.verify_width = vm["verify-width"].as<double>();
   ro.hybrid.max_exact = vm["max-exact"].as<double>();
+  ro.check_invariants = vm["check-invariants"].as<bool>();
   if (ro.engine != SweepEngine::kExact && ro.surrogate.model.empty())
     throw po::error("--engine surrogate and hybrid need --model CHECKPOINT");
   if (!(ro.hybrid.max_exact >= 0)) throw po::error("--max-exact must be >= 0");

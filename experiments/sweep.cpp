@@ -148,7 +148,9 @@ SweepPlan plan_sweep(const SweepSpec& spec) {
 SweepRow evaluate_task(const SweepSpec& spec, const SweepPlan& plan, std::size_t index) {
   const auto& task = plan.tasks.at(index);
   const auto t0 = std::chrono::steady_clock::now();
-  const auto result = run_replay(task.site, plan.trace, ReplayOptions{});
+  ReplayOptions ro;
+  ro.check_invariants = plan.check_invariants;
+  const auto result = run_replay(task.site, plan.trace, ro);
   SweepRow row;
   row.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   row.key = task.key;
@@ -273,7 +275,8 @@ SweepRow prediction_row(const SweepSpec& spec, const SweepPlan& plan, std::size_
 }  // namespace
 
 SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, const SweepRunOptions& options) {
-  const SweepPlan plan = plan_sweep(spec);
+  SweepPlan plan = plan_sweep(spec);
+  plan.check_invariants = options.check_invariants;
   SweepStore store(db);
   store.add_objectives(spec.objectives);
   store.set_constraints(spec.constraints);

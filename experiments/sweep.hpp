@@ -39,8 +39,9 @@ struct SweepPlan {
     std::string key;  // store key (point_key)
   };
   Trace trace;
-  std::string fingerprint;  // trace_fingerprint(trace)
-  std::vector<Task> tasks;  // in design order
+  std::string fingerprint;        // trace_fingerprint(trace)
+  std::vector<Task> tasks;        // in design order
+  bool check_invariants = false;  // every replay checks resources, job states and conservation
 };
 
 /// Loads and resolves the spec; a point that does not apply (a QOS the site lacks) throws InputError
@@ -88,6 +89,7 @@ struct SweepRunOptions {
   SurrogateEngineOptions surrogate;  // engine surrogate or hybrid
   HybridOptions hybrid;
   std::vector<std::string>* warnings = nullptr;  // receives the surrogate's warnings (nullptr = drop)
+  bool check_invariants = false;  // exact replays check invariants after every event (sim/conservation.hpp)
 };
 
 struct SweepRunSummary {

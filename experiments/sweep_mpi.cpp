@@ -281,7 +281,8 @@ SweepMpiSummary run_sweep_mpi(const SweepSpec& spec, const std::string& db, cons
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   SweepMpiSummary out;
   try {
-    const SweepPlan plan = plan_sweep(spec);
+    SweepPlan plan = plan_sweep(spec);
+    plan.check_invariants = options.check_invariants;
     if (rank == 0)
       out = coordinator_rank(spec, plan, db, options, ranks);
     else

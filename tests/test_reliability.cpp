@@ -111,7 +111,8 @@ TEST_CASE("determinism: the same sweep twice with -j1 and with -j2 stores byte-i
   std::map<std::string, std::string> shown;
   for (const char* jobs : {"1", "2"}) {
     const auto db = (dir / fmt::format("j{}.db", jobs)).string();
-    REQUIRE(run_binary(fmt::format("sweep run {} --db {} -j {}", spec, db, jobs), dir / "run.log") == 0);
+    REQUIRE(run_binary(fmt::format("sweep run {} --db {} -j {} --check-invariants", spec, db, jobs),
+                       dir / "run.log") == 0);
     shown[jobs] = show_without_run_seconds(db, dir / "show.log");
   }
   // Header + 16 points, and identical rows (keys, parameters, objectives, Pareto flags).

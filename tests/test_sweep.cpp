@@ -192,6 +192,7 @@ TEST_CASE("sweep run: resume skips finished points, -j1 and -j2 store the same r
   const auto dir = testing::scratch_dir("sweep_run");
   const auto spec = load_sweep_spec(write_spec(dir, kTinySpec));
   SweepRunOptions one;
+  one.check_invariants = true;
   one.jobs = 1;
   const auto db1 = (dir / "j1.db").string();
   const auto first = run_sweep_spec(spec, db1, one);
@@ -203,6 +204,7 @@ TEST_CASE("sweep run: resume skips finished points, -j1 and -j2 store the same r
   CHECK(again.skipped == 4);
 
   SweepRunOptions two;
+  two.check_invariants = true;
   two.jobs = 2;
   const auto db2 = (dir / "j2.db").string();
   CHECK(run_sweep_spec(spec, db2, two).evaluated == 4);
@@ -575,6 +577,7 @@ TEST_CASE("sweep shards: --shard i/N split the points, merge is idempotent and e
   const auto spec = load_sweep_spec(write_spec(dir, kTinySpec));
   const auto whole = (dir / "whole.db").string();
   SweepRunOptions one;
+  one.check_invariants = true;
   one.jobs = 1;
   REQUIRE(run_sweep_spec(spec, whole, one).evaluated == 4);
   std::vector<std::string> shard_dbs;

@@ -200,6 +200,7 @@ TEST_CASE("sweep --engine surrogate and hybrid: stored predictions, exact verifi
                               "constraints:\n  - wait_p95 <= 1000000\n";
   const auto spec = load_sweep_spec(spec_path);
   SweepRunOptions o;
+  o.check_invariants = true;
   o.engine = SweepEngine::kSurrogate;
   o.surrogate.model = small_model(dir);
   o.surrogate.window_jobs = 64;
@@ -420,6 +421,7 @@ TEST_CASE("surrogate update: a sweep's exact per-job waits become training data,
   const auto spec = load_sweep_spec(spec_path);
   const auto db = (dir / "sweep.db").string();
   SweepRunOptions ro;
+  ro.check_invariants = true;
   ro.jobs = 2;
   REQUIRE(run_sweep_spec(spec, db, ro).evaluated == 4);
   const auto model_path = small_model(dir);

@@ -274,6 +274,56 @@ SweepRow prediction_row(const SweepSpec& spec, const SweepPlan& plan, std::size_
 
 }  // namespace
 
+namespace {
+
+/// The surrogate phase: predicts the plan's tasks `todo` in batches and stores each prediction.
+void predict_points(const SweepSpec& spec, const SweepPlan& plan, SweepStore& store,
+                    const std::vector<std::size_t>& todo, const SweepRunOptions& options, unsigned workers,
+                    std::ostream& discard) {
+  std::vector<std::string> warnings;
+  SurrogateEngineOptions so = options.surrogate;
+  if (so.threads == 0) so.threads = static_cast<int>(workers);
+  const SurrogateEngine engine(spec, plan, so, warnings);
+  for (const auto& w : warnings) {
+    if (options.warnings) options.warnings->push_back(w);
+    if (options.progress) *options.progress << "warning: " << w << "\n" << std::flush;
+  }
+  auto progress = make_progress(options, discard, "surrogate", todo.size(), 0);
+  const std::size_t batch = std::max<std::size_t>(1, so.point_batch);
+  for (std::size_t from = 0; from < todo.size(); from += batch) {
+    const std::vector<std::size_t> part(
+        todo.begin() + static_cast<std::ptrdiff_t>(from),
+        todo.begin() + static_cast<std::ptrdiff_t>(std::min(todo.size(), from + batch)));
+    const auto predictions = engine.predict(part);
+    for (std::size_t k = 0; k < part.size(); ++k) {
+      store.insert(prediction_row(spec, plan, part[k], predictions[k]), spec.objectives, spec.constraints);
+      progress.add();
+    }
+    progress.poll();
+  }
+  progress.finish();
+}
+
+/// The hybrid's choice among the plan's tasks `mine`, from their stored predictions (task indices).
+std::vector<std::size_t> choose_for_exact(const SweepSpec& spec, const SweepPlan& plan,
+                                          const SweepStore& store, const std::vector<std::size_t>& mine,
+                                          const HybridOptions& options) {
+  std::map<std::string, const SweepRow*> by_key;
+  const auto rows = store.rows();
+  for (const auto& r : rows) by_key[r.key] = &r;
+  std::vector<PointPrediction> predictions;
+  for (auto i : mine) {
+    const auto* r = by_key.at(plan.tasks[i].key);
+    predictions.push_back({r->predicted, r->predicted_lo, r->predicted_hi});
+  }
+  std::vector<std::size_t> chosen;
+  for (auto c : select_for_verification(predictions, spec.objectives, spec.constraints, options))
+    chosen.push_back(mine[c]);
+  return chosen;
+}
+
+}  // namespace
+
 SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, const SweepRunOptions& options) {
   SweepPlan plan = plan_sweep(spec);
   plan.check_invariants = options.check_invariants;
@@ -297,81 +347,46 @@ SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, con
   };
   const std::string where =
       options.shards > 1 ? fmt::format(" in shard {}/{}", options.shard, options.shards) : std::string();
+  const auto since = [](std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
 
-  std::vector<std::size_t> exact_todo;
-  if (options.engine == SweepEngine::kExact) {
-    for (auto i : mine) {
-      if (state(i).exact)
-        ++summary.skipped;
-      else
-        exact_todo.push_back(i);
-    }
-  } else {
+  // The points the exact simulator evaluates: all of them, or those the hybrid chooses.
+  std::vector<std::size_t> for_exact = mine;
+  if (options.engine != SweepEngine::kExact) {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<std::size_t> to_predict;
     for (auto i : mine)
       if (!state(i).predicted) to_predict.push_back(i);
     say(fmt::format("sweep: {} points{}, {} already predicted in {}, {} for the surrogate\n", summary.total,
                     where, summary.total - to_predict.size(), db, to_predict.size()));
-    if (!to_predict.empty()) {
-      std::vector<std::string> warnings;
-      SurrogateEngineOptions so = options.surrogate;
-      if (so.threads == 0) so.threads = static_cast<int>(workers);
-      const SurrogateEngine engine(spec, plan, so, warnings);
-      for (const auto& w : warnings) {
-        if (options.warnings) options.warnings->push_back(w);
-        say("warning: " + w + "\n");
-      }
-      auto progress = make_progress(options, discard, "surrogate", to_predict.size(), 0);
-      const std::size_t batch = std::max<std::size_t>(1, so.point_batch);
-      for (std::size_t from = 0; from < to_predict.size(); from += batch) {
-        const std::vector<std::size_t> part(
-            to_predict.begin() + static_cast<std::ptrdiff_t>(from),
-            to_predict.begin() + static_cast<std::ptrdiff_t>(std::min(to_predict.size(), from + batch)));
-        const auto predictions = engine.predict(part);
-        for (std::size_t k = 0; k < part.size(); ++k) {
-          store.insert(prediction_row(spec, plan, part[k], predictions[k]), spec.objectives,
-                       spec.constraints);
-          progress.add();
-        }
-        progress.poll();
-      }
-      progress.finish();
-      summary.predicted = to_predict.size();
-    }
-    summary.surrogate_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!to_predict.empty()) predict_points(spec, plan, store, to_predict, options, workers, discard);
+    summary.predicted = to_predict.size();
+    summary.surrogate_seconds = since(t0);
+    for_exact.clear();
     if (options.engine == SweepEngine::kHybrid) {
-      std::map<std::string, const SweepRow*> by_key;
-      const auto rows = store.rows();
-      for (const auto& r : rows) by_key[r.key] = &r;
-      std::vector<PointPrediction> predictions;
-      for (auto i : mine) {
-        const auto* r = by_key.at(plan.tasks[i].key);
-        predictions.push_back({r->predicted, r->predicted_lo, r->predicted_hi});
-      }
-      const auto chosen =
-          select_for_verification(predictions, spec.objectives, spec.constraints, options.hybrid);
-      summary.verified = chosen.size();
-      for (auto c : chosen) {
-        if (state(mine[c]).exact)
-          ++summary.skipped;
-        else
-          exact_todo.push_back(mine[c]);
-      }
-      std::sort(exact_todo.begin(), exact_todo.end());
+      for_exact = choose_for_exact(spec, plan, store, mine, options.hybrid);
+      std::sort(for_exact.begin(), for_exact.end());
+      summary.verified = for_exact.size();
     }
   }
   if (options.engine != SweepEngine::kSurrogate) {
     const auto t0 = std::chrono::steady_clock::now();
-    const std::size_t exact_total = options.engine == SweepEngine::kExact ? summary.total : summary.verified;
+    std::vector<std::size_t> todo;
+    for (auto i : for_exact) {
+      if (state(i).exact)
+        ++summary.skipped;
+      else
+        todo.push_back(i);
+    }
+    const std::size_t n = for_exact.size();
     say(fmt::format("sweep: {} points{} for the exact simulator, {} already in {}, {} to run on {} threads\n",
-                    exact_total, options.engine == SweepEngine::kExact ? where : std::string(),
-                    exact_total - exact_todo.size(), db, exact_todo.size(),
-                    std::min<std::size_t>(workers, std::max<std::size_t>(exact_todo.size(), 1))));
-    auto progress = make_progress(options, discard, "sweep", exact_total, exact_total - exact_todo.size());
-    summary.evaluated = run_exact(spec, plan, store, exact_todo, workers, progress);
+                    n, options.engine == SweepEngine::kExact ? where : std::string(), n - todo.size(), db,
+                    todo.size(), std::min<std::size_t>(workers, std::max<std::size_t>(todo.size(), 1))));
+    auto progress = make_progress(options, discard, "sweep", n, n - todo.size());
+    summary.evaluated = run_exact(spec, plan, store, todo, workers, progress);
     progress.finish();
-    summary.exact_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    summary.exact_seconds = since(t0);
   }
   summary.feasible = count_feasible(store, plan, options);
   return summary;

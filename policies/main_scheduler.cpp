@@ -16,7 +16,7 @@ void append_queue_records(const sim::SimState& s, std::uint32_t ji, std::vector<
     const auto p = j.partitions[k];
     out.push_back({ji, p, s.site.partitions[p].priority_tier,
                    k < j.part_priority.size() ? j.part_priority[k] : j.priority, j.submit, j.id, j.array_task,
-                   0, rank});
+                   static_cast<std::uint16_t>(k), rank});
   }
 }
 

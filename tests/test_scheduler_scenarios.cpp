@@ -258,3 +258,37 @@ TEST_CASE("a multi-partition job gets one queue record per partition and starts 
   CHECK(start_of(r, 1) == 103);
   CHECK(r.state->jobs[1].run_partition == 0);
 }
+
+TEST_CASE("a multi-partition job's records keep each partition's priority across recalculations") {
+  // Partitions p (n1, PriorityJobFactor 100) and q (n2, factor 1), 4 CPUs each; PriorityWeightPartition
+  // 10000, PriorityWeightQOS 1000. J1 (q) and J2 (p) fill both nodes at t=3; J1 ends at 1003, J2 at 5003.
+  // J3 asks "p,q" (t=10): 10000 in p, 100 in q. J4 (q, QOS boost, t=20): 100 + 1000 = 1100 in q, so it
+  // is ahead of J3's q record and takes n2 at 1003, also after the recalculations at every
+  // PriorityCalcPeriod (300 s) before then; J3 follows on n2 when J4 ends at 1103.
+  auto site = small_site(2, 4);
+  site.partitions[0].nodes = {"n1"};
+  site.partitions[0].priority_job_factor = 100;
+  Partition q = site.partitions[0];
+  q.name = std::string(1, 'q');
+  q.nodes = {"n2"};
+  q.is_default = false;
+  q.priority_job_factor = 1;
+  site.partitions.push_back(q);
+  Qos boost;
+  boost.name = "boost";
+  boost.priority = 1;
+  site.qos.push_back(boost);
+  site.scheduler.weight_partition = 10000;
+  site.scheduler.weight_qos = 1000;
+  auto trace = make_trace({{0, 1, 4, 1000}, {0, 1, 4, 5000}, {10, 1, 4, 100}, {20, 1, 4, 100}});
+  trace.jobs[0].partition = trace.partitions.intern("q");
+  trace.jobs[2].partition = trace.partitions.intern("p,q");
+  trace.jobs[3].partition = trace.partitions.intern("q");
+  trace.jobs[3].qos = trace.qos.intern("boost");
+  const auto r = replay(site, trace);
+  CHECK(start_of(r, 0) == 3);
+  CHECK(start_of(r, 1) == 3);
+  CHECK(start_of(r, 3) == 1003);
+  CHECK(start_of(r, 2) == 1103);
+  CHECK(r.state->jobs[2].run_partition == 1);
+}

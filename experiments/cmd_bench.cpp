@@ -16,6 +16,7 @@
 #include "experiments/cli.hpp"
 #include "experiments/replay.hpp"
 #include "experiments/site_options.hpp"
+#include "experiments/stopwatch.hpp"
 #include "traces/default_site.hpp"
 #include "traces/file_io.hpp"
 #include "traces/native_format.hpp"
@@ -48,9 +49,7 @@ struct CaseResult {
 // Runs one case in this process; prints "jobs seconds" for the parent.
 CaseResult run_case(const std::string& name, const std::string& data_dir, const std::string& scratch) {
   const auto t0 = std::chrono::steady_clock::now();
-  const auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  };
+  const auto elapsed = [&] { return seconds_since(t0); };
   if (name == "generate-year") {
     const auto t = generate_synthetic(year_config());
     write_native_trace(t, scratch + "/year.stt");
@@ -115,7 +114,7 @@ Measured spawn_case(const std::string& self, const std::string& name, const std:
   wait4(pid, &status, 0, &ru);
   Measured m;
   m.name = name;
-  m.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  m.wall = seconds_since(t0);
   m.peak_rss_kb = ru.ru_maxrss;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw std::runtime_error("bench case " + name + " failed");

@@ -11,6 +11,7 @@
 #include "experiments/progress.hpp"
 #include "experiments/replay.hpp"
 #include "experiments/site_options.hpp"
+#include "experiments/stopwatch.hpp"
 #include "experiments/trace_options.hpp"
 #include "traces/file_io.hpp"
 #include "traces/synthetic.hpp"
@@ -98,7 +99,7 @@ int run_replay(const Args& args) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto result = run_replay(std::move(site), trace, ro);
     if (bar) bar->finish();
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double secs = seconds_since(t0);
 
     std::filesystem::create_directories(dir);
     write_file_atomic((dir / "jobs.csv").string(), jobs_csv(result, trace));

@@ -13,6 +13,7 @@
 #include "experiments/cli.hpp"
 #include "experiments/interrupt.hpp"
 #include "experiments/progress.hpp"
+#include "experiments/stopwatch.hpp"
 #include "experiments/site_options.hpp"
 #include "experiments/surrogate_data.hpp"
 #include "experiments/sweep.hpp"
@@ -36,10 +37,6 @@ const char* kUsage =
     "       slurmtwin surrogate eval --model MODEL --data DATA [--site ... --trace FILE] [--json FILE]\n"
     "       slurmtwin surrogate update --model MODEL --spec SPEC.yaml --db SWEEP.db -o NEW_MODEL\n"
     "       slurmtwin surrogate info";
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 Trace load_trace_or_default(const po::variables_map& vm) {
   ReadReport report;

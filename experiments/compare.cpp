@@ -7,15 +7,13 @@
 #include <numeric>
 
 #include "surrogate/evaluation.hpp"
+#include "traces/trace_summary.hpp"
 
 namespace slurmtwin::cli {
 namespace {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+double median(const std::vector<double>& v) {
+  return v.empty() ? std::nan("") : distribution(v).p50;
 }
 
 MetricComparison compare_metric(const std::string& metric, Goal goal, const std::vector<double>& exact,
@@ -90,9 +88,7 @@ EngineComparison compare_engines(const std::vector<SweepRow>& rows,
   }
   for (std::size_t k = 0; k < constraints.size(); ++k) {
     if (std::find(names.begin(), names.end(), constraints[k].metric) != names.end()) continue;
-    const bool upper =
-        constraints[k].op == ConstraintOp::kLess || constraints[k].op == ConstraintOp::kLessEqual;
-    metrics.emplace_back(objectives.size() + k, upper ? Goal::kMin : Goal::kMax);
+    metrics.emplace_back(objectives.size() + k, bounds_above(constraints[k].op) ? Goal::kMin : Goal::kMax);
     names.push_back(constraints[k].metric);
   }
   for (std::size_t m = 0; m < metrics.size(); ++m) {

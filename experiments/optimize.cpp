@@ -13,27 +13,21 @@
 #include <thread>
 
 #include "experiments/replay.hpp"
+#include "experiments/stopwatch.hpp"
 #include "experiments/surrogate_data.hpp"
 #include "experiments/surrogate_engine.hpp"
 
 namespace slurmtwin::cli {
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// A range parameter's value <-> [0, 1] (log scales map the log of the value).
+// A range parameter's value -> [0, 1] (log scales map the log of the value): the inverse of
+// parameter_value (sweep_spec.hpp), which maps back.
 double to_unit(const SweepParameter& p, double v) {
   if (p.scale == SweepScale::kLog) return (std::log(v) - std::log(p.lo)) / (std::log(p.hi) - std::log(p.lo));
   return (v - p.lo) / (p.hi - p.lo);
 }
 double from_unit(const SweepParameter& p, double u) {
-  u = std::clamp(u, 0.0, 1.0);
-  double v = p.scale == SweepScale::kLog ? std::exp(std::log(p.lo) + u * (std::log(p.hi) - std::log(p.lo)))
-                                         : p.lo + u * (p.hi - p.lo);
-  if (p.integer) v = std::round(v);
-  return std::clamp(v, p.lo, p.hi);
+  return std::clamp(parameter_value(p, std::clamp(u, 0.0, 1.0)), p.lo, p.hi);
 }
 
 bool better(Goal goal, double a, double b) {

@@ -7,18 +7,12 @@
 #include <cmath>
 
 #include "experiments/replay.hpp"
+#include "experiments/stopwatch.hpp"
 #include "experiments/surrogate_data.hpp"
 #include "surrogate/model.hpp"
 #include "traces/read_report.hpp"
 
 namespace slurmtwin::cli {
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-}  // namespace
 
 sim::ReplayMetrics predicted_schedule_metrics(const ReplayResult& base, const Trace& trace,
                                               const std::vector<double>& waits, sim::SimState& work) {
@@ -47,6 +41,7 @@ struct SurrogateEngine::Impl {
   // and built in place: its state refers to its own site, so it must never move.
   std::unique_ptr<const ReplayResult> base;
   std::vector<surrogate::WindowTokens> windows;
+  std::vector<std::uint32_t> not_started;  // trace indices of jobs the base replay rejected or never started
   double setup_seconds = 0;
 
   explicit Impl(surrogate::Surrogate m) : model(std::move(m)) {}
@@ -105,6 +100,9 @@ SurrogateEngine::SurrogateEngine(const SweepSpec& spec, const SweepPlan& plan,
   const auto context = surrogate::trace_context(plan.trace, false, capacity, schema.submit_time_only);
   for (const auto& w : cover_windows(plan.trace, options.window_jobs, options.context_jobs))
     m.windows.push_back(surrogate::window_tokens(plan.trace, context, w.jobs, w.target, schema));
+  for (const auto& j : m.base->state->jobs)
+    if (j.state == sim::SimJobState::kRejected || j.start == kUnsetTime)
+      m.not_started.push_back(j.trace_index);
   m.setup_seconds = seconds_since(t0);
 }
 
@@ -149,9 +147,7 @@ std::vector<SurrogatePrediction> SurrogateEngine::predict_sites(const std::vecto
       for (std::size_t t = 0; t < 3; ++t)
         p.metrics[t] = predicted_schedule_metrics(*m.base, m.plan->trace, waits[t][k], work);
       p.median_waits = std::move(waits[1][k]);
-      for (const auto& j : m.base->state->jobs)
-        if (j.state == sim::SimJobState::kRejected || j.start == kUnsetTime)
-          p.median_waits[j.trace_index] = -1;
+      for (const auto i : m.not_started) p.median_waits[i] = -1;
       p.seconds = model_seconds + seconds_since(t1);
     }
   }

@@ -16,6 +16,7 @@
 
 #include "experiments/replay.hpp"
 #include "experiments/site_options.hpp"
+#include "experiments/stopwatch.hpp"
 #include "experiments/surrogate_engine.hpp"
 #include "experiments/sweep_hybrid.hpp"
 #include "experiments/trace_options.hpp"
@@ -87,6 +88,25 @@ std::string now_utc() {
           .count());
 }
 
+/// The store row of task `index` whose metrics are `m`: its objectives and constraint values, produced
+/// by `engine` in `seconds`.
+SweepRow task_row(const SweepSpec& spec, const SweepPlan& plan, std::size_t index,
+                  const sim::ReplayMetrics& m, const std::string& engine, double seconds) {
+  const auto& task = plan.tasks.at(index);
+  SweepRow row;
+  row.key = task.key;
+  row.params_json = point_json(task.point);
+  row.metrics_json = sim::metrics_to_json(m);
+  row.engine = engine;
+  row.run_seconds = seconds;
+  row.version = SLURMTWIN_VERSION;
+  row.trace_fingerprint = plan.fingerprint;
+  row.created = now_utc();
+  for (const auto& o : spec.objectives) row.objectives.push_back(metric_value(m, o.metric));
+  for (const auto& c : spec.constraints) row.constraint_values.push_back(metric_value(m, c.metric));
+  return row;
+}
+
 /// Points of this run's design (and shard) in the store that meet every constraint of the spec.
 std::size_t count_feasible(const SweepStore& store, const SweepPlan& plan, const SweepRunOptions& options) {
   std::set<std::string> keys;
@@ -146,22 +166,11 @@ SweepPlan plan_sweep(const SweepSpec& spec) {
 }
 
 SweepRow evaluate_task(const SweepSpec& spec, const SweepPlan& plan, std::size_t index) {
-  const auto& task = plan.tasks.at(index);
   const auto t0 = std::chrono::steady_clock::now();
   ReplayOptions ro;
   ro.check_invariants = plan.check_invariants;
-  const auto result = run_replay(task.site, plan.trace, ro);
-  SweepRow row;
-  row.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  row.key = task.key;
-  row.params_json = point_json(task.point);
-  row.metrics_json = sim::metrics_to_json(result.metrics);
-  row.version = SLURMTWIN_VERSION;
-  row.trace_fingerprint = plan.fingerprint;
-  row.created = now_utc();
-  for (const auto& o : spec.objectives) row.objectives.push_back(metric_value(result.metrics, o.metric));
-  for (const auto& c : spec.constraints)
-    row.constraint_values.push_back(metric_value(result.metrics, c.metric));
+  const auto result = run_replay(plan.tasks.at(index).site, plan.trace, ro);
+  SweepRow row = task_row(spec, plan, index, result.metrics, "exact", seconds_since(t0));
   if (spec.job_waits) {
     std::vector<std::int64_t> waits(plan.trace.jobs.size(), -1);
     for (const auto& j : result.state->jobs)
@@ -241,28 +250,18 @@ std::size_t run_exact(const SweepSpec& spec, const SweepPlan& plan, SweepStore& 
 /// The store row of a surrogate prediction: its medians as the values, and the prediction.
 SweepRow prediction_row(const SweepSpec& spec, const SweepPlan& plan, std::size_t task,
                         const SurrogatePrediction& p) {
-  SweepRow row;
-  row.key = plan.tasks[task].key;
-  row.params_json = point_json(plan.tasks[task].point);
-  row.metrics_json = sim::metrics_to_json(p.metrics[1]);
-  row.engine = "surrogate";
-  row.run_seconds = p.seconds;
-  row.version = SLURMTWIN_VERSION;
-  row.trace_fingerprint = plan.fingerprint;
-  row.created = now_utc();
+  SweepRow row = task_row(spec, plan, task, p.metrics[1], "surrogate", p.seconds);
+  // The medians are the row's values; the 10% and 90% schedules bound the interval.
+  row.predicted = row.objectives;
+  row.predicted.insert(row.predicted.end(), row.constraint_values.begin(), row.constraint_values.end());
   std::vector<std::string> metrics;
   for (const auto& o : spec.objectives) metrics.push_back(o.metric);
   for (const auto& c : spec.constraints) metrics.push_back(c.metric);
-  for (std::size_t k = 0; k < metrics.size(); ++k) {
-    const double a = metric_value(p.metrics[0], metrics[k]), b = metric_value(p.metrics[2], metrics[k]);
-    row.predicted.push_back(metric_value(p.metrics[1], metrics[k]));
+  for (const auto& metric : metrics) {
+    const double a = metric_value(p.metrics[0], metric), b = metric_value(p.metrics[2], metric);
     row.predicted_lo.push_back(std::min(a, b));
     row.predicted_hi.push_back(std::max(a, b));
   }
-  row.objectives.assign(row.predicted.begin(),
-                        row.predicted.begin() + static_cast<std::ptrdiff_t>(spec.objectives.size()));
-  row.constraint_values.assign(row.predicted.begin() + static_cast<std::ptrdiff_t>(spec.objectives.size()),
-                               row.predicted.end());
   row.predicted_seconds = p.seconds;
   if (spec.job_waits) {
     std::vector<std::int64_t> waits;
@@ -347,9 +346,6 @@ SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, con
   };
   const std::string where =
       options.shards > 1 ? fmt::format(" in shard {}/{}", options.shard, options.shards) : std::string();
-  const auto since = [](std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  };
 
   // The points the exact simulator evaluates: all of them, or those the hybrid chooses.
   std::vector<std::size_t> for_exact = mine;
@@ -362,7 +358,7 @@ SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, con
                     where, summary.total - to_predict.size(), db, to_predict.size()));
     if (!to_predict.empty()) predict_points(spec, plan, store, to_predict, options, workers, discard);
     summary.predicted = to_predict.size();
-    summary.surrogate_seconds = since(t0);
+    summary.surrogate_seconds = seconds_since(t0);
     for_exact.clear();
     if (options.engine == SweepEngine::kHybrid) {
       for_exact = choose_for_exact(spec, plan, store, mine, options.hybrid);
@@ -386,7 +382,7 @@ SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, con
     auto progress = make_progress(options, discard, "sweep", n, n - todo.size());
     summary.evaluated = run_exact(spec, plan, store, todo, workers, progress);
     progress.finish();
-    summary.exact_seconds = since(t0);
+    summary.exact_seconds = seconds_since(t0);
   }
   summary.feasible = count_feasible(store, plan, options);
   return summary;

@@ -28,9 +28,8 @@ std::vector<std::size_t> select_for_verification(const std::vector<PointPredicti
   const auto maybe_feasible = [&](const PointPrediction& p) {
     for (std::size_t c = 0; c < constraints.size(); ++c) {
       const std::size_t k = n_obj + c;
-      const bool upper =
-          constraints[c].op == ConstraintOp::kLess || constraints[c].op == ConstraintOp::kLessEqual;
-      const double best = upper ? std::min(p.lo[k], p.mid[k]) : std::max(p.hi[k], p.mid[k]);
+      const double best =
+          bounds_above(constraints[c].op) ? std::min(p.lo[k], p.mid[k]) : std::max(p.hi[k], p.mid[k]);
       if (!constraint_holds(constraints[c], best)) return false;
     }
     return true;

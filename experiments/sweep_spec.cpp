@@ -96,15 +96,6 @@ double finish(const SweepParameter& p, double v) {
   return p.integer ? std::round(v) : v;
 }
 
-/// Value of dimension `p` for a uniform draw u in [0, 1).
-double from_unit(const SweepParameter& p, double u) {
-  if (!p.values.empty()) {
-    const auto n = p.values.size();
-    return p.values[std::min(n - 1, static_cast<std::size_t>(u * static_cast<double>(n)))];
-  }
-  return finish(p, level(p, u));
-}
-
 std::vector<double> grid_levels(const SweepParameter& p) {
   if (!p.values.empty()) return p.values;
   std::vector<double> out;
@@ -114,6 +105,18 @@ std::vector<double> grid_levels(const SweepParameter& p) {
 }
 
 }  // namespace
+
+double parameter_value(const SweepParameter& p, double u) {
+  if (!p.values.empty()) {
+    const auto n = p.values.size();
+    return p.values[std::min(n - 1, static_cast<std::size_t>(u * static_cast<double>(n)))];
+  }
+  return finish(p, level(p, u));
+}
+
+bool bounds_above(ConstraintOp op) {
+  return op == ConstraintOp::kLess || op == ConstraintOp::kLessEqual;
+}
 
 std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t hash) {
   for (unsigned char c : bytes) {
@@ -468,7 +471,7 @@ std::vector<SweepPoint> design_points(const SweepSpec& spec) {
     for (std::size_t d = 0; d < ps.size(); ++d) {
       auto& col = columns[d];
       if (spec.design == SweepDesign::kRandom) {
-        for (std::size_t i = 0; i < n; ++i) col.push_back(from_unit(ps[d], rng.uniform()));
+        for (std::size_t i = 0; i < n; ++i) col.push_back(parameter_value(ps[d], rng.uniform()));
       } else if (spec.design == SweepDesign::kSobol) {
         continue;  // filled below, point by point
       } else {
@@ -476,8 +479,8 @@ std::vector<SweepPoint> design_points(const SweepSpec& spec) {
         std::iota(strata.begin(), strata.end(), std::size_t{0});
         for (std::size_t i = n; i > 1; --i) std::swap(strata[i - 1], strata[rng.below(i)]);  // Fisher-Yates
         for (std::size_t i = 0; i < n; ++i)
-          col.push_back(
-              from_unit(ps[d], (static_cast<double>(strata[i]) + rng.uniform()) / static_cast<double>(n)));
+          col.push_back(parameter_value(
+              ps[d], (static_cast<double>(strata[i]) + rng.uniform()) / static_cast<double>(n)));
       }
     }
     if (spec.design == SweepDesign::kSobol) {
@@ -485,7 +488,7 @@ std::vector<SweepPoint> design_points(const SweepSpec& spec) {
       SobolSequence sobol(ps.size(), spec.scramble ? spec.seed + 1 : 0);
       for (std::size_t i = 0; i < n; ++i) {
         const auto u = sobol.next();
-        for (std::size_t d = 0; d < ps.size(); ++d) columns[d].push_back(from_unit(ps[d], u[d]));
+        for (std::size_t d = 0; d < ps.size(); ++d) columns[d].push_back(parameter_value(ps[d], u[d]));
       }
     }
     for (std::size_t i = 0; i < n; ++i) {

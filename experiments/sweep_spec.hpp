@@ -100,6 +100,10 @@ void apply_point(Site& site, const SweepPoint& point);
 /// the Joe-Kuo Sobol sequence (sweep_sobol.hpp), one dimension per parameter in spec order.
 std::vector<SweepPoint> design_points(const SweepSpec& spec);
 
+/// The value of parameter `p` at u in [0, 1]: lo at 0, hi at 1 (on its scale; rounded when it takes
+/// integers), or for a value list the value of the n equal slices of [0, 1) that u falls in.
+double parameter_value(const SweepParameter& p, double u);
+
 /// True when `metric` names a metric_value() knows.
 bool metric_is_known(const std::string& metric);
 /// A metric of a replay: wait_mean, wait_median, wait_p90, wait_p95, wait_p99, wait_max (s),
@@ -113,6 +117,8 @@ double metric_value(const sim::ReplayMetrics& m, const std::string& metric);
 double fairness_index(const sim::ReplayMetrics& m);
 /// True when `value` satisfies the constraint (NaN never does).
 bool constraint_holds(const SweepConstraint& c, double value);
+/// True for < and <= (the constraint bounds its metric from above).
+bool bounds_above(ConstraintOp op);
 /// "<=", "<", ">=", ">".
 const char* to_string(ConstraintOp op);
 /// Parses "METRIC OP NUMBER" (OP one of <=, <, >=, >); throws std::invalid_argument saying why.

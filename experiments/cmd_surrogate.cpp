@@ -88,6 +88,9 @@ int dataset(const Args& args) {
       "submit-time-only", po::bool_switch(), "leave real runtimes out of the features")(
       "queue-state", po::bool_switch(),
       "add the recorded queue at each submission and the recorded priority to the features (with --recorded)")(
+      "reference", po::bool_switch(),
+      "add what an exact replay of the site's own setting did to the features (each job's wait, the queue it met, "
+      "its priority factors at submit); a sweep replays that setting once")(
       "schema-from", po::value<std::string>()->default_value(""),
       "use this checkpoint's feature schema (to fine-tune it on another trace)")(
       "jobs,j", po::value<unsigned>()->default_value(std::max(1u, std::thread::hardware_concurrency())),
@@ -110,6 +113,7 @@ int dataset(const Args& args) {
   d.window_replay = vm["window-replay"].as<bool>();
   d.submit_time_only = vm["submit-time-only"].as<bool>();
   d.queue_state = vm["queue-state"].as<bool>();
+  d.reference = vm["reference"].as<bool>();
   d.threads = vm["jobs"].as<unsigned>();
   if (vm.count("param"))
     for (const auto& p : vm["param"].as<std::vector<std::string>>()) d.parameters.push_back(parse_param(p));
@@ -168,6 +172,8 @@ int train(const Args& args) {
       "dropout", po::value<double>(&c.dropout)->default_value(c.dropout), "dropout")(
       "loss", po::value<std::string>()->default_value("pinball"), "median loss: pinball, mse or mae-mse")(
       "steps", po::value<std::int64_t>(&t.steps)->default_value(t.steps), "optimiser steps")(
+      "aggregate-weight", po::value<double>(&t.aggregate_weight)->default_value(t.aggregate_weight),
+      "weight of the loss on differences between settings of each window's mean predicted log wait (0 = off)")(
       "settings-per-step", po::value<std::int64_t>(&t.settings_per_step)->default_value(t.settings_per_step),
       "settings per step (one window each)")("lr", po::value<double>(&t.lr)->default_value(t.lr),
                                              "peak learning rate")(

@@ -150,6 +150,33 @@ class Sampler final : public sim::ReplayObserver {
   std::vector<PrioritySample>& out_;
 };
 
+/// ReplayResult::submit_factors: each job's factors right after the policy computed its priority at
+/// submit, every factor computed even where the site's weight is 0 (a sweep may make it non-zero).
+class SubmitFactors final : public sim::ReplayObserver {
+ public:
+  SubmitFactors(const policies::SlurmPolicy& policy, const Site& site, std::vector<std::array<float, 5>>& out)
+      : policy_(policy), all_weights_(site, all_weights(site.scheduler)), out_(out) {}
+  void on_submit(const sim::SimState& s, std::uint32_t ji) override {
+    const auto& j = s.jobs[ji];
+    if (j.state == sim::SimJobState::kRejected || j.partitions.empty() || j.assoc < 0) return;
+    const auto f = policy_.factors_with(all_weights_, s, ji, 0);
+    out_.at(j.trace_index) = {static_cast<float>(f.fairshare), static_cast<float>(f.job_size),
+                              static_cast<float>(f.partition), static_cast<float>(f.qos),
+                              static_cast<float>(f.assoc)};
+  }
+
+ private:
+  static SchedulerSettings all_weights(SchedulerSettings s) {
+    for (auto* w : {&s.weight_age, &s.weight_assoc, &s.weight_fairshare, &s.weight_job_size,
+                    &s.weight_partition, &s.weight_qos})
+      if (*w == 0) *w = 1;
+    return s;
+  }
+  const policies::SlurmPolicy& policy_;
+  const policies::PriorityModel all_weights_;
+  std::vector<std::array<float, 5>>& out_;
+};
+
 }  // namespace
 
 ReplayResult run_replay(Site site, const Trace& trace, const ReplayOptions& options) {
@@ -188,6 +215,9 @@ ReplayResult run_replay(Site site, const Trace& trace, const ReplayOptions& opti
     controller.add_observer(progress.emplace(options, state.jobs.size()));
   Sampler sampler(policy, options.sample_at, options.decay_phase, r.samples);
   if (!options.sample_at.empty()) controller.add_observer(sampler);
+  if (options.submit_factors) r.submit_factors.assign(trace.jobs.size(), {});
+  SubmitFactors factors(policy, r.site, r.submit_factors);
+  if (options.submit_factors) controller.add_observer(factors);
   r.events = controller.run();
   if (!options.sample_at.empty()) sampler.finish(state);
   r.metrics = sim::compute_metrics(state, trace, series);

@@ -1,6 +1,7 @@
 #pragma once
 // One replay, as a library call: resolve the trace against the site, run the controller with the
 // Slurm policy, and collect results. Used by `slurmtwin replay`, `bench` and the tests.
+#include <array>
 #include <atomic>
 #include <functional>
 #include <string>
@@ -39,6 +40,7 @@ struct ReplayOptions {
   // (sim::ControllerOptions::limit_check_after_decay).
   bool limit_check_after_decay = false;
   std::vector<Seconds> sample_at;  // absolute instants of sprio/sshare-like samples (ascending)
+  bool submit_factors = false;     // record every job's normalized priority factors at its submit
 };
 
 /// One pending job's priority as sprio shows it (factors normalized to [0, 1], as of the last
@@ -72,6 +74,10 @@ struct ReplayResult {
   std::uint64_t events = 0;
   std::string snapshot;                 // text of the snapshot, when one was asked for
   std::vector<PrioritySample> samples;  // one per ReplayOptions::sample_at
+  /// Per trace job (ReplayOptions::submit_factors): its normalized fair-share, job size, partition,
+  /// QOS and association factors as computed at its submit, in its first partition (zeros for jobs
+  /// rejected at submit). The surrogate's reference features.
+  std::vector<std::array<float, 5>> submit_factors;
 };
 
 ReplayResult run_replay(Site site, const Trace& trace, const ReplayOptions& options);

@@ -9,6 +9,7 @@
 #include <limits>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <thread>
 
 #include "experiments/interrupt.hpp"
@@ -116,7 +117,10 @@ Trace sub_trace(const Trace& trace, const std::vector<std::uint32_t>& jobs) {
 std::vector<float> simulated_waits(const Site& site, const Trace& trace, const std::atomic<bool>* stop) {
   ReplayOptions ro;
   ro.stop = stop;
-  const auto r = run_replay(site, trace, ro);
+  return first_start_waits(run_replay(site, trace, ro), trace);
+}
+
+std::vector<float> first_start_waits(const ReplayResult& r, const Trace& trace) {
   std::vector<float> waits(trace.jobs.size(), kNaN);
   for (const auto& j : r.state->jobs) {
     const Seconds first_start = j.past_runs.empty() ? j.start : j.past_runs.front().start;
@@ -124,6 +128,42 @@ std::vector<float> simulated_waits(const Site& site, const Trace& trace, const s
   }
   return waits;
 }
+
+surrogate::ReferenceRun reference_run(const ReplayResult& replay, const Trace& trace) {
+  if (replay.submit_factors.size() != trace.jobs.size())
+    throw std::logic_error("reference_run needs a replay made with ReplayOptions::submit_factors");
+  surrogate::ReferenceRun ref;
+  ref.start.assign(trace.jobs.size(), kUnsetTime);
+  ref.end.assign(trace.jobs.size(), kUnsetTime);
+  ref.factors = replay.submit_factors;
+  ref.max_age = replay.site.scheduler.max_age;
+  for (const auto& j : replay.state->jobs) {
+    ref.start[j.trace_index] = j.past_runs.empty() ? j.start : j.past_runs.front().start;
+    ref.end[j.trace_index] = j.end;
+  }
+  return ref;
+}
+
+surrogate::TraceContext surrogate_context(const Site& site, const Trace& trace, const surrogate::FeatureSchema& schema,
+                                          const ReplayResult* reference) {
+  if (schema.reference && !reference) throw std::logic_error("reference features need the reference replay");
+  double capacity = 0;
+  for (const auto& n : site.nodes) capacity += n.cpus;
+  std::optional<surrogate::ReferenceRun> ref;
+  if (schema.reference) ref = reference_run(*reference, trace);
+  return surrogate::trace_context(trace, schema.queue_state, capacity, schema.submit_time_only,
+                                  ref ? &*ref : nullptr);
+}
+
+namespace {
+// The exact replay of `site` as it is, with the factors the reference features need.
+ReplayResult reference_replay(const Site& site, const Trace& trace, const std::atomic<bool>* stop) {
+  ReplayOptions ro;
+  ro.stop = stop;
+  ro.submit_factors = true;
+  return run_replay(site, trace, ro);
+}
+}  // namespace
 
 surrogate::SurrogateDataset dataset_from_sweep(const Site& base, const Trace& trace, const std::vector<SweepRow>& rows,
                                                const surrogate::FeatureSchema& schema,
@@ -149,9 +189,9 @@ surrogate::SurrogateDataset dataset_from_sweep(const Site& base, const Trace& tr
   if (d.settings.empty())
     throw std::invalid_argument(
         "the sweep has no exact result with per-job waits for this trace (run it with `job_waits: true` in the spec)");
-  double capacity = 0;
-  for (const auto& n : base.nodes) capacity += n.cpus;
-  const auto context = surrogate::trace_context(trace, false, capacity, schema.submit_time_only);
+  std::optional<ReplayResult> reference;
+  if (schema.reference) reference.emplace(reference_replay(base, trace, nullptr));
+  const auto context = surrogate_context(base, trace, schema, reference ? &*reference : nullptr);
   DatasetOptions o;
   o.window_jobs = window_jobs;
   o.context_jobs = context_jobs;
@@ -176,14 +216,17 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
   d.site_name = site.cluster_name;
   d.recorded = o.recorded;
   d.window_replay = o.window_replay && !o.recorded;
-  d.schema = o.schema ? *o.schema : surrogate::make_schema(trace, o.submit_time_only, o.queue_state);
+  d.schema = o.schema ? *o.schema : surrogate::make_schema(trace, o.submit_time_only, o.queue_state, o.reference);
   if (d.schema.queue_state && !o.recorded)
     throw std::invalid_argument(
         "queue-state features come from recorded start times: use them with --recorded");
-  double capacity = 0;
-  for (const auto& n : site.nodes) capacity += n.cpus;
-  const auto context =
-      surrogate::trace_context(trace, d.schema.queue_state, capacity, d.schema.submit_time_only);
+  if (d.schema.reference && (o.recorded || o.window_replay))
+    throw std::invalid_argument("reference features come from a replay of the whole trace: not with --recorded or "
+                                "--window-replay");
+  // The reference replay is the site's own setting, which is also the dataset's setting 0.
+  std::optional<ReplayResult> reference;
+  if (d.schema.reference) reference.emplace(reference_replay(site, trace, o.stop));
+  const auto context = surrogate_context(site, trace, d.schema, reference ? &*reference : nullptr);
   if (o.schema && o.schema->submit_time_only != o.submit_time_only)
     throw std::invalid_argument("--submit-time-only must match the checkpoint's feature schema");
   const auto windows = cut_windows(trace, o);
@@ -242,9 +285,10 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
   std::vector<Site> sites(ns, site);
   for (std::size_t s = 0; s < ns; ++s)
     for (std::size_t a = 0; a < d.axes.size(); ++a) apply_setting(sites[s], d.axes[a].name, d.settings[s][a]);
-  // Tasks: one replay of the whole trace per setting, or one replay per (window, setting).
+  // Tasks: one replay of the whole trace per setting, or one replay per (window, setting). The reference
+  // replay already gave setting 0 (the site's own).
   const std::size_t total = o.window_replay ? nw * ns : ns;
-  std::atomic<std::size_t> next{0}, done{0}, finished{0};
+  std::atomic<std::size_t> next{reference ? 1u : 0u}, done{reference ? 1u : 0u}, finished{reference ? 1u : 0u};
   std::mutex mu;
   std::exception_ptr error;
   auto store = [&](std::size_t w, std::size_t s, const std::vector<float>& waits, bool by_trace_index) {
@@ -252,6 +296,10 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
     for (std::size_t i = 0; i < win.jobs.size(); ++i)
       if (win.target[i]) d.waits[w][s * win.jobs.size() + i] = waits[by_trace_index ? win.jobs[i] : i];
   };
+  if (reference) {
+    const auto waits = first_start_waits(*reference, trace);
+    for (std::size_t w = 0; w < nw; ++w) store(w, 0, waits, true);
+  }
   auto worker = [&] {
     for (std::size_t task; (task = next++) < total;) {
       if (o.stop && o.stop->load()) break;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/replay.hpp"
 #include "experiments/sweep_spec.hpp"
 #include "experiments/sweep_store.hpp"
 #include "surrogate/dataset.hpp"
@@ -30,6 +31,7 @@ struct DatasetOptions {
                                   // instead of taking its waits from one replay of the whole trace
   bool submit_time_only = false;  // no real runtimes among the features
   bool queue_state = false;       // recorded queue at submission among the features (real-wait mode)
+  bool reference = false;         // features from an exact replay of the site's own setting (ReferenceRun)
   unsigned threads = 0;           // replays in parallel (0 = all cores)
   const surrogate::FeatureSchema* schema = nullptr;  // reuse a checkpoint's schema (fine-tuning)
   /// When set and raised (SIGINT), the replays stop at their next step of simulated time and
@@ -63,6 +65,16 @@ Trace sub_trace(const Trace& trace, const std::vector<std::uint32_t>& jobs);
 /// never started), in trace order. A raised `stop` ends the replay with Interrupted.
 std::vector<float> simulated_waits(const Site& site, const Trace& trace,
                                    const std::atomic<bool>* stop = nullptr);
+/// The same from a replay already made.
+std::vector<float> first_start_waits(const ReplayResult& replay, const Trace& trace);
+
+/// The surrogate's reference features from an exact replay made with ReplayOptions::submit_factors.
+surrogate::ReferenceRun reference_run(const ReplayResult& replay, const Trace& trace);
+
+/// The trace context the surrogate's features need: load history, and the reference replay's view when
+/// `reference` is given (its site's CPUs give the fluid model's capacity).
+surrogate::TraceContext surrogate_context(const Site& site, const Trace& trace, const surrogate::FeatureSchema& schema,
+                                          const ReplayResult* reference);
 
 /// Training data from a sweep's exact results (active learning: `surrogate update`): the windows of
 /// `trace` (cut_windows with `window_jobs` and `context_jobs`), one setting per row of `rows` that the

@@ -94,10 +94,10 @@ SurrogateEngine::SurrogateEngine(const SweepSpec& spec, const SweepPlan& plan,
     warnings.push_back(fmt::format(
         "{} setting values of the sweep lie outside the range the surrogate was trained on", outside));
 
-  m.base.reset(new ReplayResult(run_replay(load_sweep_site(spec), plan.trace, ReplayOptions{})));
-  double capacity = 0;
-  for (const auto& n : m.base->site.nodes) capacity += n.cpus;
-  const auto context = surrogate::trace_context(plan.trace, false, capacity, schema.submit_time_only);
+  ReplayOptions ro;
+  ro.submit_factors = schema.reference;
+  m.base.reset(new ReplayResult(run_replay(load_sweep_site(spec), plan.trace, ro)));
+  const auto context = surrogate_context(m.base->site, plan.trace, schema, m.base.get());
   for (const auto& w : cover_windows(plan.trace, options.window_jobs, options.context_jobs))
     m.windows.push_back(surrogate::window_tokens(plan.trace, context, w.jobs, w.target, schema));
   for (const auto& j : m.base->state->jobs)

@@ -99,6 +99,13 @@ PriorityFactors SlurmPolicy::factors(const sim::SimState& s, std::uint32_t ji, s
       priority_input(s, j, k, priority_.flags(), tree_, tree_index_[static_cast<std::size_t>(j.assoc)]));
 }
 
+PriorityFactors SlurmPolicy::factors_with(const PriorityModel& model, const sim::SimState& s,
+                                          std::uint32_t ji, std::size_t k) const {
+  const auto& j = s.jobs[ji];
+  return model.compute(
+      priority_input(s, j, k, model.flags(), tree_, tree_index_[static_cast<std::size_t>(j.assoc)]));
+}
+
 PriorityFactors SlurmPolicy::factors_at(const sim::SimState& s, std::uint32_t ji, std::size_t k,
                                         Seconds at) const {
   const auto& j = s.jobs[ji];

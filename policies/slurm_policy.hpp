@@ -48,6 +48,10 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   /// The same as computed at instant `at` (absolute s): what sprio shows between recalculations, when
   /// `at` is the last one (decay tick or submit).
   PriorityFactors factors_at(const sim::SimState& state, std::uint32_t job, std::size_t k, Seconds at) const;
+  /// The normalized factors of the same job as `model` computes them (e.g. one whose weights are all
+  /// non-zero: Slurm leaves a factor at 0 when its weight is 0).
+  PriorityFactors factors_with(const PriorityModel& model, const sim::SimState& state, std::uint32_t job,
+                               std::size_t k) const;
   /// When a requeued job's priority was last computed, as of its requeue: the last decay run while
   /// it was pending before its previous start (one in the very second of that start came after it),
   /// else that previous submit. `period`: the decay thread's period (s).

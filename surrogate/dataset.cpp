@@ -43,6 +43,12 @@ float SettingAxis::encode(double value) const {
   return static_cast<float>((value - lo) / (hi - lo));
 }
 
+double SettingAxis::decode(float x) const {
+  if (hi <= lo) return lo;
+  if (log) return std::expm1(std::log1p(lo) + static_cast<double>(x) * (std::log1p(hi) - std::log1p(lo)));
+  return lo + static_cast<double>(x) * (hi - lo);
+}
+
 std::vector<float> SurrogateDataset::encoded_setting(std::size_t s) const {
   std::vector<float> v(axes.size());
   for (std::size_t a = 0; a < axes.size(); ++a) v[a] = axes[a].encode(settings[s][a]);
@@ -55,7 +61,7 @@ void put_schema(ByteWriter& w, const FeatureSchema& s) {
   w.put(s.account_buckets);
   put_names(w, s.partitions);
   put_names(w, s.qos);
-  w.put(static_cast<std::uint8_t>(s.submit_time_only | (s.queue_state << 1)));
+  w.put(static_cast<std::uint8_t>(s.submit_time_only | (s.queue_state << 1) | (s.reference << 2)));
 }
 
 FeatureSchema get_schema(ByteReader& r) {
@@ -72,6 +78,7 @@ FeatureSchema get_schema(ByteReader& r) {
   const auto flags = r.get<std::uint8_t>();
   s.submit_time_only = flags & 1;
   s.queue_state = flags & 2;
+  s.reference = flags & 4;
   return s;
 }
 

@@ -21,6 +21,8 @@ struct SettingAxis {
   bool operator==(const SettingAxis&) const = default;
   /// The model's input for `value` (0 at lo, 1 at hi).
   float encode(double value) const;
+  /// The value whose encoding is `x` (encode's inverse).
+  double decode(float x) const;
 };
 
 struct SurrogateDataset {

@@ -48,6 +48,18 @@ const std::vector<std::string> kQueueState = {
     "log_priority",  // the recorded priority (sacct Priority, known once submitted); 0 when unknown
 };
 
+// Added when FeatureSchema::reference is set (TraceContext::reference, from a ReferenceRun).
+constexpr std::size_t kReferenceColumns = 11;
+const std::vector<std::string> kReference = {
+    "ref_log_wait",          // log1p(wait in the reference replay, s); log1p(30 days) when it never started
+    "ref_log_pending_jobs",  // the reference replay's queue when this job was submitted
+    "ref_log_pending_cpuh", "ref_log_running_jobs", "ref_log_running_cpus",
+    "ref_fairshare", "ref_job_size", "ref_partition", "ref_qos", "ref_assoc",  // factors at submit, [0, 1]
+    // (submit - first target's submit) / PriorityMaxAge: between two jobs pending at the same instant
+    // (younger than the maximum age) the age factor differs by the difference of this, negated.
+    "ref_submit_over_max_age",
+};
+
 double job_gpus(const JobRecord& j) {
   double n = 0;
   for (const auto& g : j.gres)
@@ -111,11 +123,13 @@ std::int64_t hash_bucket(const std::string& name, std::uint32_t buckets) {
   return static_cast<std::int64_t>(fnv1a_bytes(name.data(), name.size()) % buckets);
 }
 
-FeatureSchema make_schema(const Trace& trace, bool submit_time_only, bool queue_state) {
+FeatureSchema make_schema(const Trace& trace, bool submit_time_only, bool queue_state, bool reference) {
   FeatureSchema s;
   s.numeric = kNumeric;
   if (queue_state) s.numeric.insert(s.numeric.end(), kQueueState.begin(), kQueueState.end());
+  if (reference) s.numeric.insert(s.numeric.end(), kReference.begin(), kReference.end());
   s.queue_state = queue_state;
+  s.reference = reference;
   s.partitions = trace.partitions.names();
   s.qos = trace.qos.names();
   s.submit_time_only = submit_time_only;
@@ -178,7 +192,8 @@ QueueState recorded_queue_state(const Trace& trace) {
   return q;
 }
 
-TraceContext trace_context(const Trace& trace, bool queue_state, double capacity_cpus, bool submit_time_only) {
+TraceContext trace_context(const Trace& trace, bool queue_state, double capacity_cpus, bool submit_time_only,
+                           const ReferenceRun* reference) {
   TraceContext c;
   c.queue_state = queue_state;
   c.history.assign(trace.jobs.size(), {});
@@ -232,6 +247,32 @@ TraceContext trace_context(const Trace& trace, bool queue_state, double capacity
                     j.priority > 0 ? static_cast<float>(std::log1p(static_cast<double>(j.priority))) : 0.0f};
     }
   }
+  if (reference) {
+    if (reference->start.size() != trace.jobs.size() || reference->end.size() != trace.jobs.size() ||
+        reference->factors.size() != trace.jobs.size())
+      throw std::invalid_argument("the reference replay does not cover the trace's jobs");
+    // The reference schedule's queue at each submit: the trace with the replay's start and end times.
+    Trace replayed = trace;
+    for (std::size_t i = 0; i < trace.jobs.size(); ++i) {
+      replayed.jobs[i].start = reference->start[i];
+      replayed.jobs[i].end = reference->end[i];
+    }
+    const auto q = recorded_queue_state(replayed);
+    constexpr double kNeverStarted = 30.0 * 86400.0;  // s: beyond any wait of a real trace window
+    c.reference.resize(trace.jobs.size());
+    c.max_age = std::max<std::int64_t>(1, reference->max_age);
+    for (std::size_t i = 0; i < trace.jobs.size(); ++i) {
+      const auto& j = trace.jobs[i];
+      const double wait = reference->start[i] == kUnsetTime || j.submit == kUnsetTime
+                              ? kNeverStarted
+                              : static_cast<double>(std::max<std::int64_t>(0, reference->start[i] - j.submit));
+      auto& r = c.reference[i];
+      r = {static_cast<float>(std::log1p(wait)), static_cast<float>(std::log1p(q.pending_jobs[i])),
+           static_cast<float>(std::log1p(q.pending_cpu_hours[i])), static_cast<float>(std::log1p(q.running_jobs[i])),
+           static_cast<float>(std::log1p(q.running_cpus[i]))};
+      for (std::size_t k = 0; k < 5; ++k) r[5 + k] = reference->factors[i][k];
+    }
+  }
   return c;
 }
 
@@ -240,7 +281,14 @@ WindowTokens window_tokens(const Trace& trace, const TraceContext& context, std:
   assert(jobs.size() == targets.size());
   if (schema.queue_state && !context.queue_state)
     throw std::invalid_argument("queue-state features need a trace context with the recorded queue state");
+  if (schema.reference && context.reference.empty())
+    throw std::invalid_argument("reference features need a trace context with a reference replay");
   const std::size_t f = schema.numeric.size();
+  const std::size_t columns =
+      kNumeric.size() + (schema.queue_state ? kQueueColumns : 0) + (schema.reference ? kReferenceColumns : 0);
+  if (f != columns)
+    throw std::invalid_argument("the feature schema names " + std::to_string(f) + " numeric columns; its flags say " +
+                                std::to_string(columns));
   WindowTokens w;
   w.jobs = static_cast<std::uint32_t>(jobs.size());
   w.numeric.assign(jobs.size() * f, 0.0f);
@@ -288,6 +336,11 @@ WindowTokens window_tokens(const Trace& trace, const TraceContext& context, std:
     row[kFirstHistory + kHistoryColumns] = static_cast<float>(std::log1p(cpuh_before));
     if (schema.queue_state)
       for (std::size_t c = 0; c < kQueueColumns; ++c) row[kNumeric.size() + c] = context.queue[k][c];
+    if (schema.reference) {
+      const std::size_t first = kNumeric.size() + (schema.queue_state ? kQueueColumns : 0);
+      for (std::size_t c = 0; c + 1 < kReferenceColumns; ++c) row[first + c] = context.reference[k][c];
+      row[first + kReferenceColumns - 1] = static_cast<float>(static_cast<double>(t - w.t0) / context.max_age);
+    }
     cpuh_before += requested_cpu_hours(j);
     w.user.push_back(hash_bucket(trace.user_name(j), schema.user_buckets));
     w.account.push_back(hash_bucket(trace.account_name(j), schema.account_buckets));

@@ -24,12 +24,23 @@ struct FeatureSchema {
   std::vector<std::string> qos;         // likewise
   bool submit_time_only = false;        // no real runtimes among the features
   bool queue_state = false;  // the recorded queue at submission (real-wait mode; see QueueState)
+  bool reference = false;    // what an exact replay of the site's own setting did (ReferenceRun)
   bool operator==(const FeatureSchema&) const = default;
 };
 
 /// The schema for `trace` (its partitions and QOS as categories). `queue_state` adds the columns of
-/// QueueState and the recorded priority.
-FeatureSchema make_schema(const Trace& trace, bool submit_time_only, bool queue_state = false);
+/// QueueState and the recorded priority; `reference` the columns of a ReferenceRun.
+FeatureSchema make_schema(const Trace& trace, bool submit_time_only, bool queue_state = false,
+                          bool reference = false);
+
+/// One exact replay of the trace under the site's own setting, which a sweep runs anyway: the surrogate
+/// then learns how a setting moves each job away from this reference schedule (its wait, the queue it
+/// met and its priority factors there) rather than the whole schedule from scratch. Per trace job.
+struct ReferenceRun {
+  std::vector<std::int64_t> start, end;  // absolute s of its first run; kUnsetTime when it never started
+  std::vector<std::array<float, 5>> factors;  // normalized fair-share, job size, partition, QOS, assoc at submit
+  std::int64_t max_age = 7 * 86400;           // s, the site's PriorityMaxAge (the age factor's scale)
+};
 
 /// The queue each job met when it was submitted, from the trace's recorded start and end times of
 /// earlier jobs (known at that instant in the real system): jobs and requested CPU-hours pending,
@@ -59,12 +70,16 @@ struct WindowTokens {
 struct TraceContext {
   std::vector<std::array<float, 8>> history;  // per trace job
   std::vector<std::array<float, 5>> queue;    // per trace job, when queue_state
+  std::vector<std::array<float, 10>> reference;  // per trace job, when given a ReferenceRun
+  std::int64_t max_age = 0;                      // s, ReferenceRun::max_age
   bool queue_state = false;
 };
 /// `capacity_cpus`: the cluster's CPUs, for the fluid backlog (0 = leave it out).
-TraceContext trace_context(const Trace& trace, bool queue_state, double capacity_cpus, bool submit_time_only);
+TraceContext trace_context(const Trace& trace, bool queue_state, double capacity_cpus, bool submit_time_only,
+                           const ReferenceRun* reference = nullptr);
 
-/// The tokens of `jobs`; throws std::invalid_argument when the schema wants queue state the context lacks.
+/// The tokens of `jobs`; throws std::invalid_argument when the schema wants queue state or reference
+/// columns the context lacks.
 WindowTokens window_tokens(const Trace& trace, const TraceContext& context, std::span<const std::uint32_t> jobs,
                            std::span<const std::uint8_t> targets, const FeatureSchema& schema);
 

@@ -12,6 +12,7 @@
 #include <random>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "traces/file_io.hpp"
 
@@ -61,8 +62,34 @@ struct BlockImpl : nn::Module {
 };
 TORCH_MODULE(Block);
 
+// The priority prior (reference features): which numeric column holds the normalized factor each axis
+// weighs, and its sign. Priority = sum of weight × factor (Slurm's multifactor formula); between two
+// jobs pending at the same instant the age factors differ by their submit times over PriorityMaxAge.
+struct PriorColumn {
+  std::int64_t column = -1;  // in FeatureSchema::numeric; -1 = this axis weighs no factor we have
+  float sign = 1;
+};
+std::vector<PriorColumn> prior_columns(const FeatureSchema& schema, const std::vector<SettingAxis>& axes) {
+  static const std::vector<std::tuple<std::string, std::string, float>> kWeighs = {
+      {"PriorityWeightFairshare", "ref_fairshare", 1.0f}, {"PriorityWeightJobSize", "ref_job_size", 1.0f},
+      {"PriorityWeightPartition", "ref_partition", 1.0f}, {"PriorityWeightQOS", "ref_qos", 1.0f},
+      {"PriorityWeightAssoc", "ref_assoc", 1.0f},          {"PriorityWeightAge", "ref_submit_over_max_age", -1.0f}};
+  std::vector<PriorColumn> out(axes.size());
+  if (!schema.reference) return out;
+  for (std::size_t a = 0; a < axes.size(); ++a)
+    for (const auto& [axis, column, sign] : kWeighs)
+      if (axes[a].name == axis) {
+        const auto it = std::find(schema.numeric.begin(), schema.numeric.end(), column);
+        if (it != schema.numeric.end()) out[a] = {it - schema.numeric.begin(), sign};
+      }
+  return out;
+}
+bool has_prior(const std::vector<PriorColumn>& columns) {
+  return std::any_of(columns.begin(), columns.end(), [](const PriorColumn& c) { return c.column >= 0; });
+}
+
 struct NetImpl : nn::Module {
-  NetImpl(const ModelConfig& c, const FeatureSchema& s, std::int64_t axes)
+  NetImpl(const ModelConfig& c, const FeatureSchema& s, std::int64_t axes, bool prior)
       : d(c.d_model),
         setting_inputs(std::max<std::int64_t>(axes, 1)),
         numeric(register_module("numeric", nn::Linear(static_cast<std::int64_t>(s.numeric.size()), c.d_model))),
@@ -84,6 +111,11 @@ struct NetImpl : nn::Module {
         head1(register_module("head1", nn::Linear(c.d_model + c.competition_heads, c.d_model))),
         head2(register_module("head2", nn::Linear(c.d_model, 3))) {
     for (std::int64_t i = 0; i < c.encoder_layers; ++i) encoder->push_back(Block(c.d_model, c.heads, c.ffn, c.dropout));
+    // How sharply each competition head follows the formula's priority: sigmoid(scale · (P_j - P_i)),
+    // P in units of the largest swept weight; learned, from a start where a difference of a quarter of
+    // the largest weight already decides.
+    if (prior && c.competition_heads > 0)
+      prior_scale = register_parameter("prior_scale", torch::full({c.competition_heads}, 4.0));
     for (std::int64_t i = 0; i < c.conditioned_layers; ++i)
       conditioned->push_back(Block(c.d_model, c.heads, c.ffn, c.dropout));
     // The FiLM output starts at zero: an untrained model ignores the setting rather than scrambling
@@ -111,9 +143,12 @@ struct NetImpl : nn::Module {
     return {h, comp};
   }
 
-  // Conditioned part: tokens [n, 1, d], competition weights and settings [S, k] -> raw quantiles
-  // [n, S, 3] (normalised units).
-  Tensor condition(const Tensor& h, const Tensor& comp, const Tensor& settings) {
+  // Conditioned part: tokens [n, 1, d], competition weights, settings [S, k] and, with reference
+  // features, each job's formula priority under each setting [S, n] and its reference wait [n, 1] ->
+  // raw quantiles [n, S, 3] (normalised units). The reference wait is added to the median: the network
+  // learns how a setting moves a job from its reference schedule.
+  Tensor condition(const Tensor& h, const Tensor& comp, const Tensor& settings, const Tensor& prior,
+                   const Tensor& base) {
     const auto s = settings.size(0);
     Tensor film = setting_mlp->forward(settings);  // [S, d * (4L + 2)]
     auto parts = film.split(4 * d, -1);
@@ -126,6 +161,7 @@ struct NetImpl : nn::Module {
       // Each job's priority under this setting, one scalar per head; then how much of the competition
       // weight of each job lies on jobs that outrank it: sum_j comp[i, j] * sigmoid(p_j - p_i).
       Tensor pr = comp_p(x).permute({1, 2, 0});  // [S, H, n]
+      if (prior_scale.defined() && prior.defined()) pr = pr + prior_scale.view({1, -1, 1}) * prior.unsqueeze(1);
       Tensor c;
       if (torch::GradMode::is_enabled()) {
         Tensor outrank = torch::sigmoid(pr.unsqueeze(2) - pr.unsqueeze(3));  // [S, H, n(i), n(j)]
@@ -145,7 +181,7 @@ struct NetImpl : nn::Module {
       x = torch::cat({x, c.permute({2, 0, 1})}, -1);  // c: [n, S, H]
     }
     Tensor o = head2(torch::gelu(head1(x)));  // [n, S, 3]
-    Tensor mid = o.select(-1, 0);
+    Tensor mid = base.defined() ? o.select(-1, 0) + base : o.select(-1, 0);
     return torch::stack({mid - torch::softplus(o.select(-1, 1)), mid, mid + torch::softplus(o.select(-1, 2))}, -1);
   }
 
@@ -157,6 +193,7 @@ struct NetImpl : nn::Module {
   nn::LayerNorm head_ln;
   std::int64_t comp_heads;
   nn::Linear comp_q, comp_k, comp_p;
+  Tensor prior_scale;  // [H], with the priority prior only
   nn::Linear head1, head2;
 };
 TORCH_MODULE(Net);
@@ -246,6 +283,16 @@ Split make_split(const SurrogateDataset& d, std::uint64_t seed, SplitMode mode) 
   return s;
 }
 
+// TrainOptions::aggregate_weight's loss: q [n, S, 3], y and mask [n, S].
+Tensor aggregate_loss(const Tensor& q, const Tensor& y, const Tensor& mask) {
+  const Tensor m = mask.to(q.scalar_type());
+  const Tensor count = m.sum(0).clamp_min(1);                  // [S]
+  Tensor pred = (q.select(-1, 1) * m).sum(0) / count, exact = (y * m).sum(0) / count;
+  pred = pred - pred.mean();
+  exact = exact - exact.mean();
+  return (pred - exact).pow(2).mean() / (exact.pow(2).mean() + 1e-3);
+}
+
 struct Surrogate::Impl {
   ModelConfig config;
   FeatureSchema schema;
@@ -255,16 +302,24 @@ struct Surrogate::Impl {
   float y_mean = 0, y_std = 1;     // of log1p(wait s) over training targets
   Net net{nullptr};
   torch::Device device{torch::kCPU};
+  std::vector<PriorColumn> prior;  // per axis (prior_columns)
+  float prior_unit = 1;            // the largest swept weight with a prior column
 
   void build(std::uint64_t seed) {
     torch::manual_seed(seed);
-    net = Net(config, schema, static_cast<std::int64_t>(axes.size()));
+    prior = prior_columns(schema, axes);
+    prior_unit = 1;
+    for (std::size_t a = 0; a < axes.size(); ++a)
+      if (prior[a].column >= 0) prior_unit = std::max(prior_unit, static_cast<float>(axes[a].hi));
+    net = Net(config, schema, static_cast<std::int64_t>(axes.size()), has_prior(prior));
     net->to(device);
   }
 
-  // Normalised input tensors of one window (on the model's device).
+  // Normalised input tensors of one window (on the model's device); `f` [n, axes]: each job's raw
+  // factor for each axis (signed), with the priority prior only; `base` [n, 1]: its reference wait in
+  // the target's normalised units, with reference features only.
   struct Inputs {
-    Tensor x, u, a, p, q;
+    Tensor x, u, a, p, q, f, base;
   };
   Inputs inputs(const WindowTokens& w) const {
     const auto n = static_cast<std::int64_t>(w.jobs), f = static_cast<std::int64_t>(mean.size());
@@ -277,8 +332,43 @@ struct Surrogate::Impl {
     auto longs = [&](const std::vector<std::int64_t>& v) {
       return torch::tensor(at::ArrayRef<std::int64_t>(v), torch::kLong).to(device);
     };
+    Tensor factors;
+    if (has_prior(prior)) {
+      const auto na = static_cast<std::int64_t>(axes.size());
+      std::vector<float> v(static_cast<std::size_t>(n * na), 0.0f);
+      for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t a = 0; a < na; ++a)
+          if (const auto& c = prior[static_cast<std::size_t>(a)]; c.column >= 0)
+            v[static_cast<std::size_t>(i * na + a)] = c.sign * w.numeric[static_cast<std::size_t>(i * f + c.column)];
+      factors = torch::from_blob(v.data(), {n, na}, torch::kFloat).clone().to(device);
+    }
+    Tensor base;
+    if (const auto it = std::find(schema.numeric.begin(), schema.numeric.end(), "ref_log_wait");
+        it != schema.numeric.end()) {
+      const auto c = it - schema.numeric.begin();
+      std::vector<float> v(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i)
+        v[static_cast<std::size_t>(i)] = (w.numeric[static_cast<std::size_t>(i * f + c)] - y_mean) / y_std;
+      base = torch::from_blob(v.data(), {n, 1}, torch::kFloat).clone().to(device);
+    }
     return {torch::from_blob(x.data(), {n, f}, torch::kFloat).clone().to(device), longs(w.user), longs(w.account),
-            longs(w.partition), longs(w.qos)};
+            longs(w.partition), longs(w.qos), factors, base};
+  }
+
+  // The formula priority of every job of `in` under each setting (encoded): [S, n], in units of
+  // prior_unit; undefined without the prior.
+  Tensor prior_priority(const Inputs& in, const std::vector<std::vector<float>>& settings) const {
+    if (!in.f.defined()) return {};
+    const auto na = static_cast<std::int64_t>(axes.size());
+    std::vector<float> weights(settings.size() * axes.size(), 0.0f);
+    for (std::size_t s = 0; s < settings.size(); ++s)
+      for (std::size_t a = 0; a < axes.size(); ++a)
+        if (prior[a].column >= 0)
+          weights[s * axes.size() + a] = static_cast<float>(axes[a].decode(settings[s][a]) / prior_unit);
+    Tensor w = torch::from_blob(weights.data(), {static_cast<std::int64_t>(settings.size()), na}, torch::kFloat)
+                   .clone()
+                   .to(device);
+    return torch::matmul(w, in.f.transpose(0, 1));
   }
 
   Tensor settings_tensor(const std::vector<std::vector<float>>& settings) const {
@@ -417,7 +507,7 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
     const auto& in = cache[w];
     if (amp) at::autocast::set_enabled(true);
     const auto [h, comp] = m.net->encode(in.x, in.u, in.a, in.p, in.q);
-    Tensor q = m.net->condition(h, comp, m.settings_tensor(enc));
+    Tensor q = m.net->condition(h, comp, m.settings_tensor(enc), m.prior_priority(in, enc), in.base);
     if (amp) {
       at::autocast::set_enabled(false);
       at::autocast::clear_cache();
@@ -463,7 +553,9 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
     auto [y, mask] = m.targets(d, w, settings);
     if (mask.sum().item<std::int64_t>() == 0) continue;
     opt.zero_grad();
-    Tensor l = m.loss(forward(w, settings), y, mask, o.loss);
+    Tensor q = forward(w, settings);
+    Tensor l = m.loss(q, y, mask, o.loss);
+    if (o.aggregate_weight > 0 && settings.size() > 1) l = l + o.aggregate_weight * aggregate_loss(q, y, mask);
     l.backward();
     torch::nn::utils::clip_grad_norm_(m.net->parameters(), 1.0);
     opt.step();
@@ -515,7 +607,9 @@ Quantiles Surrogate::predict(const WindowTokens& window, const std::vector<std::
     const std::size_t to = std::min(settings.size(), from + kChunk);
     std::vector<std::vector<float>> part(settings.begin() + static_cast<std::ptrdiff_t>(from),
                                          settings.begin() + static_cast<std::ptrdiff_t>(to));
-    Tensor q = (m.net->condition(h, comp, m.settings_tensor(part)) * m.y_std + m.y_mean).to(torch::kCPU).contiguous();
+    Tensor q = (m.net->condition(h, comp, m.settings_tensor(part), m.prior_priority(in, part), in.base) * m.y_std + m.y_mean)
+                   .to(torch::kCPU)
+                   .contiguous();
     const auto n = static_cast<std::size_t>(window.jobs), s = to - from;
     const float* p = q.data_ptr<float>();  // [n, s, 3]
     for (std::size_t k = 0; k < s; ++k) {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <random>
 
+#include "experiments/replay.hpp"
 #include "experiments/surrogate_data.hpp"
 #include "scenario_support.hpp"
 #include "surrogate/dataset.hpp"
@@ -232,6 +233,72 @@ TEST_CASE("simulated waits come from the exact replay") {
   CHECK(alone.waits[0][1] == 503.0f);
   CHECK(alone.waits[1][1] == 53.0f);
   CHECK(alone.window_replay);
+}
+
+TEST_CASE("reference features: the site's own replay seen from each job") {
+  // The FIFO case above: jobs run 3-603, 603-703 and 703-803 on the one 4-CPU node.
+  const Site site = testing::small_site(1, 4);
+  const Trace t = testing::make_trace({{0, 1, 4, 600}, {100, 1, 4, 100}, {150, 1, 4, 100}});
+  cli::ReplayOptions ro;
+  ro.submit_factors = true;
+  const auto replay = cli::run_replay(site, t, ro);
+  const auto ref = cli::reference_run(replay, t);
+  CHECK(ref.start == std::vector<std::int64_t>{kT0 + 3, kT0 + 603, kT0 + 703});
+  CHECK(ref.end == std::vector<std::int64_t>{kT0 + 603, kT0 + 703, kT0 + 803});
+  CHECK(ref.max_age == 7 * 86400);
+  // Computed although the site's weights are all 0. One partition (PriorityJobFactor 1, the largest):
+  // partition factor 1; no QOS priority anywhere: QOS factor 0; the only user holds all the shares
+  // and is alone in its rank: fair-share factor 1 once the first decay run has computed Fair Tree; job 1
+  // came in the controller's first second, before that run: 0.
+  for (const auto& f : ref.factors) {
+    CHECK(f[2] == 1.0f);
+    CHECK(f[3] == 0.0f);
+  }
+  CHECK(ref.factors[0][0] == 0.0f);
+  CHECK(ref.factors[1][0] == 1.0f);
+  CHECK(ref.factors[2][0] == 1.0f);
+  const auto schema = make_schema(t, false, false, true);
+  CHECK(schema.reference);
+  const auto context = cli::surrogate_context(site, t, schema, &replay);
+  const std::vector<std::uint32_t> jobs = {0, 1, 2};
+  const std::vector<std::uint8_t> targets = {0, 1, 1};
+  const auto w = window_tokens(t, context, jobs, targets, schema);
+  const std::size_t f = schema.numeric.size();
+  CHECK(w.numeric[2 * f + column(schema, "ref_log_wait")] == doctest::Approx(std::log1p(553.0)));
+  // At job 3's submit (150 s) job 2 is pending (4 CPUs × 1 h limit = 4 CPU-hours) and job 1 runs on 4 CPUs.
+  CHECK(w.numeric[2 * f + column(schema, "ref_log_pending_jobs")] == doctest::Approx(std::log1p(1.0)));
+  CHECK(w.numeric[2 * f + column(schema, "ref_log_pending_cpuh")] == doctest::Approx(std::log1p(4.0)));
+  CHECK(w.numeric[2 * f + column(schema, "ref_log_running_jobs")] == doctest::Approx(std::log1p(1.0)));
+  CHECK(w.numeric[2 * f + column(schema, "ref_log_running_cpus")] == doctest::Approx(std::log1p(4.0)));
+  // Submitted 50 s after the window's first target (job 2): 50 s of a 7-day PriorityMaxAge.
+  CHECK(w.numeric[2 * f + column(schema, "ref_submit_over_max_age")] == doctest::Approx(50.0 / (7 * 86400)));
+  CHECK_THROWS_AS(window_tokens(t, trace_context(t, false, 4, false), jobs, targets, schema),
+                  std::invalid_argument);
+
+  // A dataset with reference features takes the site's own setting (setting 0) from the reference replay.
+  cli::DatasetOptions o;
+  o.window_jobs = 1;
+  o.context_jobs = 1;
+  o.settings = 0;
+  o.reference = true;
+  o.parameters = cli::default_surrogate_parameters();
+  const auto d = cli::build_dataset(site, t, o);
+  REQUIRE(d.windows.size() == 2);
+  CHECK(d.schema.reference);
+  CHECK(d.waits[0][1] == 503.0f);
+  CHECK(d.waits[1][1] == 553.0f);
+  o.window_replay = true;
+  CHECK_THROWS_AS(cli::build_dataset(site, t, o), std::invalid_argument);
+  // The flag survives the file.
+  CHECK(decode_dataset(encode_dataset(d), "d.stsd").schema == d.schema);
+}
+
+TEST_CASE("setting axes decode what they encode") {
+  const SettingAxis log_axis{"PriorityWeightAge", 0, 100000, true}, lin{"PriorityMaxAge", 3600, 7200, false};
+  for (double v : {0.0, 1.0, 999.0, 100000.0})
+    CHECK(log_axis.decode(log_axis.encode(v)) == doctest::Approx(v).epsilon(1e-5));
+  CHECK(log_axis.decode(0.5f) == doctest::Approx(std::expm1(std::log1p(100000.0) / 2)).epsilon(1e-5));
+  CHECK(lin.decode(0.25f) == doctest::Approx(4500.0));
 }
 
 TEST_CASE("the dataset file round-trips and rejects damaged files") {

@@ -153,8 +153,10 @@ namespace {
 
 // A small surrogate of the built-in site on a synthetic day, trained for a few steps: enough to test
 // the plumbing, not accuracy (docs/surrogate.md has the accuracy figures).
-std::string small_model(const std::filesystem::path& dir) {
+// With `reference`, the model also sees the exact replay of the site's own setting (docs/surrogate.md).
+std::string small_model(const std::filesystem::path& dir, bool reference = false) {
   DatasetOptions o;
+  o.reference = reference;
   o.window_jobs = 64;
   o.context_jobs = 16;
   o.settings = 5;
@@ -182,7 +184,7 @@ std::string small_model(const std::filesystem::path& dir) {
   const auto split = surrogate::make_split(d, 1);
   surrogate::Surrogate model(d, split.train_windows, c, 1);
   model.train(d, split, t);
-  const auto path = (dir / "small.ckpt").string();
+  const auto path = (dir / (reference ? "small_ref.ckpt" : "small.ckpt")).string();
   model.save(path);
   return path;
 }
@@ -266,6 +268,36 @@ TEST_CASE("sweep --engine surrogate and hybrid: stored predictions, exact verifi
   CHECK(verified == h.verified);
   // An exact run on the hybrid store replays only the rest.
   CHECK(run_sweep_spec(spec, db1, o).evaluated == 9 - h.verified);
+}
+
+TEST_CASE(
+    "sweep --engine surrogate with reference features: the base replay feeds every point, any thread count") {
+  const auto dir = testing::scratch_dir("sweep_engines_ref");
+  const auto spec_path = (dir / "spec.yaml").string();
+  std::ofstream(spec_path) << "trace:\n  synthetic: {seed: 11, days: 1}\n"
+                              "parameters:\n  PriorityWeightAge: [0, 3000, 9000]\n"
+                              "  PriorityWeightFairshare: [100, 5000, 10000]\n"
+                              "objectives:\n  - {metric: wait_mean, goal: min}\n";
+  const auto spec = load_sweep_spec(spec_path);
+  SweepRunOptions o;
+  o.engine = SweepEngine::kSurrogate;
+  o.surrogate.model = small_model(dir, true);
+  o.surrogate.window_jobs = 64;
+  o.surrogate.context_jobs = 16;
+  std::vector<std::vector<SweepRow>> runs;
+  for (unsigned jobs : {1u, 2u}) {
+    o.jobs = jobs;
+    const auto db = (dir / fmt::format("s{}.db", jobs)).string();
+    CHECK(run_sweep_spec(spec, db, o).predicted == 9);
+    runs.push_back(SweepStore(db).rows(true));
+  }
+  REQUIRE(runs[0].size() == 9);
+  std::set<double> waits;
+  for (std::size_t i = 0; i < 9; ++i) {
+    CHECK(runs[0][i].metrics_json == runs[1][i].metrics_json);
+    waits.insert(runs[0][i].predicted[0]);
+  }
+  CHECK(waits.size() > 1);  // the setting changes the prediction
 }
 
 TEST_CASE(

@@ -172,8 +172,6 @@ int train(const Args& args) {
       "dropout", po::value<double>(&c.dropout)->default_value(c.dropout), "dropout")(
       "loss", po::value<std::string>()->default_value("pinball"), "median loss: pinball, mse or mae-mse")(
       "steps", po::value<std::int64_t>(&t.steps)->default_value(t.steps), "optimiser steps")(
-      "aggregate-weight", po::value<double>(&t.aggregate_weight)->default_value(t.aggregate_weight),
-      "weight of the loss on differences between settings of each window's mean predicted log wait (0 = off)")(
       "settings-per-step", po::value<std::int64_t>(&t.settings_per_step)->default_value(t.settings_per_step),
       "settings per step (one window each)")("lr", po::value<double>(&t.lr)->default_value(t.lr),
                                              "peak learning rate")(

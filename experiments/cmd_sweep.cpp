@@ -121,7 +121,10 @@ int sweep_run(const Args& args) {
       "check-invariants", po::bool_switch(),
       "exact replays check resources and job states after every event")(
       "max-exact", po::value<double>()->default_value(0.1),
-      "hybrid: at most this many exact evaluations (a fraction of the points when < 1, else a count)");
+      "hybrid: at most this many exact evaluations (a fraction of the points when < 1, else a count)")(
+      "calibrate", po::value<double>()->default_value(0.5),
+      "hybrid: share of the exact budget first spent on points spread over the design, whose exact values "
+      "correct the surrogate's before the top points are chosen (0 = off)");
   add_surrogate_options(o, false);
   po::positional_options_description pos;
   pos.add("spec", 1);
@@ -157,6 +160,9 @@ int sweep_run(const Args& args) {
   ro.hybrid.top_k = vm["top-k"].as<std::size_t>();
   ro.hybrid.verify_width = vm["verify-width"].as<double>();
   ro.hybrid.max_exact = vm["max-exact"].as<double>();
+  ro.hybrid.calibrate = vm["calibrate"].as<double>();
+  if (!(ro.hybrid.calibrate >= 0 && ro.hybrid.calibrate <= 1))
+    throw po::error("--calibrate must be in [0, 1]");
   ro.check_invariants = vm["check-invariants"].as<bool>();
   if (ro.engine != SweepEngine::kExact && ro.surrogate.model.empty())
     throw po::error("--engine surrogate and hybrid need --model CHECKPOINT");

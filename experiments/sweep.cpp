@@ -303,21 +303,57 @@ void predict_points(const SweepSpec& spec, const SweepPlan& plan, SweepStore& st
   progress.finish();
 }
 
-/// The hybrid's choice among the plan's tasks `mine`, from their stored predictions (task indices).
-std::vector<std::size_t> choose_for_exact(const SweepSpec& spec, const SweepPlan& plan,
-                                          const SweepStore& store, const std::vector<std::size_t>& mine,
-                                          const HybridOptions& options) {
+/// The hybrid's choice among the plan's tasks `mine` (task indices), from their stored predictions:
+/// first the calibration points, which it replays exactly itself (`calibrated` receives how many it
+/// replayed) and whose exact values correct every prediction, then select_for_verification on the rest
+/// with what is left of the budget.
+std::vector<std::size_t> choose_for_exact(const SweepSpec& spec, const SweepPlan& plan, SweepStore& store,
+                                          const std::vector<std::size_t>& mine,
+                                          const SweepRunOptions& options, unsigned workers,
+                                          std::ostream& discard, std::size_t& calibrated) {
+  const auto& hybrid = options.hybrid;
+  const std::size_t budget = exact_budget(hybrid, mine.size());
+  const auto calibration = calibration_points(
+      mine.size(), static_cast<std::size_t>(std::llround(std::clamp(hybrid.calibrate, 0.0, 1.0) * budget)));
+  std::vector<std::size_t> chosen, todo;
+  const auto status = store.status();
+  for (auto c : calibration) {
+    chosen.push_back(mine[c]);
+    if (const auto it = status.find(plan.tasks[mine[c]].key); it == status.end() || !it->second.exact)
+      todo.push_back(mine[c]);
+  }
+  if (options.progress && !calibration.empty())
+    *options.progress << fmt::format(
+                             "sweep: calibration: {} points spread over the design, {} to replay exactly\n",
+                             calibration.size(), todo.size())
+                      << std::flush;
+  auto progress =
+      make_progress(options, discard, "calibration", calibration.size(), calibration.size() - todo.size());
+  calibrated = run_exact(spec, plan, store, todo, workers, progress);
+  progress.finish();
+
   std::map<std::string, const SweepRow*> by_key;
   const auto rows = store.rows();
   for (const auto& r : rows) by_key[r.key] = &r;
   std::vector<PointPrediction> predictions;
+  std::vector<std::vector<double>> coordinates, exact;
   for (auto i : mine) {
     const auto* r = by_key.at(plan.tasks[i].key);
     predictions.push_back({r->predicted, r->predicted_lo, r->predicted_hi});
+    coordinates.push_back(point_coordinates(spec, plan.tasks[i].point));
   }
-  std::vector<std::size_t> chosen;
-  for (auto c : select_for_verification(predictions, spec.objectives, spec.constraints, options))
-    chosen.push_back(mine[c]);
+  for (auto c : calibration) exact.push_back(by_key.at(plan.tasks[mine[c]].key)->objectives);
+  calibrate(predictions, coordinates, calibration, exact, spec.objectives.size());
+
+  std::vector<std::size_t> rest;  // indices into mine
+  for (std::size_t i = 0; i < mine.size(); ++i)
+    if (!std::binary_search(calibration.begin(), calibration.end(), i)) rest.push_back(i);
+  std::vector<PointPrediction> rest_predictions;
+  for (auto i : rest) rest_predictions.push_back(predictions[i]);
+  HybridOptions rest_options = hybrid;
+  rest_options.max_exact = static_cast<double>(budget - calibration.size());  // a count (>= 1) or 0
+  for (auto c : select_for_verification(rest_predictions, spec.objectives, spec.constraints, rest_options))
+    chosen.push_back(mine[rest[c]]);
   return chosen;
 }
 
@@ -329,7 +365,7 @@ SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, con
   SweepStore store(db);
   store.add_objectives(spec.objectives);
   store.set_constraints(spec.constraints);
-  const auto status = store.status();
+  auto status = store.status();
   const auto state = [&](std::size_t i) {
     const auto it = status.find(plan.tasks[i].key);
     return it == status.end() ? PointStatus{} : it->second;
@@ -361,9 +397,12 @@ SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, con
     summary.surrogate_seconds = seconds_since(t0);
     for_exact.clear();
     if (options.engine == SweepEngine::kHybrid) {
-      for_exact = choose_for_exact(spec, plan, store, mine, options.hybrid);
-      std::sort(for_exact.begin(), for_exact.end());
+      std::size_t calibrated = 0;
+      for_exact = choose_for_exact(spec, plan, store, mine, options, workers, discard, calibrated);
       summary.verified = for_exact.size();
+      summary.evaluated = calibrated;
+      status = store.status();  // the calibration points are exact now
+      std::sort(for_exact.begin(), for_exact.end());
     }
   }
   if (options.engine != SweepEngine::kSurrogate) {
@@ -375,12 +414,13 @@ SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, con
       else
         todo.push_back(i);
     }
+    summary.skipped -= summary.evaluated;  // the calibration replays were this run's, not already there
     const std::size_t n = for_exact.size();
     say(fmt::format("sweep: {} points{} for the exact simulator, {} already in {}, {} to run on {} threads\n",
                     n, options.engine == SweepEngine::kExact ? where : std::string(), n - todo.size(), db,
                     todo.size(), std::min<std::size_t>(workers, std::max<std::size_t>(todo.size(), 1))));
     auto progress = make_progress(options, discard, "sweep", n, n - todo.size());
-    summary.evaluated = run_exact(spec, plan, store, todo, workers, progress);
+    summary.evaluated += run_exact(spec, plan, store, todo, workers, progress);
     progress.finish();
     summary.exact_seconds = seconds_since(t0);
   }

@@ -76,6 +76,8 @@ struct HybridOptions {
                               // fraction of its median
   double max_exact = 0.1;     // at most this many exact evaluations: a fraction of the points when < 1,
                               // else a count
+  double calibrate = 0.5;     // share of that budget first spent on points spread over the design, whose
+                              // exact values correct the surrogate's (sweep_hybrid.hpp, calibrate)
 };
 
 struct SweepRunOptions {

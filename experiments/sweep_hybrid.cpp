@@ -5,6 +5,8 @@
 #include <numeric>
 #include <set>
 
+#include <Eigen/Dense>
+
 namespace slurmtwin::cli {
 
 std::size_t exact_budget(const HybridOptions& options, std::size_t n) {
@@ -62,6 +64,77 @@ std::vector<std::size_t> select_for_verification(const std::vector<PointPredicti
   std::stable_sort(wide.begin(), wide.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   for (const auto& [width, i] : wide) take(i);
   return chosen;
+}
+
+std::vector<std::size_t> calibration_points(std::size_t n, std::size_t count) {
+  count = std::min(count, n);
+  std::vector<std::size_t> out;
+  for (std::size_t c = 0; c < count; ++c) out.push_back((2 * c + 1) * n / (2 * count));
+  return out;
+}
+
+std::vector<double> point_coordinates(const SweepSpec& spec, const SweepPoint& point) {
+  std::vector<double> x;
+  for (const auto& p : spec.parameters) {
+    const double v = point.at(p.name);
+    if (!p.values.empty()) {
+      const auto it = std::find(p.values.begin(), p.values.end(), v);
+      x.push_back(p.values.size() > 1
+                      ? static_cast<double>(it - p.values.begin()) / static_cast<double>(p.values.size() - 1)
+                      : 0.0);
+      continue;
+    }
+    const bool log = p.scale == SweepScale::kLog || (p.name.starts_with("PriorityWeight") && p.lo >= 0);
+    const auto f = [&](double a) { return log ? std::log1p(std::max(0.0, a)) : a; };
+    x.push_back(p.hi > p.lo ? (f(v) - f(p.lo)) / (f(p.hi) - f(p.lo)) : 0.0);
+  }
+  return x;
+}
+
+void calibrate(std::vector<PointPrediction>& points, const std::vector<std::vector<double>>& coordinates,
+               const std::vector<std::size_t>& calibration, const std::vector<std::vector<double>>& exact,
+               std::size_t objectives) {
+  if (calibration.size() < 2 || points.empty()) return;
+  const std::size_t d = coordinates.at(0).size() + 1;  // coordinates, then the surrogate's median
+  for (std::size_t k = 0; k < objectives; ++k) {
+    // Standardize every column over all points, so one penalty fits every unit.
+    Eigen::MatrixXd all(static_cast<Eigen::Index>(points.size()), static_cast<Eigen::Index>(d));
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      for (std::size_t j = 0; j + 1 < d; ++j)
+        all(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = coordinates[i][j];
+      all(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(d - 1)) = points[i].mid[k];
+    }
+    if (!all.allFinite()) continue;
+    const Eigen::RowVectorXd mean = all.colwise().mean();
+    Eigen::RowVectorXd sd = ((all.rowwise() - mean).array().square().colwise().mean()).sqrt();
+    for (Eigen::Index j = 0; j < sd.size(); ++j)
+      if (!(sd(j) > 1e-12)) sd(j) = 1;
+    const Eigen::MatrixXd z = (all.rowwise() - mean).array().rowwise() / sd.array();
+    Eigen::MatrixXd a(static_cast<Eigen::Index>(calibration.size()), static_cast<Eigen::Index>(d));
+    Eigen::VectorXd y(static_cast<Eigen::Index>(calibration.size()));
+    for (std::size_t c = 0; c < calibration.size(); ++c) {
+      a.row(static_cast<Eigen::Index>(c)) = z.row(static_cast<Eigen::Index>(calibration[c]));
+      y(static_cast<Eigen::Index>(c)) = exact[c][k];
+    }
+    if (!y.allFinite()) continue;
+    // Centre on the calibration points so the intercept is not penalized.
+    const Eigen::RowVectorXd a_mean = a.colwise().mean();
+    const double y_mean = y.mean();
+    const Eigen::MatrixXd ac = a.rowwise() - a_mean;
+    const Eigen::MatrixXd gram =
+        ac.transpose() * ac +
+        0.01 * static_cast<double>(calibration.size()) *
+            Eigen::MatrixXd::Identity(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
+    const Eigen::VectorXd w = gram.ldlt().solve(ac.transpose() * (y.array() - y_mean).matrix());
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      auto& p = points[i];
+      const double fitted = y_mean + (z.row(static_cast<Eigen::Index>(i)) - a_mean).dot(w);
+      const double shift = fitted - p.mid[k];
+      p.mid[k] = fitted;
+      p.lo[k] += shift;
+      p.hi[k] += shift;
+    }
+  }
 }
 
 }  // namespace slurmtwin::cli

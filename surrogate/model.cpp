@@ -283,16 +283,6 @@ Split make_split(const SurrogateDataset& d, std::uint64_t seed, SplitMode mode) 
   return s;
 }
 
-// TrainOptions::aggregate_weight's loss: q [n, S, 3], y and mask [n, S].
-Tensor aggregate_loss(const Tensor& q, const Tensor& y, const Tensor& mask) {
-  const Tensor m = mask.to(q.scalar_type());
-  const Tensor count = m.sum(0).clamp_min(1);                  // [S]
-  Tensor pred = (q.select(-1, 1) * m).sum(0) / count, exact = (y * m).sum(0) / count;
-  pred = pred - pred.mean();
-  exact = exact - exact.mean();
-  return (pred - exact).pow(2).mean() / (exact.pow(2).mean() + 1e-3);
-}
-
 struct Surrogate::Impl {
   ModelConfig config;
   FeatureSchema schema;
@@ -553,9 +543,7 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
     auto [y, mask] = m.targets(d, w, settings);
     if (mask.sum().item<std::int64_t>() == 0) continue;
     opt.zero_grad();
-    Tensor q = forward(w, settings);
-    Tensor l = m.loss(q, y, mask, o.loss);
-    if (o.aggregate_weight > 0 && settings.size() > 1) l = l + o.aggregate_weight * aggregate_loss(q, y, mask);
+    Tensor l = m.loss(forward(w, settings), y, mask, o.loss);
     l.backward();
     torch::nn::utils::clip_grad_norm_(m.net->parameters(), 1.0);
     opt.step();

@@ -53,11 +53,6 @@ struct TrainOptions {
   Loss loss = Loss::kPinball;
   std::int64_t steps = 1500;         // optimiser steps (one window × `settings_per_step` settings each)
   std::int64_t settings_per_step = 8;
-  /// Weight of a second loss that teaches differences between settings rather than per-job accuracy:
-  /// per step, each setting's mean predicted (median) log wait over the window's jobs, centred across
-  /// the step's settings, against the same of the exact waits, as a share of the exact differences'
-  /// variance (1 − R² of the differences). 0 = off.
-  double aggregate_weight = 0;
   double lr = 2e-3;                  // peak learning rate (AdamW)
   double weight_decay = 0.01;
   std::int64_t warmup = 100;         // linear warm-up steps, then cosine decay to lr / 20

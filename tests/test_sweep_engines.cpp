@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <numeric>
 
 #include "experiments/compare.hpp"
 #include "experiments/optimize.hpp"
@@ -88,6 +89,61 @@ TEST_CASE("hybrid sweep: which points the exact simulator verifies, by hand") {
   CHECK(exact_budget(o, 1000) == 6);
   o.max_exact = 0.1;
   CHECK(exact_budget(o, 1000) == 100);
+}
+
+TEST_CASE("hybrid calibration: spread-out points, coordinates, and a surrogate bias corrected") {
+  CHECK(calibration_points(10, 3) == std::vector<std::size_t>{1, 5, 8});  // middles of strides of 10/3
+  CHECK(calibration_points(8, 4) == std::vector<std::size_t>{1, 3, 5, 7});
+  CHECK(calibration_points(3, 5) == std::vector<std::size_t>{0, 1, 2});
+  CHECK(calibration_points(5, 0).empty());
+
+  SweepSpec spec;
+  SweepParameter age, bf, list;
+  age.name = "PriorityWeightAge";  // a weight: log1p scale, as the surrogate sees it
+  age.hi = 100000;
+  bf.name = "bf_interval";
+  bf.lo = 30;
+  bf.hi = 90;
+  list.name = "bf_max_job_test";
+  list.values = {10, 20, 40};
+  spec.parameters = {age, bf, list};
+  const auto x = point_coordinates(spec, {{"PriorityWeightAge", std::expm1(std::log1p(100000.0) / 2)},
+                                          {"bf_interval", 60},
+                                          {"bf_max_job_test", 40}});
+  REQUIRE(x.size() == 3);
+  CHECK(x[0] == doctest::Approx(0.5));
+  CHECK(x[1] == doctest::Approx(0.5));
+  CHECK(x[2] == doctest::Approx(1.0));
+
+  // Eight points; the exact objective is 50 + 20 x1 + 10 x2, the surrogate says 100 - 30 x1 (wrong way
+  // round). Four exact values (points 1, 3, 5, 7) correct it: the calibrated medians rank all eight as
+  // the exact values do and lie within 2% of them; each interval moves with its median.
+  std::vector<std::vector<double>> coordinates;
+  std::vector<PointPrediction> points;
+  std::vector<double> truth;
+  for (int i = 0; i < 8; ++i) {
+    const double x1 = i / 7.0, x2 = (i * 3 % 8) / 7.0;
+    coordinates.push_back({x1, x2});
+    points.push_back({{100 - 30 * x1}, {90 - 30 * x1}, {120 - 30 * x1}});
+    truth.push_back(50 + 20 * x1 + 10 * x2);
+  }
+  const std::vector<std::size_t> calibration = {1, 3, 5, 7};
+  std::vector<std::vector<double>> exact;
+  for (auto c : calibration) exact.push_back({truth[c]});
+  calibrate(points, coordinates, calibration, exact, 1);
+  std::vector<std::size_t> by_truth(8), by_calibrated(8);
+  std::iota(by_truth.begin(), by_truth.end(), 0);
+  std::iota(by_calibrated.begin(), by_calibrated.end(), 0);
+  std::sort(by_truth.begin(), by_truth.end(), [&](auto a, auto b) { return truth[a] < truth[b]; });
+  std::sort(by_calibrated.begin(), by_calibrated.end(),
+            [&](auto a, auto b) { return points[a].mid[0] < points[b].mid[0]; });
+  CHECK(by_calibrated == by_truth);
+  for (int i = 0; i < 8; ++i) {
+    CAPTURE(i);
+    CHECK(points[i].mid[0] == doctest::Approx(truth[i]).epsilon(0.02));
+    CHECK(points[i].hi[0] - points[i].mid[0] == doctest::Approx(20.0));
+    CHECK(points[i].mid[0] - points[i].lo[0] == doctest::Approx(10.0));
+  }
 }
 
 TEST_CASE("sweep store: an exact result replaces a prediction's values and keeps the prediction") {
@@ -247,6 +303,7 @@ TEST_CASE("sweep --engine surrogate and hybrid: stored predictions, exact verifi
   o.hybrid.top_k = 1;
   o.hybrid.verify_width = 1e9;
   o.hybrid.max_exact = 3;
+  o.hybrid.calibrate = 0;
   const auto h = run_sweep_spec(spec, db1, o);
   CHECK(h.predicted == 0);
   CHECK(h.verified >= 1);
@@ -268,6 +325,30 @@ TEST_CASE("sweep --engine surrogate and hybrid: stored predictions, exact verifi
   CHECK(verified == h.verified);
   // An exact run on the hybrid store replays only the rest.
   CHECK(run_sweep_spec(spec, db1, o).evaluated == 9 - h.verified);
+
+  // With calibration: half of a budget of 4 goes to design points 2 and 6 (calibration_points(9, 2)),
+  // replayed exactly first; the top of each objective, by the calibrated values, takes the rest.
+  o.engine = SweepEngine::kHybrid;
+  o.hybrid.max_exact = 4;
+  o.hybrid.calibrate = 0.5;
+  const auto db3 = (dir / "s3.db").string();
+  const auto c = run_sweep_spec(spec, db3, o);
+  CHECK(c.predicted == 9);
+  CHECK(c.verified == 4);
+  CHECK(c.evaluated == 4);
+  CHECK(c.skipped == 0);
+  const auto plan = plan_sweep(spec);
+  std::map<std::string, SweepRow> calibrated;
+  for (auto& r : SweepStore(db3).rows()) calibrated[r.key] = r;
+  CHECK(calibrated.at(plan.tasks[2].key).engine == "exact");
+  CHECK(calibrated.at(plan.tasks[6].key).engine == "exact");
+  std::size_t exact_rows = 0;
+  for (const auto& [key, r] : calibrated)
+    if (r.engine == "exact") {
+      ++exact_rows;
+      CHECK(r.objectives == exact.at(key).objectives);
+    }
+  CHECK(exact_rows == 4);
 }
 
 TEST_CASE(

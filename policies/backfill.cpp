@@ -40,9 +40,6 @@ bool subset(const Words& a, const Words& b) {
     if ((a[i] & ~b[i]) != 0) return false;
   return true;
 }
-void and_with(Words& a, const Words& b) {
-  for (std::size_t i = 0; i < a.size(); ++i) a[i] &= b[i];
-}
 
 // ---- node-space map -----------------------------------------------------------------------------
 
@@ -61,6 +58,8 @@ class NodeSpace {
     slots_.push_back(std::move(s));
   }
   const std::vector<Slot>& slots() const { return slots_; }
+  /// Changes with every add(): what was derived from the slots is stale when it moved.
+  std::uint64_t version() const { return version_; }
   Seconds begin() const { return slots_.front().begin; }
   Seconds end() const { return slots_.back().end; }
 
@@ -84,6 +83,7 @@ class NodeSpace {
     start = std::max(start, begin());
     end = std::min(std::max(end, start + resolution), this->end());
     if (start >= end) return;
+    ++version_;
     split(start);
     split(end);
     for (auto k = first_ending_after(start); k < slots_.size() && slots_[k].begin < end; ++k)
@@ -109,6 +109,85 @@ class NodeSpace {
   }
 
   std::vector<Slot> slots_;
+  std::uint64_t version_ = 0;
+};
+
+/// A partition's nodes free of reservations from slot k0 on: for each k >= k0, the nodes free in
+/// every slot of [k0, k], and the first k from which more of them are free in slot k + 1 than over
+/// [k0, k]. The tests of a cycle mostly start at the same slot with the map unchanged and ask for
+/// growing spans, so each is computed once, as far as asked, until the map or k0 changes.
+class FreeNodes {
+ public:
+  struct Answer {
+    const std::uint64_t* avail;  // partition nodes free over [start, end] (words of the node bitset)
+    Seconds later_start;         // next time more become free (0: none within the map)
+  };
+
+  /// The nodes of `part` (a bitset) free over [start, end] in `map` and the time to retry at, as the
+  /// slot walk of Backfill::run defines them.
+  Answer query(const NodeSpace& map, const Words& part, Seconds start, Seconds end) {
+    const auto& slots = map.slots();
+    const std::size_t count = slots.size();
+    const std::size_t k0 = map.first_ending_after(start);
+    if (k0 >= count) return {part.data(), 0};
+    if (map.version() != version_ || k0 != k0_ || !valid_) {
+      version_ = map.version();
+      k0_ = k0;
+      valid_ = true;
+      ands_.clear();
+      checked_ = k0;
+      more_at_ = kNone;
+    }
+    // First slot beginning after `end` (slots begin at or before start at k0).
+    const auto kb = static_cast<std::size_t>(
+        std::upper_bound(slots.begin() + static_cast<std::ptrdiff_t>(k0), slots.end(), end,
+                         [](Seconds v, const Slot& sl) { return v < sl.begin; }) -
+        slots.begin());
+    const std::size_t words = part.size();
+    // More nodes become free after slot k: the partition's nodes of slot k + 1 not all in [k0, k]'s.
+    const std::size_t last_check = std::min(kb, count - 2);  // count >= 2 when reached
+    if (count >= 2)
+      while (more_at_ == kNone && checked_ <= last_check) {
+        extend(slots, part, checked_);
+        const auto* a = &ands_[(checked_ - k0) * words];
+        const auto& nx = slots[checked_ + 1].avail;
+        for (std::size_t w = 0; w < words; ++w)
+          if ((part[w] & nx[w] & ~a[w]) != 0) {
+            more_at_ = checked_;
+            break;
+          }
+        ++checked_;
+      }
+    Seconds later = 0;
+    if (count >= 2 && more_at_ != kNone && more_at_ <= last_check)
+      later = slots[more_at_].end;
+    else if (kb < count && kb + 2 < count)
+      later = slots[kb + 1].end;
+    if (kb == k0) return {part.data(), later};
+    extend(slots, part, kb - 1);
+    return {&ands_[(kb - 1 - k0) * words], later};
+  }
+
+ private:
+  static constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+  // Computes the free nodes over [k0, k] for every k up to `k`.
+  void extend(const std::vector<Slot>& slots, const Words& part, std::size_t k) {
+    const std::size_t words = part.size();
+    for (std::size_t j = k0_ + ands_.size() / words; j <= k; ++j) {
+      const std::size_t at = ands_.size();
+      ands_.resize(at + words);
+      const auto& sl = slots[j].avail;
+      for (std::size_t w = 0; w < words; ++w)
+        ands_[at + w] = (at == 0 ? part[w] : ands_[at - words + w]) & sl[w];
+    }
+  }
+
+  std::uint64_t version_ = 0;
+  std::size_t k0_ = 0;
+  bool valid_ = false;
+  Words ands_;                   // per slot k0.. (words each): partition nodes free over [k0, k]
+  std::size_t checked_ = 0;      // slots k0..checked_-1 tested for more nodes after them
+  std::size_t more_at_ = kNone;  // first of them after which more are free
 };
 
 // ---- running jobs' planned releases and the will-run test ----------------------------------------
@@ -185,6 +264,7 @@ class Planner {
     std::vector<std::uint32_t> nodes;
     for (const auto& a : j.alloc) nodes.push_back(a.node);
     node_.insert(node_.begin() + e0, nodes.begin(), nodes.end());
+    blocks_valid_ = false;  // release indices moved
     for (auto& shape : shapes_) {
       shape.snaps_valid = false;  // release indices moved
       shape.reach_valid = false;
@@ -358,6 +438,7 @@ class Planner {
     bool reach_valid = false;
   };
   static constexpr std::size_t kSnapEvery = 64;  // releases between snapshots
+  static constexpr std::size_t kBlock = 16;      // releases per node mask of first_touching
   static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
   static constexpr std::size_t kNotYet = std::numeric_limits<std::size_t>::max();
 
@@ -380,10 +461,36 @@ class Planner {
       if (has(avail, node_[e])) return true;
     return false;
   }
-  // First release in [from, to) with a node in avail (`to` if none).
-  std::size_t first_touching(std::size_t from, std::size_t to, const Words& avail) const {
-    while (from < to && !touches(from, avail)) ++from;
-    return from;
+  // First release in [from, to) with a node in avail (`to` if none). A test's nodes are often few
+  // (the rest reserved or in other partitions), so whole blocks of releases none of whose nodes is
+  // in avail are skipped by their node masks.
+  std::size_t first_touching(std::size_t from, std::size_t to, const Words& avail) {
+    ensure_blocks();
+    const std::size_t words = avail.size();
+    while (from < to) {
+      if (from % kBlock == 0) {
+        const auto* mask = &block_nodes_[from / kBlock * words];
+        bool any = false;
+        for (std::size_t w = 0; w < words && !any; ++w) any = (mask[w] & avail[w]) != 0;
+        if (!any) {
+          from += kBlock;
+          continue;
+        }
+      }
+      if (touches(from, avail)) return from;
+      ++from;
+    }
+    return to;
+  }
+  // Per block of kBlock releases: the nodes of its releases (a bitset); rebuilt after a start.
+  void ensure_blocks() {
+    if (blocks_valid_) return;
+    const std::size_t words = (cluster_.nodes().size() + 63) / 64;
+    block_nodes_.assign((releases_.size() / kBlock + 1) * words, 0);
+    for (std::size_t i = 0; i < releases_.size(); ++i)
+      for (auto e = first_[i]; e < first_[i + 1]; ++e)
+        block_nodes_[i / kBlock * words + (node_[e] >> 6)] |= std::uint64_t{1} << (node_[e] & 63);
+    blocks_valid_ = true;
   }
 
   // `usable` holds every node's usable CPUs after releases [0, at) (at least on avail's nodes): brings
@@ -609,6 +716,8 @@ class Planner {
   std::vector<std::uint32_t> first_;  // per release: its first entry; one more at the end (entry count)
   std::vector<std::uint32_t> node_;   // per release entry (a node of the released job, alloc order)
   std::vector<Shape> shapes_;
+  std::vector<std::uint64_t> block_nodes_;  // per kBlock releases: their nodes (words per block)
+  bool blocks_valid_ = false;
   // Per release entry: its node's state after the releases up to it (GRES: gres_kinds_ counts each).
   std::vector<sim::NodeFree> states_;
   std::vector<std::int64_t> gres_;
@@ -693,7 +802,8 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     bool counted;                    // reached the will-run test
     std::optional<Seconds> planned;  // start estimate without a reservation
   };
-  std::vector<Outcome> memo;  // since the last start or reservation
+  std::vector<Outcome> memo;                            // since the last start or reservation
+  std::vector<FreeNodes> free_nodes(part_mask.size());  // per partition
   const bool may_preempt = preemption_ != nullptr && preemption_->enabled();
   std::vector<bool> avail_nodes;            // scratch: avail for preemption
   std::vector<std::uint32_t> victim_nodes;  // scratch
@@ -754,27 +864,9 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       const Seconds end_time = std::max(start_res, now) + limit;
       // Nodes of the partition free of reservations over [start_res, end_time], and the next time
       // at which more of them become free.
-      avail = part_mask[rec.partition];
-      const auto& slots = map.slots();
-      for (auto k = map.first_ending_after(start_res); k < slots.size(); ++k) {
-        if (later_start == 0 && k + 1 < slots.size()) {
-          // More nodes free in the next slot than in this one: (part & next) not within (avail & this).
-          const auto& pm = part_mask[rec.partition];
-          const auto& nx = slots[k + 1].avail;
-          const auto& th = slots[k].avail;
-          for (std::size_t w = 0; w < pm.size(); ++w)
-            if ((pm[w] & nx[w] & ~(avail[w] & th[w])) != 0) {
-              later_start = slots[k].end;
-              break;
-            }
-        }
-        if (slots[k].begin <= end_time) {
-          and_with(avail, slots[k].avail);
-        } else {
-          if (later_start == 0 && k + 2 < slots.size()) later_start = slots[k + 1].end;
-          break;
-        }
-      }
+      const auto free = free_nodes[rec.partition].query(map, part_mask[rec.partition], start_res, end_time);
+      avail.assign(free.avail, free.avail + part_mask[rec.partition].size());
+      later_start = free.later_start;
       const bool can_retry = later_start > 0 && !no_reserve;
       if (count(avail) < j.request.min_nodes) {
         if (can_retry) continue;

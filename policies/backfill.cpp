@@ -173,12 +173,14 @@ class FreeNodes {
   // Computes the free nodes over [k0, k] for every k up to `k`.
   void extend(const std::vector<Slot>& slots, const Words& part, std::size_t k) {
     const std::size_t words = part.size();
-    for (std::size_t j = k0_ + ands_.size() / words; j <= k; ++j) {
-      const std::size_t at = ands_.size();
-      ands_.resize(at + words);
+    std::size_t j = k0_ + ands_.size() / words;
+    if (j > k) return;
+    ands_.resize((k + 1 - k0_) * words);
+    for (; j <= k; ++j) {
+      auto* a = &ands_[(j - k0_) * words];
+      const auto* prev = j == k0_ ? part.data() : a - words;
       const auto& sl = slots[j].avail;
-      for (std::size_t w = 0; w < words; ++w)
-        ands_[at + w] = (at == 0 ? part[w] : ands_[at - words + w]) & sl[w];
+      for (std::size_t w = 0; w < words; ++w) a[w] = prev[w] & sl[w];
     }
   }
 
@@ -435,6 +437,11 @@ class Planner {
     // Single-node requests: per node, the first release after which it has the request's CPUs usable
     // (-1: now; kNever: not even once every running job has ended); rebuilt after a start.
     std::vector<std::int64_t> reach;
+    // The distinct values of `reach`, ascending, and for each the nodes whose reach is at most it
+    // (a node bitset per level, growing): the least reach over a test's nodes is the first level
+    // whose nodes meet them, found by bisection rather than by visiting every node of the test.
+    std::vector<std::int64_t> levels;
+    std::vector<std::uint64_t> level_nodes;
     bool reach_valid = false;
   };
   static constexpr std::size_t kSnapEvery = 64;  // releases between snapshots
@@ -445,15 +452,55 @@ class Planner {
   void ensure_reach(Shape& shape) {
     if (shape.reach_valid) return;
     const std::uint32_t need = std::max<std::uint32_t>(1, shape.request.total_cpus);
+    const std::size_t words = (shape.now.size() + 63) / 64;
+    auto& cur = level_scratch_;
+    cur.assign(words, 0);
+    shape.levels.clear();
+    shape.level_nodes.clear();
+    const auto add_level = [&](std::int64_t level) {
+      shape.levels.push_back(level);
+      shape.level_nodes.insert(shape.level_nodes.end(), cur.begin(), cur.end());
+    };
     shape.reach.assign(shape.now.size(), kNever);
+    bool added = false;
     for (std::size_t n = 0; n < shape.now.size(); ++n)
-      if (shape.now[n] >= need) shape.reach[n] = -1;
-    for (std::size_t i = 0; i < releases_.size(); ++i)
+      if (shape.now[n] >= need) {
+        shape.reach[n] = -1;
+        cur[n >> 6] |= std::uint64_t{1} << (n & 63);
+        added = true;
+      }
+    if (added) add_level(-1);
+    for (std::size_t i = 0; i < releases_.size(); ++i) {
+      added = false;
       for (auto e = first_[i]; e < first_[i + 1]; ++e) {
         const auto n = node_[e];
-        if (shape.reach[n] == kNever && shape.after[e] >= need) shape.reach[n] = static_cast<std::int64_t>(i);
+        if (shape.reach[n] == kNever && shape.after[e] >= need) {
+          shape.reach[n] = static_cast<std::int64_t>(i);
+          cur[n >> 6] |= std::uint64_t{1} << (n & 63);
+          added = true;
+        }
       }
+      if (added) add_level(static_cast<std::int64_t>(i));
+    }
     shape.reach_valid = true;
+  }
+
+  // The least reach over the nodes of avail (kNever if none ever has the CPUs).
+  static std::int64_t least_reach(const Shape& shape, const Words& avail) {
+    const std::size_t words = avail.size();
+    std::size_t lo = 0;
+    std::size_t hi = shape.levels.size();
+    while (lo < hi) {  // first level whose nodes meet avail (they grow with the level)
+      const std::size_t mid = lo + (hi - lo) / 2;
+      const auto* nodes = &shape.level_nodes[mid * words];
+      bool meets = false;
+      for (std::size_t w = 0; w < words && !meets; ++w) meets = (nodes[w] & avail[w]) != 0;
+      if (meets)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    return lo < shape.levels.size() ? shape.levels[lo] : kNever;
   }
 
   bool touches(std::size_t i, const Words& avail) const {
@@ -516,10 +563,8 @@ class Planner {
                                       Seconds start_res, Seconds later_start, bool now_only) {
     if (!shape.built) build(shape);
     ensure_reach(shape);
-    std::int64_t reached = kNever;  // first release after which a node of avail has the CPUs
-    for (std::size_t w = 0; w < avail.size(); ++w)
-      for (auto bits = avail[w]; bits != 0; bits &= bits - 1)
-        reached = std::min(reached, shape.reach[w * 64 + static_cast<std::size_t>(std::countr_zero(bits))]);
+    const std::int64_t reached =
+        least_reach(shape, avail);  // first release after which a node of avail has the CPUs
     const Seconds now = s_.now;
     auto& usable = usable_;
     usable.resize(shape.now.size());
@@ -725,6 +770,7 @@ class Planner {
   bool states_built_ = false;
   std::vector<std::uint32_t> usable_;        // scratch: usable CPUs per node during a future test
   std::vector<std::uint32_t> snap_scratch_;  // scratch: ensure_snapshots
+  Words level_scratch_;                      // scratch: ensure_reach
   std::vector<std::size_t> undo_;            // scratch: releases applied to the cluster
   std::vector<char> mark_;                   // scratch: nodes of a job just started
   std::vector<std::pair<const std::vector<std::uint32_t>*, bool>> distinct_;   // per candidate list
@@ -863,10 +909,35 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       if (start_res > window_end) break;
       const Seconds end_time = std::max(start_res, now) + limit;
       // Nodes of the partition free of reservations over [start_res, end_time], and the next time
-      // at which more of them become free.
-      const auto free = free_nodes[rec.partition].query(map, part_mask[rec.partition], start_res, end_time);
-      avail.assign(free.avail, free.avail + part_mask[rec.partition].size());
-      later_start = free.later_start;
+      // at which more of them become free. First attempts (at now) start at the map's first slot:
+      // their answers are kept per partition while the map is unchanged; retries walk the slots.
+      const auto& pm = part_mask[rec.partition];
+      if (start_res <= now) {
+        const auto free = free_nodes[rec.partition].query(map, pm, start_res, end_time);
+        avail.assign(free.avail, free.avail + pm.size());
+        later_start = free.later_start;
+      } else {
+        avail = pm;
+        const auto& slots = map.slots();
+        for (auto k = map.first_ending_after(start_res); k < slots.size(); ++k) {
+          if (later_start == 0 && k + 1 < slots.size()) {
+            // More nodes free in the next slot than in this one: (part & next) not within (avail & this).
+            const auto& nx = slots[k + 1].avail;
+            const auto& th = slots[k].avail;
+            for (std::size_t w = 0; w < pm.size(); ++w)
+              if ((pm[w] & nx[w] & ~(avail[w] & th[w])) != 0) {
+                later_start = slots[k].end;
+                break;
+              }
+          }
+          if (slots[k].begin <= end_time) {
+            for (std::size_t w = 0; w < avail.size(); ++w) avail[w] &= slots[k].avail[w];
+          } else {
+            if (later_start == 0 && k + 2 < slots.size()) later_start = slots[k + 1].end;
+            break;
+          }
+        }
+      }
       const bool can_retry = later_start > 0 && !no_reserve;
       if (count(avail) < j.request.min_nodes) {
         if (can_retry) continue;

@@ -58,8 +58,6 @@ class NodeSpace {
     slots_.push_back(std::move(s));
   }
   const std::vector<Slot>& slots() const { return slots_; }
-  /// Changes with every add(): what was derived from the slots is stale when it moved.
-  std::uint64_t version() const { return version_; }
   Seconds begin() const { return slots_.front().begin; }
   Seconds end() const { return slots_.back().end; }
 
@@ -83,7 +81,6 @@ class NodeSpace {
     start = std::max(start, begin());
     end = std::min(std::max(end, start + resolution), this->end());
     if (start >= end) return;
-    ++version_;
     split(start);
     split(end);
     for (auto k = first_ending_after(start); k < slots_.size() && slots_[k].begin < end; ++k)
@@ -109,87 +106,6 @@ class NodeSpace {
   }
 
   std::vector<Slot> slots_;
-  std::uint64_t version_ = 0;
-};
-
-/// A partition's nodes free of reservations from slot k0 on: for each k >= k0, the nodes free in
-/// every slot of [k0, k], and the first k from which more of them are free in slot k + 1 than over
-/// [k0, k]. The tests of a cycle mostly start at the same slot with the map unchanged and ask for
-/// growing spans, so each is computed once, as far as asked, until the map or k0 changes.
-class FreeNodes {
- public:
-  struct Answer {
-    const std::uint64_t* avail;  // partition nodes free over [start, end] (words of the node bitset)
-    Seconds later_start;         // next time more become free (0: none within the map)
-  };
-
-  /// The nodes of `part` (a bitset) free over [start, end] in `map` and the time to retry at, as the
-  /// slot walk of Backfill::run defines them.
-  Answer query(const NodeSpace& map, const Words& part, Seconds start, Seconds end) {
-    const auto& slots = map.slots();
-    const std::size_t count = slots.size();
-    const std::size_t k0 = map.first_ending_after(start);
-    if (k0 >= count) return {part.data(), 0};
-    if (map.version() != version_ || k0 != k0_ || !valid_) {
-      version_ = map.version();
-      k0_ = k0;
-      valid_ = true;
-      ands_.clear();
-      checked_ = k0;
-      more_at_ = kNone;
-    }
-    // First slot beginning after `end` (slots begin at or before start at k0).
-    const auto kb = static_cast<std::size_t>(
-        std::upper_bound(slots.begin() + static_cast<std::ptrdiff_t>(k0), slots.end(), end,
-                         [](Seconds v, const Slot& sl) { return v < sl.begin; }) -
-        slots.begin());
-    const std::size_t words = part.size();
-    // More nodes become free after slot k: the partition's nodes of slot k + 1 not all in [k0, k]'s.
-    const std::size_t last_check = std::min(kb, count - 2);  // count >= 2 when reached
-    if (count >= 2)
-      while (more_at_ == kNone && checked_ <= last_check) {
-        extend(slots, part, checked_);
-        const auto* a = &ands_[(checked_ - k0) * words];
-        const auto& nx = slots[checked_ + 1].avail;
-        for (std::size_t w = 0; w < words; ++w)
-          if ((part[w] & nx[w] & ~a[w]) != 0) {
-            more_at_ = checked_;
-            break;
-          }
-        ++checked_;
-      }
-    Seconds later = 0;
-    if (count >= 2 && more_at_ != kNone && more_at_ <= last_check)
-      later = slots[more_at_].end;
-    else if (kb < count && kb + 2 < count)
-      later = slots[kb + 1].end;
-    if (kb == k0) return {part.data(), later};
-    extend(slots, part, kb - 1);
-    return {&ands_[(kb - 1 - k0) * words], later};
-  }
-
- private:
-  static constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
-  // Computes the free nodes over [k0, k] for every k up to `k`.
-  void extend(const std::vector<Slot>& slots, const Words& part, std::size_t k) {
-    const std::size_t words = part.size();
-    std::size_t j = k0_ + ands_.size() / words;
-    if (j > k) return;
-    ands_.resize((k + 1 - k0_) * words);
-    for (; j <= k; ++j) {
-      auto* a = &ands_[(j - k0_) * words];
-      const auto* prev = j == k0_ ? part.data() : a - words;
-      const auto& sl = slots[j].avail;
-      for (std::size_t w = 0; w < words; ++w) a[w] = prev[w] & sl[w];
-    }
-  }
-
-  std::uint64_t version_ = 0;
-  std::size_t k0_ = 0;
-  bool valid_ = false;
-  Words ands_;                   // per slot k0.. (words each): partition nodes free over [k0, k]
-  std::size_t checked_ = 0;      // slots k0..checked_-1 tested for more nodes after them
-  std::size_t more_at_ = kNone;  // first of them after which more are free
 };
 
 // ---- running jobs' planned releases and the will-run test ----------------------------------------
@@ -217,6 +133,79 @@ bool same_request(const sim::NodeRequest& a, const sim::NodeRequest& b) {
 std::uint32_t per_node_ask(const sim::NodeRequest& r) {
   return r.cpus_per_node > 0 ? r.cpus_per_node : r.total_cpus;
 }
+
+/// A hash of what same_request compares, with the partition, time limit and reservation eligibility
+/// (the key of the backfill memo).
+std::uint64_t memo_hash(const sim::NodeRequest& r, std::uint16_t partition, Seconds limit, bool no_reserve) {
+  std::uint64_t h = 0x9e3779b97f4a7c15ull;
+  const auto mix = [&h](std::uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xbf58476d1ce4e5b9ull;
+  };
+  mix(r.min_nodes);
+  mix(r.max_nodes);
+  mix(r.total_cpus);
+  mix(r.cpus_per_task);
+  mix(r.cpus_per_node);
+  mix(static_cast<std::uint64_t>(r.mem_per_node_mb));
+  mix(static_cast<std::uint64_t>(r.mem_per_cpu_mb));
+  for (auto g : r.gres_per_node) mix(static_cast<std::uint64_t>(g));
+  mix(r.exclusive ? 1 : 0);
+  mix(r.features);
+  mix(partition);
+  mix(static_cast<std::uint64_t>(limit));
+  mix(no_reserve ? 1 : 0);
+  return h ^ (h >> 31);
+}
+
+/// An open-addressing index of the memo's entries by memo_hash, emptied in constant time (a new
+/// generation) at every start or reservation: a cycle looks up thousands of records and the memo
+/// grows to hundreds of entries between changes, so a linear search was quadratic.
+class MemoIndex {
+ public:
+  void clear() {
+    size_ = 0;
+    if (++generation_ != 0) return;
+    for (auto& c : cells_) c.generation = 0;  // wrapped: no stale cell may look current
+    generation_ = 1;
+  }
+  /// The entry with hash `h` for which `same(entry)` holds, if any.
+  template <class Same>
+  std::optional<std::uint32_t> find(std::uint64_t h, Same same) const {
+    if (cells_.empty()) return std::nullopt;
+    const std::size_t mask = cells_.size() - 1;
+    for (auto p = static_cast<std::size_t>(h) & mask; cells_[p].generation == generation_; p = (p + 1) & mask)
+      if (cells_[p].hash == h && same(cells_[p].entry)) return cells_[p].entry;
+    return std::nullopt;
+  }
+  void insert(std::uint64_t h, std::uint32_t entry) {
+    if ((size_ + 1) * 2 > cells_.size()) grow();
+    place(h, entry);
+    ++size_;
+  }
+
+ private:
+  struct Cell {
+    std::uint64_t hash = 0;
+    std::uint32_t entry = 0;
+    std::uint32_t generation = 0;  // current only when equal to generation_
+  };
+  void place(std::uint64_t h, std::uint32_t entry) {
+    const std::size_t mask = cells_.size() - 1;
+    auto p = static_cast<std::size_t>(h) & mask;
+    while (cells_[p].generation == generation_) p = (p + 1) & mask;
+    cells_[p] = {h, entry, generation_};
+  }
+  void grow() {
+    std::vector<Cell> old(std::max<std::size_t>(64, cells_.size() * 2));
+    old.swap(cells_);
+    for (const auto& c : old)
+      if (c.generation == generation_) place(c.hash, c.entry);
+  }
+  std::vector<Cell> cells_;  // size a power of two
+  std::uint32_t generation_ = 1;
+  std::size_t size_ = 0;
+};
 
 struct Fit {
   Seconds start = 0;
@@ -848,8 +837,8 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     bool counted;                    // reached the will-run test
     std::optional<Seconds> planned;  // start estimate without a reservation
   };
-  std::vector<Outcome> memo;                            // since the last start or reservation
-  std::vector<FreeNodes> free_nodes(part_mask.size());  // per partition
+  std::vector<Outcome> memo;  // since the last start or reservation
+  MemoIndex memo_index;       // of memo's entries
   const bool may_preempt = preemption_ != nullptr && preemption_->enabled();
   std::vector<bool> avail_nodes;            // scratch: avail for preemption
   std::vector<std::uint32_t> victim_nodes;  // scratch
@@ -885,10 +874,13 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     // has the same outcome: the loop below reads nothing else (but a job that may preempt also
     // depends on its own last preemption attempt: never memoized).
     const bool preemptor = may_preempt && preemption_->may_preempt(j, rec.partition);
-    const auto seen = preemptor ? memo.end() : std::find_if(memo.begin(), memo.end(), [&](const Outcome& o) {
+    const std::uint64_t key = preemptor ? 0 : memo_hash(j.request, rec.partition, limit, no_reserve);
+    const auto found = preemptor ? std::nullopt : memo_index.find(key, [&](std::uint32_t e) {
+      const auto& o = memo[e];
       return o.partition == rec.partition && o.limit == limit && o.no_reserve == no_reserve &&
              same_request(*o.request, j.request);
     });
+    const auto seen = found ? memo.begin() + *found : memo.end();
     if (seen != memo.end()) {
       if (seen->counted) ++stats.tested;
       if (seen->planned) {
@@ -909,14 +901,9 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       if (start_res > window_end) break;
       const Seconds end_time = std::max(start_res, now) + limit;
       // Nodes of the partition free of reservations over [start_res, end_time], and the next time
-      // at which more of them become free. First attempts (at now) start at the map's first slot:
-      // their answers are kept per partition while the map is unchanged; retries walk the slots.
+      // at which more of them become free.
       const auto& pm = part_mask[rec.partition];
-      if (start_res <= now) {
-        const auto free = free_nodes[rec.partition].query(map, pm, start_res, end_time);
-        avail.assign(free.avail, free.avail + pm.size());
-        later_start = free.later_start;
-      } else {
+      {
         avail = pm;
         const auto& slots = map.slots();
         for (auto k = map.first_ending_after(start_res); k < slots.size(); ++k) {
@@ -1020,10 +1007,13 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       break;
     }
     if (stop_cycle) break;
-    if (changed)
+    if (changed) {
       memo.clear();
-    else if (!preemptor)
+      memo_index.clear();
+    } else if (!preemptor) {
+      memo_index.insert(key, static_cast<std::uint32_t>(memo.size()));
       memo.push_back({&j.request, rec.partition, limit, no_reserve, counted, planned});
+    }
   }
   stats.slots = static_cast<std::uint32_t>(map.slots().size());
   return stats;

@@ -134,79 +134,6 @@ std::uint32_t per_node_ask(const sim::NodeRequest& r) {
   return r.cpus_per_node > 0 ? r.cpus_per_node : r.total_cpus;
 }
 
-/// A hash of what same_request compares, with the partition, time limit and reservation eligibility
-/// (the key of the backfill memo).
-std::uint64_t memo_hash(const sim::NodeRequest& r, std::uint16_t partition, Seconds limit, bool no_reserve) {
-  std::uint64_t h = 0x9e3779b97f4a7c15ull;
-  const auto mix = [&h](std::uint64_t v) {
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    h *= 0xbf58476d1ce4e5b9ull;
-  };
-  mix(r.min_nodes);
-  mix(r.max_nodes);
-  mix(r.total_cpus);
-  mix(r.cpus_per_task);
-  mix(r.cpus_per_node);
-  mix(static_cast<std::uint64_t>(r.mem_per_node_mb));
-  mix(static_cast<std::uint64_t>(r.mem_per_cpu_mb));
-  for (auto g : r.gres_per_node) mix(static_cast<std::uint64_t>(g));
-  mix(r.exclusive ? 1 : 0);
-  mix(r.features);
-  mix(partition);
-  mix(static_cast<std::uint64_t>(limit));
-  mix(no_reserve ? 1 : 0);
-  return h ^ (h >> 31);
-}
-
-/// An open-addressing index of the memo's entries by memo_hash, emptied in constant time (a new
-/// generation) at every start or reservation: a cycle looks up thousands of records and the memo
-/// grows to hundreds of entries between changes, so a linear search was quadratic.
-class MemoIndex {
- public:
-  void clear() {
-    size_ = 0;
-    if (++generation_ != 0) return;
-    for (auto& c : cells_) c.generation = 0;  // wrapped: no stale cell may look current
-    generation_ = 1;
-  }
-  /// The entry with hash `h` for which `same(entry)` holds, if any.
-  template <class Same>
-  std::optional<std::uint32_t> find(std::uint64_t h, Same same) const {
-    if (cells_.empty()) return std::nullopt;
-    const std::size_t mask = cells_.size() - 1;
-    for (auto p = static_cast<std::size_t>(h) & mask; cells_[p].generation == generation_; p = (p + 1) & mask)
-      if (cells_[p].hash == h && same(cells_[p].entry)) return cells_[p].entry;
-    return std::nullopt;
-  }
-  void insert(std::uint64_t h, std::uint32_t entry) {
-    if ((size_ + 1) * 2 > cells_.size()) grow();
-    place(h, entry);
-    ++size_;
-  }
-
- private:
-  struct Cell {
-    std::uint64_t hash = 0;
-    std::uint32_t entry = 0;
-    std::uint32_t generation = 0;  // current only when equal to generation_
-  };
-  void place(std::uint64_t h, std::uint32_t entry) {
-    const std::size_t mask = cells_.size() - 1;
-    auto p = static_cast<std::size_t>(h) & mask;
-    while (cells_[p].generation == generation_) p = (p + 1) & mask;
-    cells_[p] = {h, entry, generation_};
-  }
-  void grow() {
-    std::vector<Cell> old(std::max<std::size_t>(64, cells_.size() * 2));
-    old.swap(cells_);
-    for (const auto& c : old)
-      if (c.generation == generation_) place(c.hash, c.entry);
-  }
-  std::vector<Cell> cells_;  // size a power of two
-  std::uint32_t generation_ = 1;
-  std::size_t size_ = 0;
-};
-
 struct Fit {
   Seconds start = 0;
   std::vector<sim::NodeAlloc> alloc;
@@ -838,7 +765,6 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     std::optional<Seconds> planned;  // start estimate without a reservation
   };
   std::vector<Outcome> memo;  // since the last start or reservation
-  MemoIndex memo_index;       // of memo's entries
   const bool may_preempt = preemption_ != nullptr && preemption_->enabled();
   std::vector<bool> avail_nodes;            // scratch: avail for preemption
   std::vector<std::uint32_t> victim_nodes;  // scratch
@@ -874,13 +800,10 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     // has the same outcome: the loop below reads nothing else (but a job that may preempt also
     // depends on its own last preemption attempt: never memoized).
     const bool preemptor = may_preempt && preemption_->may_preempt(j, rec.partition);
-    const std::uint64_t key = preemptor ? 0 : memo_hash(j.request, rec.partition, limit, no_reserve);
-    const auto found = preemptor ? std::nullopt : memo_index.find(key, [&](std::uint32_t e) {
-      const auto& o = memo[e];
+    const auto seen = preemptor ? memo.end() : std::find_if(memo.begin(), memo.end(), [&](const Outcome& o) {
       return o.partition == rec.partition && o.limit == limit && o.no_reserve == no_reserve &&
              same_request(*o.request, j.request);
     });
-    const auto seen = found ? memo.begin() + *found : memo.end();
     if (seen != memo.end()) {
       if (seen->counted) ++stats.tested;
       if (seen->planned) {
@@ -1007,13 +930,10 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       break;
     }
     if (stop_cycle) break;
-    if (changed) {
+    if (changed)
       memo.clear();
-      memo_index.clear();
-    } else if (!preemptor) {
-      memo_index.insert(key, static_cast<std::uint32_t>(memo.size()));
+    else if (!preemptor)
       memo.push_back({&j.request, rec.partition, limit, no_reserve, counted, planned});
-    }
   }
   stats.slots = static_cast<std::uint32_t>(map.slots().size());
   return stats;

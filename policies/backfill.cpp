@@ -40,6 +40,9 @@ bool subset(const Words& a, const Words& b) {
     if ((a[i] & ~b[i]) != 0) return false;
   return true;
 }
+void and_with(Words& a, const Words& b) {
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] &= b[i];
+}
 
 // ---- node-space map -----------------------------------------------------------------------------
 
@@ -825,27 +828,25 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       const Seconds end_time = std::max(start_res, now) + limit;
       // Nodes of the partition free of reservations over [start_res, end_time], and the next time
       // at which more of them become free.
-      const auto& pm = part_mask[rec.partition];
-      {
-        avail = pm;
-        const auto& slots = map.slots();
-        for (auto k = map.first_ending_after(start_res); k < slots.size(); ++k) {
-          if (later_start == 0 && k + 1 < slots.size()) {
-            // More nodes free in the next slot than in this one: (part & next) not within (avail & this).
-            const auto& nx = slots[k + 1].avail;
-            const auto& th = slots[k].avail;
-            for (std::size_t w = 0; w < pm.size(); ++w)
-              if ((pm[w] & nx[w] & ~(avail[w] & th[w])) != 0) {
-                later_start = slots[k].end;
-                break;
-              }
-          }
-          if (slots[k].begin <= end_time) {
-            for (std::size_t w = 0; w < avail.size(); ++w) avail[w] &= slots[k].avail[w];
-          } else {
-            if (later_start == 0 && k + 2 < slots.size()) later_start = slots[k + 1].end;
-            break;
-          }
+      avail = part_mask[rec.partition];
+      const auto& slots = map.slots();
+      for (auto k = map.first_ending_after(start_res); k < slots.size(); ++k) {
+        if (later_start == 0 && k + 1 < slots.size()) {
+          // More nodes free in the next slot than in this one: (part & next) not within (avail & this).
+          const auto& pm = part_mask[rec.partition];
+          const auto& nx = slots[k + 1].avail;
+          const auto& th = slots[k].avail;
+          for (std::size_t w = 0; w < pm.size(); ++w)
+            if ((pm[w] & nx[w] & ~(avail[w] & th[w])) != 0) {
+              later_start = slots[k].end;
+              break;
+            }
+        }
+        if (slots[k].begin <= end_time) {
+          and_with(avail, slots[k].avail);
+        } else {
+          if (later_start == 0 && k + 2 < slots.size()) later_start = slots[k + 1].end;
+          break;
         }
       }
       const bool can_retry = later_start > 0 && !no_reserve;

@@ -185,6 +185,7 @@ class Planner {
     std::vector<std::uint32_t> nodes;
     for (const auto& a : j.alloc) nodes.push_back(a.node);
     node_.insert(node_.begin() + e0, nodes.begin(), nodes.end());
+    blocks_valid_ = false;  // release indices moved
     for (auto& shape : shapes_) {
       shape.snaps_valid = false;  // release indices moved
       shape.reach_valid = false;
@@ -355,24 +356,70 @@ class Planner {
     // Single-node requests: per node, the first release after which it has the request's CPUs usable
     // (-1: now; kNever: not even once every running job has ended); rebuilt after a start.
     std::vector<std::int64_t> reach;
+    // The distinct values of `reach`, ascending, and for each the nodes whose reach is at most it
+    // (a node bitset per level, growing): the least reach over a test's nodes is the first level
+    // whose nodes meet them, found by bisection rather than by visiting every node of the test.
+    std::vector<std::int64_t> levels;
+    std::vector<std::uint64_t> level_nodes;
     bool reach_valid = false;
   };
   static constexpr std::size_t kSnapEvery = 64;  // releases between snapshots
+  static constexpr std::size_t kBlock = 16;      // releases per node mask of first_touching
   static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
   static constexpr std::size_t kNotYet = std::numeric_limits<std::size_t>::max();
 
   void ensure_reach(Shape& shape) {
     if (shape.reach_valid) return;
     const std::uint32_t need = std::max<std::uint32_t>(1, shape.request.total_cpus);
+    const std::size_t words = (shape.now.size() + 63) / 64;
+    auto& cur = level_scratch_;
+    cur.assign(words, 0);
+    shape.levels.clear();
+    shape.level_nodes.clear();
+    const auto add_level = [&](std::int64_t level) {
+      shape.levels.push_back(level);
+      shape.level_nodes.insert(shape.level_nodes.end(), cur.begin(), cur.end());
+    };
     shape.reach.assign(shape.now.size(), kNever);
+    bool added = false;
     for (std::size_t n = 0; n < shape.now.size(); ++n)
-      if (shape.now[n] >= need) shape.reach[n] = -1;
-    for (std::size_t i = 0; i < releases_.size(); ++i)
+      if (shape.now[n] >= need) {
+        shape.reach[n] = -1;
+        cur[n >> 6] |= std::uint64_t{1} << (n & 63);
+        added = true;
+      }
+    if (added) add_level(-1);
+    for (std::size_t i = 0; i < releases_.size(); ++i) {
+      added = false;
       for (auto e = first_[i]; e < first_[i + 1]; ++e) {
         const auto n = node_[e];
-        if (shape.reach[n] == kNever && shape.after[e] >= need) shape.reach[n] = static_cast<std::int64_t>(i);
+        if (shape.reach[n] == kNever && shape.after[e] >= need) {
+          shape.reach[n] = static_cast<std::int64_t>(i);
+          cur[n >> 6] |= std::uint64_t{1} << (n & 63);
+          added = true;
+        }
       }
+      if (added) add_level(static_cast<std::int64_t>(i));
+    }
     shape.reach_valid = true;
+  }
+
+  // The least reach over the nodes of avail (kNever if none ever has the CPUs).
+  static std::int64_t least_reach(const Shape& shape, const Words& avail) {
+    const std::size_t words = avail.size();
+    std::size_t lo = 0;
+    std::size_t hi = shape.levels.size();
+    while (lo < hi) {  // first level whose nodes meet avail (they grow with the level)
+      const std::size_t mid = lo + (hi - lo) / 2;
+      const auto* nodes = &shape.level_nodes[mid * words];
+      bool meets = false;
+      for (std::size_t w = 0; w < words && !meets; ++w) meets = (nodes[w] & avail[w]) != 0;
+      if (meets)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    return lo < shape.levels.size() ? shape.levels[lo] : kNever;
   }
 
   bool touches(std::size_t i, const Words& avail) const {
@@ -380,10 +427,36 @@ class Planner {
       if (has(avail, node_[e])) return true;
     return false;
   }
-  // First release in [from, to) with a node in avail (`to` if none).
-  std::size_t first_touching(std::size_t from, std::size_t to, const Words& avail) const {
-    while (from < to && !touches(from, avail)) ++from;
-    return from;
+  // First release in [from, to) with a node in avail (`to` if none). A test's nodes are often few
+  // (the rest reserved or in other partitions), so whole blocks of releases none of whose nodes is
+  // in avail are skipped by their node masks.
+  std::size_t first_touching(std::size_t from, std::size_t to, const Words& avail) {
+    ensure_blocks();
+    const std::size_t words = avail.size();
+    while (from < to) {
+      if (from % kBlock == 0) {
+        const auto* mask = &block_nodes_[from / kBlock * words];
+        bool any = false;
+        for (std::size_t w = 0; w < words && !any; ++w) any = (mask[w] & avail[w]) != 0;
+        if (!any) {
+          from += kBlock;
+          continue;
+        }
+      }
+      if (touches(from, avail)) return from;
+      ++from;
+    }
+    return to;
+  }
+  // Per block of kBlock releases: the nodes of its releases (a bitset); rebuilt after a start.
+  void ensure_blocks() {
+    if (blocks_valid_) return;
+    const std::size_t words = (cluster_.nodes().size() + 63) / 64;
+    block_nodes_.assign((releases_.size() / kBlock + 1) * words, 0);
+    for (std::size_t i = 0; i < releases_.size(); ++i)
+      for (auto e = first_[i]; e < first_[i + 1]; ++e)
+        block_nodes_[i / kBlock * words + (node_[e] >> 6)] |= std::uint64_t{1} << (node_[e] & 63);
+    blocks_valid_ = true;
   }
 
   // `usable` holds every node's usable CPUs after releases [0, at) (at least on avail's nodes): brings
@@ -409,10 +482,8 @@ class Planner {
                                       Seconds start_res, Seconds later_start, bool now_only) {
     if (!shape.built) build(shape);
     ensure_reach(shape);
-    std::int64_t reached = kNever;  // first release after which a node of avail has the CPUs
-    for (std::size_t w = 0; w < avail.size(); ++w)
-      for (auto bits = avail[w]; bits != 0; bits &= bits - 1)
-        reached = std::min(reached, shape.reach[w * 64 + static_cast<std::size_t>(std::countr_zero(bits))]);
+    const std::int64_t reached =
+        least_reach(shape, avail);  // first release after which a node of avail has the CPUs
     const Seconds now = s_.now;
     auto& usable = usable_;
     usable.resize(shape.now.size());
@@ -609,6 +680,8 @@ class Planner {
   std::vector<std::uint32_t> first_;  // per release: its first entry; one more at the end (entry count)
   std::vector<std::uint32_t> node_;   // per release entry (a node of the released job, alloc order)
   std::vector<Shape> shapes_;
+  std::vector<std::uint64_t> block_nodes_;  // per kBlock releases: their nodes (words per block)
+  bool blocks_valid_ = false;
   // Per release entry: its node's state after the releases up to it (GRES: gres_kinds_ counts each).
   std::vector<sim::NodeFree> states_;
   std::vector<std::int64_t> gres_;
@@ -616,6 +689,7 @@ class Planner {
   bool states_built_ = false;
   std::vector<std::uint32_t> usable_;        // scratch: usable CPUs per node during a future test
   std::vector<std::uint32_t> snap_scratch_;  // scratch: ensure_snapshots
+  Words level_scratch_;                      // scratch: ensure_reach
   std::vector<std::size_t> undo_;            // scratch: releases applied to the cluster
   std::vector<char> mark_;                   // scratch: nodes of a job just started
   std::vector<std::pair<const std::vector<std::uint32_t>*, bool>> distinct_;   // per candidate list

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <functional>
+#include <limits>
 #include <vector>
 
 namespace slurmtwin::policies {
@@ -151,6 +152,60 @@ std::optional<std::vector<sim::NodeAlloc>> choose(const sim::ClusterState& clust
   return std::nullopt;
 }
 
+/// The request takes all its CPUs on one node and fill() treats it simply: a run suffices when one of
+/// its nodes has them all, and fill takes the first such node.
+bool single_node_plain(const sim::NodeRequest& r) {
+  return r.max_nodes == 1 && r.min_nodes <= 1 && !r.exclusive && r.cpus_per_node == 0 && r.total_cpus > 0;
+}
+
+/// choose() for a single_node_plain request over the nodes set in `available` (ascending) in one pass per
+/// weight level, without listing them: at the lowest level with a sufficient run, the first run with
+/// the fewest usable CPUs among the sufficient ones, and in it the first node with all the CPUs. A
+/// level of the cluster with no usable node of its own tries the same nodes as the level below it
+/// (already failed) or none, so walking every level of the cluster gives choose()'s answer.
+std::optional<std::vector<sim::NodeAlloc>> choose_single(const sim::ClusterState& cluster,
+                                                         const sim::NodeRequest& r,
+                                                         const std::vector<std::uint64_t>& available,
+                                                         const std::vector<std::uint32_t>& usable) {
+  constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+  const auto& levels = cluster.weight_levels();
+  for (std::size_t level = 0; level < levels.size(); ++level) {
+    const std::uint32_t weight = levels[level];
+    const bool all = level + 1 == levels.size();  // every node's weight is at most the top level
+    std::uint64_t best_cpus = 0;
+    std::uint32_t best_node = kNone;
+    std::uint64_t run_cpus = 0;
+    std::uint32_t run_node = kNone;  // first node of the current run with all the CPUs
+    std::uint32_t prev = kNone;      // last node of the current run
+    const auto end_run = [&] {
+      if (run_node != kNone && (best_node == kNone || run_cpus < best_cpus)) {
+        best_cpus = run_cpus;
+        best_node = run_node;
+      }
+    };
+    for (std::size_t w = 0; w < available.size(); ++w)
+      for (auto bits = available[w]; bits != 0; bits &= bits - 1) {
+        const auto n = static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
+        const auto cpus = usable[n];
+        if (cpus == 0 || (!all && cluster.node_weight(n) > weight)) continue;
+        if (prev == kNone || n != prev + 1) {
+          end_run();
+          run_cpus = 0;
+          run_node = kNone;
+        }
+        run_cpus += cpus;
+        if (run_node == kNone && cpus >= r.total_cpus) run_node = n;
+        prev = n;
+      }
+    end_run();
+    if (best_node != kNone) {
+      const auto alloc = cluster.round_cpus(best_node, r.total_cpus);
+      return std::vector<sim::NodeAlloc>{{best_node, alloc, cluster.memory_needed(best_node, r, alloc)}};
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState& cluster,
@@ -185,6 +240,7 @@ std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState&
                                                         const sim::NodeRequest& r,
                                                         const std::vector<std::uint64_t>& available,
                                                         const std::vector<std::uint32_t>& usable) {
+  if (single_node_plain(r)) return choose_single(cluster, r, available, usable);
   auto& sc = scratch;
   sc.all.clear();
   for (std::size_t w = 0; w < available.size(); ++w)

@@ -24,6 +24,9 @@ ClusterState::ClusterState(const Site& site, bool core_granularity) : core_granu
     features_.push_back(n.features);
     total_cpus_ += n.cpus;
   }
+  weight_levels_ = weights_;
+  std::sort(weight_levels_.begin(), weight_levels_.end());
+  weight_levels_.erase(std::unique(weight_levels_.begin(), weight_levels_.end()), weight_levels_.end());
   for (std::size_t i = 0; i < site.nodes.size(); ++i)
     for (const auto& g : site.nodes[i].gres) {
       const auto k = gres_kind(g.name);

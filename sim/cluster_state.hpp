@@ -46,6 +46,8 @@ class ClusterState {
   const std::vector<NodeState>& nodes() const { return nodes_; }
   const NodeState& node(std::uint32_t i) const { return nodes_[i]; }
   std::uint32_t node_weight(std::uint32_t i) const { return weights_[i]; }
+  /// The distinct node Weights, ascending (select/cons_tres tries nodes level by level).
+  const std::vector<std::uint32_t>& weight_levels() const { return weight_levels_; }
 
   /// CPUs the request could get on node `i` now (after core rounding), 0 if it cannot use the node
   /// (memory, GRES, exclusivity, features). `cpus_wanted` is what the job still needs on this node.
@@ -75,6 +77,7 @@ class ClusterState {
   bool core_granularity_;
   std::vector<NodeState> nodes_;
   std::vector<std::uint32_t> weights_;
+  std::vector<std::uint32_t> weight_levels_;
   std::vector<std::vector<std::string>> features_;
   std::vector<std::string> gres_names_;
   std::vector<std::string> constraint_text_;

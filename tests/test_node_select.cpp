@@ -90,8 +90,63 @@ TEST_CASE("select_nodes with precomputed usable CPUs matches select_nodes") {
     const auto expected = policies::select_nodes(cluster, r, candidates, available);
     const auto got = policies::select_nodes(cluster, r, candidates, bits, usable);
     CHECK(same(expected, got));
+    // The candidates are ascending, so the overload that visits the set bits must agree too.
+    CHECK(same(expected, policies::select_nodes(cluster, r, bits, usable)));
     fits += expected ? 1 : 0;
     if (round % 10 == 9) cluster = sim::ClusterState(site, true);  // start over from an empty cluster
   }
   CHECK(fits > 30);  // the comparison covered successful choices, not only failures
+}
+
+// Single-node requests take a one-pass path (tightest sufficient run per weight level) when the set
+// bits are the candidates; it must choose what the general search chooses, across weight levels,
+// core rounding and memory per CPU.
+TEST_CASE("select_nodes over set bits: single-node requests match the general search") {
+  const auto site = mixed_site();
+  sim::ClusterState cluster(site, true);
+  std::mt19937 rng(777);
+  const auto pick = [&](std::uint32_t lo, std::uint32_t hi) {
+    return std::uniform_int_distribution<std::uint32_t>(lo, hi)(rng);
+  };
+  std::vector<std::uint32_t> all(site.nodes.size());
+  for (std::uint32_t n = 0; n < all.size(); ++n) all[n] = n;
+  const auto random_request = [&] {
+    sim::NodeRequest r;
+    r.cpus_per_task = pick(1, 2);
+    r.total_cpus = r.cpus_per_task * pick(1, 8);
+    if (pick(0, 1) == 0)
+      r.mem_per_cpu_mb = pick(50, 600);
+    else
+      r.mem_per_node_mb = pick(0, 3000);
+    r.gres_per_node.assign(cluster.gres_kinds(), 0);
+    return r;
+  };
+  std::uint32_t fits = 0;
+  std::uint32_t misses = 0;
+  std::uint32_t above_lowest = 0;  // chosen on a node above the lowest weight level
+  for (int round = 0; round < 600; ++round) {
+    for (int k = 0; k < 4; ++k) {
+      const auto r = random_request();
+      if (auto a = policies::select_nodes(cluster, r, all)) cluster.allocate(r, *a);
+    }
+    const auto r = random_request();
+    std::vector<bool> available(site.nodes.size());
+    std::vector<std::uint64_t> bits((site.nodes.size() + 63) / 64, 0);
+    std::vector<std::uint32_t> usable(site.nodes.size(), 0);
+    for (auto n : all) {
+      available[n] = pick(0, 4) != 0;
+      if (!available[n]) continue;
+      bits[n >> 6] |= std::uint64_t{1} << (n & 63);
+      usable[n] = cluster.usable_cpus(n, r, r.total_cpus);
+    }
+    const auto expected = policies::select_nodes(cluster, r, all, available);
+    CHECK(same(expected, policies::select_nodes(cluster, r, bits, usable)));
+    fits += expected ? 1 : 0;
+    misses += expected ? 0 : 1;
+    if (expected && site.nodes[expected->front().node].weight > 1) ++above_lowest;
+    if (round % 15 == 14) cluster = sim::ClusterState(site, true);
+  }
+  CHECK(fits > 100);
+  CHECK(misses > 20);
+  CHECK(above_lowest > 5);
 }

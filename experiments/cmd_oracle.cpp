@@ -126,7 +126,7 @@ int oracle_compare(const Args& args) {
   po::options_description o("oracle compare options");
   o.add_options()("run", po::value<std::string>(), "a run directory written by tests/oracle/oracle.sh run")(
       "shares", po::bool_switch(),
-      "also print the simulator's user associations (LevelFS, FairShare) whenever they change, with the "
+      "also print the simulator's associations (LevelFS; users' FairShare) whenever they change, with the "
       "closest pair of sibling users (to design scenarios whose Fair Tree order has no near-tie)");
   po::positional_options_description pos;
   pos.add("run", 1);

@@ -98,7 +98,7 @@ void print_sim_shares(const RecordedRun& run, const SimulatedRun& sim) {
     for (std::size_t i = 0; i < s.shares.size(); ++i) {
       const auto& a = s.shares[i];
       if (a.user.empty()) {  // an account: its LevelFS among its siblings (no FairShare of its own)
-        line += fmt::format(" {} {:.4f}", a.account, a.level_fs);
+        if (a.account != "root") line += fmt::format(" {} {:.4f}", a.account, a.level_fs);  // root: none
         continue;
       }
       line += fmt::format(" {}/{} {:.4f} {:.4f}", a.account, a.user, a.level_fs, a.fairshare);

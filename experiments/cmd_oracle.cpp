@@ -2,8 +2,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 
 #include "experiments/cli.hpp"
 #include "experiments/oracle_compare.hpp"
@@ -84,13 +86,51 @@ const char* pass_name(SchedulerPass p) {
   return p == SchedulerPass::kMain ? "main" : p == SchedulerPass::kBackfill ? "bf" : "-";
 }
 
+/// The simulator's associations at every sample where they changed: LevelFS (and users' FairShare), and
+/// the smallest relative LevelFS gap between two users of one account (what `near_tie` judges in
+/// the real sample; a gap under ~2-3% makes the sample's Fair Tree order a matter of sub-second timing).
+void print_sim_shares(const RecordedRun& run, const SimulatedRun& sim) {
+  std::string previous;
+  for (const auto& s : sim.samples) {
+    std::string line;
+    double closest = std::numeric_limits<double>::infinity();
+    std::string pair;
+    for (std::size_t i = 0; i < s.shares.size(); ++i) {
+      const auto& a = s.shares[i];
+      if (a.user.empty()) {  // an account: its LevelFS among its siblings (no FairShare of its own)
+        if (a.account != "root") line += fmt::format(" {} {:.4f}", a.account, a.level_fs);  // root: none
+        continue;
+      }
+      line += fmt::format(" {}/{} {:.4f} {:.4f}", a.account, a.user, a.level_fs, a.fairshare);
+      for (std::size_t k = i + 1; k < s.shares.size(); ++k) {
+        const auto& b = s.shares[k];
+        if (b.user.empty() || b.account != a.account || std::isinf(a.level_fs) || std::isinf(b.level_fs))
+          continue;
+        const double larger = std::max(a.level_fs, b.level_fs);
+        const double gap = larger > 0 ? std::abs(a.level_fs - b.level_fs) / larger : 0.0;
+        if (gap < closest) {
+          closest = gap;
+          pair = fmt::format("{}/{}~{}", a.account, a.user, b.user);
+        }
+      }
+    }
+    if (line == previous) continue;
+    previous = line;
+    std::cout << fmt::format("sim t+{}:{}  closest {} {:.2f}%\n", s.at - run.trace_start, line,
+                             pair.empty() ? "-" : pair, 100 * closest);
+  }
+}
+
 /// One recorded run against its replay, job by job (times after the trace start, s).
 int oracle_compare(const Args& args) {
   po::options_description o("oracle compare options");
-  o.add_options()("run", po::value<std::string>(), "a run directory written by tests/oracle/oracle.sh run");
+  o.add_options()("run", po::value<std::string>(), "a run directory written by tests/oracle/oracle.sh run")(
+      "shares", po::bool_switch(),
+      "also print the simulator's associations (LevelFS; users' FairShare) whenever they change, with the "
+      "closest pair of sibling users (to design scenarios whose Fair Tree order has no near-tie)");
   po::positional_options_description pos;
   pos.add("run", 1);
-  const auto vm = parse("slurmtwin oracle compare RUN_DIR", o, args, pos);
+  const auto vm = parse("slurmtwin oracle compare RUN_DIR [--shares]", o, args, pos);
   if (!vm.count("run")) throw po::error("give a run directory");
   const auto run = read_recorded_run(vm["run"].as<std::string>());
   const auto sim = simulate_recorded_run(run);
@@ -119,6 +159,7 @@ int oracle_compare(const Args& args) {
       d.mean_abs_start, d.tau, d.pass_equal, d.pass_known, d.state_equal, d.state_jobs, f.job_rows_bad,
       f.job_rows, f.share_rows_bad, f.share_rows);
   for (const auto& e : f.examples) std::cout << "  " << e << "\n";
+  if (vm["shares"].as<bool>()) print_sim_shares(run, sim);
   return kExitOk;
 }
 

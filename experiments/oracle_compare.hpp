@@ -83,6 +83,11 @@ struct RecordedRun {
 /// Reads a run directory written by `oracle.sh run`.
 RecordedRun read_recorded_run(const std::filesystem::path& dir);
 
+/// The oracle replay's ReplayOptions::backfill_end_lag_below (s): between the longest recorded run
+/// whose backfill-to-backfill hand-over came a second late (40 s) and the shortest that came in the
+/// same second (75 s).
+inline constexpr Seconds kBackfillEndLagBelow = 60;
+
 /// The simulator's replay of a recorded run: same site (its slurm.conf + accounts.sacctmgr), same
 /// submit instants, same controller start and decay-tick phase.
 struct SimulatedRun {

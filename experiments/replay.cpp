@@ -202,6 +202,7 @@ ReplayResult run_replay(Site site, const Trace& trace, const ReplayOptions& opti
   copt.sched_phase = options.sched_phase;
   copt.requeue_delay = options.requeue_delay;
   copt.limit_check_after_decay = options.limit_check_after_decay;
+  copt.backfill_end_lag_below = options.backfill_end_lag_below;
   copt.snapshot_at = options.snapshot_at;
   if (options.snapshot_at != kUnsetTime)
     copt.on_snapshot = [&](const sim::SimState& s) { r.snapshot = snapshot_text(s, policy); };

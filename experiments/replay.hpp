@@ -39,6 +39,9 @@ struct ReplayOptions {
   // A time-limit check in the same second as a decay run comes after it
   // (sim::ControllerOptions::limit_check_after_decay).
   bool limit_check_after_decay = false;
+  // A short job started by the backfill pass ends after that second's backfill cycle
+  // (sim::ControllerOptions::backfill_end_lag_below; s, 0 = off).
+  Seconds backfill_end_lag_below = 0;
   std::vector<Seconds> sample_at;  // absolute instants of sprio/sshare-like samples (ascending)
   bool submit_factors = false;     // record every job's normalized priority factors at its submit
 };

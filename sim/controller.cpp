@@ -70,6 +70,7 @@ std::uint64_t Controller::run() {
       for (auto* o : observers_) o->on_time_advance(state_, state_.now, key.time);
       state_.now = key.time;
     }
+    current_phase_ = key.phase;
     std::visit([this](const auto& e) { handle(e); }, event);
     ++events;
     if (options_.check_invariants) check_invariants();
@@ -149,6 +150,8 @@ void Controller::start_job(std::uint32_t job, std::uint16_t partition, std::vect
   if (limit == kUnlimited || j.runtime <= limit) {
     j.end = state_.now + j.runtime;
     j.end_state = JobState::kCompleted;
+    if (pass == SchedulerPass::kBackfill && j.runtime < options_.backfill_end_lag_below)
+      end_phase = EventPhase::kLateBackfillEnd;
   } else {
     const Seconds over =
         state_.site.partitions[partition].over_time_limit + state_.site.scheduler.over_time_limit;
@@ -333,7 +336,11 @@ void Controller::handle(const BackfillTick&) {
 void Controller::schedule_backfill(Seconds at) {
   if (backfill_tick_pending_) return;
   backfill_tick_pending_ = true;
-  queue_.schedule(std::max(at, state_.now), phase(EventPhase::kBackfill), 0, BackfillTick{});
+  // A change after this second's backfill cycle (a late end) wakes an idle backfill thread at its
+  // next check, a second later.
+  const bool after_cycle = current_phase_ == phase(EventPhase::kLateBackfillEnd);
+  queue_.schedule(std::max(at, state_.now + (after_cycle ? 1 : 0)), phase(EventPhase::kBackfill), 0,
+                  BackfillTick{});
 }
 
 void Controller::note_change() {

@@ -5,6 +5,7 @@
 // Order of events at one instant (EventPhase): job ends, then the end-triggered limited pass, then
 // submits, then the background loop (eligibility, limited pass after batch_sched_delay, full pass every
 // sched_interval), then backfill, then the decay/priority thread. Equal phases: lower job id first.
+// Two optional settings move a job end later in its second (after backfill; after the decay run).
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -26,10 +27,13 @@ enum class EventPhase : std::uint8_t {
   kEligible = 3,
   kBackground = 4,
   kBackfill = 5,
-  kDecay = 6,
+  // The end of a short job started by the backfill pass, after that second's backfill cycle
+  // (ControllerOptions::backfill_end_lag_below).
+  kLateBackfillEnd = 6,
+  kDecay = 7,
   // A TIMEOUT by the periodic limit check in a second when the decay thread ran first
   // (ControllerOptions::limit_check_after_decay).
-  kLateTimeout = 7
+  kLateTimeout = 8
 };
 
 /// Starts jobs on behalf of a policy (the controller records the start and schedules the end).
@@ -99,6 +103,13 @@ struct ControllerOptions {
   // run (so the timed-out job is charged its last slice before the decay). slurmctld runs them in
   // two threads whose sub-second phases drift apart (~1 ms/s): either order happens (docs/fidelity.md).
   bool limit_check_after_decay = false;
+  // A job started by the backfill pass that completes its work in less than this (s) ends after the
+  // backfill cycle of the second it ends in, so that cycle still sees its nodes busy; 0 = off. Real
+  // slurmctld (22.05, bf_interval=1) starts such a job at the cycle's sub-second phase and the job
+  // ends ~0.06-0.1 s past that phase N s later, while the cycle's own phase drifts later by only
+  // ~1-1.5 ms per second (bf_interval counts from the end of a cycle): for N below ~60 s the cycle of
+  // the job's last second runs first (docs/fidelity.md). The end-triggered main pass still sees it.
+  Seconds backfill_end_lag_below = 0;
   bool check_invariants = false;
   Seconds snapshot_at = kUnsetTime;  // absolute time at which on_snapshot fires
   std::function<void(const SimState&)> on_snapshot;
@@ -172,6 +183,7 @@ class Controller final : public JobLauncher {
   bool backfill_enabled_ = true;
   bool changed_since_backfill_ = true;
   bool backfill_waiting_ = false;       // idle: the next change schedules the next cycle
+  std::uint8_t current_phase_ = 0;      // EventPhase of the event being handled
   bool backfill_tick_pending_ = false;  // a BackfillTick is in the queue
   bool stalled_ = false;                // idle cluster, nothing to come: what pends can never start
 };

@@ -216,9 +216,11 @@ ReplayResult run_replay(Site site, const Trace& trace, const ReplayOptions& opti
     controller.add_observer(progress.emplace(options, state.jobs.size()));
   Sampler sampler(policy, options.sample_at, options.decay_phase, r.samples);
   if (!options.sample_at.empty()) controller.add_observer(sampler);
-  if (options.submit_factors) r.submit_factors.assign(trace.jobs.size(), {});
-  SubmitFactors factors(policy, r.site, r.submit_factors);
-  if (options.submit_factors) controller.add_observer(factors);
+  std::optional<SubmitFactors> factors;  // built only when asked: it holds a second PriorityModel
+  if (options.submit_factors) {
+    r.submit_factors.assign(trace.jobs.size(), {});
+    controller.add_observer(factors.emplace(policy, r.site, r.submit_factors));
+  }
   r.events = controller.run();
   if (!options.sample_at.empty()) sampler.finish(state);
   r.metrics = sim::compute_metrics(state, trace, series);

@@ -35,6 +35,10 @@ std::vector<SweepParameter> default_surrogate_parameters() {
   return ps;
 }
 
+bool surrogate_log_scale(const SweepParameter& p) {
+  return p.name.starts_with("PriorityWeight") || p.scale == SweepScale::kLog;
+}
+
 double current_setting(const Site& site, const std::string& name) {
   const auto& s = site.scheduler;
   if (name == "PriorityWeightAge") return s.weight_age;
@@ -114,6 +118,11 @@ Trace sub_trace(const Trace& trace, const std::vector<std::uint32_t>& jobs) {
   return t;
 }
 
+namespace {
+// When a job first started (a requeued job's first run), kUnsetTime when it never did.
+Seconds first_start(const sim::SimJob& j) { return j.past_runs.empty() ? j.start : j.past_runs.front().start; }
+}  // namespace
+
 std::vector<float> simulated_waits(const Site& site, const Trace& trace, const std::atomic<bool>* stop) {
   ReplayOptions ro;
   ro.stop = stop;
@@ -123,8 +132,8 @@ std::vector<float> simulated_waits(const Site& site, const Trace& trace, const s
 std::vector<float> first_start_waits(const ReplayResult& r, const Trace& trace) {
   std::vector<float> waits(trace.jobs.size(), kNaN);
   for (const auto& j : r.state->jobs) {
-    const Seconds first_start = j.past_runs.empty() ? j.start : j.past_runs.front().start;
-    if (first_start != kUnsetTime) waits[j.trace_index] = static_cast<float>(first_start - j.submit);
+    if (const Seconds start = first_start(j); start != kUnsetTime)
+      waits[j.trace_index] = static_cast<float>(start - j.submit);
   }
   return waits;
 }
@@ -138,7 +147,7 @@ surrogate::ReferenceRun reference_run(const ReplayResult& replay, const Trace& t
   ref.factors = replay.submit_factors;
   ref.max_age = replay.site.scheduler.max_age;
   for (const auto& j : replay.state->jobs) {
-    ref.start[j.trace_index] = j.past_runs.empty() ? j.start : j.past_runs.front().start;
+    ref.start[j.trace_index] = first_start(j);
     ref.end[j.trace_index] = j.end;
   }
   return ref;
@@ -240,8 +249,7 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
     for (const auto& p : o.parameters) {
       bool integer = true;
       if (!setting_is_known(p.name, integer)) throw std::invalid_argument("unknown setting " + p.name);
-      d.axes.push_back(
-          {p.name, p.lo, p.hi, p.name.starts_with("PriorityWeight") || p.scale == SweepScale::kLog});
+      d.axes.push_back({p.name, p.lo, p.hi, surrogate_log_scale(p)});
     }
     std::vector<double> own;
     for (const auto& p : o.parameters) own.push_back(current_setting(site, p.name));
@@ -288,7 +296,8 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
   // Tasks: one replay of the whole trace per setting, or one replay per (window, setting). The reference
   // replay already gave setting 0 (the site's own).
   const std::size_t total = o.window_replay ? nw * ns : ns;
-  std::atomic<std::size_t> next{reference ? 1u : 0u}, done{reference ? 1u : 0u}, finished{reference ? 1u : 0u};
+  const std::size_t first = reference ? 1 : 0;
+  std::atomic<std::size_t> next{first}, done{first}, finished{first};
   std::mutex mu;
   std::exception_ptr error;
   auto store = [&](std::size_t w, std::size_t s, const std::vector<float>& waits, bool by_trace_index) {

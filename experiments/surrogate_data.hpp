@@ -39,6 +39,10 @@ struct DatasetOptions {
   const std::atomic<bool>* stop = nullptr;
 };
 
+/// Whether the surrogate sees `p` on a log1p scale (SettingAxis::log): the PriorityWeight*, whose useful
+/// values span orders of magnitude, and log-scaled ranges. Hybrid calibration uses the same coordinates.
+bool surrogate_log_scale(const SweepParameter& p);
+
 /// The six PriorityWeight* settings over [0, 100000] on a log1p scale (the default sweep space).
 std::vector<SweepParameter> default_surrogate_parameters();
 

@@ -304,32 +304,33 @@ void predict_points(const SweepSpec& spec, const SweepPlan& plan, SweepStore& st
 }
 
 /// The hybrid's choice among the plan's tasks `mine` (task indices), from their stored predictions:
-/// first the calibration points, which it replays exactly itself (`calibrated` receives how many it
-/// replayed) and whose exact values correct every prediction, then select_for_verification on the rest
-/// with what is left of the budget.
+/// first the calibration points, which it replays exactly itself (`replayed` receives those it
+/// replayed, in ascending order) and whose exact values correct every prediction, then
+/// select_for_verification on the rest with what is left of the budget.
 std::vector<std::size_t> choose_for_exact(const SweepSpec& spec, const SweepPlan& plan, SweepStore& store,
                                           const std::vector<std::size_t>& mine,
                                           const SweepRunOptions& options, unsigned workers,
-                                          std::ostream& discard, std::size_t& calibrated) {
+                                          std::ostream& discard, std::vector<std::size_t>& replayed) {
   const auto& hybrid = options.hybrid;
   const std::size_t budget = exact_budget(hybrid, mine.size());
   const auto calibration = calibration_points(
       mine.size(), static_cast<std::size_t>(std::llround(std::clamp(hybrid.calibrate, 0.0, 1.0) * budget)));
-  std::vector<std::size_t> chosen, todo;
+  std::vector<std::size_t> chosen;
+  replayed.clear();
   const auto status = store.status();
   for (auto c : calibration) {
     chosen.push_back(mine[c]);
     if (const auto it = status.find(plan.tasks[mine[c]].key); it == status.end() || !it->second.exact)
-      todo.push_back(mine[c]);
+      replayed.push_back(mine[c]);
   }
   if (options.progress && !calibration.empty())
     *options.progress << fmt::format(
                              "sweep: calibration: {} points spread over the design, {} to replay exactly\n",
-                             calibration.size(), todo.size())
+                             calibration.size(), replayed.size())
                       << std::flush;
-  auto progress =
-      make_progress(options, discard, "calibration", calibration.size(), calibration.size() - todo.size());
-  calibrated = run_exact(spec, plan, store, todo, workers, progress);
+  auto progress = make_progress(options, discard, "calibration", calibration.size(),
+                                calibration.size() - replayed.size());
+  run_exact(spec, plan, store, replayed, workers, progress);
   progress.finish();
 
   std::map<std::string, const SweepRow*> by_key;
@@ -365,7 +366,7 @@ SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, con
   SweepStore store(db);
   store.add_objectives(spec.objectives);
   store.set_constraints(spec.constraints);
-  auto status = store.status();
+  const auto status = store.status();
   const auto state = [&](std::size_t i) {
     const auto it = status.find(plan.tasks[i].key);
     return it == status.end() ? PointStatus{} : it->second;
@@ -385,6 +386,7 @@ SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, con
 
   // The points the exact simulator evaluates: all of them, or those the hybrid chooses.
   std::vector<std::size_t> for_exact = mine;
+  std::vector<std::size_t> calibrated;  // tasks the hybrid's calibration replayed (ascending)
   if (options.engine != SweepEngine::kExact) {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<std::size_t> to_predict;
@@ -397,11 +399,9 @@ SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, con
     summary.surrogate_seconds = seconds_since(t0);
     for_exact.clear();
     if (options.engine == SweepEngine::kHybrid) {
-      std::size_t calibrated = 0;
       for_exact = choose_for_exact(spec, plan, store, mine, options, workers, discard, calibrated);
       summary.verified = for_exact.size();
-      summary.evaluated = calibrated;
-      status = store.status();  // the calibration points are exact now
+      summary.evaluated = calibrated.size();
       std::sort(for_exact.begin(), for_exact.end());
     }
   }
@@ -409,13 +409,13 @@ SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, con
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<std::size_t> todo;
     for (auto i : for_exact) {
+      if (std::binary_search(calibrated.begin(), calibrated.end(), i)) continue;  // replayed just now
       if (state(i).exact)
         ++summary.skipped;
       else
         todo.push_back(i);
     }
-    summary.skipped -= summary.evaluated;  // the calibration replays were this run's, not already there
-    const std::size_t n = for_exact.size();
+    const std::size_t n = for_exact.size() - calibrated.size();
     say(fmt::format("sweep: {} points{} for the exact simulator, {} already in {}, {} to run on {} threads\n",
                     n, options.engine == SweepEngine::kExact ? where : std::string(), n - todo.size(), db,
                     todo.size(), std::min<std::size_t>(workers, std::max<std::size_t>(todo.size(), 1))));

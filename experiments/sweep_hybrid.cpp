@@ -7,6 +7,8 @@
 
 #include <Eigen/Dense>
 
+#include "experiments/surrogate_data.hpp"
+
 namespace slurmtwin::cli {
 
 std::size_t exact_budget(const HybridOptions& options, std::size_t n) {
@@ -84,7 +86,7 @@ std::vector<double> point_coordinates(const SweepSpec& spec, const SweepPoint& p
                       : 0.0);
       continue;
     }
-    const bool log = p.scale == SweepScale::kLog || (p.name.starts_with("PriorityWeight") && p.lo >= 0);
+    const bool log = surrogate_log_scale(p);
     const auto f = [&](double a) { return log ? std::log1p(std::max(0.0, a)) : a; };
     x.push_back(p.hi > p.lo ? (f(v) - f(p.lo)) / (f(p.hi) - f(p.lo)) : 0.0);
   }

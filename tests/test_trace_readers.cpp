@@ -314,6 +314,21 @@ TEST_CASE("SWF: strict mode names file, line and field, unusable input is an Inp
   CHECK(cut.accepted == 1);
   CHECK(cut.rejected_by_reason.at("wrong field count") == 1);
   CHECK(u.jobs.empty());
+  // Numbers beyond +-1e12 (a fuzz finding: "353e32" as a submit time overflowed the time sums) are
+  // rejected by field; so is such a header value.
+  Trace w;
+  const auto huge = read_string(kSwf,
+                                "1 0 0 10 1 -1 -1 1 60 -1 1 1 1 -1 -1 -1 -1 -1\n"
+                                "2 353e32 0 10 1 -1 -1 1 60 -1 1 1 1 -1 -1 -1 -1 -1\n"
+                                "3 0 1e13 10 1 -1 -1 1 60 -1 1 1 1 -1 -1 -1 -1 -1\n",
+                                w);
+  CHECK(huge.balanced());
+  CHECK(huge.accepted == 1);
+  CHECK(huge.rejected_by_reason.at("bad submit time") == 1);
+  CHECK(huge.rejected_by_reason.at("bad wait time") == 1);
+  CHECK(input_error([&] {
+          read_string(kSwf, "; UnixStartTime: 9223372036854775807\n", u);
+        }).find("UnixStartTime") != std::string::npos);
 }
 
 TEST_CASE("SWF: a truncated gzip file fails in read_input_file with an InputError") {
@@ -773,6 +788,16 @@ TEST_CASE("Eagle CSV: sample of 1,000 jobs and edge cases") {
     CHECK(r.rejected_by_reason.at("bad user") == 1);
     CHECK(r.rejected_by_reason.at("bad nodes_req") == 1);
     CHECK(r.rejected_by_reason.at("wrong field count") == 1);
+    // A memory request beyond 10^12 MB is damage (a fuzz finding: it overflowed the MB per node).
+    Trace m;
+    const auto huge =
+        read_string(kEagle,
+                    csv.substr(0, csv.find('\n') + 1) +
+                        "8,u1,a1,p1,normal,3600.0,1,1,0,0.0,2019-01-02 15:55:40,,,,COMPLETED,x\n"
+                        "9,u1,a1,p1,normal,3600.0,10,10,0,7e34,2019-01-02 15:55:40,,,,COMPLETED,x\n",
+                    m);
+    CHECK(huge.rejected_by_reason.at("bad mem_req") == 1);
+    CHECK(huge.accepted == 1);
     const auto& a = t.jobs.at(0);
     CHECK(t.strings.name(a.name) == "name, with comma");
     CHECK(a.mem_mb == 184000);

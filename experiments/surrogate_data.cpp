@@ -119,22 +119,21 @@ Trace sub_trace(const Trace& trace, const std::vector<std::uint32_t>& jobs) {
 }
 
 namespace {
-// When a job first started (a requeued job's first run), kUnsetTime when it never did.
+// When a job first started (a requeued job's first run), kUnsetTime when it never did: the reference
+// features' queue holds it from then on.
 Seconds first_start(const sim::SimJob& j) { return j.past_runs.empty() ? j.start : j.past_runs.front().start; }
 }  // namespace
 
 std::vector<float> simulated_waits(const Site& site, const Trace& trace, const std::atomic<bool>* stop) {
   ReplayOptions ro;
   ro.stop = stop;
-  return first_start_waits(run_replay(site, trace, ro), trace);
+  return replay_waits(run_replay(site, trace, ro), trace);
 }
 
-std::vector<float> first_start_waits(const ReplayResult& r, const Trace& trace) {
+std::vector<float> replay_waits(const ReplayResult& r, const Trace& trace) {
   std::vector<float> waits(trace.jobs.size(), kNaN);
-  for (const auto& j : r.state->jobs) {
-    if (const Seconds start = first_start(j); start != kUnsetTime)
-      waits[j.trace_index] = static_cast<float>(start - j.submit);
-  }
+  for (const auto& j : r.state->jobs)
+    if (j.start != kUnsetTime) waits[j.trace_index] = static_cast<float>(j.start - j.submit);
   return waits;
 }
 
@@ -306,7 +305,7 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
       if (win.target[i]) d.waits[w][s * win.jobs.size() + i] = waits[by_trace_index ? win.jobs[i] : i];
   };
   if (reference) {
-    const auto waits = first_start_waits(*reference, trace);
+    const auto waits = replay_waits(*reference, trace);
     for (std::size_t w = 0; w < nw; ++w) store(w, 0, waits, true);
   }
   auto worker = [&] {

@@ -65,12 +65,14 @@ std::vector<WindowJobs> cover_windows(const Trace& trace, std::uint32_t window_j
 /// The trace restricted to `jobs` (same dictionaries and origin).
 Trace sub_trace(const Trace& trace, const std::vector<std::uint32_t>& jobs);
 
-/// Wait (s) of every job of `trace` replayed on `site`, from submit to its first start (NaN for jobs that
-/// never started), in trace order. A raised `stop` ends the replay with Interrupted.
+/// Wait (s) of every job of `trace` replayed on `site` as the replay's metrics count it (sim/metrics.cpp):
+/// the start of the run that finished minus its (re)submission — a requeue resets Submit, as sacct
+/// shows — NaN for jobs that never started, in trace order. The sweeps' per-job waits and the surrogate
+/// engine's schedules use the same. A raised `stop` ends the replay with Interrupted.
 std::vector<float> simulated_waits(const Site& site, const Trace& trace,
                                    const std::atomic<bool>* stop = nullptr);
 /// The same from a replay already made.
-std::vector<float> first_start_waits(const ReplayResult& replay, const Trace& trace);
+std::vector<float> replay_waits(const ReplayResult& replay, const Trace& trace);
 
 /// The surrogate's reference features from an exact replay made with ReplayOptions::submit_factors.
 surrogate::ReferenceRun reference_run(const ReplayResult& replay, const Trace& trace);

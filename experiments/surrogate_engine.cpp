@@ -21,10 +21,10 @@ sim::ReplayMetrics predicted_schedule_metrics(const ReplayResult& base, const Tr
     auto& j = work.jobs[k];
     const auto& b = base.state->jobs[k];
     if (b.state == sim::SimJobState::kRejected || b.start == kUnsetTime) continue;
-    const Seconds submit = b.past_runs.empty() ? b.submit : b.past_runs.front().submit;
+    // A wait counts from the (re)submission of the run that finished, as the replay's metrics do.
     const Seconds run = (b.end == kUnsetTime ? base.state->now : b.end) - b.start;
-    j.submit = submit;
-    j.start = submit + static_cast<Seconds>(std::llround(std::max(0.0, waits.at(j.trace_index))));
+    j.submit = b.submit;
+    j.start = b.submit + static_cast<Seconds>(std::llround(std::max(0.0, waits.at(j.trace_index))));
     j.end = j.start + run;
     j.past_runs.clear();
     last = std::max(last, j.end);

@@ -25,11 +25,11 @@ struct SurrogatePrediction {
   double seconds = 0;  // wall time of this point's share of the prediction
 };
 
-/// The metrics of `base`'s schedule with each started job's first start moved to its submit +
-/// `waits[trace index]` (s, rounded to whole seconds); its run keeps the length of its last run in
-/// `base`. Jobs `base` rejected or never started stay so; interrupted runs (preemption) are dropped:
-/// the surrogate predicts waits, not preemptions. `work` is a copy of `*base.state` that this
-/// rewrites (reused across calls to save the copy).
+/// The metrics of `base`'s schedule with each started job's start moved to its (re)submission in `base`
+/// + `waits[trace index]` (s, rounded to whole seconds; the wait of simulated_waits); its run keeps the
+/// length of its last run in `base`. Jobs `base` rejected or never started stay so; interrupted runs
+/// (preemption) are dropped: the surrogate predicts waits, not preemptions. `work` is a copy of `*base.state`
+/// that this rewrites (reused across calls to save the copy).
 sim::ReplayMetrics predicted_schedule_metrics(const ReplayResult& base, const Trace& trace,
                                               const std::vector<double>& waits, sim::SimState& work);
 

@@ -6,8 +6,11 @@
 
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "experiments/replay.hpp"
+#include "experiments/surrogate_data.hpp"
+#include "experiments/surrogate_engine.hpp"
 #include "policies/preemption.hpp"
 #include "replay_support.hpp"
 
@@ -102,6 +105,18 @@ TEST_CASE("partition_prio REQUEUE: a higher-tier job requeues a lower-tier one")
   // sacct -D style output: the PREEMPTED run, then the final one.
   const auto sacct = cli::jobs_sacct(r, two_jobs("low", "normal", "high", "normal"));
   CHECK(sacct.find("|PREEMPTED|") != std::string::npos);
+
+  // One wait per job everywhere, as the metrics count it: J1 from its requeue (Submit 100) to its last
+  // start (221), 121 s — not from its first start (3 s, before the reset Submit); J2 0 s.
+  CHECK(r.metrics.overall.mean == doctest::Approx((121.0 + 0.0) / 2));
+  CHECK(cli::simulated_waits(site, two_jobs("low", "normal", "high", "normal")) ==
+        std::vector<float>{121, 0});
+  // The surrogate engine's schedule built from those waits gives the replay's waits back.
+  sim::SimState work = *r.state;
+  const auto same =
+      cli::predicted_schedule_metrics(r, two_jobs("low", "normal", "high", "normal"), {121, 0}, work);
+  CHECK(same.overall.mean == r.metrics.overall.mean);
+  CHECK(same.overall.max == r.metrics.overall.max);
 }
 
 TEST_CASE("PreemptExemptTime protects young jobs until the first pass after it expires") {

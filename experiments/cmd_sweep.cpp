@@ -112,10 +112,10 @@ int sweep_run(const Args& args) {
                                                        "--emit-sbatch: #SBATCH --time (empty = none)")(
       "partition", po::value<std::string>()->default_value(""), "--emit-sbatch: #SBATCH --partition")(
       "engine", po::value<std::string>()->default_value("exact"),
-      "exact (the simulator), surrogate (a trained model, --model), or hybrid (the surrogate scores every "
-      "point, the simulator re-evaluates the best and the uncertain)")(
-      "top-k", po::value<std::size_t>()->default_value(10),
-      "hybrid: re-evaluate each objective's K best predicted points")(
+      "exact (the simulator), surrogate (a trained model, --model), or hybrid (the simulator re-evaluates "
+      "the best and the uncertain points, as scored by a response surface fit on its exact values so far "
+      "and, with --model, the surrogate)")("top-k", po::value<std::size_t>()->default_value(10),
+                                           "hybrid: re-evaluate each objective's K best predicted points (per round)")(
       "verify-width", po::value<double>()->default_value(1.0),
       "hybrid: and every point whose 80% interval of an objective is wider than this fraction of its median")(
       "check-invariants", po::bool_switch(),
@@ -124,7 +124,10 @@ int sweep_run(const Args& args) {
       "hybrid: at most this many exact evaluations (a fraction of the points when < 1, else a count)")(
       "calibrate", po::value<double>()->default_value(0.5),
       "hybrid: share of the exact budget first spent on points spread over the design, whose exact values "
-      "correct the surrogate's before the top points are chosen (0 = off)");
+      "correct the surrogate's before the top points are chosen (0 = off; without --model at least two "
+      "points)")("round", po::value<std::size_t>()->default_value(8),
+                 "hybrid: after the calibration, choose this many points at a time, refitting the response "
+                 "surface on every exact value between rounds");
   add_surrogate_options(o, false);
   po::positional_options_description pos;
   pos.add("spec", 1);
@@ -161,11 +164,13 @@ int sweep_run(const Args& args) {
   ro.hybrid.verify_width = vm["verify-width"].as<double>();
   ro.hybrid.max_exact = vm["max-exact"].as<double>();
   ro.hybrid.calibrate = vm["calibrate"].as<double>();
+  ro.hybrid.round = vm["round"].as<std::size_t>();
+  if (ro.hybrid.round == 0) throw po::error("--round must be at least 1");
   if (!(ro.hybrid.calibrate >= 0 && ro.hybrid.calibrate <= 1))
     throw po::error("--calibrate must be in [0, 1]");
   ro.check_invariants = vm["check-invariants"].as<bool>();
-  if (ro.engine != SweepEngine::kExact && ro.surrogate.model.empty())
-    throw po::error("--engine surrogate and hybrid need --model CHECKPOINT");
+  if (ro.engine == SweepEngine::kSurrogate && ro.surrogate.model.empty())
+    throw po::error("--engine surrogate needs --model CHECKPOINT");
   if (!(ro.hybrid.max_exact >= 0)) throw po::error("--max-exact must be >= 0");
   if (vm["mpi"].as<bool>()) {
     if (ro.engine != SweepEngine::kExact) throw po::error("--mpi runs the exact engine only");
@@ -188,8 +193,10 @@ int sweep_run(const Args& args) {
         shard, s.evaluated, s.skipped, s.feasible, db);
   else
     std::cout << fmt::format(
-        "sweep: {} points{}: {} predicted now by the surrogate ({:.1f} s){}; {} feasible; results in {}\n",
-        s.total, shard, s.predicted, s.surrogate_seconds,
+        "sweep: {} points{}: {}{}; {} feasible; results in {}\n", s.total, shard,
+        ro.surrogate.model.empty()
+            ? std::string("screened by the response surface")
+            : fmt::format("{} predicted now by the surrogate ({:.1f} s)", s.predicted, s.surrogate_seconds),
         ro.engine == SweepEngine::kHybrid
             ? fmt::format(
                   "; {} chosen for the exact simulator: {} evaluated now ({:.1f} s), {} already exact",

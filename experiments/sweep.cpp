@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -12,6 +13,7 @@
 #include <ostream>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include "experiments/replay.hpp"
@@ -303,59 +305,90 @@ void predict_points(const SweepSpec& spec, const SweepPlan& plan, SweepStore& st
   progress.finish();
 }
 
-/// The hybrid's choice among the plan's tasks `mine` (task indices), from their stored predictions:
-/// first the calibration points, which it replays exactly itself (`replayed` receives those it
-/// replayed, in ascending order) and whose exact values correct every prediction, then
-/// select_for_verification on the rest with what is left of the budget.
-std::vector<std::size_t> choose_for_exact(const SweepSpec& spec, const SweepPlan& plan, SweepStore& store,
-                                          const std::vector<std::size_t>& mine,
-                                          const SweepRunOptions& options, unsigned workers,
-                                          std::ostream& discard, std::vector<std::size_t>& replayed) {
-  const auto& hybrid = options.hybrid;
-  const std::size_t budget = exact_budget(hybrid, mine.size());
-  const auto calibration = calibration_points(
-      mine.size(), static_cast<std::size_t>(std::llround(std::clamp(hybrid.calibrate, 0.0, 1.0) * budget)));
-  std::vector<std::size_t> chosen;
-  replayed.clear();
-  const auto status = store.status();
-  for (auto c : calibration) {
-    chosen.push_back(mine[c]);
-    if (const auto it = status.find(plan.tasks[mine[c]].key); it == status.end() || !it->second.exact)
-      replayed.push_back(mine[c]);
+/// A stored row's values in the spec's order (objectives, then constraints), and its surrogate
+/// prediction likewise: the store keeps objectives in the order they were first added, which another
+/// spec may have begun, and constraints in this spec's order.
+class SpecValues {
+ public:
+  SpecValues(const SweepSpec& spec, const SweepStore& store) : constraints_(spec.constraints.size()) {
+    const auto stored = store.objectives();
+    stored_objectives_ = stored.size();
+    for (const auto& o : spec.objectives)
+      for (std::size_t k = 0; k < stored.size(); ++k)
+        if (stored[k].metric == o.metric) objectives_.push_back(k);
   }
-  if (options.progress && !calibration.empty())
-    *options.progress << fmt::format(
-                             "sweep: calibration: {} points spread over the design, {} to replay exactly\n",
-                             calibration.size(), replayed.size())
-                      << std::flush;
-  auto progress = make_progress(options, discard, "calibration", calibration.size(),
-                                calibration.size() - replayed.size());
-  run_exact(spec, plan, store, replayed, workers, progress);
-  progress.finish();
+  std::vector<double> exact(const SweepRow& r) const {
+    std::vector<double> out;
+    for (auto k : objectives_) out.push_back(r.objectives.at(k));
+    out.insert(out.end(), r.constraint_values.begin(), r.constraint_values.end());
+    return out;
+  }
+  PointPrediction predicted(const SweepRow& r) const {
+    PointPrediction p;
+    if (!r.has_prediction()) {
+      const auto n = objectives_.size() + constraints_;
+      const double nan = std::numeric_limits<double>::quiet_NaN();
+      return {std::vector<double>(n, nan), std::vector<double>(n, nan), std::vector<double>(n, nan)};
+    }
+    const auto pick = [&](const std::vector<double>& v) {
+      std::vector<double> out;
+      for (auto k : objectives_) out.push_back(v.at(k));
+      for (std::size_t c = 0; c < constraints_; ++c) out.push_back(v.at(stored_objectives_ + c));
+      return out;
+    };
+    return {pick(r.predicted), pick(r.predicted_lo), pick(r.predicted_hi)};
+  }
 
-  std::map<std::string, const SweepRow*> by_key;
-  const auto rows = store.rows();
-  for (const auto& r : rows) by_key[r.key] = &r;
+ private:
+  std::vector<std::size_t> objectives_;  // store position of each spec objective
+  std::size_t stored_objectives_ = 0, constraints_ = 0;
+};
+
+/// The hybrid's exact evaluations among the plan's tasks `mine` (choose_for_exact over their stored
+/// predictions), replayed round by round; returns how many points it chose, `replayed` how many of
+/// them it replayed (the others were exact in the store already).
+std::size_t hybrid_exact(const SweepSpec& spec, const SweepPlan& plan, SweepStore& store,
+                         const std::vector<std::size_t>& mine, const SweepRunOptions& options,
+                         unsigned workers, std::ostream& discard, std::size_t& replayed) {
+  const SpecValues values(spec, store);
   std::vector<PointPrediction> predictions;
-  std::vector<std::vector<double>> coordinates, exact;
-  for (auto i : mine) {
-    const auto* r = by_key.at(plan.tasks[i].key);
-    predictions.push_back({r->predicted, r->predicted_lo, r->predicted_hi});
-    coordinates.push_back(point_coordinates(spec, plan.tasks[i].point));
+  std::vector<std::vector<double>> features;
+  {
+    std::map<std::string, SweepRow> by_key;
+    for (auto& r : store.rows()) by_key[r.key] = std::move(r);
+    for (auto i : mine) {
+      const auto it = by_key.find(plan.tasks[i].key);
+      predictions.push_back(values.predicted(it == by_key.end() ? SweepRow{} : it->second));
+      features.push_back(quadratic_features(point_coordinates(spec, plan.tasks[i].point)));
+    }
   }
-  for (auto c : calibration) exact.push_back(by_key.at(plan.tasks[mine[c]].key)->objectives);
-  calibrate(predictions, coordinates, calibration, exact, spec.objectives.size());
-
-  std::vector<std::size_t> rest;  // indices into mine
-  for (std::size_t i = 0; i < mine.size(); ++i)
-    if (!std::binary_search(calibration.begin(), calibration.end(), i)) rest.push_back(i);
-  std::vector<PointPrediction> rest_predictions;
-  for (auto i : rest) rest_predictions.push_back(predictions[i]);
-  HybridOptions rest_options = hybrid;
-  rest_options.max_exact = static_cast<double>(budget - calibration.size());  // a count (>= 1) or 0
-  for (auto c : select_for_verification(rest_predictions, spec.objectives, spec.constraints, rest_options))
-    chosen.push_back(mine[rest[c]]);
-  return chosen;
+  replayed = 0;
+  bool first = true;
+  const auto evaluate = [&](const std::vector<std::size_t>& part) {
+    std::vector<std::vector<double>> out;
+    const bool calibration = first;
+    first = false;
+    if (part.empty()) return out;
+    const auto status = store.status();
+    std::vector<std::size_t> todo;
+    for (auto c : part)
+      if (const auto it = status.find(plan.tasks[mine[c]].key); it == status.end() || !it->second.exact)
+        todo.push_back(mine[c]);
+    if (calibration && options.progress)
+      *options.progress << fmt::format("sweep: calibration: {} points spread over the design\n", part.size())
+                        << std::flush;
+    auto progress = make_progress(options, discard, calibration ? "calibration" : "verification", part.size(),
+                                  part.size() - todo.size());
+    replayed += run_exact(spec, plan, store, todo, workers, progress);
+    progress.finish();
+    std::map<std::string, const SweepRow*> by_key;
+    const auto rows = store.rows();
+    for (const auto& r : rows) by_key[r.key] = &r;
+    for (auto c : part) out.push_back(values.exact(*by_key.at(plan.tasks[mine[c]].key)));
+    return out;
+  };
+  return choose_for_exact(predictions, features, spec.objectives, spec.constraints, options.hybrid, evaluate)
+      .size();
 }
 
 }  // namespace
@@ -384,43 +417,44 @@ SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, con
   const std::string where =
       options.shards > 1 ? fmt::format(" in shard {}/{}", options.shard, options.shards) : std::string();
 
-  // The points the exact simulator evaluates: all of them, or those the hybrid chooses.
-  std::vector<std::size_t> for_exact = mine;
-  std::vector<std::size_t> calibrated;  // tasks the hybrid's calibration replayed (ascending)
   if (options.engine != SweepEngine::kExact) {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<std::size_t> to_predict;
-    for (auto i : mine)
-      if (!state(i).predicted) to_predict.push_back(i);
-    say(fmt::format("sweep: {} points{}, {} already predicted in {}, {} for the surrogate\n", summary.total,
-                    where, summary.total - to_predict.size(), db, to_predict.size()));
+    if (!options.surrogate.model.empty())
+      for (auto i : mine)
+        if (!state(i).predicted) to_predict.push_back(i);
+    if (options.surrogate.model.empty())
+      say(fmt::format(
+          "sweep: {} points{}; no model: the exact values chosen so far screen the rest (response "
+          "surface)\n",
+          summary.total, where));
+    else
+      say(fmt::format("sweep: {} points{}, {} already predicted in {}, {} for the surrogate\n", summary.total,
+                      where, summary.total - to_predict.size(), db, to_predict.size()));
     if (!to_predict.empty()) predict_points(spec, plan, store, to_predict, options, workers, discard);
     summary.predicted = to_predict.size();
     summary.surrogate_seconds = seconds_since(t0);
-    for_exact.clear();
     if (options.engine == SweepEngine::kHybrid) {
-      for_exact = choose_for_exact(spec, plan, store, mine, options, workers, discard, calibrated);
-      summary.verified = for_exact.size();
-      summary.evaluated = calibrated.size();
-      std::sort(for_exact.begin(), for_exact.end());
+      const auto t1 = std::chrono::steady_clock::now();
+      summary.verified = hybrid_exact(spec, plan, store, mine, options, workers, discard, summary.evaluated);
+      summary.skipped = summary.verified - summary.evaluated;
+      summary.exact_seconds = seconds_since(t1);
     }
-  }
-  if (options.engine != SweepEngine::kSurrogate) {
+  } else {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<std::size_t> todo;
-    for (auto i : for_exact) {
-      if (std::binary_search(calibrated.begin(), calibrated.end(), i)) continue;  // replayed just now
+    for (auto i : mine) {
       if (state(i).exact)
         ++summary.skipped;
       else
         todo.push_back(i);
     }
-    const std::size_t n = for_exact.size() - calibrated.size();
+    const std::size_t n = mine.size();
     say(fmt::format("sweep: {} points{} for the exact simulator, {} already in {}, {} to run on {} threads\n",
-                    n, options.engine == SweepEngine::kExact ? where : std::string(), n - todo.size(), db,
-                    todo.size(), std::min<std::size_t>(workers, std::max<std::size_t>(todo.size(), 1))));
+                    n, where, n - todo.size(), db, todo.size(),
+                    std::min<std::size_t>(workers, std::max<std::size_t>(todo.size(), 1))));
     auto progress = make_progress(options, discard, "sweep", n, n - todo.size());
-    summary.evaluated += run_exact(spec, plan, store, todo, workers, progress);
+    summary.evaluated = run_exact(spec, plan, store, todo, workers, progress);
     progress.finish();
     summary.exact_seconds = seconds_since(t0);
   }

@@ -77,7 +77,10 @@ struct HybridOptions {
   double max_exact = 0.1;     // at most this many exact evaluations: a fraction of the points when < 1,
                               // else a count
   double calibrate = 0.5;     // share of that budget first spent on points spread over the design, whose
-                              // exact values correct the surrogate's (sweep_hybrid.hpp, calibrate)
+                              // exact values correct the surrogate's (sweep_hybrid.hpp, fit_surface)
+  std::size_t round = 8;      // after those, points are chosen this many at a time, the response surface
+                              // refit on every exact value so far (a fixed count, not the thread count,
+                              // so that the choice does not depend on -j)
 };
 
 struct SweepRunOptions {
@@ -88,7 +91,8 @@ struct SweepRunOptions {
   std::uint32_t shard = 0;   // run only the design points of shard `shard` ...
   std::uint32_t shards = 1;  // ... of `shards` (job arrays: --shard i/N)
   SweepEngine engine = SweepEngine::kExact;
-  SurrogateEngineOptions surrogate;  // engine surrogate or hybrid
+  SurrogateEngineOptions surrogate;  // engine surrogate, or hybrid (whose model is optional: without one
+                                     // it screens with the response surface alone)
   HybridOptions hybrid;
   std::vector<std::string>* warnings = nullptr;  // receives the surrogate's warnings (nullptr = drop)
   bool check_invariants = false;  // exact replays check invariants after every event (sim/conservation.hpp)

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <numeric>
 #include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 #include <Eigen/Dense>
 
@@ -93,50 +96,128 @@ std::vector<double> point_coordinates(const SweepSpec& spec, const SweepPoint& p
   return x;
 }
 
-void calibrate(std::vector<PointPrediction>& points, const std::vector<std::vector<double>>& coordinates,
-               const std::vector<std::size_t>& calibration, const std::vector<std::vector<double>>& exact,
-               std::size_t objectives) {
-  if (calibration.size() < 2 || points.empty()) return;
-  const std::size_t d = coordinates.at(0).size() + 1;  // coordinates, then the surrogate's median
-  for (std::size_t k = 0; k < objectives; ++k) {
+std::vector<double> quadratic_features(const std::vector<double>& x) {
+  std::vector<double> out = x;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    for (std::size_t j = i; j < x.size(); ++j) out.push_back(x[i] * x[j]);
+  return out;
+}
+
+void fit_surface(std::vector<PointPrediction>& points, const std::vector<std::vector<double>>& features,
+                 const std::vector<std::size_t>& exact_points, const std::vector<std::vector<double>>& exact,
+                 std::size_t metrics) {
+  using Eigen::Index;
+  const auto n_exact = static_cast<Index>(exact_points.size());
+  if (n_exact < 2 || points.empty()) return;
+  const std::size_t n_features = features.at(0).size();
+  for (std::size_t k = 0; k < metrics; ++k) {
+    Eigen::VectorXd y(n_exact);
+    for (Index e = 0; e < n_exact; ++e) y(e) = exact[static_cast<std::size_t>(e)][k];
+    if (!y.allFinite()) continue;
+    const bool with_surrogate = std::all_of(
+        points.begin(), points.end(), [&](const PointPrediction& p) { return std::isfinite(p.mid[k]); });
+    const auto d = static_cast<Index>(n_features + (with_surrogate ? 1 : 0));
     // Standardize every column over all points, so one penalty fits every unit.
-    Eigen::MatrixXd all(static_cast<Eigen::Index>(points.size()), static_cast<Eigen::Index>(d));
+    Eigen::MatrixXd all(static_cast<Index>(points.size()), d);
     for (std::size_t i = 0; i < points.size(); ++i) {
-      for (std::size_t j = 0; j + 1 < d; ++j)
-        all(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = coordinates[i][j];
-      all(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(d - 1)) = points[i].mid[k];
+      for (std::size_t j = 0; j < n_features; ++j)
+        all(static_cast<Index>(i), static_cast<Index>(j)) = features[i][j];
+      if (with_surrogate) all(static_cast<Index>(i), d - 1) = points[i].mid[k];
     }
     if (!all.allFinite()) continue;
     const Eigen::RowVectorXd mean = all.colwise().mean();
     Eigen::RowVectorXd sd = ((all.rowwise() - mean).array().square().colwise().mean()).sqrt();
-    for (Eigen::Index j = 0; j < sd.size(); ++j)
+    for (Index j = 0; j < sd.size(); ++j)
       if (!(sd(j) > 1e-12)) sd(j) = 1;
     const Eigen::MatrixXd z = (all.rowwise() - mean).array().rowwise() / sd.array();
-    Eigen::MatrixXd a(static_cast<Eigen::Index>(calibration.size()), static_cast<Eigen::Index>(d));
-    Eigen::VectorXd y(static_cast<Eigen::Index>(calibration.size()));
-    for (std::size_t c = 0; c < calibration.size(); ++c) {
-      a.row(static_cast<Eigen::Index>(c)) = z.row(static_cast<Eigen::Index>(calibration[c]));
-      y(static_cast<Eigen::Index>(c)) = exact[c][k];
-    }
-    if (!y.allFinite()) continue;
-    // Centre on the calibration points so the intercept is not penalized.
+    Eigen::MatrixXd a(n_exact, d);
+    for (Index e = 0; e < n_exact; ++e)
+      a.row(e) = z.row(static_cast<Index>(exact_points[static_cast<std::size_t>(e)]));
+    // Centre on the exact points so the intercept is not penalized.
     const Eigen::RowVectorXd a_mean = a.colwise().mean();
     const double y_mean = y.mean();
     const Eigen::MatrixXd ac = a.rowwise() - a_mean;
-    const Eigen::MatrixXd gram =
-        ac.transpose() * ac +
-        0.01 * static_cast<double>(calibration.size()) *
-            Eigen::MatrixXd::Identity(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
-    const Eigen::VectorXd w = gram.ldlt().solve(ac.transpose() * (y.array() - y_mean).matrix());
+    const auto gram =
+        (ac.transpose() * ac + 0.01 * static_cast<double>(n_exact) * Eigen::MatrixXd::Identity(d, d))
+            .eval()
+            .ldlt();
+    const Eigen::VectorXd w = gram.solve(ac.transpose() * (y.array() - y_mean).matrix());
+    double half_width = 0;  // of the interval without the surrogate's
+    if (!with_surrogate) {
+      // Leave-one-out residuals of the ridge fit: r_e / (1 - h_ee), h the hat matrix's diagonal.
+      const Eigen::MatrixXd g_inv_at = gram.solve(ac.transpose());
+      double sum = 0;
+      for (Index e = 0; e < n_exact; ++e) {
+        const double h = 1.0 / static_cast<double>(n_exact) + ac.row(e).dot(g_inv_at.col(e));
+        const double r = y(e) - (y_mean + ac.row(e).dot(w));
+        const double loo = h < 1 - 1e-9 ? r / (1 - h) : r;
+        sum += loo * loo;
+      }
+      half_width = 1.2816 * std::sqrt(sum / static_cast<double>(n_exact));
+    }
     for (std::size_t i = 0; i < points.size(); ++i) {
       auto& p = points[i];
-      const double fitted = y_mean + (z.row(static_cast<Eigen::Index>(i)) - a_mean).dot(w);
-      const double shift = fitted - p.mid[k];
+      const double fitted = y_mean + (z.row(static_cast<Index>(i)) - a_mean).dot(w);
+      if (with_surrogate) {
+        const double shift = fitted - p.mid[k];
+        p.lo[k] += shift;
+        p.hi[k] += shift;
+      } else {
+        p.lo[k] = fitted - half_width;
+        p.hi[k] = fitted + half_width;
+      }
       p.mid[k] = fitted;
-      p.lo[k] += shift;
-      p.hi[k] += shift;
     }
   }
+}
+
+std::vector<std::size_t> choose_for_exact(const std::vector<PointPrediction>& surrogate,
+                                          const std::vector<std::vector<double>>& features,
+                                          const std::vector<SweepObjective>& objectives,
+                                          const std::vector<SweepConstraint>& constraints,
+                                          const HybridOptions& options, const ExactEvaluator& evaluate) {
+  const std::size_t n = surrogate.size();
+  const std::size_t budget = exact_budget(options, n);
+  const std::size_t metrics = objectives.size() + constraints.size();
+  const bool scored = std::any_of(surrogate.begin(), surrogate.end(), [](const PointPrediction& p) {
+    return std::any_of(p.mid.begin(), p.mid.end(), [](double v) { return std::isfinite(v); });
+  });
+  std::vector<std::size_t> chosen =
+      calibration_points(n, static_cast<std::size_t>(std::llround(std::clamp(options.calibrate, 0.0, 1.0) *
+                                                                  static_cast<double>(budget))));
+  if (!scored && chosen.size() < 2 && budget > 0)
+    throw std::invalid_argument(fmt::format(
+        "a hybrid sweep without a model needs two calibration points at least (--calibrate {} of {} exact "
+        "evaluations gives {}): raise --calibrate or --max-exact",
+        options.calibrate, budget, chosen.size()));
+  std::vector<std::vector<double>> exact = evaluate(chosen);
+  // Without two exact values to fit, the surrogate's own predictions choose the whole budget at once.
+  const bool refit = chosen.size() >= 2;
+  std::vector<char> taken(n, 0);
+  for (auto c : chosen) taken[c] = 1;
+  while (chosen.size() < budget) {
+    auto predictions = surrogate;
+    fit_surface(predictions, features, chosen, exact, metrics);
+    std::vector<std::size_t> rest;  // indices of the points not chosen yet
+    std::vector<PointPrediction> rest_predictions;
+    for (std::size_t i = 0; i < n; ++i)
+      if (!taken[i]) {
+        rest.push_back(i);
+        rest_predictions.push_back(predictions[i]);
+      }
+    HybridOptions round = options;
+    const std::size_t left = budget - chosen.size();
+    round.max_exact = static_cast<double>(refit ? std::min(left, options.round) : left);
+    std::vector<std::size_t> part;
+    for (auto r : select_for_verification(rest_predictions, objectives, constraints, round)) {
+      part.push_back(rest[r]);
+      taken[rest[r]] = 1;
+    }
+    for (auto& values : evaluate(part)) exact.push_back(std::move(values));
+    chosen.insert(chosen.end(), part.begin(), part.end());
+    if (part.empty() || !refit) break;  // nothing left that may be feasible, or chosen at once
+  }
+  return chosen;
 }
 
 }  // namespace slurmtwin::cli

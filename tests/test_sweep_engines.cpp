@@ -9,6 +9,8 @@
 #include <fstream>
 #include <limits>
 #include <numeric>
+#include <set>
+#include <stdexcept>
 
 #include "experiments/compare.hpp"
 #include "experiments/optimize.hpp"
@@ -130,7 +132,7 @@ TEST_CASE("hybrid calibration: spread-out points, coordinates, and a surrogate b
   const std::vector<std::size_t> calibration = {1, 3, 5, 7};
   std::vector<std::vector<double>> exact;
   for (auto c : calibration) exact.push_back({truth[c]});
-  calibrate(points, coordinates, calibration, exact, 1);
+  fit_surface(points, coordinates, calibration, exact, 1);
   std::vector<std::size_t> by_truth(8), by_calibrated(8);
   std::iota(by_truth.begin(), by_truth.end(), 0);
   std::iota(by_calibrated.begin(), by_calibrated.end(), 0);
@@ -144,6 +146,114 @@ TEST_CASE("hybrid calibration: spread-out points, coordinates, and a surrogate b
     CHECK(points[i].hi[0] - points[i].mid[0] == doctest::Approx(20.0));
     CHECK(points[i].mid[0] - points[i].lo[0] == doctest::Approx(10.0));
   }
+}
+
+TEST_CASE("hybrid response surface: quadratic regressors, a fit without a surrogate and its interval") {
+  CHECK(quadratic_features({2, 3}) == std::vector<double>{2, 3, 4, 6, 9});
+  CHECK(quadratic_features({}).empty());
+
+  // 25 points on a 5 x 5 grid; the truth is a bowl with its bottom at (0.75, 0.25). Nine exact values
+  // (a 3 x 3 sub-grid without the bottom) and no surrogate: the quadratic surface puts its minimum on
+  // the bottom, and interpolates the rest within 7% of the truth's range (the ridge penalty shrinks it).
+  std::vector<std::vector<double>> features;
+  std::vector<double> truth;
+  for (int a = 0; a < 5; ++a)
+    for (int b = 0; b < 5; ++b) {
+      const double x1 = a / 4.0, x2 = b / 4.0;
+      features.push_back(quadratic_features({x1, x2}));
+      truth.push_back(10 + 8 * (x1 - 0.75) * (x1 - 0.75) + 4 * (x2 - 0.25) * (x2 - 0.25));
+    }
+  const std::vector<std::size_t> at = {0, 2, 4, 10, 12, 14, 20, 22, 24};
+  const auto blank = [] { return std::vector<PointPrediction>(25, PointPrediction{{kNaN}, {kNaN}, {kNaN}}); };
+  auto points = blank();
+  std::vector<std::vector<double>> exact;
+  for (auto i : at) exact.push_back({truth[i]});
+  fit_surface(points, features, at, exact, 1);
+  std::size_t best = 0;
+  for (std::size_t i = 0; i < 25; ++i) {
+    CAPTURE(i);
+    CHECK(std::abs(points[i].mid[0] - truth[i]) < 0.45);  // 7% of the truth's range, 10 .. 16.75
+    CHECK(points[i].hi[0] - points[i].mid[0] == doctest::Approx(points[i].mid[0] - points[i].lo[0]));
+    if (points[i].mid[0] < points[best].mid[0]) best = i;
+  }
+  CHECK(best == 3 * 5 + 1);  // (0.75, 0.25)
+  const double tight = points[0].hi[0] - points[0].mid[0];
+
+  // The same with +-0.5 added to alternate exact values: the interval widens to at least 1.2816 x the
+  // fit's in-sample RMS residual (leave-one-out residuals are larger than in-sample ones).
+  auto noisy = blank();
+  for (std::size_t e = 0; e < at.size(); ++e) exact[e][0] = truth[at[e]] + (e % 2 ? 0.5 : -0.5);
+  fit_surface(noisy, features, at, exact, 1);
+  double sum = 0;
+  for (std::size_t e = 0; e < at.size(); ++e) sum += std::pow(noisy[at[e]].mid[0] - exact[e][0], 2);
+  const double half = noisy[0].hi[0] - noisy[0].mid[0];
+  CHECK(half > 1.2816 * std::sqrt(sum / 9.0));
+  CHECK(half > tight);
+  // Not finite at an exact point: the metric is left alone.
+  auto left = blank();
+  exact[3][0] = kNaN;
+  fit_surface(left, features, at, exact, 1);
+  CHECK(std::isnan(left[7].mid[0]));
+}
+
+TEST_CASE("hybrid choice: calibration, then rounds on a refit surface find the best feasible point") {
+  // 49 points on a 7 x 7 grid in design order; objective (min) a tilted bowl, constraint x1 <= 0.5
+  // (as its own metric: the value x1). The unconstrained bottom (x1 = 5/6) is infeasible; the best
+  // feasible point is (0.5, 1/6).
+  std::vector<std::vector<double>> features, truth;
+  for (int a = 0; a < 7; ++a)
+    for (int b = 0; b < 7; ++b) {
+      const double x1 = a / 6.0, x2 = b / 6.0;
+      features.push_back(quadratic_features({x1, x2}));
+      truth.push_back({5 * (x1 - 0.8) * (x1 - 0.8) + 3 * (x2 - 0.3) * (x2 - 0.3) + x1 * x2, x1});
+    }
+  const std::vector<SweepObjective> objectives = {{"wait_mean", Goal::kMin}};
+  const std::vector<SweepConstraint> constraints = {parse_constraint("utilisation <= 0.5")};  // holds x1
+  std::size_t best = 0;
+  for (std::size_t i = 0; i < 49; ++i)
+    if (truth[i][1] <= 0.5 && truth[i][0] < truth[best][0]) best = i;
+  REQUIRE(best == 3 * 7 + 1);
+  std::vector<std::size_t> calls, seen;
+  const ExactEvaluator evaluate = [&](const std::vector<std::size_t>& part) {
+    calls.push_back(part.size());
+    std::vector<std::vector<double>> out;
+    for (auto i : part) {
+      seen.push_back(i);
+      out.push_back(truth[i]);
+    }
+    return out;
+  };
+  HybridOptions o;
+  o.max_exact = 12;
+  o.calibrate = 0.5;
+  o.round = 2;
+  const std::vector<PointPrediction> none(49, PointPrediction{{kNaN, kNaN}, {kNaN, kNaN}, {kNaN, kNaN}});
+  const auto chosen = choose_for_exact(none, features, objectives, constraints, o, evaluate);
+  CHECK(chosen.size() == 12);
+  CHECK(calls == std::vector<std::size_t>{6, 2, 2, 2});  // calibration, then three rounds of 2
+  CHECK(seen == chosen);
+  CHECK(std::vector<std::size_t>(chosen.begin(), chosen.begin() + 6) == calibration_points(49, 6));
+  CHECK(std::find(chosen.begin(), chosen.end(), best) != chosen.end());
+  CHECK(std::set<std::size_t>(chosen.begin(), chosen.end()).size() == 12);  // no point twice
+
+  // A surrogate that has the objective the wrong way round joins the regression as one more column
+  // and does not mislead it.
+  std::vector<PointPrediction> wrong;
+  for (const auto& t : truth) wrong.push_back({{-t[0], t[1]}, {-t[0] - 1, t[1]}, {-t[0] + 1, t[1]}});
+  calls.clear();
+  seen.clear();
+  const auto with = choose_for_exact(wrong, features, objectives, constraints, o, evaluate);
+  CHECK(std::find(with.begin(), with.end(), best) != with.end());
+  // calibrate 0: the surrogate's own ranking chooses the whole budget at once (its "best" is the worst).
+  o.calibrate = 0;
+  o.top_k = 12;
+  calls.clear();
+  const auto raw = choose_for_exact(wrong, features, objectives, constraints, o, evaluate);
+  CHECK(calls == std::vector<std::size_t>{0, 12});
+  CHECK(std::find(raw.begin(), raw.end(), best) == raw.end());
+  // No surrogate and no calibration: nothing to choose with.
+  CHECK_THROWS_AS(choose_for_exact(none, features, objectives, constraints, o, evaluate),
+                  std::invalid_argument);
 }
 
 TEST_CASE("sweep store: an exact result replaces a prediction's values and keeps the prediction") {
@@ -351,6 +461,50 @@ TEST_CASE("sweep --engine surrogate and hybrid: stored predictions, exact verifi
   CHECK(exact_rows == 4);
 }
 
+TEST_CASE("sweep --engine hybrid without a model: the response surface chooses, any thread count") {
+  const auto dir = testing::scratch_dir("sweep_engines_surface");
+  const auto spec_path = (dir / "spec.yaml").string();
+  std::ofstream(spec_path) << "trace:\n  synthetic: {seed: 11, days: 1}\n"
+                              "parameters:\n  PriorityWeightAge: [0, 3000, 9000]\n"
+                              "  PriorityWeightFairshare: [100, 5000, 10000]\n"
+                              "objectives:\n  - {metric: wait_mean, goal: min}\n";
+  const auto spec = load_sweep_spec(spec_path);
+  SweepRunOptions o;
+  o.jobs = 1;
+  const auto exact_db = (dir / "exact.db").string();
+  CHECK(run_sweep_spec(spec, exact_db, o).evaluated == 9);
+  std::map<std::string, SweepRow> exact;
+  for (auto& r : SweepStore(exact_db).rows()) exact[r.key] = r;
+
+  // Budget 5: design points 2 and 6 (calibration_points(9, 2)), then three rounds of one.
+  o.engine = SweepEngine::kHybrid;
+  o.hybrid.max_exact = 5;
+  o.hybrid.calibrate = 0.4;
+  o.hybrid.round = 1;
+  std::vector<std::set<std::string>> chosen;
+  for (unsigned jobs : {1u, 2u}) {
+    o.jobs = jobs;
+    const auto db = (dir / fmt::format("h{}.db", jobs)).string();
+    const auto s = run_sweep_spec(spec, db, o);
+    CHECK(s.predicted == 0);
+    CHECK(s.verified == 5);
+    CHECK(s.evaluated == 5);
+    std::set<std::string> keys;
+    for (const auto& r : SweepStore(db).rows()) {
+      CHECK(r.engine == "exact");
+      CHECK_FALSE(r.has_prediction());
+      CHECK(r.objectives == exact.at(r.key).objectives);
+      keys.insert(r.key);
+    }
+    chosen.push_back(keys);
+  }
+  CHECK(chosen[0].size() == 5);
+  CHECK(chosen[0] == chosen[1]);
+  const auto plan = plan_sweep(spec);
+  CHECK(chosen[0].count(plan.tasks[2].key) == 1);
+  CHECK(chosen[0].count(plan.tasks[6].key) == 1);
+}
+
 TEST_CASE(
     "sweep --engine surrogate with reference features: the base replay feeds every point, any thread count") {
   const auto dir = testing::scratch_dir("sweep_engines_ref");
@@ -391,6 +545,13 @@ TEST_CASE(
   const auto r = testing::run_cli(fmt::format("sweep run {} --engine surrogate", spec_path));
   CHECK(r.code == 2);
   CHECK(r.out.find("--model") != std::string::npos);
+  // A hybrid needs no model, but then two calibration points (2 points x 0.1 gives no exact budget:
+  // nothing to do; --max-exact 2 with --calibrate 0.25 gives one).
+  const auto few =
+      testing::run_cli(fmt::format("sweep run {} --engine hybrid --max-exact 2 --calibrate 0.25 --db {}",
+                                   spec_path, (dir / "few.db").string()));
+  CHECK(few.code != 0);
+  CHECK(few.out.find("two calibration points") != std::string::npos);
   const auto model = small_model(dir);
   const auto bad = testing::run_cli(fmt::format(
       "sweep run {} --engine hybrid --model {} --window-jobs 64 --context-jobs 16", spec_path, model));

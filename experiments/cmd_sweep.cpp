@@ -114,15 +114,16 @@ int sweep_run(const Args& args) {
       "engine", po::value<std::string>()->default_value("exact"),
       "exact (the simulator), surrogate (a trained model, --model), or hybrid (the simulator re-evaluates "
       "the best and the uncertain points, as scored by a response surface fit on its exact values so far "
-      "and, with --model, the surrogate)")("top-k", po::value<std::size_t>()->default_value(10),
-                                           "hybrid: re-evaluate each objective's K best predicted points (per round)")(
+      "and, with --model, the surrogate)")(
+      "top-k", po::value<std::size_t>()->default_value(10),
+      "hybrid: re-evaluate each objective's K best predicted points (per round)")(
       "verify-width", po::value<double>()->default_value(1.0),
       "hybrid: and every point whose 80% interval of an objective is wider than this fraction of its median")(
       "check-invariants", po::bool_switch(),
       "exact replays check resources and job states after every event")(
       "max-exact", po::value<double>()->default_value(0.1),
       "hybrid: at most this many exact evaluations (a fraction of the points when < 1, else a count)")(
-      "calibrate", po::value<double>()->default_value(0.5),
+      "calibrate", po::value<double>()->default_value(0.3, "0.3"),
       "hybrid: share of the exact budget first spent on points spread over the design, whose exact values "
       "correct the surrogate's before the top points are chosen (0 = off; without --model at least two "
       "points)")("round", po::value<std::size_t>()->default_value(8),

@@ -76,7 +76,7 @@ struct HybridOptions {
                               // fraction of its median
   double max_exact = 0.1;     // at most this many exact evaluations: a fraction of the points when < 1,
                               // else a count
-  double calibrate = 0.5;     // share of that budget first spent on points spread over the design, whose
+  double calibrate = 0.3;     // share of that budget first spent on points spread over the design, whose
                               // exact values correct the surrogate's (sweep_hybrid.hpp, fit_surface)
   std::size_t round = 8;      // after those, points are chosen this many at a time, the response surface
                               // refit on every exact value so far (a fixed count, not the thread count,

@@ -129,7 +129,9 @@ std::size_t count_feasible(const SweepStore& store, const SweepPlan& plan, const
 }  // namespace
 
 std::string trace_fingerprint(const Trace& trace) {
-  return fmt::format("{:016x}", fnv1a64(encode_native_trace(trace)));
+  // The jobs, not where they were read from: a spec run from another directory, or naming the same
+  // file by another path, must give its points the same keys.
+  return fmt::format("{:016x}", fnv1a64(encode_native_trace(trace, /*with_source=*/false)));
 }
 
 std::string point_key(const Site& resolved_site, const std::string& trace_fingerprint) {

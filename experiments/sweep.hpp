@@ -23,7 +23,8 @@ Trace load_sweep_trace(const SweepSpec& spec);
 /// Keeps the jobs submitted in [from, to) (relative bounds count from the first submit); throws
 /// InputError naming the spec when no job is left.
 void apply_trace_window(Trace& trace, const SweepSpec& spec);
-/// 16 hex digits: FNV-1a 64 of the trace's native encoding.
+/// 16 hex digits: FNV-1a 64 of the trace's native encoding without its source, so that the same jobs
+/// read through another path (a spec run from another directory) give the same keys.
 std::string trace_fingerprint(const Trace& trace);
 /// 16 hex digits: FNV-1a 64 of the resolved site (as site YAML) and the trace fingerprint.
 std::string point_key(const Site& resolved_site, const std::string& trace_fingerprint);

@@ -230,6 +230,38 @@ TEST_CASE("sweep run: resume skips finished points, -j1 and -j2 store the same r
   CHECK(metrics.size() > 1);
 }
 
+TEST_CASE("sweep run: the same trace file through another path gives the same keys, another trace not") {
+  const auto dir = testing::scratch_dir("sweep_paths");
+  // Four SWF jobs; one spec names the file by its absolute path, another reaches it through a linked
+  // directory: the points' keys, and so the store's rows, are shared.
+  std::filesystem::create_directory_symlink(dir, dir / "alias");
+  const std::string swf =
+      "1 0 0 100 4 -1 -1 4 600 -1 1 1 1 -1 -1 -1 -1 -1\n2 10 0 50 4 -1 -1 4 600 -1 1 2 1 -1 -1 -1 -1 -1\n"
+      "3 20 0 80 8 -1 -1 8 600 -1 1 1 1 -1 -1 -1 -1 -1\n4 30 0 40 2 -1 -1 2 600 -1 1 2 1 -1 -1 -1 -1 -1\n";
+  std::ofstream(dir / "jobs.swf") << swf;
+  const std::string body =
+      "parameters:\n  PriorityWeightAge: [0, 1000]\nobjectives:\n  - {metric: wait_mean}\n";
+  std::ofstream(dir / "a.yaml") << "trace: {path: " << (dir / "jobs.swf").string() << ", format: swf}\n"
+                                << body;
+  std::ofstream(dir / "b.yaml") << "trace: {path: jobs.swf, format: swf}\n" << body;
+  const auto a = load_sweep_spec((dir / "a.yaml").string());
+  const auto b = load_sweep_spec((dir / "alias" / "b.yaml").string());
+  CHECK(load_sweep_trace(a).source != load_sweep_trace(b).source);  // read through different paths
+  const auto before = trace_fingerprint(load_sweep_trace(a));
+  CHECK(before == trace_fingerprint(load_sweep_trace(b)));
+  SweepRunOptions o;
+  o.jobs = 1;
+  const auto db = (dir / "s.db").string();
+  CHECK(run_sweep_spec(a, db, o).evaluated == 2);
+  const auto again = run_sweep_spec(b, db, o);
+  CHECK(again.evaluated == 0);
+  CHECK(again.skipped == 2);
+  // A fifth job: another trace, other keys.
+  std::ofstream(dir / "jobs.swf") << swf << "5 40 0 40 2 -1 -1 2 600 -1 1 2 1 -1 -1 -1 -1 -1\n";
+  CHECK(trace_fingerprint(load_sweep_trace(a)) != before);
+  CHECK(run_sweep_spec(a, db, o).evaluated == 2);
+}
+
 TEST_CASE("sweep run: a QOS the site lacks fails before anything runs, naming the line") {
   const auto dir = testing::scratch_dir("sweep_badqos");
   const auto spec = load_sweep_spec(write_spec(

@@ -31,10 +31,10 @@ void get(ByteReader& r, NameDictionary& d) {
 
 bool is_native_trace(const std::string& bytes) { return has_magic(bytes, kMagic); }
 
-std::string encode_native_trace(const Trace& t) {
+std::string encode_native_trace(const Trace& t, bool with_source) {
   ByteWriter w;
   w.put(t.origin);
-  w.put(t.source);
+  w.put(with_source ? t.source : std::string());
   for (const auto* d : {&t.users, &t.accounts, &t.partitions, &t.qos, &t.strings}) put(w, *d);
   w.put(static_cast<std::uint64_t>(t.jobs.size()));
   for (const auto& j : t.jobs) {

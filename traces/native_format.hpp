@@ -13,8 +13,9 @@ namespace slurmtwin {
 
 inline constexpr std::uint32_t kNativeTraceVersion = 1;
 
-/// Serialises a trace to the native format.
-std::string encode_native_trace(const Trace& trace);
+/// Serialises a trace to the native format. Without `with_source` the trace's source (the files it was
+/// read from) is written empty: the bytes then depend on the jobs alone, for content fingerprints.
+std::string encode_native_trace(const Trace& trace, bool with_source = true);
 /// Parses the native format; throws InputError naming `file` on a wrong magic, an unknown version,
 /// a checksum mismatch or a truncated payload.
 Trace decode_native_trace(const std::string& bytes, const std::string& file);

@@ -37,6 +37,18 @@ Trace one_day(std::uint64_t seed) {
   return generate_synthetic(config);
 }
 
+// Writes DIR/spec.yaml: the built-in site and a synthetic day (seed 11), then `rest` (parameters,
+// objectives, ...); returns its path.
+std::string day_spec(const std::filesystem::path& dir, const std::string& rest) {
+  const auto path = (dir / "spec.yaml").string();
+  std::ofstream(path) << "trace:\n  synthetic: {seed: 11, days: 1}\n" << rest;
+  return path;
+}
+
+// The 3 x 3 grid of age and fair-share weights several engine tests sweep.
+constexpr const char* kGrid9 =
+    "parameters:\n  PriorityWeightAge: [0, 3000, 9000]\n  PriorityWeightFairshare: [100, 5000, 10000]\n";
+
 }  // namespace
 
 TEST_CASE("predicted schedule: the exact waits as the prediction give back the replay's metrics") {
@@ -359,13 +371,10 @@ std::string small_model(const std::filesystem::path& dir, bool reference = false
 
 TEST_CASE("sweep --engine surrogate and hybrid: stored predictions, exact verification, both values kept") {
   const auto dir = testing::scratch_dir("sweep_engines");
-  const auto spec_path = (dir / "spec.yaml").string();
-  std::ofstream(spec_path) << "trace:\n  synthetic: {seed: 11, days: 1}\n"
-                              "parameters:\n  PriorityWeightAge: [0, 3000, 9000]\n"
-                              "  PriorityWeightFairshare: [100, 5000, 10000]\n"
-                              "objectives:\n  - {metric: wait_mean, goal: min}\n"
-                              "  - {metric: utilisation, goal: max}\n"
-                              "constraints:\n  - wait_p95 <= 1000000\n";
+  const auto spec_path = day_spec(dir, std::string(kGrid9) +
+                                           "objectives:\n  - {metric: wait_mean, goal: min}\n"
+                                           "  - {metric: utilisation, goal: max}\n"
+                                           "constraints:\n  - wait_p95 <= 1000000\n");
   const auto spec = load_sweep_spec(spec_path);
   SweepRunOptions o;
   o.check_invariants = true;
@@ -463,11 +472,8 @@ TEST_CASE("sweep --engine surrogate and hybrid: stored predictions, exact verifi
 
 TEST_CASE("sweep --engine hybrid without a model: the response surface chooses, any thread count") {
   const auto dir = testing::scratch_dir("sweep_engines_surface");
-  const auto spec_path = (dir / "spec.yaml").string();
-  std::ofstream(spec_path) << "trace:\n  synthetic: {seed: 11, days: 1}\n"
-                              "parameters:\n  PriorityWeightAge: [0, 3000, 9000]\n"
-                              "  PriorityWeightFairshare: [100, 5000, 10000]\n"
-                              "objectives:\n  - {metric: wait_mean, goal: min}\n";
+  const auto spec_path =
+      day_spec(dir, std::string(kGrid9) + "objectives:\n  - {metric: wait_mean, goal: min}\n");
   const auto spec = load_sweep_spec(spec_path);
   SweepRunOptions o;
   o.jobs = 1;
@@ -508,11 +514,8 @@ TEST_CASE("sweep --engine hybrid without a model: the response surface chooses, 
 TEST_CASE(
     "sweep --engine surrogate with reference features: the base replay feeds every point, any thread count") {
   const auto dir = testing::scratch_dir("sweep_engines_ref");
-  const auto spec_path = (dir / "spec.yaml").string();
-  std::ofstream(spec_path) << "trace:\n  synthetic: {seed: 11, days: 1}\n"
-                              "parameters:\n  PriorityWeightAge: [0, 3000, 9000]\n"
-                              "  PriorityWeightFairshare: [100, 5000, 10000]\n"
-                              "objectives:\n  - {metric: wait_mean, goal: min}\n";
+  const auto spec_path =
+      day_spec(dir, std::string(kGrid9) + "objectives:\n  - {metric: wait_mean, goal: min}\n");
   const auto spec = load_sweep_spec(spec_path);
   SweepRunOptions o;
   o.engine = SweepEngine::kSurrogate;
@@ -538,10 +541,9 @@ TEST_CASE(
 TEST_CASE(
     "sweep --engine: a model is required, and a setting the model does not know fails naming the line") {
   const auto dir = testing::scratch_dir("sweep_engines_errors");
-  const auto spec_path = (dir / "spec.yaml").string();
-  std::ofstream(spec_path) << "trace:\n  synthetic: {seed: 11, days: 1}\n"
-                              "parameters:\n  PriorityWeightJobSize: [0, 1000]\n"
-                              "objectives:\n  - {metric: wait_mean}\n";
+  const auto spec_path = day_spec(dir,
+                                  "parameters:\n  PriorityWeightJobSize: [0, 1000]\n"
+                                  "objectives:\n  - {metric: wait_mean}\n");
   const auto r = testing::run_cli(fmt::format("sweep run {} --engine surrogate", spec_path));
   CHECK(r.code == 2);
   CHECK(r.out.find("--model") != std::string::npos);
@@ -609,11 +611,10 @@ TEST_CASE("compare: errors, rank agreement, coverage and regret of the surrogate
 
 TEST_CASE("slurmtwin compare: both engines on a spec, one Markdown report") {
   const auto dir = testing::scratch_dir("compare_cli");
-  const auto spec_path = (dir / "spec.yaml").string();
-  std::ofstream(spec_path) << "trace:\n  synthetic: {seed: 11, days: 1}\n"
-                              "parameters:\n  PriorityWeightAge: [0, 9000]\n"
-                              "  PriorityWeightFairshare: [100, 10000]\n"
-                              "objectives:\n  - {metric: wait_mean, goal: min}\n";
+  const auto spec_path = day_spec(dir,
+                                  "parameters:\n  PriorityWeightAge: [0, 9000]\n"
+                                  "  PriorityWeightFairshare: [100, 10000]\n"
+                                  "objectives:\n  - {metric: wait_mean, goal: min}\n");
   const auto model = small_model(dir);
   const auto report = (dir / "report.md").string();
   const auto r = testing::run_cli(fmt::format(
@@ -640,13 +641,12 @@ namespace slurmtwin::cli {
 
 TEST_CASE("optimize: surrogate search, exact verification of the winners and of the site's own setting") {
   const auto dir = testing::scratch_dir("optimize");
-  const auto spec_path = (dir / "spec.yaml").string();
-  std::ofstream(spec_path) << "trace:\n  synthetic: {seed: 11, days: 1}\n"
-                              "parameters:\n  PriorityWeightAge: {range: [0, 10000]}\n"
-                              "  PriorityWeightFairshare: {range: [0, 10000]}\n"
-                              "design: {type: lhs, points: 4}\n"
-                              "objectives:\n  - {metric: wait_mean, goal: min}\n"
-                              "constraints:\n  - wait_p95 <= 1000000\n";
+  const auto spec_path = day_spec(dir,
+                                  "parameters:\n  PriorityWeightAge: {range: [0, 10000]}\n"
+                                  "  PriorityWeightFairshare: {range: [0, 10000]}\n"
+                                  "design: {type: lhs, points: 4}\n"
+                                  "objectives:\n  - {metric: wait_mean, goal: min}\n"
+                                  "constraints:\n  - wait_p95 <= 1000000\n");
   const auto spec = load_sweep_spec(spec_path);
   OptimizeOptions o;
   o.candidates = 12;
@@ -687,11 +687,10 @@ namespace slurmtwin::cli {
 
 TEST_CASE("surrogate update: a sweep's exact per-job waits become training data, and fine-tuning fits them") {
   const auto dir = testing::scratch_dir("surrogate_update");
-  const auto spec_path = (dir / "spec.yaml").string();
-  std::ofstream(spec_path) << "trace:\n  synthetic: {seed: 11, days: 1}\n"
-                              "parameters:\n  PriorityWeightAge: [0, 8000]\n"
-                              "  PriorityWeightFairshare: [0, 9000]\n"
-                              "objectives:\n  - {metric: wait_mean}\njob_waits: true\n";
+  const auto spec_path = day_spec(dir,
+                                  "parameters:\n  PriorityWeightAge: [0, 8000]\n"
+                                  "  PriorityWeightFairshare: [0, 9000]\n"
+                                  "objectives:\n  - {metric: wait_mean}\njob_waits: true\n");
   const auto spec = load_sweep_spec(spec_path);
   const auto db = (dir / "sweep.db").string();
   SweepRunOptions ro;

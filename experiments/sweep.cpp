@@ -326,7 +326,6 @@ class SpecValues {
     return out;
   }
   PointPrediction predicted(const SweepRow& r) const {
-    PointPrediction p;
     if (!r.has_prediction()) {
       const auto n = objectives_.size() + constraints_;
       const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -422,17 +421,17 @@ SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, con
   if (options.engine != SweepEngine::kExact) {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<std::size_t> to_predict;
-    if (!options.surrogate.model.empty())
-      for (auto i : mine)
-        if (!state(i).predicted) to_predict.push_back(i);
-    if (options.surrogate.model.empty())
+    if (options.surrogate.model.empty()) {
       say(fmt::format(
           "sweep: {} points{}; no model: the exact values chosen so far screen the rest (response "
           "surface)\n",
           summary.total, where));
-    else
+    } else {
+      for (auto i : mine)
+        if (!state(i).predicted) to_predict.push_back(i);
       say(fmt::format("sweep: {} points{}, {} already predicted in {}, {} for the surrogate\n", summary.total,
                       where, summary.total - to_predict.size(), db, to_predict.size()));
+    }
     if (!to_predict.empty()) predict_points(spec, plan, store, to_predict, options, workers, discard);
     summary.predicted = to_predict.size();
     summary.surrogate_seconds = seconds_since(t0);

@@ -1,5 +1,7 @@
 #include "policies/backfill.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include <algorithm>
@@ -8,10 +10,12 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <stdexcept>
 
 #include "policies/limits.hpp"
 #include "policies/node_select.hpp"
 #include "policies/preemption.hpp"
+#include "policies/profile_cache.hpp"
 
 namespace slurmtwin::policies {
 namespace {
@@ -122,13 +126,6 @@ bool release_before(const Release& a, const Release& b) {
   return a.end != b.end ? a.end < b.end : a.job < b.job;
 }
 
-/// What makes two requests use nodes alike (select_nodes' usable_cpus depends on nothing else).
-bool same_shape(const sim::NodeRequest& a, const sim::NodeRequest& b) {
-  return a.total_cpus == b.total_cpus && a.cpus_per_task == b.cpus_per_task &&
-         a.cpus_per_node == b.cpus_per_node && a.mem_per_node_mb == b.mem_per_node_mb &&
-         a.mem_per_cpu_mb == b.mem_per_cpu_mb && a.exclusive == b.exclusive && a.features == b.features &&
-         a.gres_per_node == b.gres_per_node;
-}
 /// Requests that select_nodes treats alike in every state.
 bool same_request(const sim::NodeRequest& a, const sim::NodeRequest& b) {
   return a.min_nodes == b.min_nodes && a.max_nodes == b.max_nodes && same_shape(a, b);
@@ -153,22 +150,50 @@ class Planner {
  public:
   /// `cluster` is s.cluster. Profiles are computed by releasing running jobs from it and allocating
   /// them back, which leaves it exactly as it was (integer counters), so no copy is needed.
-  Planner(const sim::SimState& s, sim::ClusterState& cluster) : s_(s), cluster_(cluster) {
+  /// `cache` (may be null) keeps each shape's values across cycles.
+  Planner(const sim::SimState& s, sim::ClusterState& cluster, ProfileCache* cache)
+      : s_(s), cluster_(cluster), cache_(cache) {
     const auto& sc = s.site.scheduler;
     for (auto ji : s.running) {
       const auto& j = s.jobs[ji];
       releases_.push_back({j.time_limit == kUnlimited ? j.start + kYear : j.start + j.time_limit, ji});
     }
     std::sort(releases_.begin(), releases_.end(), release_before);
+    const auto node_count = cluster.nodes().size();
+    // Each node's key (ProfileCache): its state now, then per release entry on it, in order, the
+    // job and the CPUs and memory it holds there (with the job's request, all a release changes).
+    std::vector<std::vector<std::uint64_t>>* keys = nullptr;
+    if (cache_ != nullptr) {
+      keys = &cache_->next_keys(cluster);
+      for (std::uint32_t n = 0; n < node_count; ++n) {
+        const auto& ns = cluster.node(n);
+        auto& key = (*keys)[n];
+        key.push_back(std::uint64_t{ns.free_cpus} << 32 | ns.jobs);
+        key.push_back(static_cast<std::uint64_t>(ns.free_mem_mb));
+        key.push_back(ns.exclusive ? 1 : 0);
+        for (auto g : ns.free_gres) key.push_back(static_cast<std::uint64_t>(g));
+      }
+    }
+    count_.assign(node_count, 0);
     first_.reserve(releases_.size() + 1);
     for (const auto& rel : releases_) {
       first_.push_back(static_cast<std::uint32_t>(node_.size()));
-      for (const auto& a : s.jobs[rel.job].alloc) node_.push_back(a.node);
+      for (const auto& a : s.jobs[rel.job].alloc) {
+        node_.push_back(a.node);
+        rank_.push_back(++count_[a.node]);
+        if (keys != nullptr) {
+          (*keys)[a.node].push_back(std::uint64_t{rel.job} << 32 | a.cpus);
+          (*keys)[a.node].push_back(static_cast<std::uint64_t>(a.mem_mb));
+        }
+      }
     }
     first_.push_back(static_cast<std::uint32_t>(node_.size()));
+    if (cache_ != nullptr) cache_->commit_keys();
     kill_wait_ = sc.kill_wait;
     over_time_limit_ = sc.over_time_limit;
-    mark_.assign(cluster.nodes().size(), 0);
+    mark_.assign(node_count, 0);
+    dirty_.assign(node_count, 0);
+    fresh_.assign(node_count, 0);
   }
 
   /// Job `ji` was started now (the launcher has allocated it in the cluster): mirror it in the plan.
@@ -185,6 +210,11 @@ class Planner {
     std::vector<std::uint32_t> nodes;
     for (const auto& a : j.alloc) nodes.push_back(a.node);
     node_.insert(node_.begin() + e0, nodes.begin(), nodes.end());
+    rank_.insert(rank_.begin() + e0, k, 0);  // dirty nodes' entries have no rank
+    for (auto n : nodes) {
+      dirty_[n] = 1;
+      if (cache_ != nullptr) cache_->invalidate(n);
+    }
     blocks_valid_ = false;  // release indices moved
     for (auto& shape : shapes_) {
       shape.snaps_valid = false;  // release indices moved
@@ -344,8 +374,9 @@ class Planner {
  private:
   struct Shape {
     sim::NodeRequest request;
-    std::uint32_t ask = 0;           // per-node CPUs asked (usable_cpus' cpus_wanted)
-    std::vector<std::uint32_t> now;  // per node: usable CPUs now
+    std::uint32_t ask = 0;                // per-node CPUs asked (usable_cpus' cpus_wanted)
+    ProfileCache::Shape* kept = nullptr;  // its values across cycles (null: no cache)
+    std::vector<std::uint32_t> now;       // per node: usable CPUs now
     std::vector<std::uint32_t>
         after;           // per release entry: usable CPUs on its node after the releases up to it
     bool built = false;  // `after` computed (only future tests need it)
@@ -615,17 +646,61 @@ class Planner {
     shape.request = r;
     shape.ask = per_node_ask(r);
     shape.now.resize(cluster_.nodes().size());
-    for (std::uint32_t n = 0; n < shape.now.size(); ++n) shape.now[n] = usable(n, shape);
+    if (cache_ == nullptr) {
+      for (std::uint32_t n = 0; n < shape.now.size(); ++n) shape.now[n] = usable(n, shape);
+    } else {
+      auto& kept = cache_->shape(r);
+      shape.kept = &kept;
+      for (std::uint32_t n = 0; n < shape.now.size(); ++n) {
+        const auto gen = cache_->generation(n);
+        if (dirty_[n] == 0 && kept.now_gen[n] == gen) {
+          shape.now[n] = kept.values[n][0];
+          if (cache_->check() && shape.now[n] != usable(n, shape)) stale(n);
+          continue;
+        }
+        shape.now[n] = usable(n, shape);
+        if (dirty_[n] != 0) continue;  // its entries have no rank: nothing kept
+        kept.values[n].resize(count_[n] + 1);
+        kept.values[n][0] = shape.now[n];
+        kept.now_gen[n] = gen;
+        kept.after_gen[n] = 0;  // values after releases: not yet for this generation
+      }
+    }
     shapes_.push_back(std::move(shape));
     return shapes_.back();
   }
 
+  [[noreturn]] static void stale(std::size_t node) {
+    throw std::logic_error(fmt::format("backfill profile cache: stale usable CPUs kept for node {}", node));
+  }
+
   // Records the shape's usable CPUs on each release entry's node after the releases up to it
-  // (from the node states recorded once per cycle rather than by releasing the jobs again per shape).
+  // (from the node states recorded once per cycle rather than by releasing the jobs again per shape;
+  // nodes unchanged since the shape's values were kept reuse them).
   void build(Shape& shape) {
     record_states();
     shape.after.resize(node_.size());
-    for (std::size_t e = 0; e < node_.size(); ++e) shape.after[e] = usable_at(e, shape);
+    if (shape.kept == nullptr) {
+      for (std::size_t e = 0; e < node_.size(); ++e) shape.after[e] = usable_at(e, shape);
+      shape.built = true;
+      return;
+    }
+    auto& kept = *shape.kept;
+    for (std::uint32_t n = 0; n < fresh_.size(); ++n)
+      fresh_[n] = dirty_[n] != 0 || kept.after_gen[n] != cache_->generation(n) ? 1 : 0;
+    const bool check = cache_->check();
+    for (std::size_t e = 0; e < node_.size(); ++e) {
+      const auto n = node_[e];
+      if (fresh_[n] == 0) {
+        shape.after[e] = kept.values[n][rank_[e]];
+        if (check && shape.after[e] != usable_at(e, shape)) stale(n);
+        continue;
+      }
+      shape.after[e] = usable_at(e, shape);
+      if (dirty_[n] == 0) kept.values[n][rank_[e]] = shape.after[e];
+    }
+    for (std::uint32_t n = 0; n < fresh_.size(); ++n)
+      if (dirty_[n] == 0) kept.after_gen[n] = cache_->generation(n);
     shape.built = true;
   }
 
@@ -676,9 +751,16 @@ class Planner {
 
   const sim::SimState& s_;
   sim::ClusterState& cluster_;
+  ProfileCache* cache_;
   std::vector<Release> releases_;
   std::vector<std::uint32_t> first_;  // per release: its first entry; one more at the end (entry count)
   std::vector<std::uint32_t> node_;   // per release entry (a node of the released job, alloc order)
+  // Per release entry: its rank among its node's entries (from 1; 0 for entries added by started(),
+  // whose nodes are dirty_), the index of its value in ProfileCache::Shape::values.
+  std::vector<std::uint32_t> rank_;
+  std::vector<std::uint32_t> count_;  // per node: its release entries when the planner was built
+  std::vector<char> dirty_;           // per node: a job started on it during the planner (nothing kept)
+  std::vector<char> fresh_;           // scratch: build
   std::vector<Shape> shapes_;
   std::vector<std::uint64_t> block_nodes_;  // per kBlock releases: their nodes (words per block)
   bool blocks_valid_ = false;
@@ -733,7 +815,7 @@ Seconds BackfillCostModel::duration(const SchedulerParameters& p, std::uint32_t 
 }
 
 BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
-                            const std::vector<QueueRecord>& queue) const {
+                            const std::vector<QueueRecord>& queue, ProfileCache* cache) const {
   BackfillStats stats;
   const Seconds now = s.now;
   const Seconds res = std::max<Seconds>(1, params_.bf_resolution);
@@ -858,7 +940,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
         ++stats.tested;
         counted = true;
       }
-      if (!planner) planner.emplace(s, s.cluster);
+      if (!planner) planner.emplace(s, s.cluster, cache);
       auto fit = planner->will_run(j, candidates, avail, start_res, later_start, no_reserve);
       if ((!fit || fit->start > now) && start_res <= now && preemptor) {
         // It cannot start now as things are: preempting may let it (no_reserve jobs too: Slurm's

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "policies/main_scheduler.hpp"
+#include "policies/profile_cache.hpp"
 #include "sim/controller.hpp"
 #include "sim/sim_state.hpp"
 
@@ -81,9 +82,11 @@ class Backfill {
   /// Runs one cycle at state.now over `queue` (sorted by queue_before; records of jobs no longer
   /// pending are skipped); starts jobs through `launcher` with SchedulerPass::kBackfill, which must
   /// allocate them in state.cluster. state.cluster is modified during the cycle (planned releases are
-  /// applied and undone) and left as the started jobs make it.
-  BackfillStats run(sim::SimState& state, sim::JobLauncher& launcher,
-                    const std::vector<QueueRecord>& queue) const;
+  /// applied and undone) and left as the started jobs make it. `cache` (may be null: everything is
+  /// computed anew) keeps per-shape usable CPUs from one cycle of this replay to the next; the
+  /// outcome is the same either way.
+  BackfillStats run(sim::SimState& state, sim::JobLauncher& launcher, const std::vector<QueueRecord>& queue,
+                    ProfileCache* cache = nullptr) const;
   const BackfillCostModel& cost_model() const { return cost_; }
 
  private:

@@ -655,7 +655,10 @@ class Planner {
         const auto gen = cache_->generation(n);
         if (dirty_[n] == 0 && kept.now_gen[n] == gen) {
           shape.now[n] = kept.values[n][0];
-          if (cache_->check() && shape.now[n] != usable(n, shape)) stale(n);
+          if (cache_->check()) {
+            if (shape.now[n] != usable(n, shape)) stale(n);
+            cache_->count_checked();
+          }
           continue;
         }
         shape.now[n] = usable(n, shape);
@@ -693,7 +696,10 @@ class Planner {
       const auto n = node_[e];
       if (fresh_[n] == 0) {
         shape.after[e] = kept.values[n][rank_[e]];
-        if (check && shape.after[e] != usable_at(e, shape)) stale(n);
+        if (check) {
+          if (shape.after[e] != usable_at(e, shape)) stale(n);
+          cache_->count_checked();
+        }
         continue;
       }
       shape.after[e] = usable_at(e, shape);

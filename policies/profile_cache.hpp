@@ -38,6 +38,9 @@ class ProfileCache {
   /// `check`: every reused value is also computed again and compared (tests; slow).
   explicit ProfileCache(bool check = false) : check_(check) {}
   bool check() const { return check_; }
+  /// In check mode: kept values reused (and found equal to a recomputation) so far.
+  std::uint64_t checked() const { return checked_; }
+  void count_checked() { ++checked_; }
 
   /// Starts a planner on `cluster`: returns the per-node keys to fill (cleared, `nodes` of them).
   /// A different cluster (or node count) than last time forgets everything.
@@ -58,6 +61,7 @@ class ProfileCache {
 
  private:
   bool check_ = false;
+  std::uint64_t checked_ = 0;
   const sim::ClusterState* cluster_ = nullptr;
   std::uint64_t serial_ = 0;  // planners started
   std::vector<std::vector<std::uint64_t>> keys_;

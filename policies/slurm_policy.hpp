@@ -45,6 +45,8 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   const AssocTree& assoc_tree() const { return tree_; }
   /// What the last backfill cycle did.
   const BackfillStats& last_backfill() const { return last_backfill_; }
+  /// Backfill's usable-CPU profiles kept across cycles.
+  const ProfileCache& backfill_profiles() const { return profiles_; }
   const std::vector<QosUsage>& qos_usage() const { return qos_usage_; }
   /// Every factor of one pending job's priority in its k-th partition, as sprio -l shows it.
   PriorityFactors factors(const sim::SimState& state, std::uint32_t job, std::size_t k) const;

@@ -152,7 +152,7 @@ class Planner {
   /// them back, which leaves it exactly as it was (integer counters), so no copy is needed.
   /// `cache` (may be null) keeps each shape's values across cycles.
   Planner(const sim::SimState& s, sim::ClusterState& cluster, ProfileCache* cache)
-      : s_(s), cluster_(cluster), cache_(cache) {
+      : s_(s), cluster_(cluster), cache_(cache != nullptr ? cache : &own_cache_) {
     const auto& sc = s.site.scheduler;
     for (auto ji : s.running) {
       const auto& j = s.jobs[ji];
@@ -193,7 +193,6 @@ class Planner {
     over_time_limit_ = sc.over_time_limit;
     mark_.assign(node_count, 0);
     dirty_.assign(node_count, 0);
-    fresh_.assign(node_count, 0);
   }
 
   /// Job `ji` was started now (the launcher has allocated it in the cluster): mirror it in the plan.
@@ -219,8 +218,8 @@ class Planner {
     for (auto& shape : shapes_) {
       shape.snaps_valid = false;  // release indices moved
       shape.reach_valid = false;
-      for (const auto& a : j.alloc) shape.now[a.node] = usable(a.node, shape);
-      if (shape.built) shape.after.insert(shape.after.begin() + e0, k, 0);
+      for (const auto& a : j.alloc) shape.kept->now[a.node] = usable(a.node, shape);
+      if (shape.built) shape.kept->after.insert(shape.kept->after.begin() + e0, k, 0);
     }
     // The job's nodes have fewer resources until its release at p: record their states again up to it
     // and recompute the profile entries there (later ones and other nodes are unchanged).
@@ -241,7 +240,7 @@ class Planner {
         if (mark_[node_[e]]) {
           record_state(e);
           for (auto& shape : shapes_)
-            if (shape.built) shape.after[e] = usable_at(e, shape);
+            if (shape.built) shape.kept->after[e] = usable_at(e, shape);
         }
     }
     restore(undo);
@@ -259,9 +258,9 @@ class Planner {
     std::uint32_t nodes = 0;
     std::uint32_t top = 0;  // at least the most usable CPUs on one node (a running max)
     const auto add_now = [&](std::uint32_t n) {
-      sum += shape.now[n];
-      nodes += shape.now[n] > 0 ? 1 : 0;
-      top = std::max(top, shape.now[n]);
+      sum += shape.kept->now[n];
+      nodes += shape.kept->now[n] > 0 ? 1 : 0;
+      top = std::max(top, shape.kept->now[n]);
     };
     const Seconds now = s_.now;
     const bool distinct_nodes = distinct(candidates);
@@ -286,13 +285,13 @@ class Planner {
     };
     if (start_res <= now) {
       if (enough())
-        if (auto a = choose_nodes(r, candidates, avail, shape.now)) return Fit{now, std::move(*a)};
+        if (auto a = choose_nodes(r, candidates, avail, shape.kept->now)) return Fit{now, std::move(*a)};
       if (now_only) return std::nullopt;
     }
     // Future test: release running jobs in planned-end order and try again.
     if (!shape.built) build(shape);
     auto& usable = usable_;
-    usable.assign(shape.now.begin(), shape.now.end());
+    usable.assign(shape.kept->now.begin(), shape.kept->now.end());
     // Applies release i to the test's nodes; false when it has none of them.
     const auto apply = [&](std::size_t i) {
       bool touched = false;
@@ -300,7 +299,7 @@ class Planner {
         const auto n = node_[e];
         if (!has(avail, n)) continue;
         touched = true;
-        const auto u = shape.after[e];
+        const auto u = shape.kept->after[e];
         sum = sum + u - usable[n];
         nodes = nodes + (u > 0 ? 1 : 0) - (usable[n] > 0 ? 1 : 0);
         top = std::max(top, u);
@@ -322,7 +321,7 @@ class Planner {
             releases_.begin());
         ensure_snapshots(shape);
         i = i0 / kSnapEvery * kSnapEvery;
-        const auto* snap = &shape.snaps[i / kSnapEvery * usable.size()];
+        const auto* snap = &shape.kept->snaps[i / kSnapEvery * usable.size()];
         for (std::size_t w = 0; w < avail.size(); ++w)
           for (auto bits = avail[w]; bits != 0; bits &= bits - 1) {
             const auto n =
@@ -372,27 +371,16 @@ class Planner {
   }
 
  private:
+  // A request shape's profile in this planner. Its arrays live in the cache's entry for the shape
+  // (ProfileCache::Shape: now, after, snaps, reach, levels, level_nodes), so that their storage and
+  // the values of unchanged nodes carry over from one cycle to the next.
   struct Shape {
     sim::NodeRequest request;
     std::uint32_t ask = 0;                // per-node CPUs asked (usable_cpus' cpus_wanted)
-    ProfileCache::Shape* kept = nullptr;  // its values across cycles (null: no cache)
-    std::vector<std::uint32_t> now;       // per node: usable CPUs now
-    std::vector<std::uint32_t>
-        after;           // per release entry: usable CPUs on its node after the releases up to it
-    bool built = false;  // `after` computed (only future tests need it)
-    // Every kSnapEvery releases, every node's usable CPUs after the releases before it (snapshot k
-    // at k * node count: after releases [0, k * kSnapEvery)); rebuilt after a start moves releases.
-    std::vector<std::uint32_t> snaps;
-    bool snaps_valid = false;
-    // Single-node requests: per node, the first release after which it has the request's CPUs usable
-    // (-1: now; kNever: not even once every running job has ended); rebuilt after a start.
-    std::vector<std::int64_t> reach;
-    // The distinct values of `reach`, ascending, and for each the nodes whose reach is at most it
-    // (a node bitset per level, growing): the least reach over a test's nodes is the first level
-    // whose nodes meet them, found by bisection rather than by visiting every node of the test.
-    std::vector<std::int64_t> levels;
-    std::vector<std::uint64_t> level_nodes;
-    bool reach_valid = false;
+    ProfileCache::Shape* kept = nullptr;  // never null once made by shape_for
+    bool built = false;                   // `after` computed (only future tests need it)
+    bool snaps_valid = false;             // `snaps` (rebuilt after a start moves releases)
+    bool reach_valid = false;             // `reach`, `levels` and `level_nodes` (idem)
   };
   static constexpr std::size_t kSnapEvery = 64;  // releases between snapshots
   static constexpr std::size_t kBlock = 16;      // releases per node mask of first_touching
@@ -402,20 +390,20 @@ class Planner {
   void ensure_reach(Shape& shape) {
     if (shape.reach_valid) return;
     const std::uint32_t need = std::max<std::uint32_t>(1, shape.request.total_cpus);
-    const std::size_t words = (shape.now.size() + 63) / 64;
+    const std::size_t words = (shape.kept->now.size() + 63) / 64;
     auto& cur = level_scratch_;
     cur.assign(words, 0);
-    shape.levels.clear();
-    shape.level_nodes.clear();
+    shape.kept->levels.clear();
+    shape.kept->level_nodes.clear();
     const auto add_level = [&](std::int64_t level) {
-      shape.levels.push_back(level);
-      shape.level_nodes.insert(shape.level_nodes.end(), cur.begin(), cur.end());
+      shape.kept->levels.push_back(level);
+      shape.kept->level_nodes.insert(shape.kept->level_nodes.end(), cur.begin(), cur.end());
     };
-    shape.reach.assign(shape.now.size(), kNever);
+    shape.kept->reach.assign(shape.kept->now.size(), kNever);
     bool added = false;
-    for (std::size_t n = 0; n < shape.now.size(); ++n)
-      if (shape.now[n] >= need) {
-        shape.reach[n] = -1;
+    for (std::size_t n = 0; n < shape.kept->now.size(); ++n)
+      if (shape.kept->now[n] >= need) {
+        shape.kept->reach[n] = -1;
         cur[n >> 6] |= std::uint64_t{1} << (n & 63);
         added = true;
       }
@@ -424,8 +412,8 @@ class Planner {
       added = false;
       for (auto e = first_[i]; e < first_[i + 1]; ++e) {
         const auto n = node_[e];
-        if (shape.reach[n] == kNever && shape.after[e] >= need) {
-          shape.reach[n] = static_cast<std::int64_t>(i);
+        if (shape.kept->reach[n] == kNever && shape.kept->after[e] >= need) {
+          shape.kept->reach[n] = static_cast<std::int64_t>(i);
           cur[n >> 6] |= std::uint64_t{1} << (n & 63);
           added = true;
         }
@@ -439,10 +427,10 @@ class Planner {
   static std::int64_t least_reach(const Shape& shape, const Words& avail) {
     const std::size_t words = avail.size();
     std::size_t lo = 0;
-    std::size_t hi = shape.levels.size();
+    std::size_t hi = shape.kept->levels.size();
     while (lo < hi) {  // first level whose nodes meet avail (they grow with the level)
       const std::size_t mid = lo + (hi - lo) / 2;
-      const auto* nodes = &shape.level_nodes[mid * words];
+      const auto* nodes = &shape.kept->level_nodes[mid * words];
       bool meets = false;
       for (std::size_t w = 0; w < words && !meets; ++w) meets = (nodes[w] & avail[w]) != 0;
       if (meets)
@@ -450,7 +438,7 @@ class Planner {
       else
         lo = mid + 1;
     }
-    return lo < shape.levels.size() ? shape.levels[lo] : kNever;
+    return lo < shape.kept->levels.size() ? shape.kept->levels[lo] : kNever;
   }
 
   bool touches(std::size_t i, const Words& avail) const {
@@ -497,10 +485,10 @@ class Planner {
     if (at == kNotYet || to - at > kSnapEvery) {
       ensure_snapshots(shape);
       at = to / kSnapEvery * kSnapEvery;
-      const auto* snap = &shape.snaps[at / kSnapEvery * usable.size()];
+      const auto* snap = &shape.kept->snaps[at / kSnapEvery * usable.size()];
       std::copy(snap, snap + usable.size(), usable.begin());
     }
-    for (auto e = first_[at]; e < first_[to]; ++e) usable[node_[e]] = shape.after[e];
+    for (auto e = first_[at]; e < first_[to]; ++e) usable[node_[e]] = shape.kept->after[e];
   }
 
   // will_run for a single-node request (max_nodes == 1) over distinct candidates. select_nodes can only
@@ -517,12 +505,12 @@ class Planner {
         least_reach(shape, avail);  // first release after which a node of avail has the CPUs
     const Seconds now = s_.now;
     auto& usable = usable_;
-    usable.resize(shape.now.size());
+    usable.resize(shape.kept->now.size());
     std::size_t at = kNotYet;  // `usable` is after releases [0, at)
     std::size_t i = 0;         // first release of the window walk
     if (start_res <= now) {
       if (reached < 0)
-        if (auto a = choose_nodes(r, candidates, avail, shape.now)) return Fit{now, std::move(*a)};
+        if (auto a = choose_nodes(r, candidates, avail, shape.kept->now)) return Fit{now, std::move(*a)};
       if (now_only) return std::nullopt;
     } else {
       // Releases ending by start_res are applied without windows.
@@ -593,15 +581,15 @@ class Planner {
 
   void ensure_snapshots(Shape& shape) {
     if (shape.snaps_valid) return;
-    const auto nodes = shape.now.size();
+    const auto nodes = shape.kept->now.size();
     auto& cur = snap_scratch_;
-    cur.assign(shape.now.begin(), shape.now.end());
-    shape.snaps.resize((releases_.size() / kSnapEvery + 1) * nodes);
+    cur.assign(shape.kept->now.begin(), shape.kept->now.end());
+    shape.kept->snaps.resize((releases_.size() / kSnapEvery + 1) * nodes);
     for (std::size_t i = 0; i <= releases_.size(); ++i) {
       if (i % kSnapEvery == 0)
-        std::copy(cur.begin(), cur.end(), shape.snaps.begin() + i / kSnapEvery * nodes);
+        std::copy(cur.begin(), cur.end(), shape.kept->snaps.begin() + i / kSnapEvery * nodes);
       if (i == releases_.size()) break;
-      for (auto e = first_[i]; e < first_[i + 1]; ++e) cur[node_[e]] = shape.after[e];
+      for (auto e = first_[i]; e < first_[i + 1]; ++e) cur[node_[e]] = shape.kept->after[e];
     }
     shape.snaps_valid = true;
   }
@@ -645,31 +633,28 @@ class Planner {
     Shape shape;
     shape.request = r;
     shape.ask = per_node_ask(r);
-    shape.now.resize(cluster_.nodes().size());
-    if (cache_ == nullptr) {
-      for (std::uint32_t n = 0; n < shape.now.size(); ++n) shape.now[n] = usable(n, shape);
-    } else {
-      auto& kept = cache_->shape(r);
-      shape.kept = &kept;
-      for (std::uint32_t n = 0; n < shape.now.size(); ++n) {
-        const auto gen = cache_->generation(n);
-        if (dirty_[n] == 0 && kept.now_gen[n] == gen) {
-          shape.now[n] = kept.values[n][0];
-          if (cache_->check()) {
-            if (shape.now[n] != usable(n, shape)) stale(n);
-            cache_->count_checked();
-          }
-          continue;
+    auto& kept = cache_->shape(r);
+    shape.kept = &kept;
+    kept.now.resize(cluster_.nodes().size());
+    for (std::uint32_t n = 0; n < kept.now.size(); ++n) {
+      const auto gen = cache_->generation(n);
+      if (dirty_[n] == 0 && kept.now_gen[n] == gen) {  // kept.now[n] is still right
+        if (cache_->check()) {
+          if (kept.now[n] != usable(n, shape)) stale(n);
+          cache_->count_checked();
         }
-        shape.now[n] = usable(n, shape);
-        if (dirty_[n] != 0) continue;  // its entries have no rank: nothing kept
-        kept.values[n].resize(count_[n] + 1);
-        kept.values[n][0] = shape.now[n];
-        kept.now_gen[n] = gen;
-        kept.after_gen[n] = 0;  // values after releases: not yet for this generation
+        continue;
       }
+      kept.now[n] = usable(n, shape);
+      if (dirty_[n] != 0) {
+        kept.now_gen[n] = 0;  // started() patches it during this planner only
+        continue;             // its entries have no rank: nothing kept
+      }
+      kept.values[n].resize(count_[n] + 1);
+      kept.now_gen[n] = gen;
+      kept.after_gen[n] = 0;  // values after releases: not yet for this generation
     }
-    shapes_.push_back(std::move(shape));
+    shapes_.push_back(shape);
     return shapes_.back();
   }
 
@@ -682,30 +667,32 @@ class Planner {
   // nodes unchanged since the shape's values were kept reuse them).
   void build(Shape& shape) {
     record_states();
-    shape.after.resize(node_.size());
-    if (shape.kept == nullptr) {
-      for (std::size_t e = 0; e < node_.size(); ++e) shape.after[e] = usable_at(e, shape);
-      shape.built = true;
-      return;
-    }
     auto& kept = *shape.kept;
-    for (std::uint32_t n = 0; n < fresh_.size(); ++n)
-      fresh_[n] = dirty_[n] != 0 || kept.after_gen[n] != cache_->generation(n) ? 1 : 0;
+    kept.after.resize(node_.size());
+    // Per node: where its kept values are, or null where they must be computed again.
+    auto& from = kept_from_;
+    from.resize(dirty_.size());
+    for (std::uint32_t n = 0; n < from.size(); ++n)
+      from[n] =
+          dirty_[n] == 0 && kept.after_gen[n] == cache_->generation(n) ? kept.values[n].data() : nullptr;
     const bool check = cache_->check();
+    const std::uint32_t* node = node_.data();
+    const std::uint32_t* rank = rank_.data();
+    std::uint32_t* after = kept.after.data();
     for (std::size_t e = 0; e < node_.size(); ++e) {
-      const auto n = node_[e];
-      if (fresh_[n] == 0) {
-        shape.after[e] = kept.values[n][rank_[e]];
+      const auto n = node[e];
+      if (from[n] != nullptr) {
+        after[e] = from[n][rank[e]];
         if (check) {
-          if (shape.after[e] != usable_at(e, shape)) stale(n);
+          if (after[e] != usable_at(e, shape)) stale(n);
           cache_->count_checked();
         }
         continue;
       }
-      shape.after[e] = usable_at(e, shape);
-      if (dirty_[n] == 0) kept.values[n][rank_[e]] = shape.after[e];
+      after[e] = usable_at(e, shape);
+      if (dirty_[n] == 0) kept.values[n][rank[e]] = after[e];
     }
-    for (std::uint32_t n = 0; n < fresh_.size(); ++n)
+    for (std::uint32_t n = 0; n < from.size(); ++n)
       if (dirty_[n] == 0) kept.after_gen[n] = cache_->generation(n);
     shape.built = true;
   }
@@ -757,6 +744,7 @@ class Planner {
 
   const sim::SimState& s_;
   sim::ClusterState& cluster_;
+  ProfileCache own_cache_;  // when the caller keeps none: every value computed anew
   ProfileCache* cache_;
   std::vector<Release> releases_;
   std::vector<std::uint32_t> first_;  // per release: its first entry; one more at the end (entry count)
@@ -766,7 +754,7 @@ class Planner {
   std::vector<std::uint32_t> rank_;
   std::vector<std::uint32_t> count_;  // per node: its release entries when the planner was built
   std::vector<char> dirty_;           // per node: a job started on it during the planner (nothing kept)
-  std::vector<char> fresh_;           // scratch: build
+  std::vector<const std::uint32_t*> kept_from_;  // scratch: build
   std::vector<Shape> shapes_;
   std::vector<std::uint64_t> block_nodes_;  // per kBlock releases: their nodes (words per block)
   bool blocks_valid_ = false;

@@ -24,14 +24,22 @@ bool same_shape(const sim::NodeRequest& a, const sim::NodeRequest& b);
 
 class ProfileCache {
  public:
-  /// One shape's values. values[n][0]: usable CPUs on node n now; values[n][k]: after the k-th planned
-  /// release touching n (in planned-release order); valid where now_gen[n] (resp. after_gen[n])
-  /// equals the node's generation (0: none).
+  /// One shape's values. now[n]: usable CPUs on node n now; values[n][k] (k >= 1): after the k-th
+  /// planned release touching n (in planned-release order); valid where now_gen[n] (resp.
+  /// after_gen[n]) equals the node's generation (0: none).
   struct Shape {
     sim::NodeRequest request;
     std::vector<std::uint32_t> now_gen;
     std::vector<std::uint32_t> after_gen;
     std::vector<std::vector<std::uint32_t>> values;
+    // The planner's arrays for this shape (see backfill.cpp, Planner), rebuilt by every planner
+    // that uses the shape; kept here so that their storage is reused and `now` carries over.
+    std::vector<std::uint32_t> now;    // per node: usable CPUs now (right where now_gen matches)
+    std::vector<std::uint32_t> after;  // per release entry of the planner
+    std::vector<std::uint32_t> snaps;
+    std::vector<std::int64_t> reach;
+    std::vector<std::int64_t> levels;
+    std::vector<std::uint64_t> level_nodes;
     std::uint64_t used = 0;  // serial of the last planner that used it (least recently used goes first)
   };
 

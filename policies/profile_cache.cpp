@@ -1,6 +1,7 @@
 #include "policies/profile_cache.hpp"
 
 #include <algorithm>
+#include <cassert>
 
 namespace slurmtwin::policies {
 
@@ -11,30 +12,40 @@ bool same_shape(const sim::NodeRequest& a, const sim::NodeRequest& b) {
          a.gres_per_node == b.gres_per_node;
 }
 
-std::vector<std::vector<std::uint64_t>>& ProfileCache::next_keys(const sim::ClusterState& cluster) {
+void ProfileCache::start_keys(const sim::ClusterState& cluster, const std::vector<std::uint32_t>& sizes) {
   const auto nodes = cluster.nodes().size();
-  if (&cluster != cluster_ || keys_.size() != nodes) {
+  assert(sizes.size() == nodes);
+  if (&cluster != cluster_ || gen_.size() != nodes) {
     cluster_ = &cluster;
-    keys_.assign(nodes, {});  // an empty key matches no filled one
-    next_.assign(nodes, {});
+    keys_.clear();
+    begin_.assign(nodes + 1, 0);
+    invalid_.assign(nodes, 1);  // no key yet
     gen_.assign(nodes, 1);
     shapes_.clear();
   }
   ++serial_;
-  for (auto& k : next_) k.clear();
-  return next_;
+  next_begin_.resize(nodes + 1);
+  next_begin_[0] = 0;
+  for (std::size_t n = 0; n < nodes; ++n) next_begin_[n + 1] = next_begin_[n] + sizes[n];
+  next_.resize(next_begin_[nodes]);
 }
 
 void ProfileCache::commit_keys() {
-  for (std::size_t n = 0; n < keys_.size(); ++n)
-    if (next_[n] != keys_[n]) {
-      keys_[n].swap(next_[n]);
+  for (std::size_t n = 0; n < gen_.size(); ++n) {
+    const auto size = next_begin_[n + 1] - next_begin_[n];
+    if (invalid_[n] != 0 || size != begin_[n + 1] - begin_[n] ||
+        !std::equal(next_.begin() + static_cast<std::ptrdiff_t>(next_begin_[n]),
+                    next_.begin() + static_cast<std::ptrdiff_t>(next_begin_[n + 1]),
+                    keys_.begin() + static_cast<std::ptrdiff_t>(begin_[n])))
       ++gen_[n];
-    }
+    invalid_[n] = 0;
+  }
+  keys_.swap(next_);
+  begin_.swap(next_begin_);
 }
 
 void ProfileCache::invalidate(std::uint32_t node) {
-  keys_[node].clear();
+  invalid_[node] = 1;
   ++gen_[node];
 }
 

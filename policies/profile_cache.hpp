@@ -10,6 +10,7 @@
 // now and, per running job on it in planned-release order, the job and what it holds there); a node
 // whose key differs from the previous planner's gets a new generation, and values are reused only for
 // the generation they were computed for.
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -50,11 +51,13 @@ class ProfileCache {
   std::uint64_t checked() const { return checked_; }
   void count_checked() { ++checked_; }
 
-  /// Starts a planner on `cluster`: returns the per-node keys to fill (cleared, `nodes` of them).
-  /// A different cluster (or node count) than last time forgets everything.
-  std::vector<std::vector<std::uint64_t>>& next_keys(const sim::ClusterState& cluster);
-  /// Compares the keys filled since next_keys with the previous planner's: a node whose key changed
-  /// gets a new generation.
+  /// Starts a planner on `cluster`: node n's key takes sizes[n] words, which the caller writes at
+  /// next_key(n) before commit_keys. A different cluster (or node count) than last time forgets
+  /// everything.
+  void start_keys(const sim::ClusterState& cluster, const std::vector<std::uint32_t>& sizes);
+  std::uint64_t* next_key(std::uint32_t node) { return next_.data() + next_begin_[node]; }
+  /// Compares the keys written since start_keys with the previous planner's: a node whose key
+  /// changed gets a new generation.
   void commit_keys();
   std::uint32_t generation(std::uint32_t node) const { return gen_[node]; }
   /// Node `node` changed during the planner (a job started on it): values computed for it so far
@@ -72,8 +75,13 @@ class ProfileCache {
   std::uint64_t checked_ = 0;
   const sim::ClusterState* cluster_ = nullptr;
   std::uint64_t serial_ = 0;  // planners started
-  std::vector<std::vector<std::uint64_t>> keys_;
-  std::vector<std::vector<std::uint64_t>> next_;
+  // Per node, its key: words [begin[n], begin[n + 1]) of a flat vector; the previous planner's and
+  // the one being written.
+  std::vector<std::uint64_t> keys_;
+  std::vector<std::size_t> begin_;
+  std::vector<std::uint64_t> next_;
+  std::vector<std::size_t> next_begin_;
+  std::vector<char> invalid_;       // per node: its previous key matches nothing (invalidate)
   std::vector<std::uint32_t> gen_;  // per node, from 1
   std::vector<std::unique_ptr<Shape>> shapes_;
 };

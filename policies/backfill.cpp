@@ -636,8 +636,11 @@ class Planner {
   }
 
   Shape& shape_for(const sim::NodeRequest& r) {
-    for (auto& shape : shapes_)
-      if (same_shape(shape.request, r)) return shape;
+    // A job's TRY_LATER retries ask again with the same request (jobs do not move during a cycle).
+    if (&r == last_request_) return shapes_[last_shape_];
+    last_request_ = &r;
+    for (last_shape_ = 0; last_shape_ < shapes_.size(); ++last_shape_)
+      if (same_shape(shapes_[last_shape_].request, r)) return shapes_[last_shape_];
     Shape shape;
     shape.request = r;
     shape.ask = per_node_ask(r);
@@ -767,7 +770,9 @@ class Planner {
   std::vector<std::uint64_t*> key_cursor_;       // scratch: constructor
   std::vector<const std::uint32_t*> kept_from_;  // scratch: build
   std::vector<Shape> shapes_;
-  std::vector<std::uint64_t> block_nodes_;  // per kBlock releases: their nodes (words per block)
+  const sim::NodeRequest* last_request_ = nullptr;  // the request shape_for last answered
+  std::size_t last_shape_ = 0;                      // and its shape's index
+  std::vector<std::uint64_t> block_nodes_;          // per kBlock releases: their nodes (words per block)
   bool blocks_valid_ = false;
   // Per release entry: its node's state after the releases up to it (GRES: gres_kinds_ counts each).
   std::vector<sim::NodeFree> states_;

@@ -65,9 +65,9 @@ ProfileCache::Shape& ProfileCache::shape(const sim::NodeRequest& request) {
   *slot = std::make_unique<Shape>();
   auto& s = **slot;
   s.request = request;
-  s.now_gen.assign(keys_.size(), 0);
-  s.after_gen.assign(keys_.size(), 0);
-  s.values.resize(keys_.size());
+  s.now_gen.assign(gen_.size(), 0);
+  s.after_gen.assign(gen_.size(), 0);
+  s.values.resize(gen_.size());
   s.used = serial_;
   return s;
 }

@@ -145,7 +145,8 @@ struct Fit {
 /// to i depends only on the releases that touch it, so one profile per shape and cycle answers every
 /// will-run test of that shape (whatever nodes the test may use) without releasing jobs per test; it
 /// is patched when the cycle starts a job. select_nodes reads a state only through usable_cpus, so it
-/// is given the profile's values.
+/// is given the profile's values. For the same reason a node whose state now and releases are those
+/// of the previous planner (its ProfileCache key) has the same values: they are reused from it.
 class Planner {
  public:
   /// `cluster` is s.cluster. Profiles are computed by releasing running jobs from it and allocating

@@ -171,33 +171,7 @@ class Planner {
       }
     }
     first_.push_back(static_cast<std::uint32_t>(node_.size()));
-    // Each node's key (ProfileCache): its state now, then per release entry on it, in order, the
-    // job and the CPUs and memory it holds there (with the job's request, all a release changes).
-    const std::size_t gres_kinds = cluster.gres_kinds();
-    auto& sizes = key_sizes_;
-    sizes.resize(node_count);
-    for (std::uint32_t n = 0; n < node_count; ++n)
-      sizes[n] = static_cast<std::uint32_t>(kStateWords + gres_kinds + 2 * std::size_t{count_[n]});
-    cache_->start_keys(cluster, sizes);
-    auto& cursor = key_cursor_;
-    cursor.resize(node_count);
-    for (std::uint32_t n = 0; n < node_count; ++n) {
-      const auto& ns = cluster.node(n);
-      auto* key = cache_->next_key(n);
-      key[0] = std::uint64_t{ns.free_cpus} << 32 | ns.jobs;
-      key[1] = static_cast<std::uint64_t>(ns.free_mem_mb);
-      key[2] = ns.exclusive ? 1 : 0;
-      for (std::size_t g = 0; g < gres_kinds; ++g)
-        key[kStateWords + g] = static_cast<std::uint64_t>(ns.free_gres[g]);
-      cursor[n] = key + kStateWords + gres_kinds;
-    }
-    for (const auto& rel : releases_)
-      for (const auto& a : s.jobs[rel.job].alloc) {
-        auto*& at = cursor[a.node];
-        *at++ = std::uint64_t{rel.job} << 32 | a.cpus;
-        *at++ = static_cast<std::uint64_t>(a.mem_mb);
-      }
-    cache_->commit_keys();
+    cache_->start(cluster);
     kill_wait_ = sc.kill_wait;
     over_time_limit_ = sc.over_time_limit;
     mark_.assign(node_count, 0);
@@ -253,6 +227,7 @@ class Planner {
         }
     }
     restore(undo);
+    cache_->settle(cluster_);  // the releases above are undone
     for (auto n : nodes) mark_[n] = 0;
   }
 
@@ -724,6 +699,7 @@ class Planner {
       for (auto e = first_[i]; e < first_[i + 1]; ++e) record_state(e);
     }
     restore(undo);
+    cache_->settle(cluster_);  // the releases above are undone
     states_built_ = true;
   }
   void record_state(std::size_t e) {
@@ -766,9 +742,6 @@ class Planner {
   std::vector<std::uint32_t> rank_;
   std::vector<std::uint32_t> count_;  // per node: its release entries when the planner was built
   std::vector<char> dirty_;           // per node: a job started on it during the planner (nothing kept)
-  static constexpr std::size_t kStateWords = 3;  // key words of a node's state now, before its GRES
-  std::vector<std::uint32_t> key_sizes_;         // scratch: constructor
-  std::vector<std::uint64_t*> key_cursor_;       // scratch: constructor
   std::vector<const std::uint32_t*> kept_from_;  // scratch: build
   std::vector<Shape> shapes_;
   const sim::NodeRequest* last_request_ = nullptr;  // the request shape_for last answered

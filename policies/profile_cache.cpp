@@ -12,40 +12,32 @@ bool same_shape(const sim::NodeRequest& a, const sim::NodeRequest& b) {
          a.gres_per_node == b.gres_per_node;
 }
 
-void ProfileCache::start_keys(const sim::ClusterState& cluster, const std::vector<std::uint32_t>& sizes) {
+void ProfileCache::start(const sim::ClusterState& cluster) {
   const auto nodes = cluster.nodes().size();
-  assert(sizes.size() == nodes);
   if (&cluster != cluster_ || gen_.size() != nodes) {
     cluster_ = &cluster;
-    keys_.clear();
-    begin_.assign(nodes + 1, 0);
-    invalid_.assign(nodes, 1);  // no key yet
+    known_.assign(nodes, kUnknown);
     gen_.assign(nodes, 1);
     shapes_.clear();
   }
   ++serial_;
-  next_begin_.resize(nodes + 1);
-  next_begin_[0] = 0;
-  for (std::size_t n = 0; n < nodes; ++n) next_begin_[n + 1] = next_begin_[n] + sizes[n];
-  next_.resize(next_begin_[nodes]);
+  for (std::uint32_t n = 0; n < nodes; ++n) {
+    const auto changes = cluster.node(n).changes;
+    if (changes != known_[n]) {
+      ++gen_[n];
+      known_[n] = changes;
+    }
+  }
 }
 
-void ProfileCache::commit_keys() {
-  for (std::size_t n = 0; n < gen_.size(); ++n) {
-    const auto size = next_begin_[n + 1] - next_begin_[n];
-    if (invalid_[n] != 0 || size != begin_[n + 1] - begin_[n] ||
-        !std::equal(next_.begin() + static_cast<std::ptrdiff_t>(next_begin_[n]),
-                    next_.begin() + static_cast<std::ptrdiff_t>(next_begin_[n + 1]),
-                    keys_.begin() + static_cast<std::ptrdiff_t>(begin_[n])))
-      ++gen_[n];
-    invalid_[n] = 0;
-  }
-  keys_.swap(next_);
-  begin_.swap(next_begin_);
+void ProfileCache::settle(const sim::ClusterState& cluster) {
+  assert(&cluster == cluster_);
+  for (std::uint32_t n = 0; n < known_.size(); ++n)
+    if (known_[n] != kUnknown) known_[n] = cluster.node(n).changes;
 }
 
 void ProfileCache::invalidate(std::uint32_t node) {
-  invalid_[node] = 1;
+  known_[node] = kUnknown;
   ++gen_[node];
 }
 

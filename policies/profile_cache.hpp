@@ -5,12 +5,12 @@
 // Each cycle's planner needs, per request shape, every node's usable CPUs now and after each planned
 // release of a running job on it (ClusterState::usable_cpus on the node's state once the releases up
 // to it are applied). Those values depend only on the shape, the node's configuration, its state now
-// and the releases that touch it, in order; between two cycles only the nodes where a job started,
-// ended, was suspended or resumed change. So each planner describes every node by a key (its state
-// now and, per running job on it in planned-release order, the job and what it holds there); a node
-// whose key differs from the previous planner's gets a new generation, and values are reused only for
-// the generation they were computed for.
-#include <cstddef>
+// and the running jobs on it (their planned releases, in order): between two cycles only the nodes
+// where a job started, ended, was suspended or resumed change, and ClusterState counts those changes
+// per node (NodeState::changes). A node whose count moved since the values were kept gets a new
+// generation, and values are reused only for the generation they were computed for. The planner's
+// own releases (to record node states) are undone before it settles, and a node where it starts a
+// job is invalidated.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -51,14 +51,12 @@ class ProfileCache {
   std::uint64_t checked() const { return checked_; }
   void count_checked() { ++checked_; }
 
-  /// Starts a planner on `cluster`: node n's key takes sizes[n] words, which the caller writes at
-  /// next_key(n) before commit_keys. A different cluster (or node count) than last time forgets
-  /// everything.
-  void start_keys(const sim::ClusterState& cluster, const std::vector<std::uint32_t>& sizes);
-  std::uint64_t* next_key(std::uint32_t node) { return next_.data() + next_begin_[node]; }
-  /// Compares the keys written since start_keys with the previous planner's: a node whose key
-  /// changed gets a new generation.
-  void commit_keys();
+  /// Starts a planner on `cluster`: a node changed since the last planner settled (or started)
+  /// gets a new generation. A different cluster (or node count) than last time forgets everything.
+  void start(const sim::ClusterState& cluster);
+  /// The planner undid its own changes to `cluster` (releases applied to record node states): the
+  /// change counts now are those of the values kept, except on invalidated nodes.
+  void settle(const sim::ClusterState& cluster);
   std::uint32_t generation(std::uint32_t node) const { return gen_[node]; }
   /// Node `node` changed during the planner (a job started on it): values computed for it so far
   /// are stale, and its key matches no later planner's.
@@ -75,13 +73,9 @@ class ProfileCache {
   std::uint64_t checked_ = 0;
   const sim::ClusterState* cluster_ = nullptr;
   std::uint64_t serial_ = 0;  // planners started
-  // Per node, its key: words [begin[n], begin[n + 1]) of a flat vector; the previous planner's and
-  // the one being written.
-  std::vector<std::uint64_t> keys_;
-  std::vector<std::size_t> begin_;
-  std::vector<std::uint64_t> next_;
-  std::vector<std::size_t> next_begin_;
-  std::vector<char> invalid_;       // per node: its previous key matches nothing (invalidate)
+  // Per node: NodeState::changes the kept values are for (kUnknown: invalidated).
+  std::vector<std::uint64_t> known_;
+  static constexpr std::uint64_t kUnknown = ~std::uint64_t{0};
   std::vector<std::uint32_t> gen_;  // per node, from 1
   std::vector<std::unique_ptr<Shape>> shapes_;
 };

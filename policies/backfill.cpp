@@ -1,5 +1,7 @@
 #include "policies/backfill.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include <algorithm>
@@ -8,10 +10,12 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <stdexcept>
 
 #include "policies/limits.hpp"
 #include "policies/node_select.hpp"
 #include "policies/preemption.hpp"
+#include "policies/profile_cache.hpp"
 
 namespace slurmtwin::policies {
 namespace {
@@ -122,13 +126,6 @@ bool release_before(const Release& a, const Release& b) {
   return a.end != b.end ? a.end < b.end : a.job < b.job;
 }
 
-/// What makes two requests use nodes alike (select_nodes' usable_cpus depends on nothing else).
-bool same_shape(const sim::NodeRequest& a, const sim::NodeRequest& b) {
-  return a.total_cpus == b.total_cpus && a.cpus_per_task == b.cpus_per_task &&
-         a.cpus_per_node == b.cpus_per_node && a.mem_per_node_mb == b.mem_per_node_mb &&
-         a.mem_per_cpu_mb == b.mem_per_cpu_mb && a.exclusive == b.exclusive && a.features == b.features &&
-         a.gres_per_node == b.gres_per_node;
-}
 /// Requests that select_nodes treats alike in every state.
 bool same_request(const sim::NodeRequest& a, const sim::NodeRequest& b) {
   return a.min_nodes == b.min_nodes && a.max_nodes == b.max_nodes && same_shape(a, b);
@@ -148,27 +145,37 @@ struct Fit {
 /// to i depends only on the releases that touch it, so one profile per shape and cycle answers every
 /// will-run test of that shape (whatever nodes the test may use) without releasing jobs per test; it
 /// is patched when the cycle starts a job. select_nodes reads a state only through usable_cpus, so it
-/// is given the profile's values.
+/// is given the profile's values. For the same reason a node whose state now and releases are those
+/// of the previous planner (its ProfileCache key) has the same values: they are reused from it.
 class Planner {
  public:
   /// `cluster` is s.cluster. Profiles are computed by releasing running jobs from it and allocating
   /// them back, which leaves it exactly as it was (integer counters), so no copy is needed.
-  Planner(const sim::SimState& s, sim::ClusterState& cluster) : s_(s), cluster_(cluster) {
+  /// `cache` (may be null) keeps each shape's values across cycles.
+  Planner(const sim::SimState& s, sim::ClusterState& cluster, ProfileCache* cache)
+      : s_(s), cluster_(cluster), cache_(cache != nullptr ? cache : &own_cache_) {
     const auto& sc = s.site.scheduler;
     for (auto ji : s.running) {
       const auto& j = s.jobs[ji];
       releases_.push_back({j.time_limit == kUnlimited ? j.start + kYear : j.start + j.time_limit, ji});
     }
     std::sort(releases_.begin(), releases_.end(), release_before);
+    const auto node_count = cluster.nodes().size();
+    count_.assign(node_count, 0);
     first_.reserve(releases_.size() + 1);
     for (const auto& rel : releases_) {
       first_.push_back(static_cast<std::uint32_t>(node_.size()));
-      for (const auto& a : s.jobs[rel.job].alloc) node_.push_back(a.node);
+      for (const auto& a : s.jobs[rel.job].alloc) {
+        node_.push_back(a.node);
+        rank_.push_back(++count_[a.node]);
+      }
     }
     first_.push_back(static_cast<std::uint32_t>(node_.size()));
+    cache_->start(cluster);
     kill_wait_ = sc.kill_wait;
     over_time_limit_ = sc.over_time_limit;
-    mark_.assign(cluster.nodes().size(), 0);
+    mark_.assign(node_count, 0);
+    dirty_.assign(node_count, 0);
   }
 
   /// Job `ji` was started now (the launcher has allocated it in the cluster): mirror it in the plan.
@@ -185,12 +192,17 @@ class Planner {
     std::vector<std::uint32_t> nodes;
     for (const auto& a : j.alloc) nodes.push_back(a.node);
     node_.insert(node_.begin() + e0, nodes.begin(), nodes.end());
+    rank_.insert(rank_.begin() + e0, k, 0);  // dirty nodes' entries have no rank
+    for (auto n : nodes) {
+      dirty_[n] = 1;
+      if (cache_ != nullptr) cache_->invalidate(n);
+    }
     blocks_valid_ = false;  // release indices moved
     for (auto& shape : shapes_) {
       shape.snaps_valid = false;  // release indices moved
       shape.reach_valid = false;
-      for (const auto& a : j.alloc) shape.now[a.node] = usable(a.node, shape);
-      if (shape.built) shape.after.insert(shape.after.begin() + e0, k, 0);
+      for (const auto& a : j.alloc) shape.kept->now[a.node] = usable(a.node, shape);
+      if (shape.built) shape.kept->after.insert(shape.kept->after.begin() + e0, k, 0);
     }
     // The job's nodes have fewer resources until its release at p: record their states again up to it
     // and recompute the profile entries there (later ones and other nodes are unchanged).
@@ -211,10 +223,11 @@ class Planner {
         if (mark_[node_[e]]) {
           record_state(e);
           for (auto& shape : shapes_)
-            if (shape.built) shape.after[e] = usable_at(e, shape);
+            if (shape.built) shape.kept->after[e] = usable_at(e, shape);
         }
     }
     restore(undo);
+    cache_->settle(cluster_);  // the releases above are undone
     for (auto n : nodes) mark_[n] = 0;
   }
 
@@ -229,9 +242,9 @@ class Planner {
     std::uint32_t nodes = 0;
     std::uint32_t top = 0;  // at least the most usable CPUs on one node (a running max)
     const auto add_now = [&](std::uint32_t n) {
-      sum += shape.now[n];
-      nodes += shape.now[n] > 0 ? 1 : 0;
-      top = std::max(top, shape.now[n]);
+      sum += shape.kept->now[n];
+      nodes += shape.kept->now[n] > 0 ? 1 : 0;
+      top = std::max(top, shape.kept->now[n]);
     };
     const Seconds now = s_.now;
     const bool distinct_nodes = distinct(candidates);
@@ -256,13 +269,13 @@ class Planner {
     };
     if (start_res <= now) {
       if (enough())
-        if (auto a = choose_nodes(r, candidates, avail, shape.now)) return Fit{now, std::move(*a)};
+        if (auto a = choose_nodes(r, candidates, avail, shape.kept->now)) return Fit{now, std::move(*a)};
       if (now_only) return std::nullopt;
     }
     // Future test: release running jobs in planned-end order and try again.
     if (!shape.built) build(shape);
     auto& usable = usable_;
-    usable.assign(shape.now.begin(), shape.now.end());
+    usable.assign(shape.kept->now.begin(), shape.kept->now.end());
     // Applies release i to the test's nodes; false when it has none of them.
     const auto apply = [&](std::size_t i) {
       bool touched = false;
@@ -270,7 +283,7 @@ class Planner {
         const auto n = node_[e];
         if (!has(avail, n)) continue;
         touched = true;
-        const auto u = shape.after[e];
+        const auto u = shape.kept->after[e];
         sum = sum + u - usable[n];
         nodes = nodes + (u > 0 ? 1 : 0) - (usable[n] > 0 ? 1 : 0);
         top = std::max(top, u);
@@ -292,7 +305,7 @@ class Planner {
             releases_.begin());
         ensure_snapshots(shape);
         i = i0 / kSnapEvery * kSnapEvery;
-        const auto* snap = &shape.snaps[i / kSnapEvery * usable.size()];
+        const auto* snap = &shape.kept->snaps[i / kSnapEvery * usable.size()];
         for (std::size_t w = 0; w < avail.size(); ++w)
           for (auto bits = avail[w]; bits != 0; bits &= bits - 1) {
             const auto n =
@@ -342,26 +355,16 @@ class Planner {
   }
 
  private:
+  // A request shape's profile in this planner. Its arrays live in the cache's entry for the shape
+  // (ProfileCache::Shape: now, after, snaps, reach, levels, level_nodes), so that their storage and
+  // the values of unchanged nodes carry over from one cycle to the next.
   struct Shape {
     sim::NodeRequest request;
-    std::uint32_t ask = 0;           // per-node CPUs asked (usable_cpus' cpus_wanted)
-    std::vector<std::uint32_t> now;  // per node: usable CPUs now
-    std::vector<std::uint32_t>
-        after;           // per release entry: usable CPUs on its node after the releases up to it
-    bool built = false;  // `after` computed (only future tests need it)
-    // Every kSnapEvery releases, every node's usable CPUs after the releases before it (snapshot k
-    // at k * node count: after releases [0, k * kSnapEvery)); rebuilt after a start moves releases.
-    std::vector<std::uint32_t> snaps;
-    bool snaps_valid = false;
-    // Single-node requests: per node, the first release after which it has the request's CPUs usable
-    // (-1: now; kNever: not even once every running job has ended); rebuilt after a start.
-    std::vector<std::int64_t> reach;
-    // The distinct values of `reach`, ascending, and for each the nodes whose reach is at most it
-    // (a node bitset per level, growing): the least reach over a test's nodes is the first level
-    // whose nodes meet them, found by bisection rather than by visiting every node of the test.
-    std::vector<std::int64_t> levels;
-    std::vector<std::uint64_t> level_nodes;
-    bool reach_valid = false;
+    std::uint32_t ask = 0;                // per-node CPUs asked (usable_cpus' cpus_wanted)
+    ProfileCache::Shape* kept = nullptr;  // never null once made by shape_for
+    bool built = false;                   // `after` computed (only future tests need it)
+    bool snaps_valid = false;             // `snaps` (rebuilt after a start moves releases)
+    bool reach_valid = false;             // `reach`, `levels` and `level_nodes` (idem)
   };
   static constexpr std::size_t kSnapEvery = 64;  // releases between snapshots
   static constexpr std::size_t kBlock = 16;      // releases per node mask of first_touching
@@ -371,20 +374,20 @@ class Planner {
   void ensure_reach(Shape& shape) {
     if (shape.reach_valid) return;
     const std::uint32_t need = std::max<std::uint32_t>(1, shape.request.total_cpus);
-    const std::size_t words = (shape.now.size() + 63) / 64;
+    const std::size_t words = (shape.kept->now.size() + 63) / 64;
     auto& cur = level_scratch_;
     cur.assign(words, 0);
-    shape.levels.clear();
-    shape.level_nodes.clear();
+    shape.kept->levels.clear();
+    shape.kept->level_nodes.clear();
     const auto add_level = [&](std::int64_t level) {
-      shape.levels.push_back(level);
-      shape.level_nodes.insert(shape.level_nodes.end(), cur.begin(), cur.end());
+      shape.kept->levels.push_back(level);
+      shape.kept->level_nodes.insert(shape.kept->level_nodes.end(), cur.begin(), cur.end());
     };
-    shape.reach.assign(shape.now.size(), kNever);
+    shape.kept->reach.assign(shape.kept->now.size(), kNever);
     bool added = false;
-    for (std::size_t n = 0; n < shape.now.size(); ++n)
-      if (shape.now[n] >= need) {
-        shape.reach[n] = -1;
+    for (std::size_t n = 0; n < shape.kept->now.size(); ++n)
+      if (shape.kept->now[n] >= need) {
+        shape.kept->reach[n] = -1;
         cur[n >> 6] |= std::uint64_t{1} << (n & 63);
         added = true;
       }
@@ -393,8 +396,8 @@ class Planner {
       added = false;
       for (auto e = first_[i]; e < first_[i + 1]; ++e) {
         const auto n = node_[e];
-        if (shape.reach[n] == kNever && shape.after[e] >= need) {
-          shape.reach[n] = static_cast<std::int64_t>(i);
+        if (shape.kept->reach[n] == kNever && shape.kept->after[e] >= need) {
+          shape.kept->reach[n] = static_cast<std::int64_t>(i);
           cur[n >> 6] |= std::uint64_t{1} << (n & 63);
           added = true;
         }
@@ -408,10 +411,10 @@ class Planner {
   static std::int64_t least_reach(const Shape& shape, const Words& avail) {
     const std::size_t words = avail.size();
     std::size_t lo = 0;
-    std::size_t hi = shape.levels.size();
+    std::size_t hi = shape.kept->levels.size();
     while (lo < hi) {  // first level whose nodes meet avail (they grow with the level)
       const std::size_t mid = lo + (hi - lo) / 2;
-      const auto* nodes = &shape.level_nodes[mid * words];
+      const auto* nodes = &shape.kept->level_nodes[mid * words];
       bool meets = false;
       for (std::size_t w = 0; w < words && !meets; ++w) meets = (nodes[w] & avail[w]) != 0;
       if (meets)
@@ -419,7 +422,7 @@ class Planner {
       else
         lo = mid + 1;
     }
-    return lo < shape.levels.size() ? shape.levels[lo] : kNever;
+    return lo < shape.kept->levels.size() ? shape.kept->levels[lo] : kNever;
   }
 
   bool touches(std::size_t i, const Words& avail) const {
@@ -466,10 +469,10 @@ class Planner {
     if (at == kNotYet || to - at > kSnapEvery) {
       ensure_snapshots(shape);
       at = to / kSnapEvery * kSnapEvery;
-      const auto* snap = &shape.snaps[at / kSnapEvery * usable.size()];
+      const auto* snap = &shape.kept->snaps[at / kSnapEvery * usable.size()];
       std::copy(snap, snap + usable.size(), usable.begin());
     }
-    for (auto e = first_[at]; e < first_[to]; ++e) usable[node_[e]] = shape.after[e];
+    for (auto e = first_[at]; e < first_[to]; ++e) usable[node_[e]] = shape.kept->after[e];
   }
 
   // will_run for a single-node request (max_nodes == 1) over distinct candidates. select_nodes can only
@@ -486,12 +489,12 @@ class Planner {
         least_reach(shape, avail);  // first release after which a node of avail has the CPUs
     const Seconds now = s_.now;
     auto& usable = usable_;
-    usable.resize(shape.now.size());
+    usable.resize(shape.kept->now.size());
     std::size_t at = kNotYet;  // `usable` is after releases [0, at)
     std::size_t i = 0;         // first release of the window walk
     if (start_res <= now) {
       if (reached < 0)
-        if (auto a = choose_nodes(r, candidates, avail, shape.now)) return Fit{now, std::move(*a)};
+        if (auto a = choose_nodes(r, candidates, avail, shape.kept->now)) return Fit{now, std::move(*a)};
       if (now_only) return std::nullopt;
     } else {
       // Releases ending by start_res are applied without windows.
@@ -562,15 +565,15 @@ class Planner {
 
   void ensure_snapshots(Shape& shape) {
     if (shape.snaps_valid) return;
-    const auto nodes = shape.now.size();
+    const auto nodes = shape.kept->now.size();
     auto& cur = snap_scratch_;
-    cur.assign(shape.now.begin(), shape.now.end());
-    shape.snaps.resize((releases_.size() / kSnapEvery + 1) * nodes);
+    cur.assign(shape.kept->now.begin(), shape.kept->now.end());
+    shape.kept->snaps.resize((releases_.size() / kSnapEvery + 1) * nodes);
     for (std::size_t i = 0; i <= releases_.size(); ++i) {
       if (i % kSnapEvery == 0)
-        std::copy(cur.begin(), cur.end(), shape.snaps.begin() + i / kSnapEvery * nodes);
+        std::copy(cur.begin(), cur.end(), shape.kept->snaps.begin() + i / kSnapEvery * nodes);
       if (i == releases_.size()) break;
-      for (auto e = first_[i]; e < first_[i + 1]; ++e) cur[node_[e]] = shape.after[e];
+      for (auto e = first_[i]; e < first_[i + 1]; ++e) cur[node_[e]] = shape.kept->after[e];
     }
     shape.snaps_valid = true;
   }
@@ -609,23 +612,75 @@ class Planner {
   }
 
   Shape& shape_for(const sim::NodeRequest& r) {
-    for (auto& shape : shapes_)
-      if (same_shape(shape.request, r)) return shape;
+    // A job's TRY_LATER retries ask again with the same request (jobs do not move during a cycle).
+    if (&r == last_request_) return shapes_[last_shape_];
+    last_request_ = &r;
+    for (last_shape_ = 0; last_shape_ < shapes_.size(); ++last_shape_)
+      if (same_shape(shapes_[last_shape_].request, r)) return shapes_[last_shape_];
     Shape shape;
     shape.request = r;
     shape.ask = per_node_ask(r);
-    shape.now.resize(cluster_.nodes().size());
-    for (std::uint32_t n = 0; n < shape.now.size(); ++n) shape.now[n] = usable(n, shape);
-    shapes_.push_back(std::move(shape));
+    auto& kept = cache_->shape(r);
+    shape.kept = &kept;
+    kept.now.resize(cluster_.nodes().size());
+    for (std::uint32_t n = 0; n < kept.now.size(); ++n) {
+      const auto gen = cache_->generation(n);
+      if (dirty_[n] == 0 && kept.now_gen[n] == gen) {  // kept.now[n] is still right
+        if (cache_->check()) {
+          if (kept.now[n] != usable(n, shape)) stale(n);
+          cache_->count_checked();
+        }
+        continue;
+      }
+      kept.now[n] = usable(n, shape);
+      if (dirty_[n] != 0) {
+        kept.now_gen[n] = 0;  // started() patches it during this planner only
+        continue;             // its entries have no rank: nothing kept
+      }
+      kept.values[n].resize(count_[n] + 1);
+      kept.now_gen[n] = gen;
+      kept.after_gen[n] = 0;  // values after releases: not yet for this generation
+    }
+    shapes_.push_back(shape);
     return shapes_.back();
   }
 
+  [[noreturn]] static void stale(std::size_t node) {
+    throw std::logic_error(fmt::format("backfill profile cache: stale usable CPUs kept for node {}", node));
+  }
+
   // Records the shape's usable CPUs on each release entry's node after the releases up to it
-  // (from the node states recorded once per cycle rather than by releasing the jobs again per shape).
+  // (from the node states recorded once per cycle rather than by releasing the jobs again per shape;
+  // nodes unchanged since the shape's values were kept reuse them).
   void build(Shape& shape) {
     record_states();
-    shape.after.resize(node_.size());
-    for (std::size_t e = 0; e < node_.size(); ++e) shape.after[e] = usable_at(e, shape);
+    auto& kept = *shape.kept;
+    kept.after.resize(node_.size());
+    // Per node: where its kept values are, or null where they must be computed again.
+    auto& from = kept_from_;
+    from.resize(dirty_.size());
+    for (std::uint32_t n = 0; n < from.size(); ++n)
+      from[n] =
+          dirty_[n] == 0 && kept.after_gen[n] == cache_->generation(n) ? kept.values[n].data() : nullptr;
+    const bool check = cache_->check();
+    const std::uint32_t* node = node_.data();
+    const std::uint32_t* rank = rank_.data();
+    std::uint32_t* after = kept.after.data();
+    for (std::size_t e = 0; e < node_.size(); ++e) {
+      const auto n = node[e];
+      if (from[n] != nullptr) {
+        after[e] = from[n][rank[e]];
+        if (check) {
+          if (after[e] != usable_at(e, shape)) stale(n);
+          cache_->count_checked();
+        }
+        continue;
+      }
+      after[e] = usable_at(e, shape);
+      if (dirty_[n] == 0) kept.values[n][rank[e]] = after[e];
+    }
+    for (std::uint32_t n = 0; n < from.size(); ++n)
+      if (dirty_[n] == 0) kept.after_gen[n] = cache_->generation(n);
     shape.built = true;
   }
 
@@ -644,6 +699,7 @@ class Planner {
       for (auto e = first_[i]; e < first_[i + 1]; ++e) record_state(e);
     }
     restore(undo);
+    cache_->settle(cluster_);  // the releases above are undone
     states_built_ = true;
   }
   void record_state(std::size_t e) {
@@ -676,11 +732,21 @@ class Planner {
 
   const sim::SimState& s_;
   sim::ClusterState& cluster_;
+  ProfileCache own_cache_;  // when the caller keeps none: every value computed anew
+  ProfileCache* cache_;
   std::vector<Release> releases_;
   std::vector<std::uint32_t> first_;  // per release: its first entry; one more at the end (entry count)
   std::vector<std::uint32_t> node_;   // per release entry (a node of the released job, alloc order)
+  // Per release entry: its rank among its node's entries (from 1; 0 for entries added by started(),
+  // whose nodes are dirty_), the index of its value in ProfileCache::Shape::values.
+  std::vector<std::uint32_t> rank_;
+  std::vector<std::uint32_t> count_;  // per node: its release entries when the planner was built
+  std::vector<char> dirty_;           // per node: a job started on it during the planner (nothing kept)
+  std::vector<const std::uint32_t*> kept_from_;  // scratch: build
   std::vector<Shape> shapes_;
-  std::vector<std::uint64_t> block_nodes_;  // per kBlock releases: their nodes (words per block)
+  const sim::NodeRequest* last_request_ = nullptr;  // the request shape_for last answered
+  std::size_t last_shape_ = 0;                      // and its shape's index
+  std::vector<std::uint64_t> block_nodes_;          // per kBlock releases: their nodes (words per block)
   bool blocks_valid_ = false;
   // Per release entry: its node's state after the releases up to it (GRES: gres_kinds_ counts each).
   std::vector<sim::NodeFree> states_;
@@ -733,7 +799,7 @@ Seconds BackfillCostModel::duration(const SchedulerParameters& p, std::uint32_t 
 }
 
 BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
-                            const std::vector<QueueRecord>& queue) const {
+                            const std::vector<QueueRecord>& queue, ProfileCache* cache) const {
   BackfillStats stats;
   const Seconds now = s.now;
   const Seconds res = std::max<Seconds>(1, params_.bf_resolution);
@@ -858,7 +924,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
         ++stats.tested;
         counted = true;
       }
-      if (!planner) planner.emplace(s, s.cluster);
+      if (!planner) planner.emplace(s, s.cluster, cache);
       auto fit = planner->will_run(j, candidates, avail, start_res, later_start, no_reserve);
       if ((!fit || fit->start > now) && start_res <= now && preemptor) {
         // It cannot start now as things are: preempting may let it (no_reserve jobs too: Slurm's

@@ -9,8 +9,10 @@
 //    (a job already past its limit: end + KillWait + OverTimeLimit, at least now + 1, as cons_tres
 //    _guess_job_end). Releases are not re-applied per test: per request shape, a future availability
 //    profile (each node's usable CPUs now, and on each released node after the releases up to it) is
-//    built once per cycle by releasing all running jobs from the cluster and allocating them back, and
-//    patched when backfill starts a job. A test then sums the profile over its candidate nodes, and
+//    built once per cycle from the node states recorded by releasing all running jobs from the
+//    cluster and allocating them back, and patched when backfill starts a job. The values of nodes
+//    whose state and running jobs are unchanged since the previous cycle are reused from it
+//    (ProfileCache, profile_cache.hpp). A test then sums the profile over its candidate nodes, and
 //    select_nodes (given the profile's values, all it reads of a state) runs only when enough CPUs and
 //    nodes are usable (for a single-node request: on one node), necessary conditions of its success.
 //    A record identical in request, partition, time limit and reservation eligibility to one already
@@ -35,6 +37,7 @@
 #include <vector>
 
 #include "policies/main_scheduler.hpp"
+#include "policies/profile_cache.hpp"
 #include "sim/controller.hpp"
 #include "sim/sim_state.hpp"
 
@@ -81,9 +84,11 @@ class Backfill {
   /// Runs one cycle at state.now over `queue` (sorted by queue_before; records of jobs no longer
   /// pending are skipped); starts jobs through `launcher` with SchedulerPass::kBackfill, which must
   /// allocate them in state.cluster. state.cluster is modified during the cycle (planned releases are
-  /// applied and undone) and left as the started jobs make it.
-  BackfillStats run(sim::SimState& state, sim::JobLauncher& launcher,
-                    const std::vector<QueueRecord>& queue) const;
+  /// applied and undone) and left as the started jobs make it. `cache` (may be null: everything is
+  /// computed anew) keeps per-shape usable CPUs from one cycle of this replay to the next; the
+  /// outcome is the same either way.
+  BackfillStats run(sim::SimState& state, sim::JobLauncher& launcher, const std::vector<QueueRecord>& queue,
+                    ProfileCache* cache = nullptr) const;
   const BackfillCostModel& cost_model() const { return cost_; }
 
  private:

@@ -169,7 +169,18 @@ std::optional<std::vector<sim::NodeAlloc>> choose_single(const sim::ClusterState
                                                          const std::vector<std::uint32_t>& usable) {
   constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   const auto& levels = cluster.weight_levels();
-  for (std::size_t level = 0; level < levels.size(); ++level) {
+  // A level succeeds exactly when one of its nodes (weight at most its own) has all the CPUs: the
+  // first level that can is that of the lightest such node, and the levels below it are skipped.
+  std::uint32_t lightest = kNone;
+  for (std::size_t w = 0; w < available.size(); ++w)
+    for (auto bits = available[w]; bits != 0; bits &= bits - 1) {
+      const auto n = static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
+      if (usable[n] >= r.total_cpus) lightest = std::min(lightest, cluster.node_weight(n));
+    }
+  if (lightest == kNone) return std::nullopt;
+  const auto first =
+      static_cast<std::size_t>(std::lower_bound(levels.begin(), levels.end(), lightest) - levels.begin());
+  for (std::size_t level = first; level < levels.size(); ++level) {
     const std::uint32_t weight = levels[level];
     const bool all = level + 1 == levels.size();  // every node's weight is at most the top level
     std::uint64_t best_cpus = 0;

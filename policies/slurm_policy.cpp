@@ -42,6 +42,7 @@ SlurmPolicy::SlurmPolicy(const Site& site, SlurmPolicyOptions options)
       preemption_(site),
       main_(site.scheduler.params, &preemption_),
       backfill_(site.scheduler.params, options.backfill_cost, &preemption_),
+      profiles_(options.check_backfill_profiles),
       tree_(site),
       qos_usage_(make_qos_usage(site)) {
   for (const auto& a : site.associations)
@@ -387,7 +388,7 @@ void SlurmPolicy::main_pass(sim::SimState& s, sim::JobLauncher& launcher, bool f
 
 std::optional<Seconds> SlurmPolicy::backfill_pass(sim::SimState& s, sim::JobLauncher& launcher) {
   if (site_.scheduler.scheduler_type != "sched/backfill") return std::nullopt;
-  last_backfill_ = backfill_.run(s, launcher, sorted_queue(s));
+  last_backfill_ = backfill_.run(s, launcher, sorted_queue(s), &profiles_);
   return backfill_.cost_model().duration(site_.scheduler.params, last_backfill_.tested);
 }
 

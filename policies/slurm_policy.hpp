@@ -22,6 +22,9 @@ struct SlurmPolicyOptions {
   // previous start until the next decay run, as real Slurm 22.05 shows (docs/fidelity.md); false:
   // computed anew at the requeue (age from the new eligible time only).
   bool requeue_keeps_priority = true;
+  // Backfill's usable-CPU profiles kept across cycles are also computed anew and compared, throwing
+  // std::logic_error on a difference (tests: a wrong invalidation fails; slow).
+  bool check_backfill_profiles = false;
 };
 
 class SlurmPolicy final : public sim::SchedulingPolicy {
@@ -42,6 +45,8 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   const AssocTree& assoc_tree() const { return tree_; }
   /// What the last backfill cycle did.
   const BackfillStats& last_backfill() const { return last_backfill_; }
+  /// Backfill's usable-CPU profiles kept across cycles.
+  const ProfileCache& backfill_profiles() const { return profiles_; }
   const std::vector<QosUsage>& qos_usage() const { return qos_usage_; }
   /// Every factor of one pending job's priority in its k-th partition, as sprio -l shows it.
   PriorityFactors factors(const sim::SimState& state, std::uint32_t job, std::size_t k) const;
@@ -82,6 +87,7 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   Preemption preemption_;
   MainScheduler main_;
   Backfill backfill_;
+  ProfileCache profiles_;  // backfill's per-shape usable CPUs, kept across cycles of this replay
   BackfillStats last_backfill_;
   AssocTree tree_;
   std::vector<QosUsage> qos_usage_;

@@ -129,6 +129,7 @@ void ClusterState::allocate(const NodeRequest& r, const std::vector<NodeAlloc>& 
     n.free_mem_mb -= a.mem_mb;
     for (std::size_t k = 0; k < r.gres_per_node.size(); ++k) n.free_gres[k] -= r.gres_per_node[k];
     ++n.jobs;
+    ++n.changes;
     n.exclusive = r.exclusive;
     used_cpus_ += a.cpus;
   }
@@ -141,6 +142,7 @@ void ClusterState::release(const NodeRequest& r, const std::vector<NodeAlloc>& a
     n.free_mem_mb += a.mem_mb;
     for (std::size_t k = 0; k < r.gres_per_node.size(); ++k) n.free_gres[k] += r.gres_per_node[k];
     --n.jobs;
+    ++n.changes;
     if (r.exclusive) n.exclusive = false;
     used_cpus_ -= a.cpus;
   }
@@ -149,6 +151,7 @@ void ClusterState::release(const NodeRequest& r, const std::vector<NodeAlloc>& a
 void ClusterState::suspend(const std::vector<NodeAlloc>& alloc) {
   for (const auto& a : alloc) {
     nodes_[a.node].free_cpus += a.cpus;
+    ++nodes_[a.node].changes;
     used_cpus_ -= a.cpus;
   }
 }
@@ -161,6 +164,7 @@ bool ClusterState::can_resume(const std::vector<NodeAlloc>& alloc) const {
 void ClusterState::resume(const std::vector<NodeAlloc>& alloc) {
   for (const auto& a : alloc) {
     nodes_[a.node].free_cpus -= a.cpus;
+    ++nodes_[a.node].changes;
     used_cpus_ += a.cpus;
   }
 }

@@ -20,6 +20,9 @@ struct NodeState {
   std::vector<std::int64_t> free_gres;
   std::uint32_t jobs = 0;  // running jobs on the node
   bool exclusive = false;  // held whole by an exclusive job
+  // Allocations, releases, suspensions and resumptions applied to the node so far: equal counts mean
+  // nothing changed on it in between (backfill keeps per-node values across cycles by it).
+  std::uint64_t changes = 0;
 };
 
 /// What running jobs hold on a node, as far as usable_cpus reads it (a node's state at some planned

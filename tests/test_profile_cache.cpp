@@ -1,0 +1,108 @@
+// Backfill's usable-CPU profiles kept across cycles (policies/profile_cache.hpp) against
+// recomputation: random clusters and workloads are replayed with check_backfill_profiles, which
+// computes every kept value again where it is reused and throws on a difference. A key that misses
+// something usable_cpus depends on, or a node not invalidated when a job starts on it, fails here.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <random>
+
+#include "policies/slurm_policy.hpp"
+#include "scenario_support.hpp"
+#include "sim/conservation.hpp"
+#include "sim/controller.hpp"
+#include "sim/job_resolver.hpp"
+
+using namespace slurmtwin;
+
+namespace {
+
+// A cluster of 5-9 nodes of mixed sizes (4-16 CPUs, 1 or 2 threads per core, 2-8 GB, 2 GPUs and a
+// "fast" feature on some, two node weights) with one partition over all of them.
+Site random_site(std::mt19937_64& rng) {
+  auto pick = [&](std::uint32_t lo, std::uint32_t hi) {
+    return std::uniform_int_distribution<std::uint32_t>(lo, hi)(rng);
+  };
+  const std::uint32_t nodes = pick(5, 9);
+  Site s = testing::small_site(nodes, 4);
+  for (auto& n : s.nodes) {
+    n.threads_per_core = pick(1, 2);
+    n.cpus = std::uint32_t{4} << pick(0, 2);
+    n.cores_per_socket = n.cpus / n.threads_per_core;
+    n.real_memory_mb = 2000 * std::int64_t{1} << pick(0, 2);
+    if (pick(0, 2) == 0) n.gres.push_back({"gpu", "", 2});
+    if (pick(0, 2) == 0) n.features.push_back("fast");
+    n.weight = pick(1, 2);
+  }
+  s.scheduler.params.bf_interval = 30;
+  return s;
+}
+
+// 250 jobs over ~6 hours: mostly one node, some two or three; memory per node, per CPU or none;
+// some exclusive, some asking for GPUs or the "fast" feature; runtimes under and over the limit.
+Trace random_trace(std::mt19937_64& rng) {
+  auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
+  std::vector<testing::JobSpec> specs;
+  for (int i = 0; i < 250; ++i) {
+    testing::JobSpec j;
+    j.submit = pick(0, 20000);
+    j.nodes = pick(0, 5) == 0 ? static_cast<std::uint32_t>(pick(2, 3)) : 1;
+    j.cpus = static_cast<std::uint32_t>(pick(j.nodes, 6 * j.nodes));
+    j.limit = pick(1, 40) * 60;
+    j.runtime = pick(0, 3) == 0 ? j.limit + 60 : pick(30, j.limit);
+    j.user = pick(0, 1) == 0 ? "alice" : "bob";
+    specs.push_back(j);
+  }
+  std::sort(specs.begin(), specs.end(), [](const auto& a, const auto& b) { return a.submit < b.submit; });
+  Trace t = testing::make_trace(specs);
+  for (auto& j : t.jobs) {
+    switch (pick(0, 3)) {
+      case 0:
+        j.mem_mb = pick(1, 30) * 200;  // per node
+        break;
+      case 1:
+        j.mem_mb = pick(1, 8) * 100;
+        j.mem_per_cpu = true;
+        break;
+      default:
+        break;  // DefMemPerCPU
+    }
+    if (pick(0, 4) == 0) {
+      j.cpus_per_task = 2;
+      j.req_cpus = j.tasks * 2;
+    }
+    j.exclusive = pick(0, 9) == 0;
+    if (pick(0, 6) == 0) j.gres.push_back({"gpu", "", pick(1, 2), true});
+    if (pick(0, 9) == 0) j.constraints = t.strings.intern("fast");
+  }
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("backfill profiles kept across cycles equal recomputation on random clusters and workloads") {
+  std::uint64_t checked = 0;
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    CAPTURE(seed);
+    std::mt19937_64 rng(seed);
+    Site site = random_site(rng);
+    const Trace trace = random_trace(rng);
+    validate(site);
+    sim::SimState state(site, true);
+    state.jobs = sim::resolve_jobs(trace, site, state.cluster, {}, state.users);
+    policies::SlurmPolicyOptions popt;
+    popt.check_backfill_profiles = true;
+    policies::SlurmPolicy policy(site, popt);
+    sim::ControllerOptions o;
+    o.check_invariants = true;
+    sim::Controller controller(state, policy, o);
+    REQUIRE_NOTHROW(controller.run());
+    sim::check_job_conservation(state, trace.jobs.size());
+    checked += policy.backfill_profiles().checked();
+  }
+  MESSAGE(fmt::format("{} kept values reused and checked", checked));
+  CHECK(checked > 10000);  // the cache was used, not bypassed
+}

@@ -96,7 +96,7 @@ void read_eagle_csv(std::string_view content, const std::string& file, Trace& tr
     const auto seconds = [&](std::string_view column, std::optional<std::size_t> col) -> Seconds {
       if (empty(col)) return kUnsetTime;
       const auto v = text::parse_double(f[*col]);
-      if (!v || *v < 0 || *v > 1e12) {
+      if (!v || *v < 0 || *v > kMaxParsedNumber) {
         fail(column, *col, "is not a duration in seconds >= 0");
         return kUnsetTime;
       }
@@ -120,7 +120,7 @@ void read_eagle_csv(std::string_view content, const std::string& file, Trace& tr
     const auto gpus = empty(c_gpus) ? 0 : count("gpus_req", *c_gpus, 0);
     if (!empty(c_mem)) {
       const auto mb = text::parse_double(f[*c_mem]);
-      if (!mb || *mb < 0 || *mb > 1e12) {  // 10^12 MB = 1 EB per job: beyond it is damage
+      if (!mb || *mb < 0 || *mb > kMaxParsedNumber) {
         fail("mem_req", *c_mem, "is not a memory size in MB (0 to 1e12)");
       } else if (*mb > 0 && j.nodes > 0) {
         j.mem_mb = static_cast<std::int64_t>(std::ceil(*mb / j.nodes - 1e-9));

@@ -289,7 +289,7 @@ std::optional<Bad> parse_line(std::string_view line, Trace& trace,
     return Bad{"unsupported event " + *event, "-e",
                fmt::format("event '{}' is not submit_batch_job", *event)};
   const auto dt_s = text::parse_double(*dt);
-  if (!dt_s || *dt_s < 0 || *dt_s > 1e12)
+  if (!dt_s || *dt_s < 0 || *dt_s > kMaxParsedNumber)
     return Bad{"bad -dt", "-dt", fmt::format("'{}' is not an offset >= 0 s", *dt)};
 
   Options o;
@@ -298,7 +298,7 @@ std::optional<Bad> parse_line(std::string_view line, Trace& trace,
   if (!o.uid || o.uid->empty()) return Bad{"missing --uid", "--uid", "no --uid (user)"};
   if (!o.sim_walltime) return Bad{"missing -sim-walltime", "-sim-walltime", "no -sim-walltime (run time)"};
   const auto wall = text::parse_double(*o.sim_walltime);
-  if (!wall || (*wall < 0 && *wall != -1) || *wall > 1e12)
+  if (!wall || (*wall < 0 && *wall != -1) || *wall > kMaxParsedNumber)
     return Bad{"bad -sim-walltime", "-sim-walltime",
                fmt::format("'{}' is not a run time >= 0 s or -1", *o.sim_walltime)};
 

@@ -28,6 +28,10 @@ inline constexpr Seconds kMaxEpochTime = 7'258'118'400;
 inline constexpr std::int64_t kMaxJobMemMb = std::int64_t{1} << 32;
 /// Most units of one GRES one job may request.
 inline constexpr std::int64_t kMaxGresCount = 1'000'000;
+/// Largest magnitude a reader converts from a decimal number in its input (seconds, MB) before the
+/// record checks above: 10^12 s is ~31,700 years, and sums of a few such values stay far inside
+/// int64, so the conversions (llround, casts) are defined. Beyond it the field is damaged.
+inline constexpr double kMaxParsedNumber = 1e12;
 
 /// What is wrong with a record: the field (as JobRecord names it) and why.
 struct RecordLimitProblem {

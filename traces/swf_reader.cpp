@@ -84,10 +84,6 @@ enum Field : std::size_t {
 };
 
 /// One field: a number, a name (only fields that may hold one), or missing (-1 or empty).
-// Largest magnitude accepted for any number, header or field: 10^12 s is ~31,700 years, and sums of
-// a few such values (base + submit + wait + run time) stay far inside int64, so llround is defined.
-constexpr std::int64_t kMaxSwfNumber = 1'000'000'000'000;
-
 struct Value {
   bool missing = true;
   double number = -1;
@@ -111,11 +107,12 @@ std::optional<Seconds> header_int(std::string_view value, const std::string& fil
   // Some archives write MaxRuntime etc. with a trailing comment or unit; take the first word.
   const auto words = text::split_ws(value);
   if (words.empty()) return std::nullopt;
-  if (const auto v = text::parse_int(words.front()); v && *v >= -kMaxSwfNumber && *v <= kMaxSwfNumber) {
+  if (const auto v = text::parse_int(words.front());
+      v && std::abs(static_cast<double>(*v)) <= kMaxParsedNumber) {
     return *v;
   }
   throw InputError(file, line, key,
-                   fmt::format("'{}' is not an integer within +-{:.0e}", value, double(kMaxSwfNumber)));
+                   fmt::format("'{}' is not an integer within +-{:.0e}", value, kMaxParsedNumber));
 }
 
 }  // namespace
@@ -220,9 +217,9 @@ void read_swf(std::string_view content, const std::string& file, Trace& trace, R
       if (f.empty() || f == "-1") continue;
       if (const auto d = text::parse_double(f)) {
         if (*d == -1) continue;  // "-1.0" is missing too
-        if (!(std::abs(*d) <= kMaxSwfNumber)) {
+        if (!(std::abs(*d) <= kMaxParsedNumber)) {
           sink.reject(line_no, kFieldNames[i], fmt::format("bad {}", kFieldNames[i]),
-                      fmt::format("{} is out of range (+-{:.0e})", f, double(kMaxSwfNumber)), line);
+                      fmt::format("{} is out of range (+-{:.0e})", f, kMaxParsedNumber), line);
           bad = true;
           break;
         }

@@ -1,8 +1,9 @@
 #pragma once
-// Hybrid sweeps: which of the points the surrogate scored the exact simulator re-evaluates. The
-// surrogate ranks well enough to find the neighbourhood of the best points but not to certify them,
+// Hybrid sweeps: which points the exact simulator re-evaluates, within a budget. A prediction (a
+// response surface fit on the exact values so far, with the surrogate's median as one more regressor
+// when a model scored the points) finds the neighbourhood of the best points but cannot certify them,
 // so the exact simulator checks the top of each objective's ranking and the points whose predicted
-// interval is too wide to trust, within a budget.
+// interval is too wide to trust.
 #include <cstddef>
 #include <functional>
 #include <vector>
@@ -11,8 +12,8 @@
 
 namespace slurmtwin::cli {
 
-/// The surrogate's prediction of one point: per objective then per constraint metric (the spec's
-/// orders), the median and the 80% interval.
+/// A prediction of one point (the surrogate's, or the response surface's): per objective then per
+/// constraint metric (the spec's orders), the median and the 80% interval.
 struct PointPrediction {
   std::vector<double> mid, lo, hi;
 };

@@ -185,6 +185,8 @@ int train(const Args& args) {
       "held-out windows: interleaved (every 7th tests) or tail (the last 15% in time)")(
       "train-windows", po::value<std::uint32_t>()->default_value(0),
       "use only the first N training windows (few-shot; 0 = all)")(
+      "train-settings", po::value<std::uint32_t>()->default_value(0),
+      "use only the first N training settings (few-shot; 0 = all)")(
       "threads", po::value<int>(&t.threads)->default_value(0), "CPU threads (0 = all cores)")(
       "device", po::value<std::string>(&t.device)->default_value("auto"), "auto, cpu or cuda");
   const auto vm = parse("slurmtwin surrogate train --data DATA -o MODEL", o, args);
@@ -194,6 +196,8 @@ int train(const Args& args) {
   auto split = make_split(data, vm["split-seed"].as<std::uint64_t>(), parse_split_mode(vm["split"].as<std::string>()));
   if (const auto n = vm["train-windows"].as<std::uint32_t>(); n > 0 && n < split.train_windows.size())
     split.train_windows.resize(n);
+  if (const auto n = vm["train-settings"].as<std::uint32_t>(); n > 0 && n < split.train_settings.size())
+    split.train_settings.resize(n);
   Surrogate model = [&] {
     if (const auto& init = vm["init"].as<std::string>(); !init.empty()) {
       auto m = Surrogate::load(init);

@@ -115,6 +115,14 @@ TEST_CASE(
   CHECK(evaluated.code == 0);
   CHECK(evaluated.out.find("transformer") != std::string::npos);
   CHECK(evaluated.out.find("ridge") != std::string::npos);
+  // Few-shot fine-tuning: the first training window under the first training setting only.
+  const auto tuned =
+      run_cli(fmt::format("surrogate train --data {} --init {} -o {} --train-windows 1 --train-settings 1 "
+                          "--steps 4 --eval-every 4 "
+                          "--threads 1",
+                          data1, model, (dir / "tuned.ckpt").string()));
+  CHECK(tuned.code == 0);
+  CHECK(tuned.out.find("1 train windows × 1 settings") != std::string::npos);
 
   std::string bytes = slurp(model);
   bytes[bytes.size() / 2] ^= 0x10;

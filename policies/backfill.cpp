@@ -33,52 +33,52 @@ bool has(const Words& w, std::uint32_t n) {
 void put(Words& w, std::uint32_t n) {
   w[n >> 6] |= std::uint64_t{1} << (n & 63);
 }
-std::uint32_t count(const Words& w) {
+/// `w` holds at least `least` nodes (counting stops there: mostly `least` is 1).
+bool at_least(const Words& w, std::uint32_t least) {
+  if (least <= 1)
+    return least == 0 || std::any_of(w.begin(), w.end(), [](std::uint64_t x) { return x != 0; });
   std::uint32_t c = 0;
-  for (auto x : w) c += static_cast<std::uint32_t>(std::popcount(x));
-  return c;
-}
-/// Every node of `a` is in `b`.
-bool subset(const Words& a, const Words& b) {
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if ((a[i] & ~b[i]) != 0) return false;
-  return true;
-}
-void and_with(Words& a, const Words& b) {
-  for (std::size_t i = 0; i < a.size(); ++i) a[i] &= b[i];
+  for (auto x : w) {
+    if (c >= least) return true;
+    c += static_cast<std::uint32_t>(std::popcount(x));
+  }
+  return c >= least;
 }
 
 // ---- node-space map -----------------------------------------------------------------------------
 
-struct Slot {
-  Seconds begin = 0;
-  Seconds end = 0;
-  Words avail;  // nodes not reserved for pending jobs during [begin, end)
-};
-
-/// Slurm's node_space table as a sorted, contiguous vector of slots.
+/// Slurm's node_space table as a sorted, contiguous list of slots [begin, end), each with the bitset of
+/// nodes not reserved for pending jobs during it. The bitsets lie one after another in one array (slot k
+/// at words k * words_) so that the walk over a test's slots reads memory in order and a split or merge
+/// moves words instead of allocating a bitset per slot.
 class NodeSpace {
  public:
-  NodeSpace(Seconds begin, Seconds end, std::size_t nodes) {
-    Slot s{begin, std::max(end, begin + 1), Words((nodes + 63) / 64, 0)};
-    for (std::uint32_t n = 0; n < nodes; ++n) put(s.avail, n);
-    slots_.push_back(std::move(s));
+  NodeSpace(Seconds begin, Seconds end, std::size_t nodes) : words_((nodes + 63) / 64) {
+    begin_.push_back(begin);
+    end_.push_back(std::max(end, begin + 1));
+    bits_.assign(words_, 0);
+    for (std::uint32_t n = 0; n < nodes; ++n) bits_[n >> 6] |= std::uint64_t{1} << (n & 63);
   }
-  const std::vector<Slot>& slots() const { return slots_; }
-  Seconds begin() const { return slots_.front().begin; }
-  Seconds end() const { return slots_.back().end; }
+  std::size_t size() const { return begin_.size(); }
+  Seconds slot_begin(std::size_t k) const { return begin_[k]; }
+  Seconds slot_end(std::size_t k) const { return end_[k]; }
+  /// Slot k's nodes not reserved (words() words).
+  const std::uint64_t* avail(std::size_t k) const { return bits_.data() + k * words_; }
+  Seconds begin() const { return begin_.front(); }
+  Seconds end() const { return end_.back(); }
 
-  /// Index of the first slot ending after `t` (slots_.size() if none).
+  /// Index of the first slot ending after `t` (size() if none).
   std::size_t first_ending_after(Seconds t) const {
-    auto it =
-        std::upper_bound(slots_.begin(), slots_.end(), t, [](Seconds v, const Slot& s) { return v < s.end; });
-    return static_cast<std::size_t>(it - slots_.begin());
+    return static_cast<std::size_t>(std::upper_bound(end_.begin(), end_.end(), t) - end_.begin());
   }
 
   /// Some node of `nodes` is reserved during part of [start, end) (_test_resv_overlap).
   bool overlaps(Seconds start, Seconds end, const Words& nodes) const {
-    for (auto k = first_ending_after(start); k < slots_.size() && slots_[k].begin < end; ++k)
-      if (!subset(nodes, slots_[k].avail)) return true;
+    for (auto k = first_ending_after(start); k < size() && begin_[k] < end; ++k) {
+      const auto* a = avail(k);
+      for (std::size_t i = 0; i < words_; ++i)
+        if ((nodes[i] & ~a[i]) != 0) return true;
+    }
     return false;
   }
 
@@ -90,8 +90,10 @@ class NodeSpace {
     if (start >= end) return;
     split(start);
     split(end);
-    for (auto k = first_ending_after(start); k < slots_.size() && slots_[k].begin < end; ++k)
-      for (std::size_t i = 0; i < nodes.size(); ++i) slots_[k].avail[i] &= ~nodes[i];
+    for (auto k = first_ending_after(start); k < size() && begin_[k] < end; ++k) {
+      auto* a = bits_.data() + k * words_;
+      for (std::size_t i = 0; i < words_; ++i) a[i] &= ~nodes[i];
+    }
     merge_at(first_ending_after(end - 1) + 1);  // slot after the reservation with its last slot
     merge_at(first_ending_after(start));        // first reserved slot with the one before it
   }
@@ -99,20 +101,30 @@ class NodeSpace {
  private:
   void split(Seconds t) {
     auto k = first_ending_after(t);
-    if (k >= slots_.size() || slots_[k].begin >= t) return;
-    Slot tail = slots_[k];
-    tail.begin = t;
-    slots_[k].end = t;
-    slots_.insert(slots_.begin() + static_cast<std::ptrdiff_t>(k) + 1, std::move(tail));
+    if (k >= size() || begin_[k] >= t) return;
+    const auto at = static_cast<std::ptrdiff_t>(k) + 1;
+    begin_.insert(begin_.begin() + at, t);
+    end_.insert(end_.begin() + at, end_[k]);
+    end_[k] = t;
+    bits_.insert(bits_.begin() + at * static_cast<std::ptrdiff_t>(words_), words_, 0);
+    std::copy_n(bits_.begin() + static_cast<std::ptrdiff_t>(k * words_), words_,
+                bits_.begin() + at * static_cast<std::ptrdiff_t>(words_));
   }
   // Merges slot k into slot k-1 when their nodes are the same.
   void merge_at(std::size_t k) {
-    if (k == 0 || k >= slots_.size() || slots_[k - 1].avail != slots_[k].avail) return;
-    slots_[k - 1].end = slots_[k].end;
-    slots_.erase(slots_.begin() + static_cast<std::ptrdiff_t>(k));
+    if (k == 0 || k >= size() || !std::equal(avail(k - 1), avail(k), avail(k))) return;
+    end_[k - 1] = end_[k];
+    const auto at = static_cast<std::ptrdiff_t>(k);
+    begin_.erase(begin_.begin() + at);
+    end_.erase(end_.begin() + at);
+    const auto w = static_cast<std::ptrdiff_t>(words_);
+    bits_.erase(bits_.begin() + at * w, bits_.begin() + (at + 1) * w);
   }
 
-  std::vector<Slot> slots_;
+  std::size_t words_;
+  std::vector<Seconds> begin_;
+  std::vector<Seconds> end_;
+  std::vector<std::uint64_t> bits_;  // size() * words_
 };
 
 // ---- running jobs' planned releases and the will-run test ----------------------------------------
@@ -122,9 +134,10 @@ struct Release {
   std::uint32_t job;
 };
 
-bool release_before(const Release& a, const Release& b) {
+// A function object rather than a function pointer, so that sort and search inline it.
+constexpr auto release_before = [](const Release& a, const Release& b) {
   return a.end != b.end ? a.end < b.end : a.job < b.job;
-}
+};
 
 /// Requests that select_nodes treats alike in every state.
 bool same_request(const sim::NodeRequest& a, const sim::NodeRequest& b) {
@@ -895,28 +908,29 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       // Nodes of the partition free of reservations over [start_res, end_time], and the next time
       // at which more of them become free.
       avail = part_mask[rec.partition];
-      const auto& slots = map.slots();
-      for (auto k = map.first_ending_after(start_res); k < slots.size(); ++k) {
-        if (later_start == 0 && k + 1 < slots.size()) {
+      const auto& pm = part_mask[rec.partition];
+      const std::size_t words = pm.size();
+      const std::size_t slot_count = map.size();
+      for (auto k = map.first_ending_after(start_res); k < slot_count; ++k) {
+        const auto* th = map.avail(k);
+        if (later_start == 0 && k + 1 < slot_count) {
           // More nodes free in the next slot than in this one: (part & next) not within (avail & this).
-          const auto& pm = part_mask[rec.partition];
-          const auto& nx = slots[k + 1].avail;
-          const auto& th = slots[k].avail;
-          for (std::size_t w = 0; w < pm.size(); ++w)
+          const auto* nx = map.avail(k + 1);
+          for (std::size_t w = 0; w < words; ++w)
             if ((pm[w] & nx[w] & ~(avail[w] & th[w])) != 0) {
-              later_start = slots[k].end;
+              later_start = map.slot_end(k);
               break;
             }
         }
-        if (slots[k].begin <= end_time) {
-          and_with(avail, slots[k].avail);
+        if (map.slot_begin(k) <= end_time) {
+          for (std::size_t w = 0; w < words; ++w) avail[w] &= th[w];
         } else {
-          if (later_start == 0 && k + 2 < slots.size()) later_start = slots[k + 1].end;
+          if (later_start == 0 && k + 2 < slot_count) later_start = map.slot_end(k + 1);
           break;
         }
       }
       const bool can_retry = later_start > 0 && !no_reserve;
-      if (count(avail) < j.request.min_nodes) {
+      if (!at_least(avail, j.request.min_nodes)) {
         if (can_retry) continue;
         break;
       }
@@ -986,7 +1000,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       planned = fit->start;
       if (no_reserve) break;                 // expected start known, no reservation
       if (fit->start > now + window) break;  // beyond bf_window: no reservation
-      if (map.slots().size() >= max_slots) {
+      if (map.size() >= max_slots) {
         stop_cycle = true;
         break;
       }
@@ -1002,7 +1016,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     else if (!preemptor)
       memo.push_back({&j.request, rec.partition, limit, no_reserve, counted, planned});
   }
-  stats.slots = static_cast<std::uint32_t>(map.slots().size());
+  stats.slots = static_cast<std::uint32_t>(map.size());
   return stats;
 }
 

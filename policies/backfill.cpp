@@ -127,6 +127,65 @@ class NodeSpace {
   std::vector<std::uint64_t> bits_;  // size() * words_
 };
 
+/// The walk of a will-run attempt over the node-space map: intersects `avail` (the partition's nodes,
+/// `part`) with the slots from the first one ending after `start` up to the last one beginning by
+/// `end`, and returns the next time at which more of the partition's nodes become free (the end of the
+/// first slot whose successor frees some; or, when none of the walked slots' successors does, the
+/// end of the slot after the walk if the map goes on beyond it; 0 if neither). `kWords` > 0 fixes
+/// the bitset length at compile time (the intersection then stays in registers); 0: `part.size()`.
+template <std::size_t kWords>
+Seconds walk_slots(const NodeSpace& map, Seconds start, Seconds end, const Words& part, Words& avail) {
+  const std::size_t words = kWords > 0 ? kWords : part.size();
+  constexpr std::size_t kLocal = kWords > 0 ? kWords : 1;
+  std::uint64_t local[kLocal];
+  std::uint64_t* acc = kWords > 0 ? local : avail.data();
+  for (std::size_t w = 0; w < words; ++w) acc[w] = part[w];
+  Seconds later = 0;
+  const std::size_t slot_count = map.size();
+  for (auto k = map.first_ending_after(start); k < slot_count; ++k) {
+    const auto* th = map.avail(k);
+    if (later == 0 && k + 1 < slot_count) {
+      // More nodes free in the next slot than in this one: (part & next) not within (avail & this).
+      const auto* nx = map.avail(k + 1);
+      std::uint64_t more = 0;
+      for (std::size_t w = 0; w < words; ++w) more |= part[w] & nx[w] & ~(acc[w] & th[w]);
+      if (more != 0) later = map.slot_end(k);
+    }
+    if (map.slot_begin(k) > end) {
+      if (later == 0 && k + 2 < slot_count) later = map.slot_end(k + 1);
+      break;
+    }
+    for (std::size_t w = 0; w < words; ++w) acc[w] &= th[w];
+  }
+  if constexpr (kWords > 0) std::copy_n(local, kWords, avail.begin());
+  return later;
+}
+
+/// walk_slots for `avail` sized as `part`, with the bitset length fixed for small clusters.
+Seconds free_nodes(const NodeSpace& map, Seconds start, Seconds end, const Words& part, Words& avail) {
+  avail.resize(part.size());
+  switch (part.size()) {
+    case 1:
+      return walk_slots<1>(map, start, end, part, avail);
+    case 2:
+      return walk_slots<2>(map, start, end, part, avail);
+    case 3:
+      return walk_slots<3>(map, start, end, part, avail);
+    case 4:
+      return walk_slots<4>(map, start, end, part, avail);
+    case 5:
+      return walk_slots<5>(map, start, end, part, avail);
+    case 6:
+      return walk_slots<6>(map, start, end, part, avail);
+    case 7:
+      return walk_slots<7>(map, start, end, part, avail);
+    case 8:
+      return walk_slots<8>(map, start, end, part, avail);
+    default:
+      return walk_slots<0>(map, start, end, part, avail);
+  }
+}
+
 // ---- running jobs' planned releases and the will-run test ----------------------------------------
 
 struct Release {
@@ -907,28 +966,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       const Seconds end_time = std::max(start_res, now) + limit;
       // Nodes of the partition free of reservations over [start_res, end_time], and the next time
       // at which more of them become free.
-      avail = part_mask[rec.partition];
-      const auto& pm = part_mask[rec.partition];
-      const std::size_t words = pm.size();
-      const std::size_t slot_count = map.size();
-      for (auto k = map.first_ending_after(start_res); k < slot_count; ++k) {
-        const auto* th = map.avail(k);
-        if (later_start == 0 && k + 1 < slot_count) {
-          // More nodes free in the next slot than in this one: (part & next) not within (avail & this).
-          const auto* nx = map.avail(k + 1);
-          for (std::size_t w = 0; w < words; ++w)
-            if ((pm[w] & nx[w] & ~(avail[w] & th[w])) != 0) {
-              later_start = map.slot_end(k);
-              break;
-            }
-        }
-        if (map.slot_begin(k) <= end_time) {
-          for (std::size_t w = 0; w < words; ++w) avail[w] &= th[w];
-        } else {
-          if (later_start == 0 && k + 2 < slot_count) later_start = map.slot_end(k + 1);
-          break;
-        }
-      }
+      later_start = free_nodes(map, start_res, end_time, part_mask[rec.partition], avail);
       const bool can_retry = later_start > 0 && !no_reserve;
       if (!at_least(avail, j.request.min_nodes)) {
         if (can_retry) continue;

@@ -33,6 +33,12 @@ bool has(const Words& w, std::uint32_t n) {
 void put(Words& w, std::uint32_t n) {
   w[n >> 6] |= std::uint64_t{1} << (n & 63);
 }
+/// Some node is in both (without a branch per word: the sets are a few words long).
+bool meets(const std::uint64_t* a, const std::uint64_t* b, std::size_t words) {
+  std::uint64_t any = 0;
+  for (std::size_t w = 0; w < words; ++w) any |= a[w] & b[w];
+  return any != 0;
+}
 /// `w` holds at least `least` nodes (counting stops there: mostly `least` is 1).
 bool at_least(const Words& w, std::uint32_t least) {
   if (least <= 1)
@@ -487,9 +493,7 @@ class Planner {
     while (lo < hi) {  // first level whose nodes meet avail (they grow with the level)
       const std::size_t mid = lo + (hi - lo) / 2;
       const auto* nodes = &shape.kept->level_nodes[mid * words];
-      bool meets = false;
-      for (std::size_t w = 0; w < words && !meets; ++w) meets = (nodes[w] & avail[w]) != 0;
-      if (meets)
+      if (meets(nodes, avail.data(), words))
         hi = mid;
       else
         lo = mid + 1;
@@ -511,9 +515,7 @@ class Planner {
     while (from < to) {
       if (from % kBlock == 0) {
         const auto* mask = &block_nodes_[from / kBlock * words];
-        bool any = false;
-        for (std::size_t w = 0; w < words && !any; ++w) any = (mask[w] & avail[w]) != 0;
-        if (!any) {
+        if (!meets(mask, avail.data(), words)) {
           from += kBlock;
           continue;
         }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
 #include <functional>
 #include <limits>
 #include <vector>
@@ -169,20 +170,28 @@ std::optional<std::vector<sim::NodeAlloc>> choose_single(const sim::ClusterState
                                                          const std::vector<std::uint32_t>& usable) {
   constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   const auto& levels = cluster.weight_levels();
+  const std::size_t words = available.size();
+  assert(words == cluster.node_words());
   // A level succeeds exactly when one of its nodes (weight at most its own) has all the CPUs: the
   // first level that can is that of the lightest such node, and the levels below it are skipped.
-  std::uint32_t lightest = kNone;
-  for (std::size_t w = 0; w < available.size(); ++w)
-    for (auto bits = available[w]; bits != 0; bits &= bits - 1) {
-      const auto n = static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
-      if (usable[n] >= r.total_cpus) lightest = std::min(lightest, cluster.node_weight(n));
-    }
-  if (lightest == kNone) return std::nullopt;
-  const auto first =
-      static_cast<std::size_t>(std::lower_bound(levels.begin(), levels.end(), lightest) - levels.begin());
+  // Levels are searched lightest first, each over its own nodes, until one has such a node.
+  std::size_t first = levels.size();
+  for (std::size_t level = 0; level < levels.size() && first == levels.size(); ++level) {
+    const auto* mask = cluster.nodes_up_to_level(level);
+    const auto* below = level > 0 ? cluster.nodes_up_to_level(level - 1) : nullptr;
+    for (std::size_t w = 0; w < words && first == levels.size(); ++w)
+      for (auto bits = available[w] & mask[w] & ~(below != nullptr ? below[w] : 0); bits != 0;
+           bits &= bits - 1) {
+        const auto n = static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
+        if (usable[n] >= r.total_cpus) {
+          first = level;
+          break;
+        }
+      }
+  }
   for (std::size_t level = first; level < levels.size(); ++level) {
-    const std::uint32_t weight = levels[level];
-    const bool all = level + 1 == levels.size();  // every node's weight is at most the top level
+    // The nodes of weight at most this level's (all of them at the top level).
+    const auto* mask = cluster.nodes_up_to_level(level);
     std::uint64_t best_cpus = 0;
     std::uint32_t best_node = kNone;
     std::uint64_t run_cpus = 0;
@@ -194,11 +203,11 @@ std::optional<std::vector<sim::NodeAlloc>> choose_single(const sim::ClusterState
         best_node = run_node;
       }
     };
-    for (std::size_t w = 0; w < available.size(); ++w)
-      for (auto bits = available[w]; bits != 0; bits &= bits - 1) {
+    for (std::size_t w = 0; w < words; ++w)
+      for (auto bits = available[w] & mask[w]; bits != 0; bits &= bits - 1) {
         const auto n = static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
         const auto cpus = usable[n];
-        if (cpus == 0 || (!all && cluster.node_weight(n) > weight)) continue;
+        if (cpus == 0) continue;
         if (prev == kNone || n != prev + 1) {
           end_run();
           run_cpus = 0;

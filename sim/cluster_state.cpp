@@ -27,6 +27,12 @@ ClusterState::ClusterState(const Site& site, bool core_granularity) : core_granu
   weight_levels_ = weights_;
   std::sort(weight_levels_.begin(), weight_levels_.end());
   weight_levels_.erase(std::unique(weight_levels_.begin(), weight_levels_.end()), weight_levels_.end());
+  node_words_ = (nodes_.size() + 63) / 64;
+  level_masks_.assign(weight_levels_.size() * node_words_, 0);
+  for (std::size_t l = 0; l < weight_levels_.size(); ++l)
+    for (std::uint32_t i = 0; i < nodes_.size(); ++i)
+      if (weights_[i] <= weight_levels_[l])
+        level_masks_[l * node_words_ + (i >> 6)] |= std::uint64_t{1} << (i & 63);
   for (std::size_t i = 0; i < site.nodes.size(); ++i)
     for (const auto& g : site.nodes[i].gres) {
       const auto k = gres_kind(g.name);

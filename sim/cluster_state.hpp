@@ -51,6 +51,12 @@ class ClusterState {
   std::uint32_t node_weight(std::uint32_t i) const { return weights_[i]; }
   /// The distinct node Weights, ascending (select/cons_tres tries nodes level by level).
   const std::vector<std::uint32_t>& weight_levels() const { return weight_levels_; }
+  /// Words of a node bitset (bit n%64 of word n/64 for node n).
+  std::size_t node_words() const { return node_words_; }
+  /// The nodes whose Weight is at most weight_levels()[level], as a bitset of node_words() words.
+  const std::uint64_t* nodes_up_to_level(std::size_t level) const {
+    return level_masks_.data() + level * node_words_;
+  }
 
   /// CPUs the request could get on node `i` now (after core rounding), 0 if it cannot use the node
   /// (memory, GRES, exclusivity, features). `cpus_wanted` is what the job still needs on this node.
@@ -81,6 +87,8 @@ class ClusterState {
   std::vector<NodeState> nodes_;
   std::vector<std::uint32_t> weights_;
   std::vector<std::uint32_t> weight_levels_;
+  std::size_t node_words_ = 0;
+  std::vector<std::uint64_t> level_masks_;  // per weight level: nodes_up_to_level's bitset
   std::vector<std::vector<std::string>> features_;
   std::vector<std::string> gres_names_;
   std::vector<std::string> constraint_text_;

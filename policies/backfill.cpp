@@ -138,13 +138,15 @@ class NodeSpace {
 /// `end`, and returns the next time at which more of the partition's nodes become free (the end of the
 /// first slot whose successor frees some; or, when none of the walked slots' successors does, the
 /// end of the slot after the walk if the map goes on beyond it; 0 if neither). `kWords` > 0 fixes
-/// the bitset length at compile time (the intersection then stays in registers); 0: `part.size()`.
+/// the bitset length at compile time (the intersection then stays in registers); 0: `part.size()`
+/// (held in a local array up to 2,048 nodes).
 template <std::size_t kWords>
 Seconds walk_slots(const NodeSpace& map, Seconds start, Seconds end, const Words& part, Words& avail) {
   const std::size_t words = kWords > 0 ? kWords : part.size();
-  constexpr std::size_t kLocal = kWords > 0 ? kWords : 1;
-  std::uint64_t local[kLocal];
-  std::uint64_t* acc = kWords > 0 ? local : avail.data();
+  // The intersection is kept in a local array (which the map's bitsets cannot alias) up to kLocal words.
+  constexpr std::size_t kLocal = kWords > 0 ? kWords : 32;
+  std::uint64_t local[kLocal] = {};
+  std::uint64_t* acc = words <= kLocal ? local : avail.data();
   for (std::size_t w = 0; w < words; ++w) acc[w] = part[w];
   Seconds later = 0;
   const std::size_t slot_count = map.size();
@@ -163,7 +165,7 @@ Seconds walk_slots(const NodeSpace& map, Seconds start, Seconds end, const Words
     }
     for (std::size_t w = 0; w < words; ++w) acc[w] &= th[w];
   }
-  if constexpr (kWords > 0) std::copy_n(local, kWords, avail.begin());
+  if (acc == local) std::copy_n(local, words, avail.begin());
   return later;
 }
 

@@ -150,3 +150,65 @@ TEST_CASE("select_nodes over set bits: single-node requests match the general se
   CHECK(misses > 20);
   CHECK(above_lowest > 5);
 }
+
+// The single-node path searches the weight levels lightest first over each level's own nodes
+// (ClusterState::nodes_up_to_level) and then walks only the chosen level's nodes: on three
+// interleaved levels over 150 nodes (three bitset words) it must still choose what the general
+// search chooses, on every level.
+TEST_CASE("select_nodes over set bits: single-node requests on three interleaved weight levels") {
+  Site site;
+  for (std::uint32_t i = 0; i < 150; ++i) {
+    Node n;
+    n.name = fmt::format("n{}", i);
+    n.cpus = i % 4 == 0 ? 16 : 8;
+    n.real_memory_mb = 4000;
+    n.weight = i % 7 == 0 ? 30 : (i % 3 == 0 ? 20 : 5);
+    site.nodes.push_back(n);
+  }
+  sim::ClusterState cluster(site, true);
+  REQUIRE(cluster.weight_levels() == std::vector<std::uint32_t>{5, 20, 30});
+  REQUIRE(cluster.node_words() == 3);
+  std::mt19937 rng(4242);
+  const auto pick = [&](std::uint32_t lo, std::uint32_t hi) {
+    return std::uniform_int_distribution<std::uint32_t>(lo, hi)(rng);
+  };
+  std::vector<std::uint32_t> all(site.nodes.size());
+  for (std::uint32_t n = 0; n < all.size(); ++n) all[n] = n;
+  const auto random_request = [&] {
+    sim::NodeRequest r;
+    r.total_cpus = pick(1, 16);
+    r.mem_per_cpu_mb = pick(0, 1) == 0 ? pick(50, 400) : 0;
+    return r;
+  };
+  std::uint32_t chosen_on[3] = {0, 0, 0};  // choices per weight level
+  std::uint32_t misses = 0;
+  for (int round = 0; round < 800; ++round) {
+    for (int k = 0; k < 12; ++k) {
+      const auto r = random_request();
+      if (auto a = policies::select_nodes(cluster, r, all)) cluster.allocate(r, *a);
+    }
+    const auto r = random_request();
+    std::vector<bool> available(site.nodes.size());
+    std::vector<std::uint64_t> bits(cluster.node_words(), 0);
+    std::vector<std::uint32_t> usable(site.nodes.size(), 0);
+    for (auto n : all) {
+      available[n] = pick(0, 5) != 0;
+      if (!available[n]) continue;
+      bits[n >> 6] |= std::uint64_t{1} << (n & 63);
+      usable[n] = cluster.usable_cpus(n, r, r.total_cpus);
+    }
+    const auto expected = policies::select_nodes(cluster, r, all, available);
+    CHECK(same(expected, policies::select_nodes(cluster, r, bits, usable)));
+    if (expected) {
+      const auto w = site.nodes[expected->front().node].weight;
+      ++chosen_on[w == 5 ? 0 : (w == 20 ? 1 : 2)];
+    } else {
+      ++misses;
+    }
+    if (round % 20 == 19) cluster = sim::ClusterState(site, true);
+  }
+  CHECK(chosen_on[0] > 50);
+  CHECK(chosen_on[1] > 10);
+  CHECK(chosen_on[2] > 5);
+  CHECK(misses > 10);
+}

@@ -235,11 +235,8 @@ class Planner {
   Planner(const sim::SimState& s, sim::ClusterState& cluster, ProfileCache* cache)
       : s_(s), cluster_(cluster), cache_(cache != nullptr ? cache : &own_cache_) {
     const auto& sc = s.site.scheduler;
-    for (auto ji : s.running) {
-      const auto& j = s.jobs[ji];
-      releases_.push_back({j.time_limit == kUnlimited ? j.start + kYear : j.start + j.time_limit, ji});
-    }
-    std::sort(releases_.begin(), releases_.end(), release_before);
+    cache_->start(cluster);
+    order_releases();
     const auto node_count = cluster.nodes().size();
     count_.assign(node_count, 0);
     first_.reserve(releases_.size() + 1);
@@ -251,7 +248,6 @@ class Planner {
       }
     }
     first_.push_back(static_cast<std::uint32_t>(node_.size()));
-    cache_->start(cluster);
     kill_wait_ = sc.kill_wait;
     over_time_limit_ = sc.over_time_limit;
     mark_.assign(node_count, 0);
@@ -450,6 +446,47 @@ class Planner {
   static constexpr std::size_t kBlock = 16;      // releases per node mask of first_touching
   static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
   static constexpr std::size_t kNotYet = std::numeric_limits<std::size_t>::max();
+
+  // releases_: every running job's planned release, in planned-end order. The releases the last
+  // planner ordered (kept in the cache) whose job still runs with the same planned end keep their
+  // order; only the others (jobs started since) are sorted and merged in: the same list as sorting
+  // them all, without a full sort per cycle.
+  void order_releases() {
+    const auto planned_end = [&](std::uint32_t ji) {
+      const auto& j = s_.jobs[ji];
+      return j.time_limit == kUnlimited ? j.start + kYear : j.start + j.time_limit;
+    };
+    auto& mark = cache_->release_mark;
+    if (mark.size() < s_.jobs.size()) mark.resize(s_.jobs.size(), 0);
+    if (cache_->release_serial >= std::numeric_limits<std::uint32_t>::max() / 2 - 1) {  // marks wrap
+      std::fill(mark.begin(), mark.end(), 0);
+      cache_->release_serial = 0;
+    }
+    const std::uint32_t running = 2 * ++cache_->release_serial;  // this planner's marks
+    const std::uint32_t placed = running + 1;
+    for (auto ji : s_.running) mark[ji] = running;
+    releases_.reserve(s_.running.size());
+    for (const auto& [end, ji] : cache_->releases)
+      if (ji < mark.size() && mark[ji] == running && planned_end(ji) == end) {
+        releases_.push_back({end, ji});
+        mark[ji] = placed;
+      }
+    const auto kept = static_cast<std::ptrdiff_t>(releases_.size());
+    for (auto ji : s_.running)
+      if (mark[ji] != placed) releases_.push_back({planned_end(ji), ji});
+    std::sort(releases_.begin() + kept, releases_.end(), release_before);
+    std::inplace_merge(releases_.begin(), releases_.begin() + kept, releases_.end(), release_before);
+    if (cache_->check()) {  // tests: the same list as sorting every release
+      std::vector<Release> all;
+      for (auto ji : s_.running) all.push_back({planned_end(ji), ji});
+      std::sort(all.begin(), all.end(), release_before);
+      if (!std::equal(all.begin(), all.end(), releases_.begin(), releases_.end(),
+                      [](const Release& a, const Release& b) { return a.end == b.end && a.job == b.job; }))
+        throw std::logic_error("backfill profile cache: kept planned releases differ from a full sort");
+    }
+    cache_->releases.clear();
+    for (const auto& rel : releases_) cache_->releases.emplace_back(rel.end, rel.job);
+  }
 
   void ensure_reach(Shape& shape) {
     if (shape.reach_valid) return;

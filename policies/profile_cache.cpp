@@ -19,6 +19,7 @@ void ProfileCache::start(const sim::ClusterState& cluster) {
     known_.assign(nodes, kUnknown);
     gen_.assign(nodes, 1);
     shapes_.clear();
+    releases.clear();
   }
   ++serial_;
   for (std::uint32_t n = 0; n < nodes; ++n) {

@@ -13,6 +13,7 @@
 // job is invalidated.
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "sim/cluster_state.hpp"
@@ -65,6 +66,13 @@ class ProfileCache {
   /// The values of `request`'s shape (added, evicting the least recently used shape not used by the
   /// current planner when kMaxShapes are kept). The reference stays valid until the next planner.
   Shape& shape(const sim::NodeRequest& request);
+
+  /// The last planner's running jobs' planned releases (planned end, job) in planned-end order, and
+  /// per job a mark the planner uses to find which of them still hold: the next planner sorts only
+  /// the others (Planner::order_releases in backfill.cpp).
+  std::vector<std::pair<Seconds, std::uint32_t>> releases;
+  std::vector<std::uint32_t> release_mark;
+  std::uint32_t release_serial = 0;
 
   static constexpr std::size_t kMaxShapes = 64;  // shapes kept (memory: about nodes + entries each)
 

@@ -1,7 +1,8 @@
 // Backfill's usable-CPU profiles kept across cycles (policies/profile_cache.hpp) against
 // recomputation: random clusters and workloads are replayed with check_backfill_profiles, which
 // computes every kept value again where it is reused and throws on a difference. A key that misses
-// something usable_cpus depends on, or a node not invalidated when a job starts on it, fails here.
+// something usable_cpus depends on, or a node not invalidated when a job starts on it, fails here; so
+// does a planned-release order kept from the last cycle that differs from sorting all releases.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 

@@ -40,6 +40,27 @@ bool same(const std::optional<std::vector<sim::NodeAlloc>>& a,
   return true;
 }
 
+// Makes each node available with probability (keep - 1) / keep, then checks that select_nodes over the
+// available nodes' set bits (with their usable CPUs given) chooses what the general search over the
+// same nodes chooses; returns that choice.
+std::optional<std::vector<sim::NodeAlloc>> check_set_bits_path(const sim::ClusterState& cluster,
+                                                               const sim::NodeRequest& r,
+                                                               const std::vector<std::uint32_t>& all,
+                                                               std::mt19937& rng, std::uint32_t keep) {
+  std::vector<bool> available(all.size());
+  std::vector<std::uint64_t> bits(cluster.node_words(), 0);
+  std::vector<std::uint32_t> usable(all.size(), 0);
+  for (auto n : all) {
+    available[n] = std::uniform_int_distribution<std::uint32_t>(0, keep - 1)(rng) != 0;
+    if (!available[n]) continue;
+    bits[n >> 6] |= std::uint64_t{1} << (n & 63);
+    usable[n] = cluster.usable_cpus(n, r, r.total_cpus);
+  }
+  auto expected = policies::select_nodes(cluster, r, all, available);
+  CHECK(same(expected, policies::select_nodes(cluster, r, bits, usable)));
+  return expected;
+}
+
 }  // namespace
 
 TEST_CASE("select_nodes with precomputed usable CPUs matches select_nodes") {
@@ -129,18 +150,7 @@ TEST_CASE("select_nodes over set bits: single-node requests match the general se
       const auto r = random_request();
       if (auto a = policies::select_nodes(cluster, r, all)) cluster.allocate(r, *a);
     }
-    const auto r = random_request();
-    std::vector<bool> available(site.nodes.size());
-    std::vector<std::uint64_t> bits((site.nodes.size() + 63) / 64, 0);
-    std::vector<std::uint32_t> usable(site.nodes.size(), 0);
-    for (auto n : all) {
-      available[n] = pick(0, 4) != 0;
-      if (!available[n]) continue;
-      bits[n >> 6] |= std::uint64_t{1} << (n & 63);
-      usable[n] = cluster.usable_cpus(n, r, r.total_cpus);
-    }
-    const auto expected = policies::select_nodes(cluster, r, all, available);
-    CHECK(same(expected, policies::select_nodes(cluster, r, bits, usable)));
+    const auto expected = check_set_bits_path(cluster, random_request(), all, rng, 5);
     fits += expected ? 1 : 0;
     misses += expected ? 0 : 1;
     if (expected && site.nodes[expected->front().node].weight > 1) ++above_lowest;
@@ -187,18 +197,7 @@ TEST_CASE("select_nodes over set bits: single-node requests on three interleaved
       const auto r = random_request();
       if (auto a = policies::select_nodes(cluster, r, all)) cluster.allocate(r, *a);
     }
-    const auto r = random_request();
-    std::vector<bool> available(site.nodes.size());
-    std::vector<std::uint64_t> bits(cluster.node_words(), 0);
-    std::vector<std::uint32_t> usable(site.nodes.size(), 0);
-    for (auto n : all) {
-      available[n] = pick(0, 5) != 0;
-      if (!available[n]) continue;
-      bits[n >> 6] |= std::uint64_t{1} << (n & 63);
-      usable[n] = cluster.usable_cpus(n, r, r.total_cpus);
-    }
-    const auto expected = policies::select_nodes(cluster, r, all, available);
-    CHECK(same(expected, policies::select_nodes(cluster, r, bits, usable)));
+    const auto expected = check_set_bits_path(cluster, random_request(), all, rng, 6);
     if (expected) {
       const auto w = site.nodes[expected->front().node].weight;
       ++chosen_on[w == 5 ? 0 : (w == 20 ? 1 : 2)];

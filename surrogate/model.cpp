@@ -260,6 +260,33 @@ Split make_split(const SurrogateDataset& d, std::uint64_t seed, SplitMode mode) 
     for (std::size_t i = 0; i < nw; ++i)
       (i % 7 == 3 ? s.val_windows : i % 7 == 6 ? s.test_windows : s.train_windows).push_back(order[i]);
   }
+  // Overlapping windows (--stride-jobs below --window-jobs) share target jobs: a held-out job must not
+  // be a target anywhere it could be learned or selected on, so test purges validation and training,
+  // and validation purges training.
+  std::vector<std::uint8_t> held;  // per trace job: 2 = a test target, 1 = a validation target
+  auto mark = [&](const std::vector<std::uint32_t>& windows, std::uint8_t level) {
+    for (auto w : windows) {
+      const auto& win = d.windows[w];
+      for (std::uint32_t i = 0; i < win.jobs; ++i) {
+        if (!win.target[i]) continue;
+        const auto j = win.job_index[i];
+        if (j >= held.size()) held.resize(j + 1, 0);
+        held[j] = std::max(held[j], level);
+      }
+    }
+  };
+  auto purge = [&](std::vector<std::uint32_t>& windows, std::uint8_t level) {
+    std::erase_if(windows, [&](std::uint32_t w) {
+      const auto& win = d.windows[w];
+      for (std::uint32_t i = 0; i < win.jobs; ++i)
+        if (win.target[i] && win.job_index[i] < held.size() && held[win.job_index[i]] >= level) return true;
+      return false;
+    });
+  };
+  mark(s.test_windows, 2);
+  purge(s.val_windows, 2);
+  mark(s.val_windows, 1);
+  purge(s.train_windows, 1);
   const auto ns = static_cast<std::uint32_t>(d.setting_count());
   if (d.axes.empty() || ns < 4) {
     for (std::uint32_t i = 0; i < ns; ++i) {

@@ -75,6 +75,9 @@ struct Split {
 /// least one each when there are 3 or more): the model must extrapolate forward in time.
 /// kInterleaved: of every 7 consecutive windows the 4th validates and the 7th tests (a trace of one
 /// week is too short to extrapolate its growing backlog; held-out windows are still unseen jobs).
+/// Windows that share target jobs with a held-out window (overlapping windows, --stride-jobs below
+/// --window-jobs) are dropped: from validation when they overlap a test window, from training when
+/// they overlap either.
 /// Settings: setting 0 (the site's own) trains; the rest are shuffled with `seed` and split 70/15/15.
 /// A dataset without axes has one setting, in every part.
 enum class SplitMode { kTail, kInterleaved };

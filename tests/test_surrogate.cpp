@@ -293,6 +293,55 @@ TEST_CASE("reference features: the site's own replay seen from each job") {
   CHECK(decode_dataset(encode_dataset(d), "d.stsd").schema == d.schema);
 }
 
+namespace {
+// `count` windows of `targets` target jobs each, the next one starting `stride` jobs later (trace
+// indices 0, stride, 2 * stride, ...), one context job before each; one setting, no axes.
+SurrogateDataset strided_windows(std::uint32_t count, std::uint32_t targets, std::uint32_t stride) {
+  SurrogateDataset d;
+  d.settings.push_back({});
+  for (std::uint32_t w = 0; w < count; ++w) {
+    WindowTokens t;
+    t.jobs = targets + 1;
+    t.t0 = w;
+    t.target.push_back(0);
+    t.job_index.push_back(1000 + w);  // context jobs may repeat targets elsewhere: not a leak
+    for (std::uint32_t i = 0; i < targets; ++i) {
+      t.target.push_back(1);
+      t.job_index.push_back(w * stride + i);
+    }
+    d.windows.push_back(std::move(t));
+  }
+  return d;
+}
+}  // namespace
+
+TEST_CASE("the split keeps every held-out job out of training, also with overlapping windows") {
+  using W = std::vector<std::uint32_t>;
+  // Disjoint windows: of every 7 the 4th validates and the 7th tests; the tail split 70/15/15.
+  const auto disjoint = strided_windows(14, 4, 4);
+  auto s = make_split(disjoint, 1, SplitMode::kInterleaved);
+  CHECK(s.train_windows == W{0, 1, 2, 4, 5, 7, 8, 9, 11, 12});
+  CHECK(s.val_windows == W{3, 10});
+  CHECK(s.test_windows == W{6, 13});
+  s = make_split(disjoint, 1, SplitMode::kTail);
+  CHECK(s.train_windows == W{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  CHECK(s.val_windows == W{10, 11});
+  CHECK(s.test_windows == W{12, 13});
+  // Window w targets jobs 2w..2w+3, so it shares jobs with w - 1 and w + 1. Interleaved: test 6
+  // (jobs 12-15) and 13 (26-29) drop training windows 5, 7 and 12; validation 3 (6-9) and 10
+  // (20-23) drop 2, 4, 9 and 11.
+  const auto strided = strided_windows(14, 4, 2);
+  s = make_split(strided, 1, SplitMode::kInterleaved);
+  CHECK(s.train_windows == W{0, 1, 8});
+  CHECK(s.val_windows == W{3, 10});
+  CHECK(s.test_windows == W{6, 13});
+  // Tail: test 12-13 (jobs 24-29) drop validation window 11 (22-25); validation 10 (20-23) drops 9.
+  s = make_split(strided, 1, SplitMode::kTail);
+  CHECK(s.train_windows == W{0, 1, 2, 3, 4, 5, 6, 7, 8});
+  CHECK(s.val_windows == W{10});
+  CHECK(s.test_windows == W{12, 13});
+}
+
 TEST_CASE("setting axes decode what they encode") {
   const SettingAxis log_axis{"PriorityWeightAge", 0, 100000, true}, lin{"PriorityMaxAge", 3600, 7200, false};
   for (double v : {0.0, 1.0, 999.0, 100000.0})

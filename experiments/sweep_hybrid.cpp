@@ -51,9 +51,19 @@ std::vector<std::size_t> select_for_verification(const std::vector<PointPredicti
     });
     if (ranked[k].size() > options.top_k) ranked[k].resize(options.top_k);
   }
-  for (std::size_t r = 0; r < options.top_k; ++r)
-    for (std::size_t k = 0; k < n_obj; ++k)
-      if (r < ranked[k].size()) take(ranked[k][r]);
+  // In turn, each objective takes its best point not taken yet, so that when the budget runs out
+  // every objective has had as many new points (a point two objectives rank high costs one turn).
+  std::vector<std::size_t> next(n_obj, 0);
+  for (bool more = true; more && chosen.size() < budget;) {
+    more = false;
+    for (std::size_t k = 0; k < n_obj; ++k) {
+      while (next[k] < ranked[k].size() && taken.count(ranked[k][next[k]])) ++next[k];
+      if (next[k] < ranked[k].size()) {
+        take(ranked[k][next[k]++]);
+        more = true;
+      }
+    }
+  }
 
   // Wide intervals, widest (relative to the median) first.
   std::vector<std::pair<double, std::size_t>> wide;

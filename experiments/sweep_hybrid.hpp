@@ -20,7 +20,8 @@ struct PointPrediction {
 
 /// Indices (into `points`) to evaluate exactly, in the order they were chosen:
 /// 1. each objective's best `top_k` medians among the points that may be feasible (every constraint
-///    holds at the better end of its interval), taken round-robin over objectives by rank;
+///    holds at the better end of its interval), taken in turn: each objective its best one not taken
+///    yet (a point two objectives rank high uses one turn, and the other objective takes its next);
 /// 2. then every point with an objective whose interval width (hi - lo) exceeds `verify_width` times
 ///    |median|, widest first;
 /// until `max_exact` points are chosen (a fraction of the points when < 1, else a count). Ties go to

@@ -100,6 +100,20 @@ TEST_CASE("hybrid sweep: which points the exact simulator verifies, by hand") {
   CHECK(select_for_verification(p, objectives, {c}, o) == std::vector<std::size_t>{0, 2, 3});
   o.max_exact = 6;
   CHECK(select_for_verification(p, objectives, {}, o) == std::vector<std::size_t>{1, 2, 0, 4});
+  // Objectives that agree on their best: wait ranks 0, 3, 2 and utilisation 0, 4, 2 (point 1 is
+  // infeasible). Each objective takes its best point not taken yet in turn: wait 0, then utilisation
+  // its next, 4 (by rank alone it would lose its turn to the shared 0, and wait's 3 would come next).
+  std::vector<PointPrediction> q = p;
+  q[0].mid[1] = 0.95;
+  q[2].mid[1] = 0.70;
+  o.top_k = 3;
+  o.verify_width = 100;  // no wide intervals
+  o.max_exact = 2;
+  CHECK(select_for_verification(q, objectives, {c}, o) == std::vector<std::size_t>{0, 4});
+  o.max_exact = 4;
+  CHECK(select_for_verification(q, objectives, {c}, o) == std::vector<std::size_t>{0, 4, 3, 2});
+  o.verify_width = 1.0;
+  o.max_exact = 6;
   CHECK(exact_budget(o, 1000) == 6);
   o.max_exact = 0.1;
   CHECK(exact_budget(o, 1000) == 100);

@@ -135,7 +135,26 @@ std::string trace_fingerprint(const Trace& trace) {
 }
 
 std::string point_key(const Site& resolved_site, const std::string& trace_fingerprint) {
-  return fmt::format("{:016x}", fnv1a64(trace_fingerprint, fnv1a64(site_to_yaml(resolved_site) + "\n")));
+  return PointKeyer(resolved_site, trace_fingerprint)(resolved_site);
+}
+
+PointKeyer::PointKeyer(Site base, std::string trace_fingerprint)
+    : base_(std::move(base)), fingerprint_(std::move(trace_fingerprint)) {
+  for (std::size_t i = 0; i < kSiteSections; ++i)
+    base_sections_[i] = site_yaml_section(base_, SiteSection(i));
+}
+
+std::string PointKeyer::operator()(const Site& resolved_site) const {
+  // The hash of site_to_yaml(site) + "\n", section by section (FNV-1a runs on from any prefix's hash).
+  std::uint64_t hash = fnv1a64("");
+  for (std::size_t i = 0; i < kSiteSections; ++i) {
+    const auto section = SiteSection(i);
+    hash = same_site_section(resolved_site, base_, section)
+               ? fnv1a64(base_sections_[i], hash)
+               : fnv1a64(site_yaml_section(resolved_site, section), hash);
+    hash = fnv1a64("\n", hash);
+  }
+  return fmt::format("{:016x}", fnv1a64(fingerprint_, fnv1a64("\n", hash)));
 }
 
 std::string point_json(const SweepPoint& point) {
@@ -150,6 +169,7 @@ SweepPlan plan_sweep(const SweepSpec& spec) {
   SweepPlan plan;
   plan.trace = load_sweep_trace(spec);
   plan.fingerprint = trace_fingerprint(plan.trace);
+  const PointKeyer keyer(base, plan.fingerprint);
   // Resolve every point before running anything: a QOS the site lacks fails here, naming the line.
   for (auto& p : design_points(spec)) {
     Site site = base;
@@ -163,7 +183,7 @@ SweepPlan plan_sweep(const SweepSpec& spec) {
         throw InputError(spec.file, line, name, e.what());
       }
     }
-    auto key = point_key(site, plan.fingerprint);
+    auto key = keyer(site);
     plan.tasks.push_back({std::move(p), std::move(site), std::move(key)});
   }
   return plan;

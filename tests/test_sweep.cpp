@@ -23,6 +23,7 @@
 #include "tests/test_support.hpp"
 #include "traces/default_site.hpp"
 #include "traces/read_report.hpp"
+#include "traces/site_yaml.hpp"
 #include "traces/synthetic.hpp"
 
 namespace slurmtwin::cli {
@@ -228,6 +229,39 @@ TEST_CASE("sweep run: resume skips finished points, -j1 and -j2 store the same r
   std::set<std::string> metrics;
   for (const auto& r : r1) metrics.insert(r.metrics_json);
   CHECK(metrics.size() > 1);
+}
+
+TEST_CASE("sweep keys: the hash of the resolved site's YAML, also when sections are reused") {
+  // A store's keys must not change between versions (resuming finds its rows by them): the key is
+  // FNV-1a 64 of site_to_yaml + "\n", then of the trace fingerprint.
+  const Site base = default_site();
+  const auto key_of = [](const Site& s) {
+    return fmt::format("{:016x}", fnv1a64("fp", fnv1a64(site_to_yaml(s) + "\n")));
+  };
+  CHECK(point_key(base, "fp") == key_of(base));
+  std::string yaml;
+  for (std::size_t i = 0; i < kSiteSections; ++i) yaml += site_yaml_section(base, SiteSection(i)) + "\n";
+  CHECK(yaml == site_to_yaml(base));
+  // The keyer writes only the sections that differ from its base; every change of section gives
+  // the same key as writing the whole site, and a key of its own.
+  const PointKeyer keyer(base, "fp");
+  CHECK(keyer(base) == key_of(base));
+  std::set<std::string> keys = {keyer(base)};
+  for (const auto& point :
+       std::vector<SweepPoint>{{{"PriorityWeightAge", 1234}},
+                               {{"QOS/normal/Priority", 77}},
+                               {{"PriorityWeightAge", 1234}, {"QOS/normal/Priority", 77}}}) {
+    Site site = base;
+    apply_point(site, point);
+    CHECK(keyer(site) == key_of(site));
+    keys.insert(keyer(site));
+  }
+  Site renamed = base;
+  renamed.nodes.front().name += "x";
+  CHECK(keyer(renamed) == key_of(renamed));
+  keys.insert(keyer(renamed));
+  CHECK(keys.size() == 5);
+  CHECK(PointKeyer(base, "other")(base) != keyer(base));
 }
 
 TEST_CASE("sweep run: the same trace file through another path gives the same keys, another trace not") {

@@ -894,46 +894,96 @@ SchedulerSettings read_scheduler(const Reader& r, const YAML::Node& m) {
 
 }  // namespace
 
-std::string site_to_yaml(const Site& site) {
+std::string site_yaml_section(const Site& site, SiteSection section) {
+  // Each section is a top-level map of its own: yaml-cpp writes a block map's entries one after
+  // another at indent 0, so the sections joined by newlines are the text of the whole map.
   YAML::Emitter out;
-  out << YAML::Comment("SlurmTwin site (schema: docs/site-schema.md; durations in seconds, memory in MB)");
+  if (section == SiteSection::kHeader)
+    out << YAML::Comment("SlurmTwin site (schema: docs/site-schema.md; durations in seconds, memory in MB)");
   out << YAML::BeginMap;
-  out << YAML::Key << "cluster_name" << YAML::Value << site.cluster_name;
-  emit_nodes(out, site.nodes);
-  emit_partitions(out, site.partitions);
-  emit_qos(out, site.qos);
-  out << YAML::Key << "accounts" << YAML::Value << YAML::BeginSeq;
-  for (const auto& a : site.accounts) {
-    out << YAML::BeginMap;
-    out << YAML::Key << "name" << YAML::Value << a.name;
-    out << YAML::Key << "parent" << YAML::Value << a.parent;
-    emit_assoc_common(out, a);
-    out << YAML::EndMap;
+  switch (section) {
+    case SiteSection::kHeader:
+      out << YAML::Key << "cluster_name" << YAML::Value << site.cluster_name;
+      break;
+    case SiteSection::kNodes:
+      emit_nodes(out, site.nodes);
+      break;
+    case SiteSection::kPartitions:
+      emit_partitions(out, site.partitions);
+      break;
+    case SiteSection::kQos:
+      emit_qos(out, site.qos);
+      break;
+    case SiteSection::kAccounts:
+      out << YAML::Key << "accounts" << YAML::Value << YAML::BeginSeq;
+      for (const auto& a : site.accounts) {
+        out << YAML::BeginMap;
+        out << YAML::Key << "name" << YAML::Value << a.name;
+        out << YAML::Key << "parent" << YAML::Value << a.parent;
+        emit_assoc_common(out, a);
+        out << YAML::EndMap;
+      }
+      out << YAML::EndSeq;
+      break;
+    case SiteSection::kAssociations:
+      out << YAML::Key << "associations" << YAML::Value << YAML::BeginSeq;
+      for (const auto& a : site.associations) {
+        out << YAML::BeginMap;
+        out << YAML::Key << "user" << YAML::Value << a.user;
+        out << YAML::Key << "account" << YAML::Value << a.account;
+        out << YAML::Key << "partition" << YAML::Value << a.partition;
+        emit_assoc_common(out, a);
+        out << YAML::EndMap;
+      }
+      out << YAML::EndSeq;
+      break;
+    case SiteSection::kUsers:
+      out << YAML::Key << "users" << YAML::Value << YAML::BeginSeq;
+      for (const auto& u : site.users) {
+        out << YAML::Flow << YAML::BeginMap;
+        out << YAML::Key << "name" << YAML::Value << u.name;
+        out << YAML::Key << "default_account" << YAML::Value << u.default_account;
+        out << YAML::Key << "admin_level" << YAML::Value << u.admin_level;
+        out << YAML::EndMap;
+      }
+      out << YAML::EndSeq;
+      break;
+    case SiteSection::kScheduler:
+      emit_scheduler(out, site.scheduler);
+      break;
   }
-  out << YAML::EndSeq;
-  out << YAML::Key << "associations" << YAML::Value << YAML::BeginSeq;
-  for (const auto& a : site.associations) {
-    out << YAML::BeginMap;
-    out << YAML::Key << "user" << YAML::Value << a.user;
-    out << YAML::Key << "account" << YAML::Value << a.account;
-    out << YAML::Key << "partition" << YAML::Value << a.partition;
-    emit_assoc_common(out, a);
-    out << YAML::EndMap;
-  }
-  out << YAML::EndSeq;
-  out << YAML::Key << "users" << YAML::Value << YAML::BeginSeq;
-  for (const auto& u : site.users) {
-    out << YAML::Flow << YAML::BeginMap;
-    out << YAML::Key << "name" << YAML::Value << u.name;
-    out << YAML::Key << "default_account" << YAML::Value << u.default_account;
-    out << YAML::Key << "admin_level" << YAML::Value << u.admin_level;
-    out << YAML::EndMap;
-  }
-  out << YAML::EndSeq;
-  emit_scheduler(out, site.scheduler);
   out << YAML::EndMap;
   if (!out.good()) throw std::logic_error(fmt::format("YAML emitter failed: {}", out.GetLastError()));
-  return std::string(out.c_str()) + "\n";
+  return out.c_str();
+}
+
+bool same_site_section(const Site& a, const Site& b, SiteSection section) {
+  switch (section) {
+    case SiteSection::kHeader:
+      return a.cluster_name == b.cluster_name;
+    case SiteSection::kNodes:
+      return a.nodes == b.nodes;
+    case SiteSection::kPartitions:
+      return a.partitions == b.partitions;
+    case SiteSection::kQos:
+      return a.qos == b.qos;
+    case SiteSection::kAccounts:
+      return a.accounts == b.accounts;
+    case SiteSection::kAssociations:
+      return a.associations == b.associations;
+    case SiteSection::kUsers:
+      return a.users == b.users;
+    case SiteSection::kScheduler:
+      return a.scheduler == b.scheduler;
+  }
+  return false;
+}
+
+std::string site_to_yaml(const Site& site) {
+  std::string out;
+  for (std::size_t i = 0; i < kSiteSections; ++i)
+    out += site_yaml_section(site, static_cast<SiteSection>(i)) + "\n";
+  return out;
 }
 
 void save_site_yaml(const Site& site, const std::string& path) {

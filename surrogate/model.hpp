@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "surrogate/dataset.hpp"
+#include "surrogate/split.hpp"
 
 namespace slurmtwin::surrogate {
 
@@ -65,24 +66,6 @@ struct TrainOptions {
   /// next step and TrainReport::stopped is set; the model then holds the best weights so far.
   std::function<bool()> stop;
 };
-
-/// Which windows and settings each part uses. Splits are by window (time) and by setting, never by row.
-struct Split {
-  std::vector<std::uint32_t> train_windows, val_windows, test_windows;
-  std::vector<std::uint32_t> train_settings, val_settings, test_settings;
-};
-/// kTail: windows in time order, the first 70% train, the next 15% validation, the last 15% test (at
-/// least one each when there are 3 or more): the model must extrapolate forward in time.
-/// kInterleaved: of every 7 consecutive windows the 4th validates and the 7th tests (a trace of one
-/// week is too short to extrapolate its growing backlog; held-out windows are still unseen jobs).
-/// Windows that share target jobs with a held-out window (overlapping windows, --stride-jobs below
-/// --window-jobs) are dropped: from validation when they overlap a test window, from training when
-/// they overlap either.
-/// Settings: setting 0 (the site's own) trains; the rest are shuffled with `seed` and split 70/15/15.
-/// A dataset without axes has one setting, in every part.
-enum class SplitMode { kTail, kInterleaved };
-Split make_split(const SurrogateDataset& d, std::uint64_t seed, SplitMode mode = SplitMode::kTail);
-SplitMode parse_split_mode(const std::string& name);
 
 /// Per-job predicted quantiles of log1p(wait s): [setting][job][3] = 10%, 50%, 90%.
 using Quantiles = std::vector<std::vector<std::array<float, 3>>>;

@@ -14,6 +14,7 @@
 #include "experiments/sweep_spec.hpp"
 #include "surrogate/dataset.hpp"
 #include "surrogate/model.hpp"
+#include "surrogate/split.hpp"
 #include "traces/default_site.hpp"
 #include "traces/file_io.hpp"
 #include "traces/native_format.hpp"
@@ -82,7 +83,11 @@ const std::map<std::string, Call>& calls() {
       {"sweep_spec",
        [](const std::string& c, const std::string& f) { cli::design_points(cli::parse_sweep_spec(c, f)); }},
       {"surrogate_dataset",
-       [](const std::string& c, const std::string& f) { surrogate::decode_dataset(c, f); }},
+       [](const std::string& c, const std::string& f) {
+         const auto d = surrogate::decode_dataset(c, f);
+         for (const auto mode : {surrogate::SplitMode::kTail, surrogate::SplitMode::kInterleaved})
+           surrogate::make_split(d, 7, mode);
+       }},
       {"surrogate_checkpoint",
        [](const std::string& c, const std::string& f) { surrogate::Surrogate::decode(c, f); }},
   };

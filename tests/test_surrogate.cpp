@@ -342,6 +342,25 @@ TEST_CASE("the split keeps every held-out job out of training, also with overlap
   CHECK(s.test_windows == W{12, 13});
 }
 
+TEST_CASE("fuzz finding: the split handles trace job indices up to 2^32 - 1") {
+  // fuzz_surrogate_dataset: a checksummed dataset naming job 4,294,967,295 made the split size a
+  // per-job table by the largest index (gigabytes, and index + 1 wrapped to 0 at the top). The same
+  // overlapping layout as above, moved to the top of the index range, must split the same way.
+  using W = std::vector<std::uint32_t>;
+  auto high = strided_windows(14, 4, 2);
+  for (auto& win : high.windows)  // target jobs 0..29 -> 2^32 - 30 .. 2^32 - 1
+    for (std::size_t i = 0; i < win.jobs; ++i)
+      if (win.target[i]) win.job_index[i] += 0xffffffffu - 29;
+  auto s = make_split(high, 1, SplitMode::kInterleaved);
+  CHECK(s.train_windows == W{0, 1, 8});
+  CHECK(s.val_windows == W{3, 10});
+  CHECK(s.test_windows == W{6, 13});
+  s = make_split(high, 1, SplitMode::kTail);
+  CHECK(s.train_windows == W{0, 1, 2, 3, 4, 5, 6, 7, 8});
+  CHECK(s.val_windows == W{10});
+  CHECK(s.test_windows == W{12, 13});
+}
+
 TEST_CASE("setting axes decode what they encode") {
   const SettingAxis log_axis{"PriorityWeightAge", 0, 100000, true}, lin{"PriorityMaxAge", 3600, 7200, false};
   for (double v : {0.0, 1.0, 999.0, 100000.0})

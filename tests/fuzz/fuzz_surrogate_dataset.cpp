@@ -5,7 +5,7 @@
 // naming the input. A dataset that decodes must encode back to bytes that decode to the same
 // encoding, and must split into windows and settings without touching anything out of range.
 #include "surrogate/dataset.hpp"
-#include "surrogate/model.hpp"
+#include "surrogate/split.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 
 namespace {

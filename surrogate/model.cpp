@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <chrono>
@@ -205,6 +206,37 @@ std::vector<std::pair<std::string, Tensor>> stored_tensors(const nn::Module& net
   for (const auto& b : net.named_buffers()) out.emplace_back(b.key(), b.value());
   return out;
 }
+
+// Mixed precision on the GPU: matrix products in bfloat16 inside the scope, float32 elsewhere.
+// bfloat16 keeps float32's exponent range, so gradients need no loss scaling (fp16 would).
+// libtorch 2.4 replaced the CUDA-only autocast calls with per-device ones.
+class CudaAutocast {
+ public:
+  explicit CudaAutocast(bool on) : on_(on) {
+    if (!on_) return;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+    at::autocast::set_autocast_enabled(at::kCUDA, true);
+#else
+    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+    at::autocast::set_enabled(true);
+#endif
+  }
+  ~CudaAutocast() {
+    if (!on_) return;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    at::autocast::set_autocast_enabled(at::kCUDA, false);
+#else
+    at::autocast::set_enabled(false);
+#endif
+    at::autocast::clear_cache();
+  }
+  CudaAutocast(const CudaAutocast&) = delete;
+  CudaAutocast& operator=(const CudaAutocast&) = delete;
+
+ private:
+  bool on_;
+};
 
 torch::Device pick_device(const std::string& name) {
   if (name == "cuda" || (name == "auto" && torch::cuda::is_available())) {
@@ -433,7 +465,7 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
   TrainReport report;
   report.device = m.device.is_cuda() ? "cuda" : fmt::format("cpu ({} threads)", torch::get_num_threads());
   torch::optim::AdamW opt(m.net->parameters(), torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
-  const bool amp = m.device.is_cuda();  // mixed precision (autocast to fp16 matmuls) on the GPU only
+  const bool amp = m.device.is_cuda();  // mixed precision (CudaAutocast) on the GPU only
 
   std::vector<Impl::Inputs> cache;  // inputs of every window, built once
   cache.reserve(d.windows.size());
@@ -445,15 +477,13 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
     std::vector<std::vector<float>> enc;
     for (auto s : settings) enc.push_back(encoded[s]);
     const auto& in = cache[w];
-    if (amp) at::autocast::set_enabled(true);
-    const auto [h, comp] = m.net->encode(in.x, in.u, in.a, in.p, in.q);
-    Tensor q = m.net->condition(h, comp, m.settings_tensor(enc), m.prior_priority(in, enc), in.base);
-    if (amp) {
-      at::autocast::set_enabled(false);
-      at::autocast::clear_cache();
-      q = q.to(torch::kFloat);
+    Tensor q;
+    {
+      CudaAutocast autocast(amp);
+      const auto [h, comp] = m.net->encode(in.x, in.u, in.a, in.p, in.q);
+      q = m.net->condition(h, comp, m.settings_tensor(enc), m.prior_priority(in, enc), in.base);
     }
-    return q;
+    return q.to(torch::kFloat);
   };
   const auto& val_windows = split.val_windows.empty() ? split.train_windows : split.val_windows;
   const auto& val_settings = split.val_settings.empty() ? split.train_settings : split.val_settings;

@@ -44,6 +44,13 @@ std::pair<std::uint32_t, std::uint32_t> parse_shard(const std::string& text) {
   throw po::error(fmt::format("--shard '{}': expected I/N with 0 <= I < N (e.g. 3/16)", text));
 }
 
+/// `s` as one word for bash: single-quoted, with every ' written as '\''.
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 /// Writes DIR/sweep.sbatch (an array job, one task per shard) and DIR/merge.sbatch; returns the text
 /// to print.
 std::string emit_sbatch(const std::string& spec_path, const std::string& dir, std::uint32_t shards,
@@ -58,6 +65,8 @@ std::string emit_sbatch(const std::string& spec_path, const std::string& dir, st
   std::string extra;
   if (!time_limit.empty()) extra += fmt::format("#SBATCH --time={}\n", time_limit);
   if (!partition.empty()) extra += fmt::format("#SBATCH --partition={}\n", partition);
+  // #SBATCH lines are read by sbatch, not bash: their paths stay unquoted. In the commands every path
+  // is quoted, and the task id stays outside the quotes so that bash expands it.
   const auto sweep = fmt::format(
       "#!/bin/bash\n"
       "# slurmtwin what-if sweep as a Slurm job array: task I runs shard I/{0} of {1} into its own\n"
@@ -68,9 +77,10 @@ std::string emit_sbatch(const std::string& spec_path, const std::string& dir, st
       "#SBATCH --output={4}/shard-%a.log\n"
       "{5}"
       "set -euo pipefail\n"
-      "exec '{6}' sweep run '{1}' --db '{4}/shard-${{SLURM_ARRAY_TASK_ID}}.db' "
+      "exec {6} sweep run {7} --db {8}/shard-\"${{SLURM_ARRAY_TASK_ID}}\".db "
       "--shard \"${{SLURM_ARRAY_TASK_ID}}/{0}\" -j \"${{SLURM_CPUS_PER_TASK:-1}}\" --progress-interval 60\n",
-      shards, abs_spec, shards - 1, cpus, abs_dir, extra, binary);
+      shards, abs_spec, shards - 1, cpus, abs_dir, extra, shell_quote(binary), shell_quote(abs_spec),
+      shell_quote(abs_dir));
   const auto merge = fmt::format(
       "#!/bin/bash\n"
       "# Merges the shard databases of sweep.sbatch into {0}/sweep.db (idempotent: rerun at will).\n"
@@ -79,8 +89,8 @@ std::string emit_sbatch(const std::string& spec_path, const std::string& dir, st
       "{1}"
       "set -euo pipefail\n"
       "shopt -s nullglob\n"
-      "exec '{2}' sweep merge --db '{0}/sweep.db' '{0}'/shard-*.db\n",
-      abs_dir, extra, binary);
+      "exec {2} sweep merge --db {3}/sweep.db {3}/shard-*.db\n",
+      abs_dir, extra, shell_quote(binary), shell_quote(abs_dir));
   std::ofstream(fs::path(dir) / "sweep.sbatch") << sweep;
   std::ofstream(fs::path(dir) / "merge.sbatch") << merge;
   fs::permissions(fs::path(dir) / "sweep.sbatch", fs::perms::owner_exec, fs::perm_options::add);

@@ -682,9 +682,11 @@ TEST_CASE("sweep shards: --shard i/N split the points, merge is idempotent and e
 TEST_CASE("sweep --emit-sbatch: the array script's tasks, run as Slurm would, then merge.sbatch") {
   const auto dir = testing::scratch_dir("sweep_sbatch");
   const auto spec_path = write_spec(dir, kTinySpec);
-  const auto jobs = (dir / "jobs").string();
+  // A space and a quote in the folder: the scripts must quote every path they hand to bash.
+  const auto jobs = (dir / "jobs it's").string();
+  const std::string cd = "cd \"" + jobs + "\"";
   std::string out;
-  REQUIRE(shell(fmt::format("'{}' sweep {} --emit-sbatch {} --shards 3 --cpus-per-task 1 --time 1:00:00",
+  REQUIRE(shell(fmt::format("'{}' sweep {} --emit-sbatch \"{}\" --shards 3 --cpus-per-task 1 --time 1:00:00",
                             SLURMTWIN_BINARY, spec_path, jobs),
                 out) == 0);
   CAPTURE(out);
@@ -695,14 +697,18 @@ TEST_CASE("sweep --emit-sbatch: the array script's tasks, run as Slurm would, th
   CHECK(script.find("#SBATCH --time=1:00:00\n") != std::string::npos);
   // Each array task as Slurm would start it (twice for task 1: a rerun resumes and adds nothing).
   for (const int task : {0, 1, 2, 1}) {
-    REQUIRE(shell(fmt::format("cd {} && SLURM_ARRAY_TASK_ID={} SLURM_CPUS_PER_TASK=1 bash sweep.sbatch", jobs,
-                              task),
+    REQUIRE(shell(fmt::format("{} && SLURM_ARRAY_TASK_ID={} SLURM_CPUS_PER_TASK=1 bash sweep.sbatch", cd, task),
                   out) == 0);
   }
   CHECK(out.find("0 evaluated now, 1 from earlier runs") != std::string::npos);
-  REQUIRE(shell(fmt::format("cd {} && bash merge.sbatch", jobs), out) == 0);
+  // One database per task, named by its id (the id once stayed inside single quotes, unexpanded, and
+  // every task wrote the same file; found by submitting the array to real Slurm, tests/oracle/array.sh).
+  CHECK(SweepStore(jobs + "/shard-0.db").rows().size() == 2);  // points 0 and 3
+  CHECK(SweepStore(jobs + "/shard-1.db").rows().size() == 1);
+  CHECK(SweepStore(jobs + "/shard-2.db").rows().size() == 1);
+  REQUIRE(shell(cd + " && bash merge.sbatch", out) == 0);
   CHECK(out.find("4 points added") != std::string::npos);
-  REQUIRE(shell(fmt::format("cd {} && bash merge.sbatch", jobs), out) == 0);  // idempotent
+  REQUIRE(shell(cd + " && bash merge.sbatch", out) == 0);  // idempotent
   CHECK(out.find("0 points added") != std::string::npos);
   const auto rows = SweepStore(jobs + "/sweep.db").rows();
   CHECK(rows.size() == 4);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Live fidelity check for CI (`make oracle-ci`, run by `CI=true make test`): a few short scenarios once
 # on real Slurm 22.05, each judged against its committed run1 (the real-vs-real spread) and against
-# the simulator (docs/fidelity.md, "Live check").
+# the simulator (docs/fidelity.md, "Live check"); then a sweep's emitted job array is submitted to the
+# same Slurm and its merged results checked against a local run (array.sh).
 #
 #   ci.sh BUILD_DIR SCENARIO...     e.g. ci.sh build 07_preempt_qos_cancel 08_preempt_suspend
 #
@@ -105,6 +106,8 @@ for s in "${SCENARIOS[@]}"; do
   cp -r "$HERE/recorded/$s/run1" "$OUT/$s/run1"
   "${ORACLE[@]}" run "$HERE/scenarios/$s" "$OUT/$s/run2"
 done
+# The sweep's job array, submitted to the same real Slurm (array.sh: tasks, afterok merge, results).
+bash "$HERE/array.sh" "$BUILD" "$OUT/array"
 "${ORACLE[@]}" stop
 log "real Slurm runs took $(($(date +%s) - start_s)) s"
 # run1 = committed recording, run2 = this live run: both against each other and the simulator.

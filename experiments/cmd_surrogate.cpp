@@ -188,8 +188,12 @@ int train(const Args& args) {
       "train-settings", po::value<std::uint32_t>()->default_value(0),
       "use only the first N training settings (few-shot; 0 = all)")(
       "threads", po::value<int>(&t.threads)->default_value(0), "CPU threads (0 = all cores)")(
-      "device", po::value<std::string>(&t.device)->default_value("auto"), "auto, cpu or cuda");
+      "device", po::value<std::string>(&t.device)->default_value("auto"), "auto, cpu or cuda")(
+      "conformal-coverage", po::value<double>(&t.conformal_coverage)->default_value(t.conformal_coverage, "0.8"),
+      "after training, shift the 10/90% interval to hold this share of the validation targets (0 = off)");
   const auto vm = parse("slurmtwin surrogate train --data DATA -o MODEL", o, args);
+  if (!(t.conformal_coverage >= 0 && t.conformal_coverage < 1))
+    throw po::error("--conformal-coverage must be in [0, 1)");
   t.loss = parse_loss(vm["loss"].as<std::string>());
   const auto& data_file = vm["data"].as<std::string>();
   const auto data = read_dataset(data_file);
@@ -222,6 +226,11 @@ int train(const Args& args) {
                            "{}; saved {}\n",
                            report.device, report.steps, report.seconds, report.steps / std::max(1e-9, report.seconds),
                            report.best_val_loss, report.best_step, vm["out"].as<std::string>());
+  if (report.calibration_targets > 0)
+    std::cout << fmt::format("80% interval on {} validation targets: coverage {:.3f} as trained; shifted by {:+.3f} "
+                             "in log1p(wait s) to hold {:.0f}%\n",
+                             report.calibration_targets, report.raw_coverage, report.interval_shift,
+                             100 * t.conformal_coverage);
   return kExitOk;
 }
 

@@ -272,6 +272,7 @@ struct Surrogate::Impl {
   std::string fingerprint;
   std::vector<float> mean, stdev;  // per numeric feature
   float y_mean = 0, y_std = 1;     // of log1p(wait s) over training targets
+  float interval_shift = 0;        // conformal widening of the 10/90% interval, log1p(wait s)
   Net net{nullptr};
   torch::Device device{torch::kCPU};
   std::vector<PriorColumn> prior;  // per axis (prior_columns)
@@ -559,8 +560,47 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
   }
   m.net->eval();
   report.best_val_loss = best;
+  // Only on held-out targets: calibrated on training targets the interval would come out too narrow.
+  if (o.conformal_coverage > 0 && !split.val_windows.empty() && !split.val_settings.empty())
+    calibrate_intervals(d, split.val_windows, split.val_settings, o.conformal_coverage, report);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   return report;
+}
+
+// Conformalized quantile regression (Romano, Patterson and Candès, NeurIPS 2019): on held-out targets,
+// score each by how far it falls outside the network's 10/90% interval (negative inside), and shift
+// both ends by the ceil((n + 1) · coverage)-th smallest score, so that the interval holds `coverage`
+// of targets exchangeable with these. Validation windows and settings are held out from training.
+void Surrogate::calibrate_intervals(const SurrogateDataset& d, const std::vector<std::uint32_t>& windows,
+                                    const std::vector<std::uint32_t>& settings, double coverage,
+                                    TrainReport& report) {
+  auto& m = *impl_;
+  m.interval_shift = 0;
+  std::vector<std::vector<float>> encoded;
+  for (auto s : settings) encoded.push_back(d.encoded_setting(s));
+  std::vector<float> scores;
+  std::size_t inside = 0;
+  for (auto w : windows) {
+    const auto& win = d.windows[w];
+    const auto q = predict(win, encoded);
+    for (std::size_t k = 0; k < settings.size(); ++k)
+      for (std::size_t i = 0; i < win.jobs; ++i) {
+        const float wait = d.waits[w][settings[k] * win.jobs + i];
+        if (!win.target[i] || std::isnan(wait)) continue;
+        const float y = std::log1p(std::max(0.0f, wait));
+        const float lo = q[k][i][0], hi = q[k][i][2];
+        scores.push_back(std::max(lo - y, y - hi));
+        inside += (y >= lo && y <= hi) ? 1 : 0;
+      }
+  }
+  report.calibration_targets = scores.size();
+  if (scores.empty()) return;
+  report.raw_coverage = static_cast<double>(inside) / static_cast<double>(scores.size());
+  const auto n = static_cast<double>(scores.size());
+  const auto rank = std::min(scores.size(), static_cast<std::size_t>(std::ceil((n + 1) * coverage)));
+  std::nth_element(scores.begin(), scores.begin() + static_cast<std::ptrdiff_t>(rank - 1), scores.end());
+  m.interval_shift = scores[rank - 1];
+  report.interval_shift = m.interval_shift;
 }
 
 Quantiles Surrogate::predict(const WindowTokens& window, const std::vector<std::vector<float>>& settings) const {
@@ -582,8 +622,11 @@ Quantiles Surrogate::predict(const WindowTokens& window, const std::vector<std::
     const float* p = q.data_ptr<float>();  // [n, s, 3]
     for (std::size_t k = 0; k < s; ++k) {
       out[from + k].resize(n);
-      for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t t = 0; t < 3; ++t) out[from + k][i][t] = p[(i * s + k) * 3 + t];
+      for (std::size_t i = 0; i < n; ++i) {
+        const float* o = p + (i * s + k) * 3;
+        // The shift may narrow the interval (a negative shift) but never past the median.
+        out[from + k][i] = {std::min(o[0] - m.interval_shift, o[1]), o[1], std::max(o[2] + m.interval_shift, o[1])};
+      }
     }
   }
   return out;
@@ -602,6 +645,7 @@ void Surrogate::save(const std::string& path) const {
   w.put_vector(m.stdev);
   w.put(m.y_mean);
   w.put(m.y_std);
+  w.put(m.interval_shift);
   ByteWriter weights;  // every parameter and buffer in registration order: name, shape, float32 values
   for (const auto& [name, tensor] : stored_tensors(*m.net)) {
     const Tensor t = tensor.detach().to(torch::kCPU, torch::kFloat).contiguous();
@@ -618,7 +662,9 @@ void Surrogate::save(const std::string& path) const {
 Surrogate Surrogate::load(const std::string& path) { return decode(read_input_file(path), path); }
 
 Surrogate Surrogate::decode(const std::string& bytes, const std::string& path) {
-  ByteReader r(open_container(bytes, kMagic, kCheckpointVersion, path, kWhat), path, kWhat);
+  std::uint32_t version = 0;
+  ByteReader r(open_container(bytes, kMagic, kOldestCheckpointVersion, kCheckpointVersion, version, path, kWhat), path,
+               kWhat);
   Surrogate s;
   auto& m = *s.impl_;
   auto& c = m.config;
@@ -641,6 +687,11 @@ Surrogate Surrogate::decode(const std::string& bytes, const std::string& path) {
     throw bad("normalisation statistics do not match the feature schema");
   m.y_mean = r.get<float>();
   m.y_std = r.get<float>();
+  if (version >= 3) {
+    m.interval_shift = r.get<float>();
+    // log1p(wait s) spans 0 .. ~20 for any wait: a larger shift is corruption.
+    if (!(std::abs(m.interval_shift) <= 100)) throw bad("interval shift out of range");
+  }
   const auto n = r.get<std::uint64_t>();
   if (n != r.remaining()) throw bad("weights size");
   // The network is built before its weights are read: its float32 values alone must fit in the
@@ -702,6 +753,8 @@ const FeatureSchema& Surrogate::schema() const { return impl_->schema; }
 const std::vector<SettingAxis>& Surrogate::axes() const { return impl_->axes; }
 const ModelConfig& Surrogate::config() const { return impl_->config; }
 const std::string& Surrogate::trace_fingerprint() const { return impl_->fingerprint; }
+float Surrogate::interval_shift() const { return impl_->interval_shift; }
+
 std::int64_t Surrogate::parameter_count() const {
   std::int64_t n = 0;
   for (const auto& p : impl_->net->parameters()) n += p.numel();

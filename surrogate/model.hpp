@@ -29,11 +29,13 @@
 
 namespace slurmtwin::surrogate {
 
-/// Checkpoint format version. 2: the weights are plain float32 arrays (name, shape, values) that
-/// Surrogate::decode reads itself. Version 1 stored a libtorch archive, a TorchScript module whose code
-/// libtorch parses on load: corrupt archives crashed inside libtorch (docs/reliability.md), so version 1
-/// is no longer read.
-inline constexpr std::uint32_t kCheckpointVersion = 2;
+/// Checkpoint format version. 3: the conformal interval shift after the target statistics (version 2
+/// files are still read, with no shift). 2: the weights are plain float32 arrays (name, shape, values)
+/// that Surrogate::decode reads itself. Version 1 stored a libtorch archive, a TorchScript module whose
+/// code libtorch parses on load: corrupt archives crashed inside libtorch (docs/reliability.md), so
+/// version 1 is no longer read.
+inline constexpr std::uint32_t kCheckpointVersion = 3;
+inline constexpr std::uint32_t kOldestCheckpointVersion = 2;
 
 struct ModelConfig {
   std::int64_t d_model = 64;
@@ -62,6 +64,9 @@ struct TrainOptions {
   std::uint64_t seed = 1;
   int threads = 0;                   // CPU threads (0 = all cores)
   std::string device = "auto";       // auto | cpu | cuda
+  /// After training, the 10/90% interval is widened (or narrowed) by one shift in log1p(wait s) so that
+  /// it holds this share of the validation targets (conformalized quantile regression); 0: no shift.
+  double conformal_coverage = 0.8;
   /// Checked once per step (e.g. a SIGINT flag): when it returns true, training stops before the
   /// next step and TrainReport::stopped is set; the model then holds the best weights so far.
   std::function<bool()> stop;
@@ -78,6 +83,10 @@ struct TrainReport {
   std::string device;
   std::vector<std::string> log;  // one line per evaluation
   bool stopped = false;          // TrainOptions::stop ended training early
+  /// Conformal calibration on the validation targets (TrainOptions::conformal_coverage).
+  std::size_t calibration_targets = 0;
+  double raw_coverage = 0;        // share inside the network's own 10/90% interval
+  double interval_shift = 0;      // log1p(wait s) taken from the 10% and added to the 90% quantile
 };
 
 class Surrogate {
@@ -100,8 +109,8 @@ class Surrogate {
   TrainReport train(const SurrogateDataset& d, const Split& split, const TrainOptions& options,
                     const std::function<void(const std::string&)>& progress = {});
 
-  /// Quantiles for each of `settings` (encoded, axes().size() values each) on one window. The
-  /// setting-independent encoder runs once for all settings.
+  /// Quantiles for each of `settings` (encoded, axes().size() values each) on one window, the
+  /// interval widened by interval_shift(). The setting-independent encoder runs once for all settings.
   Quantiles predict(const WindowTokens& window, const std::vector<std::vector<float>>& settings) const;
 
   /// Throws InputError when `d` was built with another feature schema or other axes than the model.
@@ -112,11 +121,16 @@ class Surrogate {
   const ModelConfig& config() const;
   const std::string& trace_fingerprint() const;
   std::int64_t parameter_count() const;
+  /// What the conformal calibration added to each side of the 10/90% interval, in log1p(wait s).
+  float interval_shift() const;
   /// Sets the CPU threads libtorch uses (0 = all cores).
   static void set_threads(int threads);
 
  private:
   Surrogate();
+  /// Sets the interval shift from `windows` × `settings` of `d` (conformal calibration, see train()).
+  void calibrate_intervals(const SurrogateDataset& d, const std::vector<std::uint32_t>& windows,
+                           const std::vector<std::uint32_t>& settings, double coverage, TrainReport& report);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -455,11 +455,52 @@ TEST_CASE("the transformer learns a setting-dependent wait, and its checkpoint r
   const auto p2 = again.predict(d.windows[5], {d.encoded_setting(2)});
   CHECK(p1 == p2);
 
+  // Conformal calibration on the validation part (window 4 × settings 2 and 4: 48 targets): the shift is
+  // the ceil(49 · 0.8) = 40th smallest score, so at least 40 of the 48 lie inside the shifted interval
+  // (exactly 40 without ties; where a negative shift is held at the median, more).
+  CHECK(report.calibration_targets == 48);
+  CHECK(report.interval_shift == model.interval_shift());
+  const auto qv = model.predict(d.windows[4], {d.encoded_setting(2), d.encoded_setting(4)});
+  std::size_t inside = 0, raw_inside = 0;
+  for (std::size_t k = 0; k < 2; ++k)
+    for (std::size_t i = 0; i < 32; ++i)
+      if (d.windows[4].target[i]) {
+        const float y = std::log1p(d.waits[4][(k == 0 ? 2 : 4) * 32 + i]);
+        inside += (y >= qv[k][i][0] && y <= qv[k][i][2]) ? 1 : 0;
+        const float shift = model.interval_shift();  // the interval as trained, where it was not held
+        raw_inside += (y >= qv[k][i][0] + shift && y <= qv[k][i][2] - shift) ? 1 : 0;
+      }
+  MESSAGE("validation coverage ", report.raw_coverage, " as trained, shift ", report.interval_shift, ", ", inside,
+          " of 48 after");
+  CHECK(inside >= 40);
+  if (report.interval_shift > 0) {
+    CHECK(inside == 40);
+    CHECK(raw_inside == static_cast<std::size_t>(std::lround(report.raw_coverage * 48)));
+  }
+
   const std::string path = temp_path("surrogate.ckpt");
   model.save(path);
   const auto loaded = Surrogate::load(path);
   CHECK(loaded.predict(d.windows[5], {d.encoded_setting(2)}) == p1);
   CHECK(loaded.parameter_count() == model.parameter_count());
+  CHECK(loaded.interval_shift() == model.interval_shift());
+  {
+    // A version 2 checkpoint (no shift: the payload without its 4 bytes before the weights) still
+    // loads, with the network's own interval.
+    const std::string good = read_input_file(path);
+    std::string payload = good.substr(20, good.size() - 28);
+    const auto name = payload.find("numeric.weight");
+    REQUIRE(name != std::string::npos);
+    payload.erase(name - 4 - 8 - 4, 4);  // before: the name's length, the weights' size, the shift
+    constexpr char kMagic[8] = {'S', 'T', 'W', 'S', 'U', 'R', 'C', 'K'};  // as surrogate/model.cpp
+    const auto v2 = Surrogate::decode(seal_container(kMagic, 2, payload), "v2.ckpt");
+    CHECK(v2.interval_shift() == 0);
+    const auto q2 = v2.predict(d.windows[5], {d.encoded_setting(2)});
+    for (std::size_t i = 0; i < 32; ++i) {
+      CHECK(q2[0][i][1] == p1[0][i][1]);
+      if (p1[0][i][0] < p1[0][i][1]) CHECK(q2[0][i][0] == doctest::Approx(p1[0][i][0] + model.interval_shift()));
+    }
+  }
   // Quantiles never cross.
   for (const auto& q : p1[0]) CHECK((q[0] <= q[1] && q[1] <= q[2]));
 

@@ -96,5 +96,10 @@ bool has_magic(std::string_view bytes, const char (&magic)[8]);
 /// version, truncation, trailing bytes or a checksum mismatch.
 std::string_view open_container(std::string_view bytes, const char (&magic)[8], std::uint32_t version,
                                 const std::string& file, const std::string& what);
+/// The same for a format that still reads its older versions oldest..newest; `found` receives the
+/// file's version.
+std::string_view open_container(std::string_view bytes, const char (&magic)[8], std::uint32_t oldest,
+                                std::uint32_t newest, std::uint32_t& found, const std::string& file,
+                                const std::string& what);
 
 }  // namespace slurmtwin

@@ -313,6 +313,22 @@ SurrogateDataset strided_windows(std::uint32_t count, std::uint32_t targets, std
   }
   return d;
 }
+
+// The parts of strided_windows(14, 4, 2), whatever its jobs' indices. Window w targets jobs 2w..2w+3,
+// so it shares jobs with w - 1 and w + 1. Interleaved: test 6 (jobs 12-15) and 13 (26-29) drop training
+// windows 5, 7 and 12; validation 3 (6-9) and 10 (20-23) drop 2, 4, 9 and 11. Tail: test 12-13 (jobs
+// 24-29) drop validation window 11 (22-25); validation 10 (20-23) drops 9.
+void check_strided_split(const SurrogateDataset& strided) {
+  using W = std::vector<std::uint32_t>;
+  auto s = make_split(strided, 1, SplitMode::kInterleaved);
+  CHECK(s.train_windows == W{0, 1, 8});
+  CHECK(s.val_windows == W{3, 10});
+  CHECK(s.test_windows == W{6, 13});
+  s = make_split(strided, 1, SplitMode::kTail);
+  CHECK(s.train_windows == W{0, 1, 2, 3, 4, 5, 6, 7, 8});
+  CHECK(s.val_windows == W{10});
+  CHECK(s.test_windows == W{12, 13});
+}
 }  // namespace
 
 TEST_CASE("the split keeps every held-out job out of training, also with overlapping windows") {
@@ -327,38 +343,18 @@ TEST_CASE("the split keeps every held-out job out of training, also with overlap
   CHECK(s.train_windows == W{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
   CHECK(s.val_windows == W{10, 11});
   CHECK(s.test_windows == W{12, 13});
-  // Window w targets jobs 2w..2w+3, so it shares jobs with w - 1 and w + 1. Interleaved: test 6
-  // (jobs 12-15) and 13 (26-29) drop training windows 5, 7 and 12; validation 3 (6-9) and 10
-  // (20-23) drop 2, 4, 9 and 11.
-  const auto strided = strided_windows(14, 4, 2);
-  s = make_split(strided, 1, SplitMode::kInterleaved);
-  CHECK(s.train_windows == W{0, 1, 8});
-  CHECK(s.val_windows == W{3, 10});
-  CHECK(s.test_windows == W{6, 13});
-  // Tail: test 12-13 (jobs 24-29) drop validation window 11 (22-25); validation 10 (20-23) drops 9.
-  s = make_split(strided, 1, SplitMode::kTail);
-  CHECK(s.train_windows == W{0, 1, 2, 3, 4, 5, 6, 7, 8});
-  CHECK(s.val_windows == W{10});
-  CHECK(s.test_windows == W{12, 13});
+  check_strided_split(strided_windows(14, 4, 2));
 }
 
 TEST_CASE("fuzz finding: the split handles trace job indices up to 2^32 - 1") {
   // fuzz_surrogate_dataset: a checksummed dataset naming job 4,294,967,295 made the split size a
   // per-job table by the largest index (gigabytes, and index + 1 wrapped to 0 at the top). The same
   // overlapping layout as above, moved to the top of the index range, must split the same way.
-  using W = std::vector<std::uint32_t>;
   auto high = strided_windows(14, 4, 2);
   for (auto& win : high.windows)  // target jobs 0..29 -> 2^32 - 30 .. 2^32 - 1
     for (std::size_t i = 0; i < win.jobs; ++i)
       if (win.target[i]) win.job_index[i] += 0xffffffffu - 29;
-  auto s = make_split(high, 1, SplitMode::kInterleaved);
-  CHECK(s.train_windows == W{0, 1, 8});
-  CHECK(s.val_windows == W{3, 10});
-  CHECK(s.test_windows == W{6, 13});
-  s = make_split(high, 1, SplitMode::kTail);
-  CHECK(s.train_windows == W{0, 1, 2, 3, 4, 5, 6, 7, 8});
-  CHECK(s.val_windows == W{10});
-  CHECK(s.test_windows == W{12, 13});
+  check_strided_split(high);
 }
 
 TEST_CASE("setting axes decode what they encode") {

@@ -204,6 +204,8 @@ ReplayResult run_replay(Site site, const Trace& trace, const ReplayOptions& opti
   copt.limit_check_after_decay = options.limit_check_after_decay;
   copt.backfill_end_lag_below = options.backfill_end_lag_below;
   copt.snapshot_at = options.snapshot_at;
+  const sim::Dependencies dependencies(trace, state.jobs);
+  if (!dependencies.empty() || dependencies.has_refusals()) copt.dependencies = &dependencies;
   if (options.snapshot_at != kUnsetTime)
     copt.on_snapshot = [&](const sim::SimState& s) { r.snapshot = snapshot_text(s, policy); };
   sim::Controller controller(state, policy, copt);
@@ -268,7 +270,7 @@ std::string jobs_csv(const ReplayResult& r, const Trace& trace) {
                      : trace.account_name(rec),
         started ? r.site.partitions[j.run_partition].name : trace.partition_name(rec),
         j.state == sim::SimJobState::kRejected ? trace.qos_name(rec) : r.site.qos[j.qos].name, j.submit,
-        j.eligible, started ? std::to_string(j.start) : "", j.end != kUnsetTime ? std::to_string(j.end) : "",
+        j.eligible != kUnsetTime ? std::to_string(j.eligible) : "", started ? std::to_string(j.start) : "", j.end != kUnsetTime ? std::to_string(j.end) : "",
         started ? std::to_string(j.start - j.submit) : "", state, started ? nodelist(r, j) : "", j.alloc_cpus,
         j.priority_at_start, to_string(j.started_by), j.restarts, reasons(j.reasons_seen), j.reject_reason);
   }

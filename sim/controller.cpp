@@ -79,7 +79,7 @@ std::uint64_t Controller::run() {
 }
 
 bool Controller::work_left() const {
-  return future_submits_ > 0 || !state_.running.empty() || !state_.pending.empty() ||
+  return future_submits_ > 0 || retests_pending_ > 0 || !state_.running.empty() || !state_.pending.empty() ||
          !state_.suspended.empty();
 }
 
@@ -98,14 +98,27 @@ void Controller::schedule_background(Seconds at) {
 void Controller::handle(const Submit& e) {
   auto& j = state_.jobs[e.job];
   --future_submits_;
-  if (auto why = policy_.admit(state_, e.job); !why.empty()) {
+  const auto* deps = options_.dependencies;
+  auto why = deps ? deps->refusal(e.job) : std::string();
+  if (why.empty()) why = policy_.admit(state_, e.job);
+  if (!why.empty()) {
     j.state = SimJobState::kRejected;
     j.reject_reason = std::move(why);
+    dependency_event(e.job, /*ended=*/true);
     return;
   }
   j.state = SimJobState::kPending;
+  // A dependency that does not hold at submit holds the job: pending, out of the queue, not eligible
+  // (no age) until a later test finds it holds.
+  const bool held = deps && deps->has(e.job) && !dependency_holds(e.job);
+  const Seconds begin = j.eligible;
+  if (held) j.eligible = kUnsetTime;
   policy_.on_submit(state_, e.job);
   for (auto* o : observers_) o->on_submit(state_, e.job);
+  if (held) {
+    held_.insert(std::upper_bound(held_.begin(), held_.end(), std::pair{e.job, begin}), {e.job, begin});
+    return;
+  }
   if (j.eligible > state_.now) {
     j.reason = PendingReason::kBeginTime;
     j.reasons_seen |= 1u << static_cast<unsigned>(PendingReason::kBeginTime);
@@ -114,6 +127,62 @@ void Controller::handle(const Submit& e) {
     return;
   }
   queue_job(e.job);
+}
+
+bool Controller::dependency_holds(std::uint32_t job) {
+  Seconds retry_at = kUnsetTime;
+  const auto status = options_.dependencies->test(state_, job, retry_at);
+  if (status == DependencyStatus::kSatisfied) return true;
+  auto& j = state_.jobs[job];
+  j.reason = status == DependencyStatus::kNever ? PendingReason::kDependencyNeverSatisfied : PendingReason::kDependency;
+  j.reasons_seen |= 1u << static_cast<unsigned>(j.reason);
+  if (retry_at != kUnsetTime) {
+    ++retests_pending_;
+    queue_.schedule(retry_at, phase(EventPhase::kEligible), j.id, Retest{});
+  }
+  return false;
+}
+
+void Controller::dependency_event(std::uint32_t job, bool ended) {
+  const auto* deps = options_.dependencies;
+  if (!deps || held_.empty()) return;
+  for (auto d : deps->dependents(job)) retest_.push_back(d);
+  if (ended)
+    for (auto d : deps->singletons_like(job)) retest_.push_back(d);
+}
+
+void Controller::release_dependents() {
+  if (retest_.empty()) return;
+  std::sort(retest_.begin(), retest_.end());
+  retest_.erase(std::unique(retest_.begin(), retest_.end()), retest_.end());
+  std::vector<std::uint32_t> released;
+  for (auto job : retest_) {
+    const auto it = std::lower_bound(held_.begin(), held_.end(), std::pair{job, kUnsetTime});
+    if (it == held_.end() || it->first != job || !dependency_holds(job)) continue;
+    auto& j = state_.jobs[job];
+    j.eligible = std::max(state_.now, it->second);  // begin_time: now, or a later --begin
+    held_.erase(it);
+    released.push_back(job);
+  }
+  retest_.clear();
+  for (auto job : released) {
+    auto& j = state_.jobs[job];
+    if (j.eligible > state_.now) {
+      j.reason = PendingReason::kBeginTime;
+      j.reasons_seen |= 1u << static_cast<unsigned>(PendingReason::kBeginTime);
+      ++future_submits_;
+      queue_.schedule(j.eligible, phase(EventPhase::kEligible), j.id, Eligible{job});
+    } else {
+      j.reason = PendingReason::kNone;
+      queue_job(job);
+    }
+  }
+}
+
+void Controller::handle(const Retest&) {
+  --retests_pending_;
+  for (const auto& [job, begin] : held_) retest_.push_back(job);
+  request_pass();
 }
 
 void Controller::handle(const Eligible& e) {
@@ -173,6 +242,7 @@ void Controller::start_job(std::uint32_t job, std::uint16_t partition, std::vect
   }
   j.end_event = queue_.schedule(j.end, phase(end_phase), j.id, JobEnd{job});
   note_change();
+  dependency_event(job, /*ended=*/false);
   policy_.on_start(state_, job);
   for (auto* o : observers_) o->on_start(state_, job);
 }
@@ -188,6 +258,7 @@ void Controller::end_job(std::uint32_t job) {
   remove_slot(state_.running, state_.jobs, job);
   j.state = SimJobState::kDone;
   j.end = state_.now;
+  dependency_event(job, /*ended=*/true);
   policy_.on_end(state_, job);
   if (!state_.suspended.empty()) resume_suspended();
   for (auto* o : observers_) o->on_end(state_, job);
@@ -292,6 +363,7 @@ void Controller::handle(const EndPass&) {
 
 void Controller::run_main(bool full, bool end_triggered) {
   (void)end_triggered;
+  release_dependents();
   policy_.main_pass(state_, *this, full);
   last_sched_ = state_.now;
   pass_requested_ = false;
@@ -319,6 +391,7 @@ void Controller::handle(const Background&) {
 void Controller::handle(const BackfillTick&) {
   backfill_tick_pending_ = false;
   if (!backfill_enabled_ || !work_left() || stalled_) return;
+  release_dependents();
   if (!changed_since_backfill_ || state_.pending.empty()) {
     // Slurm re-checks every second until something changes; the next change schedules the cycle.
     backfill_waiting_ = true;

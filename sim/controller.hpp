@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "sim/dependencies.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/sim_state.hpp"
 #include "traces/trace.hpp"
@@ -111,6 +112,8 @@ struct ControllerOptions {
   // the job's last second runs first (docs/fidelity.md). The end-triggered main pass still sees it.
   Seconds backfill_end_lag_below = 0;
   bool check_invariants = false;
+  // Job dependencies (sbatch --dependency) of the jobs; null: none are honoured.
+  const Dependencies* dependencies = nullptr;
   Seconds snapshot_at = kUnsetTime;  // absolute time at which on_snapshot fires
   std::function<void(const SimState&)> on_snapshot;
 };
@@ -141,8 +144,9 @@ class Controller final : public JobLauncher {
   struct BackfillTick {};
   struct DecayTick {};
   struct Snapshot {};
-  using Event =
-      std::variant<Submit, Eligible, JobEnd, EndPass, Background, BackfillTick, DecayTick, Snapshot>;
+  struct Retest {};  // an after:ID+MIN dependency may hold now
+  using Event = std::variant<Submit, Eligible, JobEnd, EndPass, Background, BackfillTick, DecayTick, Snapshot,
+                             Retest>;
 
   void handle(const Submit& e);
   void handle(const Eligible& e);
@@ -152,6 +156,15 @@ class Controller final : public JobLauncher {
   void handle(const BackfillTick&);
   void handle(const DecayTick&);
   void handle(const Snapshot&);
+  void handle(const Retest&);
+  /// Tests job `job`'s dependency now: true when it holds; else the job is held (pending, out of the
+  /// queue, not accruing age) with reason Dependency or DependencyNeverSatisfied.
+  bool dependency_holds(std::uint32_t job);
+  /// Releases held jobs whose dependency now holds (before each scheduling pass, as slurmctld tests
+  /// dependencies while it builds its queue): eligible from now, queued (or at their begin time).
+  void release_dependents();
+  /// A job started or ended: the jobs that wait for it are tested before the next pass.
+  void dependency_event(std::uint32_t job, bool ended);
   void queue_job(std::uint32_t job);
   /// Job or queue state changed: backfill has something new to look at.
   void note_change();
@@ -186,6 +199,10 @@ class Controller final : public JobLauncher {
   std::uint8_t current_phase_ = 0;      // EventPhase of the event being handled
   bool backfill_tick_pending_ = false;  // a BackfillTick is in the queue
   bool stalled_ = false;                // idle cluster, nothing to come: what pends can never start
+  // Jobs held for their dependency: (job index, begin time), in job index order; those to test again.
+  std::vector<std::pair<std::uint32_t, Seconds>> held_;
+  std::vector<std::uint32_t> retest_;
+  std::uint64_t retests_pending_ = 0;  // Retest events in the queue
 };
 
 }  // namespace slurmtwin::sim

@@ -28,6 +28,10 @@ const char* to_string(PendingReason reason) {
       return "AssocGrpCpuLimit";
     case PendingReason::kBeginTime:
       return "BeginTime";
+    case PendingReason::kDependency:
+      return "Dependency";
+    case PendingReason::kDependencyNeverSatisfied:
+      return "DependencyNeverSatisfied";
     case PendingReason::kCount:
       break;
   }

@@ -546,11 +546,12 @@ TEST_CASE("events: bad lines are rejected by reason, strict mode names line and 
       "-dt 0 -e submit_batch_job -sim-walltime 60 --uid=alice pseudo.job\n"             // no '|'
       "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice a.job b.job\n"          // 2 scripts
       "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice -J 'open pseudo.job\n"  // quote
+      "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice -d afterok:1?after:2,after:3 x\n"  // deps
       "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice -t\n";                  // no value
   Trace t;
   const auto r = read_events_string(ev, t);
   CHECK(r.balanced());
-  CHECK(r.records == 19);
+  CHECK(r.records == 20);
   CHECK(r.accepted == 1);
   const auto& by = r.rejected_by_reason;
   CHECK(by.at("unknown option --foo") == 1);
@@ -571,7 +572,8 @@ TEST_CASE("events: bad lines are rejected by reason, strict mode names line and 
   CHECK(by.at("unexpected argument") == 1);
   CHECK(by.at("unclosed quote") == 1);
   CHECK(by.at("missing option value") == 1);
-  CHECK(r.rejected() == 18);
+  CHECK(by.at("bad --dependency") == 1);
+  CHECK(r.rejected() == 19);
   CHECK(t.jobs.size() == 1);
   CHECK(t.users.size() == 1);  // rejected lines intern no names
 
@@ -585,6 +587,12 @@ TEST_CASE("events: bad lines are rejected by reason, strict mode names line and 
   CHECK(msg.find("w.events:3") != std::string::npos);
   CHECK(msg.find("--time") != std::string::npos);
   CHECK(msg.find("99:99:99:99") != std::string::npos);
+  const auto dep = input_error([&] {
+    read_events_string(good + "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice -d afterok:1+5 x\n", s, true);
+  });
+  CHECK(dep.find("w.events:2") != std::string::npos);
+  CHECK(dep.find("--dependency") != std::string::npos);
+  CHECK(dep.find("only allowed with after") != std::string::npos);
 
   Trace u;
   CHECK(input_error([&] { read_events_string("\n# only comments\n\n", u); }).empty());  // valid, no jobs

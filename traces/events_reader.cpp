@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "traces/csv.hpp"
+#include "traces/dependency.hpp"
 #include "traces/input_limits.hpp"
 #include "traces/readers.hpp"
 #include "traces/text.hpp"
@@ -397,7 +398,14 @@ std::optional<Bad> parse_line(std::string_view line, Trace& trace,
   if (o.qos) j.qos = trace.qos.intern(*o.qos);
   if (o.job_name) j.name = trace.strings.intern(*o.job_name);
   if (o.constraint) j.constraints = trace.strings.intern(*o.constraint);
-  if (o.dependency) j.dependency = trace.strings.intern(*o.dependency);
+  if (o.dependency) {
+    try {
+      parse_dependency(*o.dependency);
+    } catch (const std::invalid_argument& e) {
+      return Bad{"bad --dependency", "--dependency", e.what()};
+    }
+    j.dependency = trace.strings.intern(*o.dependency);
+  }
   return std::nullopt;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -195,6 +196,7 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
              c_mem = header.require("mem_mb", path, r.line),
              c_lim = header.require("limit_min", path, r.line),
              c_run = header.require("runtime_s", path, r.line);
+  const auto c_dep = header.find("dependency");
   std::vector<ScenarioJob> jobs;
   while (reader.next(r)) {
     ScenarioJob j;
@@ -209,6 +211,7 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
     j.mem_mb = int_field(r, c_mem, path, "mem_mb");
     j.time_limit = 60 * int_field(r, c_lim, path, "limit_min");
     j.runtime = int_field(r, c_run, path, "runtime_s");
+    if (c_dep && *c_dep < r.fields.size()) j.dependency = std::string(text::trim(r.fields[*c_dep]));
     if (j.nodes == 0 || j.cpus < j.nodes) throw InputError(path, r.line, "cpus", "needs cpus >= nodes >= 1");
     jobs.push_back(std::move(j));
   }
@@ -289,6 +292,27 @@ RecordedRun read_recorded_run(const std::filesystem::path& dir) {
   return run;
 }
 
+namespace {
+
+// A scenario's dependency with each jNNN replaced by the job id sbatch gave that job in the run.
+std::string real_dependency(const std::string& named, const std::map<std::string, std::uint64_t>& ids) {
+  std::string out;
+  for (std::size_t i = 0; i < named.size();) {
+    if (named[i] == 'j' && i + 4 <= named.size() && std::isdigit(static_cast<unsigned char>(named[i + 1]))) {
+      const auto name = named.substr(i, 4);
+      const auto it = ids.find(name);
+      if (it == ids.end()) throw std::invalid_argument("dependency on " + name + ", which has no job id in the run");
+      out += std::to_string(it->second);
+      i += 4;
+    } else {
+      out += named[i++];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 SimulatedRun simulate_recorded_run(const RecordedRun& run) {
   std::vector<std::string> warnings;
   Site site = import_site((run.dir / "slurm.conf").string(), "", (run.dir / "accounts.sacctmgr").string(), "",
@@ -316,6 +340,7 @@ SimulatedRun simulate_recorded_run(const RecordedRun& run) {
     rec.req_cpus = j.cpus;
     rec.mem_mb = j.mem_mb;
     rec.mem_per_cpu = false;
+    if (!j.dependency.empty()) rec.dependency = trace.strings.intern(real_dependency(j.dependency, run.job_ids));
     trace.jobs.push_back(rec);
   }
   std::stable_sort(trace.jobs.begin(), trace.jobs.end(), [](const auto& a, const auto& b) {

@@ -25,10 +25,11 @@ struct ScenarioJob {
   std::int64_t mem_mb = 0;  // --mem, MB per node
   Seconds time_limit = 0;   // -t, s (whole minutes)
   Seconds runtime = 0;      // sleep, s
+  std::string dependency;   // --dependency with jobs named by jNNN (optional column), e.g. afterok:j001
 };
 
 /// Reads a scenario jobs.csv (header: offset,user,account,partition,qos,nodes,cpus,mem_mb,limit_min,
-/// runtime_s). Bad fields throw InputError naming file, line and column.
+/// runtime_s[,dependency]). Bad fields throw InputError naming file, line and column.
 std::vector<ScenarioJob> read_scenario_jobs(const std::string& path);
 
 /// One run (sacct -D record) of a job, times relative to the trace start (s).

@@ -9,7 +9,8 @@
 #
 # A scenario is a directory with sched.conf (appended to conf/slurm.conf.in), accounts.sacctmgr
 # (sacctmgr commands, one a line) and jobs.csv (submit offset s, user, account, partition, QOS,
-# nodes, CPUs, memory MB per node, time limit min, real runtime s). Needs root. State lives in
+# nodes, CPUs, memory MB per node, time limit min, real runtime s, and optionally a --dependency
+# naming earlier jobs jNNN by their line). Needs root. State lives in
 # $ORACLE_ROOT (default /var/lib/slurmtwin-oracle); nothing under /etc/slurm is touched.
 set -euo pipefail
 export TZ=UTC  # sacct and the log's timestamps are read back as UTC
@@ -291,8 +292,9 @@ run() {
   sampler "$out" &
   local sampler_pid=$!
   : > "$out/submits.txt"
-  local idx=0 off user acct part qos nodes cpus mem limit runtime now
-  while IFS=, read -r off user acct part qos nodes cpus mem limit runtime; do
+  local idx=0 off user acct part qos nodes cpus mem limit runtime dep now
+  local -A ids=()  # jNNN -> the job id sbatch gave it (for the dependency column)
+  while IFS=, read -r off user acct part qos nodes cpus mem limit runtime dep; do
     [[ -z $off || $off == \#* || $off == offset* ]] && continue
     idx=$((idx + 1))
     now=$(date +%s.%N)
@@ -305,9 +307,20 @@ run() {
     # A suspended `sleep` keeps counting wall time; a loop of 1 s sleeps does the work it was
     # given after a suspension, like a real job (scenarios with a file named work-loop).
     [[ -e "$sc/work-loop" ]] && work="for i in \$(seq $runtime); do sleep 1; done"
+    # Optional 11th column: --dependency naming earlier jobs by jNNN (e.g. afterok:j001?afterany:j002).
+    local depend=()
+    if [[ -n ${dep:-} ]]; then
+      local d=$dep ref
+      for ref in $(grep -oE 'j[0-9]{3}' <<< "$dep"); do
+        [[ -n ${ids[$ref]:-} ]] || die "$sc/jobs.csv: $name depends on $ref, which has no job id"
+        d=${d//$ref/${ids[$ref]}}
+      done
+      depend=(--dependency="$d")
+    fi
     id=$(runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" sbatch --parsable -J "$name" -A "$acct" \
       -p "$part" -q "$qos" -N "$nodes" -n "$cpus" --mem="${mem}M" -t "$limit" -o /dev/null \
-      -D /tmp --wrap "$work" 2>> "$out/sbatch.err" || echo REFUSED)
+      "${depend[@]}" -D /tmp --wrap "$work" 2>> "$out/sbatch.err" || echo REFUSED)
+    ids[$name]=$id
     echo "$name $id $(date +%s.%N) $off" >> "$out/submits.txt"
   done < "$sc/jobs.csv"
   log "submitted $idx jobs; waiting for them to end"

@@ -7,16 +7,17 @@
 //              since its start;
 //   afterany   it has ended, in any state;     afterok / afternotok   it has ended successfully / not;
 //   aftercorr  the named array's task with this job's task id has ended successfully;
-//   singleton  no other job of the same user and job name (submitted earlier) is running, or pending
-//              and already free of its own dependencies.
+//   singleton  no other job of the same user and job name is running, or pending with a lower job id.
 // An afterok/afternotok/aftercorr term whose job ended the other way can never be satisfied; with ','
 // that holds the job forever (reason DependencyNeverSatisfied: Slurm 22.05 keeps it pending unless
 // DependencyParameters=kill_invalid_depend, which is not modelled), with '?' only if every term failed.
 // A job succeeds when it ends COMPLETED in the replay and its record does not say it failed
 // (FAILED, CANCELLED, OUT_OF_MEMORY, NODE_FAIL, BOOT_FAIL, DEADLINE): failure is the job's own.
-// Slurm refuses at submit a dependency on a job that does not exist then: a job id not in the trace,
-// or one submitted later in the replay's order (submit time, then job id), and an unreadable
-// expression; such jobs are rejected at submit with the reason.
+// A term naming a job that does not exist when it is tested (not in the trace, or submitted later in
+// the replay's order: submit time, then job id) is lifted, as 22.05 lifts a term whose job is gone
+// (newer Slurm refuses afterok/afternotok on an unknown job at submit; not modelled; nor is a job
+// purged after MinJobAge counted as gone). Refused at submit, with the reason: an unreadable
+// expression, or a dependency on the job itself.
 #include <cstdint>
 #include <map>
 #include <memory>

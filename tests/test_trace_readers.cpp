@@ -546,7 +546,7 @@ TEST_CASE("events: bad lines are rejected by reason, strict mode names line and 
       "-dt 0 -e submit_batch_job -sim-walltime 60 --uid=alice pseudo.job\n"             // no '|'
       "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice a.job b.job\n"          // 2 scripts
       "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice -J 'open pseudo.job\n"  // quote
-      "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice -d afterok:1?after:2,after:3 x\n"  // deps
+      "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice -d afterwards:1 pseudo.job\n"  // bad dependency
       "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice -t\n";                  // no value
   Trace t;
   const auto r = read_events_string(ev, t);

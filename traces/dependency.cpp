@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
+#include <string>
 
 #include "traces/text.hpp"
 
@@ -81,12 +83,14 @@ const char* to_string(DependencyType type) {
 DependencySpec parse_dependency(std::string_view text) {
   const auto trimmed = text::trim(text);
   if (trimmed.empty()) bad(text, "empty dependency");
-  const bool comma = trimmed.find(',') != std::string_view::npos;
+  // sbatch(1) allows one kind of separator, but slurmctld 22.05 accepts both and then treats every
+  // term as '?' (one '?' sets or_flag for the whole list): so does this.
   const bool question = trimmed.find('?') != std::string_view::npos;
-  if (comma && question) bad(text, "',' (all) and '?' (any) cannot be mixed");
+  std::string list(trimmed);
+  if (question) std::replace(list.begin(), list.end(), ',', '?');
   DependencySpec spec;
   spec.any = question;
-  for (const auto part : text::split(trimmed, question ? '?' : ',')) {
+  for (const auto part : text::split(list, question ? '?' : ',')) {
     if (part.empty()) bad(text, "an empty dependency between separators");
     const auto colon = part.find(':');
     const auto name = part.substr(0, colon);

@@ -2,7 +2,8 @@
 // sbatch --dependency expressions (Slurm 22.05 syntax), parsed from the text a trace recorded:
 //   after:ID[+MIN][:ID[+MIN]...]  afterany:ID[:ID...]  afterok:...  afternotok:...  aftercorr:...
 //   afterburstbuffer:...  singleton  and the legacy bare ID (= afterany:ID)
-// joined by ',' (all must hold) or '?' (any one), never both. ID is a job id or ARRAYID_TASK.
+// joined by ',' (all must hold) or '?' (any one); both in one list make every term '?', as slurmctld
+// 22.05 reads it. ID is a job id or ARRAYID_TASK.
 #include <cstdint>
 #include <string>
 #include <string_view>

@@ -20,7 +20,7 @@ using testing::kT0;
 using testing::make_trace;
 using testing::small_site;
 
-/// Jobs 1..N (1 CPU each on one 4-CPU node, so resources never bind) with these dependencies.
+/// Jobs 1..N, 1 CPU each (the sites below have CPUs to spare: resources never bind), with these dependencies.
 Trace with_dependencies(const std::vector<JobSpec>& specs, const std::vector<std::string>& deps) {
   auto t = make_trace(specs);
   for (std::size_t i = 0; i < deps.size(); ++i)

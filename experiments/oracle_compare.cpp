@@ -301,7 +301,8 @@ std::string real_dependency(const std::string& named, const std::map<std::string
     if (named[i] == 'j' && i + 4 <= named.size() && std::isdigit(static_cast<unsigned char>(named[i + 1]))) {
       const auto name = named.substr(i, 4);
       const auto it = ids.find(name);
-      if (it == ids.end()) throw std::invalid_argument("dependency on " + name + ", which has no job id in the run");
+      if (it == ids.end())
+        throw std::invalid_argument("dependency on " + name + ", which has no job id in the run");
       out += std::to_string(it->second);
       i += 4;
     } else {
@@ -340,7 +341,8 @@ SimulatedRun simulate_recorded_run(const RecordedRun& run) {
     rec.req_cpus = j.cpus;
     rec.mem_mb = j.mem_mb;
     rec.mem_per_cpu = false;
-    if (!j.dependency.empty()) rec.dependency = trace.strings.intern(real_dependency(j.dependency, run.job_ids));
+    if (!j.dependency.empty())
+      rec.dependency = trace.strings.intern(real_dependency(j.dependency, run.job_ids));
     trace.jobs.push_back(rec);
   }
   std::stable_sort(trace.jobs.begin(), trace.jobs.end(), [](const auto& a, const auto& b) {

@@ -270,9 +270,10 @@ std::string jobs_csv(const ReplayResult& r, const Trace& trace) {
                      : trace.account_name(rec),
         started ? r.site.partitions[j.run_partition].name : trace.partition_name(rec),
         j.state == sim::SimJobState::kRejected ? trace.qos_name(rec) : r.site.qos[j.qos].name, j.submit,
-        j.eligible != kUnsetTime ? std::to_string(j.eligible) : "", started ? std::to_string(j.start) : "", j.end != kUnsetTime ? std::to_string(j.end) : "",
-        started ? std::to_string(j.start - j.submit) : "", state, started ? nodelist(r, j) : "", j.alloc_cpus,
-        j.priority_at_start, to_string(j.started_by), j.restarts, reasons(j.reasons_seen), j.reject_reason);
+        j.eligible != kUnsetTime ? std::to_string(j.eligible) : "", started ? std::to_string(j.start) : "",
+        j.end != kUnsetTime ? std::to_string(j.end) : "", started ? std::to_string(j.start - j.submit) : "",
+        state, started ? nodelist(r, j) : "", j.alloc_cpus, j.priority_at_start, to_string(j.started_by),
+        j.restarts, reasons(j.reasons_seen), j.reject_reason);
   }
   return out;
 }

@@ -134,7 +134,8 @@ bool Controller::dependency_holds(std::uint32_t job) {
   const auto status = options_.dependencies->test(state_, job, retry_at);
   if (status == DependencyStatus::kSatisfied) return true;
   auto& j = state_.jobs[job];
-  j.reason = status == DependencyStatus::kNever ? PendingReason::kDependencyNeverSatisfied : PendingReason::kDependency;
+  j.reason = status == DependencyStatus::kNever ? PendingReason::kDependencyNeverSatisfied
+                                                : PendingReason::kDependency;
   j.reasons_seen |= 1u << static_cast<unsigned>(j.reason);
   if (retry_at != kUnsetTime) {
     ++retests_pending_;

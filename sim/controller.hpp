@@ -145,8 +145,8 @@ class Controller final : public JobLauncher {
   struct DecayTick {};
   struct Snapshot {};
   struct Retest {};  // an after:ID+MIN dependency may hold now
-  using Event = std::variant<Submit, Eligible, JobEnd, EndPass, Background, BackfillTick, DecayTick, Snapshot,
-                             Retest>;
+  using Event =
+      std::variant<Submit, Eligible, JobEnd, EndPass, Background, BackfillTick, DecayTick, Snapshot, Retest>;
 
   void handle(const Submit& e);
   void handle(const Eligible& e);

@@ -466,8 +466,8 @@ TEST_CASE("the transformer learns a setting-dependent wait, and its checkpoint r
         const float shift = model.interval_shift();  // the interval as trained, where it was not held
         raw_inside += (y >= qv[k][i][0] + shift && y <= qv[k][i][2] - shift) ? 1 : 0;
       }
-  MESSAGE("validation coverage ", report.raw_coverage, " as trained, shift ", report.interval_shift, ", ", inside,
-          " of 48 after");
+  MESSAGE("validation coverage ", report.raw_coverage, " as trained, shift ", report.interval_shift, ", ",
+          inside, " of 48 after");
   CHECK(inside >= 40);
   if (report.interval_shift > 0) {
     CHECK(inside == 40);
@@ -494,7 +494,8 @@ TEST_CASE("the transformer learns a setting-dependent wait, and its checkpoint r
     const auto q2 = v2.predict(d.windows[5], {d.encoded_setting(2)});
     for (std::size_t i = 0; i < 32; ++i) {
       CHECK(q2[0][i][1] == p1[0][i][1]);
-      if (p1[0][i][0] < p1[0][i][1]) CHECK(q2[0][i][0] == doctest::Approx(p1[0][i][0] + model.interval_shift()));
+      if (p1[0][i][0] < p1[0][i][1])
+        CHECK(q2[0][i][0] == doctest::Approx(p1[0][i][0] + model.interval_shift()));
     }
   }
   // Quantiles never cross.

@@ -697,8 +697,9 @@ TEST_CASE("sweep --emit-sbatch: the array script's tasks, run as Slurm would, th
   CHECK(script.find("#SBATCH --time=1:00:00\n") != std::string::npos);
   // Each array task as Slurm would start it (twice for task 1: a rerun resumes and adds nothing).
   for (const int task : {0, 1, 2, 1}) {
-    REQUIRE(shell(fmt::format("{} && SLURM_ARRAY_TASK_ID={} SLURM_CPUS_PER_TASK=1 bash sweep.sbatch", cd, task),
-                  out) == 0);
+    REQUIRE(
+        shell(fmt::format("{} && SLURM_ARRAY_TASK_ID={} SLURM_CPUS_PER_TASK=1 bash sweep.sbatch", cd, task),
+              out) == 0);
   }
   CHECK(out.find("0 evaluated now, 1 from earlier runs") != std::string::npos);
   // One database per task, named by its id (the id once stayed inside single quotes, unexpanded, and

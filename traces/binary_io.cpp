@@ -41,16 +41,18 @@ std::string_view open_container(std::string_view bytes, const char (&magic)[8], 
 std::string_view open_container(std::string_view bytes, const char (&magic)[8], std::uint32_t oldest,
                                 std::uint32_t newest, std::uint32_t& found, const std::string& file,
                                 const std::string& what) {
-  if (!has_magic(bytes, magic)) throw InputError(file, 0, "", fmt::format("not a SlurmTwin {} (bad magic)", what));
+  if (!has_magic(bytes, magic))
+    throw InputError(file, 0, "", fmt::format("not a SlurmTwin {} (bad magic)", what));
   if (bytes.size() < kHeaderSize) throw InputError(file, 0, "", fmt::format("truncated {} header", what));
   ByteReader header(bytes.substr(8, kHeaderSize - 8), file, what);
   found = header.get<std::uint32_t>();
   if (found < oldest || found > newest)
-    throw InputError(file, 0, "version",
-                     oldest == newest
-                         ? fmt::format("{} version {} is not supported (this build reads {})", what, found, newest)
-                         : fmt::format("{} version {} is not supported (this build reads {} to {})", what, found,
-                                       oldest, newest));
+    throw InputError(
+        file, 0, "version",
+        oldest == newest
+            ? fmt::format("{} version {} is not supported (this build reads {})", what, found, newest)
+            : fmt::format("{} version {} is not supported (this build reads {} to {})", what, found, oldest,
+                          newest));
   const auto size = header.get<std::uint64_t>();
   if (bytes.size() < kHeaderSize + sizeof(std::uint64_t) ||
       bytes.size() - kHeaderSize - sizeof(std::uint64_t) != size)

@@ -119,14 +119,19 @@ void Controller::handle(const Submit& e) {
     held_.insert(std::upper_bound(held_.begin(), held_.end(), std::pair{e.job, begin}), {e.job, begin});
     return;
   }
+  queue_when_eligible(e.job);
+}
+
+void Controller::queue_when_eligible(std::uint32_t job) {
+  auto& j = state_.jobs[job];
   if (j.eligible > state_.now) {
     j.reason = PendingReason::kBeginTime;
     j.reasons_seen |= 1u << static_cast<unsigned>(PendingReason::kBeginTime);
     ++future_submits_;  // still to come into the queue
-    queue_.schedule(j.eligible, phase(EventPhase::kEligible), j.id, Eligible{e.job});
+    queue_.schedule(j.eligible, phase(EventPhase::kEligible), j.id, Eligible{job});
     return;
   }
-  queue_job(e.job);
+  queue_job(job);
 }
 
 bool Controller::dependency_holds(std::uint32_t job) {
@@ -167,16 +172,8 @@ void Controller::release_dependents() {
   }
   retest_.clear();
   for (auto job : released) {
-    auto& j = state_.jobs[job];
-    if (j.eligible > state_.now) {
-      j.reason = PendingReason::kBeginTime;
-      j.reasons_seen |= 1u << static_cast<unsigned>(PendingReason::kBeginTime);
-      ++future_submits_;
-      queue_.schedule(j.eligible, phase(EventPhase::kEligible), j.id, Eligible{job});
-    } else {
-      j.reason = PendingReason::kNone;
-      queue_job(job);
-    }
+    state_.jobs[job].reason = PendingReason::kNone;
+    queue_when_eligible(job);
   }
 }
 

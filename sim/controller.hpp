@@ -166,6 +166,8 @@ class Controller final : public JobLauncher {
   /// A job started or ended: the jobs that wait for it are tested before the next pass.
   void dependency_event(std::uint32_t job, bool ended);
   void queue_job(std::uint32_t job);
+  /// Queues job `job` now, or at its eligible (begin) time when that is still to come.
+  void queue_when_eligible(std::uint32_t job);
   /// Job or queue state changed: backfill has something new to look at.
   void note_change();
   void schedule_backfill(Seconds at);

@@ -51,7 +51,6 @@ Dependencies::Dependencies(const Trace& trace, const std::vector<SimJob>& jobs) 
     const auto& r = trace.jobs[jobs[k].trace_index];
     recorded_failure_[k] = failed_record(r.state);
     key_[k] = {r.user, r.name};
-    same_key_[key_[k]].push_back(k);
     by_id[r.job_id].push_back(k);
     by_task[{r.job_id, r.array_task}] = k;
   }
@@ -107,6 +106,9 @@ Dependencies::Dependencies(const Trace& trace, const std::vector<SimJob>& jobs) 
     specs_.emplace(k, std::move(res));
   }
   for (auto& [key, list] : singletons_) list.erase(std::unique(list.begin(), list.end()), list.end());
+  // Every job of a user and name that some singleton job has (only singletons ask who blocks them).
+  for (std::uint32_t k = 0; k < jobs.size(); ++k)
+    if (singletons_.count(key_[k])) same_key_[key_[k]].push_back(k);
 }
 
 std::string Dependencies::refusal(std::uint32_t job) const {

@@ -75,7 +75,8 @@ class Dependencies {
   std::map<std::uint32_t, std::string> refusals_;
   std::vector<bool> recorded_failure_;                        // per job: its record says it failed
   std::vector<std::pair<std::uint32_t, std::uint32_t>> key_;  // per job: (user, job name) for singleton
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::uint32_t>> same_key_;  // all jobs
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::uint32_t>>
+      same_key_;  // of singletons_' keys
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::uint32_t>> singletons_;
   std::unique_ptr<Graph> graph_;
 };

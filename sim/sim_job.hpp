@@ -35,7 +35,7 @@ enum class PendingReason : std::uint8_t {
   kBeginTime,
   kDependency,                // its dependency does not hold yet
   kDependencyNeverSatisfied,  // and never will (Slurm keeps it pending)
-  kCount,  // number of reasons (array size)
+  kCount,                     // number of reasons (array size)
 };
 const char* to_string(PendingReason reason);
 

@@ -16,7 +16,9 @@ std::uint64_t fnv1a_bytes(const char* data, std::size_t n) {
   return h;
 }
 
-void ByteReader::truncated() const { throw InputError(file_, 0, "", fmt::format("truncated {} payload", what_)); }
+void ByteReader::truncated() const {
+  throw InputError(file_, 0, "", fmt::format("truncated {} payload", what_));
+}
 
 std::string seal_container(const char (&magic)[8], std::uint32_t version, const std::string& payload) {
   ByteWriter out;

@@ -132,6 +132,7 @@ const std::vector<std::uint32_t>& Dependencies::singletons_like(std::uint32_t jo
   return it == singletons_.end() ? kNone : it->second;
 }
 
+// A job refused at submit never ran: its end state stays kUnknown, so it did not succeed.
 bool Dependencies::succeeded(const SimState& state, std::uint32_t job) const {
   return state.jobs[job].end_state == JobState::kCompleted && !recorded_failure_[job];
 }
@@ -182,14 +183,10 @@ DependencyStatus Dependencies::test(const SimState& state, std::uint32_t job, Se
           break;
         case DependencyType::kAfterOk:
         case DependencyType::kAfterCorr:
-          if (ended)
-            one_job = o.state == SimJobState::kDone && succeeded(state, d) ? DependencyStatus::kSatisfied
-                                                                           : DependencyStatus::kNever;
+          if (ended) one_job = succeeded(state, d) ? DependencyStatus::kSatisfied : DependencyStatus::kNever;
           break;
         case DependencyType::kAfterNotOk:
-          if (ended)
-            one_job = o.state == SimJobState::kDone && succeeded(state, d) ? DependencyStatus::kNever
-                                                                           : DependencyStatus::kSatisfied;
+          if (ended) one_job = succeeded(state, d) ? DependencyStatus::kNever : DependencyStatus::kSatisfied;
           break;
         case DependencyType::kSingleton:
           break;

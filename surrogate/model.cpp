@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -28,7 +29,8 @@ using torch::Tensor;
 constexpr char kMagic[8] = {'S', 'T', 'W', 'S', 'U', 'R', 'C', 'K'};
 constexpr const char* kWhat = "surrogate checkpoint";
 constexpr std::array<float, 3> kTaus = {0.1f, 0.5f, 0.9f};
-constexpr std::int64_t kKeyWidth = 16;  // query/key width of each competition head
+constexpr std::int64_t kKeyWidth = 16;
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();  // query/key width of each competition head
 
 // A pre-norm transformer block; with `film` ([N, 4d]: scale and shift of each sub-layer's input) it is
 // conditioned on the setting.
@@ -144,45 +146,56 @@ struct NetImpl : nn::Module {
     return {h, comp};
   }
 
-  // Conditioned part: tokens [n, 1, d], competition weights, settings [S, k] and, with reference
-  // features, each job's formula priority under each setting [S, n] and its reference wait [n, 1] ->
-  // raw quantiles [n, S, 3] (normalised units). The reference wait is added to the median: the network
-  // learns how a setting moves a job from its reference schedule.
-  Tensor condition(const Tensor& h, const Tensor& comp, const Tensor& settings, const Tensor& prior,
-                   const Tensor& base) {
+  // Conditioned part: tokens [n, 1, d], competition weights, settings [S, k], the indices of the target
+  // tokens [r] (context tokens compete but are not predicted, so the output head and the competition sums
+  // run on the r target rows only) and, with reference features, each job's formula priority under each
+  // setting [S, n] and its reference wait [n, 1] -> raw quantiles [r, S, 3] (normalised units). The
+  // reference wait is added to the median: the network learns how a setting moves a job from its
+  // reference schedule.
+  Tensor condition(const Tensor& h, const Tensor& comp, const Tensor& settings, const Tensor& rows,
+                   const Tensor& prior, const Tensor& base) {
     const auto s = settings.size(0);
     Tensor film = setting_mlp->forward(settings);  // [S, d * (4L + 2)]
     auto parts = film.split(4 * d, -1);
-    Tensor x = h.expand({h.size(0), s, d});
-    std::size_t k = 0;
-    for (const auto& m : *conditioned) x = m->as<BlockImpl>()->forward(x, parts[k++]);
     auto gb = film.narrow(-1, film.size(-1) - 2 * d, 2 * d).unsqueeze(0).chunk(2, -1);
-    x = head_ln(x) * (1 + gb[0]) + gb[1];
+    Tensor x;  // [n, S, d]: every token, FiLM-conditioned
+    if (conditioned->size() == 0) {
+      x = head_ln(h) * (1 + gb[0]) + gb[1];  // the norm is setting-independent: once, not per setting
+    } else {
+      x = h.expand({h.size(0), s, d});
+      std::size_t k = 0;
+      for (const auto& m : *conditioned) x = m->as<BlockImpl>()->forward(x, parts[k++]);
+      x = head_ln(x) * (1 + gb[0]) + gb[1];
+    }
+    Tensor xr = x.index_select(0, rows);  // [r, S, d]
     if (comp_heads > 0) {
       // Each job's priority under this setting, one scalar per head; then how much of the competition
-      // weight of each job lies on jobs that outrank it: sum_j comp[i, j] * sigmoid(p_j - p_i).
+      // weight of each target job i lies on jobs (targets and context) that outrank it:
+      // sum_j comp[i, j] * sigmoid(p_j - p_i).
       Tensor pr = comp_p(x).permute({1, 2, 0});  // [S, H, n]
       if (prior_scale.defined() && prior.defined()) pr = pr + prior_scale.view({1, -1, 1}) * prior.unsqueeze(1);
+      Tensor pr_rows = pr.index_select(2, rows), comp_rows = comp.index_select(1, rows);  // [S, H, r], [H, r, n]
       Tensor c;
       if (torch::GradMode::is_enabled()) {
-        Tensor outrank = torch::sigmoid(pr.unsqueeze(2) - pr.unsqueeze(3));  // [S, H, n(i), n(j)]
-        c = (outrank * comp.unsqueeze(0)).sum(-1);                            // [S, H, n]
+        Tensor outrank = torch::sigmoid(pr.unsqueeze(2) - pr_rows.unsqueeze(3));  // [S, H, r(i), n(j)]
+        c = (outrank * comp_rows.unsqueeze(0)).sum(-1);                            // [S, H, r]
       } else {
-        // Inference: the same sum in blocks of rows i, so that the [S, H, rows, n] temporaries stay in
-        // cache instead of streaming S·H·n² floats through memory several times.
-        const std::int64_t n = pr.size(2), rows = std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(1, n));
+        // Inference: the same sum in blocks of rows i, so that the [S, H, block, n] temporaries (about
+        // 2 MiB) stay in cache instead of streaming S·H·r·n floats through memory several times.
+        const std::int64_t n = pr.size(2), r = pr_rows.size(2);
+        const std::int64_t block = std::max<std::int64_t>(1, (std::int64_t{1} << 19) / std::max<std::int64_t>(1, s * comp_heads * n));
         std::vector<Tensor> blocks;
-        for (std::int64_t i0 = 0; i0 < n; i0 += rows) {
-          const std::int64_t len = std::min(rows, n - i0);
-          Tensor outrank = torch::sigmoid(pr.unsqueeze(2) - pr.narrow(2, i0, len).unsqueeze(3));  // [S, H, rows, n]
-          blocks.push_back((outrank * comp.narrow(1, i0, len).unsqueeze(0)).sum(-1));            // [S, H, rows]
+        for (std::int64_t i0 = 0; i0 < r; i0 += block) {
+          const std::int64_t len = std::min(block, r - i0);
+          Tensor outrank = torch::sigmoid(pr.unsqueeze(2) - pr_rows.narrow(2, i0, len).unsqueeze(3));  // [S, H, len, n]
+          blocks.push_back((outrank * comp_rows.narrow(1, i0, len).unsqueeze(0)).sum(-1));           // [S, H, len]
         }
         c = torch::cat(blocks, 2);
       }
-      x = torch::cat({x, c.permute({2, 0, 1})}, -1);  // c: [n, S, H]
+      xr = torch::cat({xr, c.permute({2, 0, 1})}, -1);  // c: [r, S, H]
     }
-    Tensor o = head2(torch::gelu(head1(x)));  // [n, S, 3]
-    Tensor mid = base.defined() ? o.select(-1, 0) + base : o.select(-1, 0);
+    Tensor o = head2(torch::gelu(head1(xr)));  // [r, S, 3]
+    Tensor mid = base.defined() ? o.select(-1, 0) + base.index_select(0, rows) : o.select(-1, 0);
     return torch::stack({mid - torch::softplus(o.select(-1, 1)), mid, mid + torch::softplus(o.select(-1, 2))}, -1);
   }
 
@@ -290,9 +303,9 @@ struct Surrogate::Impl {
 
   // Normalised input tensors of one window (on the model's device); `f` [n, axes]: each job's raw
   // factor for each axis (signed), with the priority prior only; `base` [n, 1]: its reference wait in
-  // the target's normalised units, with reference features only.
+  // the target's normalised units, with reference features only; `rows` [r]: the target tokens.
   struct Inputs {
-    Tensor x, u, a, p, q, f, base;
+    Tensor x, u, a, p, q, f, base, rows;
   };
   Inputs inputs(const WindowTokens& w) const {
     const auto n = static_cast<std::int64_t>(w.jobs), f = static_cast<std::int64_t>(mean.size());
@@ -324,8 +337,17 @@ struct Surrogate::Impl {
         v[static_cast<std::size_t>(i)] = (w.numeric[static_cast<std::size_t>(i * f + c)] - y_mean) / y_std;
       base = torch::from_blob(v.data(), {n, 1}, torch::kFloat).clone().to(device);
     }
-    return {torch::from_blob(x.data(), {n, f}, torch::kFloat).clone().to(device), longs(w.user), longs(w.account),
-            longs(w.partition), longs(w.qos), factors, base};
+    std::vector<std::int64_t> rows;
+    for (std::int64_t i = 0; i < n; ++i)
+      if (w.target[static_cast<std::size_t>(i)]) rows.push_back(i);
+    return {torch::from_blob(x.data(), {n, f}, torch::kFloat).clone().to(device),
+            longs(w.user),
+            longs(w.account),
+            longs(w.partition),
+            longs(w.qos),
+            factors,
+            base,
+            longs(rows)};
   }
 
   // The formula priority of every job of `in` under each setting (encoded): [S, n], in units of
@@ -354,23 +376,25 @@ struct Surrogate::Impl {
         .to(device);
   }
 
-  // Targets [n, S] in normalised units and their mask (target job that started).
+  // Targets [r, S] of the window's r target jobs in normalised units, and their mask (the job started).
   std::pair<Tensor, Tensor> targets(const SurrogateDataset& d, std::uint32_t w,
                                     const std::vector<std::uint32_t>& settings) const {
     const auto& win = d.windows[w];
-    const std::size_t n = win.jobs;
-    std::vector<float> y(n * settings.size(), 0.0f);
-    std::vector<std::uint8_t> m(n * settings.size(), 0);
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t k = 0; k < settings.size(); ++k) {
+    const std::size_t n = win.jobs, ns = settings.size();
+    std::vector<float> y;
+    std::vector<std::uint8_t> m;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!win.target[i]) continue;
+      for (std::size_t k = 0; k < ns; ++k) {
         const float wait = d.waits[w][settings[k] * n + i];
-        if (!win.target[i] || std::isnan(wait)) continue;
-        y[i * settings.size() + k] = (std::log1p(std::max(0.0f, wait)) - y_mean) / y_std;
-        m[i * settings.size() + k] = 1;
+        y.push_back(std::isnan(wait) ? 0.0f : (std::log1p(std::max(0.0f, wait)) - y_mean) / y_std);
+        m.push_back(std::isnan(wait) ? 0 : 1);
       }
-    const auto ns = static_cast<std::int64_t>(settings.size());
-    return {torch::from_blob(y.data(), {static_cast<std::int64_t>(n), ns}, torch::kFloat).clone().to(device),
-            torch::from_blob(m.data(), {static_cast<std::int64_t>(n), ns}, torch::kUInt8).clone().to(torch::kBool).to(device)};
+    }
+    const auto r = static_cast<std::int64_t>(y.size() / std::max<std::size_t>(ns, 1));
+    const auto cols = static_cast<std::int64_t>(ns);
+    return {torch::from_blob(y.data(), {r, cols}, torch::kFloat).clone().to(device),
+            torch::from_blob(m.data(), {r, cols}, torch::kUInt8).clone().to(torch::kBool).to(device)};
   }
 
   Tensor loss(const Tensor& q, const Tensor& y, const Tensor& mask, Loss kind) const {
@@ -482,7 +506,7 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
     {
       CudaAutocast autocast(amp);
       const auto [h, comp] = m.net->encode(in.x, in.u, in.a, in.p, in.q);
-      q = m.net->condition(h, comp, m.settings_tensor(enc), m.prior_priority(in, enc), in.base);
+      q = m.net->condition(h, comp, m.settings_tensor(enc), in.rows, m.prior_priority(in, enc), in.base);
     }
     return q.to(torch::kFloat);
   };
@@ -615,15 +639,18 @@ Quantiles Surrogate::predict(const WindowTokens& window, const std::vector<std::
     const std::size_t to = std::min(settings.size(), from + kChunk);
     std::vector<std::vector<float>> part(settings.begin() + static_cast<std::ptrdiff_t>(from),
                                          settings.begin() + static_cast<std::ptrdiff_t>(to));
-    Tensor q = (m.net->condition(h, comp, m.settings_tensor(part), m.prior_priority(in, part), in.base) * m.y_std + m.y_mean)
+    Tensor q = (m.net->condition(h, comp, m.settings_tensor(part), in.rows, m.prior_priority(in, part), in.base) *
+                    m.y_std +
+                m.y_mean)
                    .to(torch::kCPU)
                    .contiguous();
     const auto n = static_cast<std::size_t>(window.jobs), s = to - from;
-    const float* p = q.data_ptr<float>();  // [n, s, 3]
+    const float* p = q.data_ptr<float>();  // [r, s, 3], the target rows in token order
     for (std::size_t k = 0; k < s; ++k) {
-      out[from + k].resize(n);
-      for (std::size_t i = 0; i < n; ++i) {
-        const float* o = p + (i * s + k) * 3;
+      out[from + k].assign(n, {kNaN, kNaN, kNaN});
+      for (std::size_t i = 0, row = 0; i < n; ++i) {
+        if (!window.target[i]) continue;
+        const float* o = p + (row++ * s + k) * 3;
         // The shift may narrow the interval (a negative shift) but never past the median.
         out[from + k][i] = {std::min(o[0] - m.interval_shift, o[1]), o[1], std::max(o[2] + m.interval_shift, o[1])};
       }

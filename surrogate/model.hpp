@@ -110,7 +110,8 @@ class Surrogate {
                     const std::function<void(const std::string&)>& progress = {});
 
   /// Quantiles for each of `settings` (encoded, axes().size() values each) on one window, the
-  /// interval widened by interval_shift(). The setting-independent encoder runs once for all settings.
+  /// interval widened by interval_shift(); NaN for the window's context tokens, which are not predicted.
+  /// The setting-independent encoder runs once for all settings.
   Quantiles predict(const WindowTokens& window, const std::vector<std::vector<float>>& settings) const;
 
   /// Throws InputError when `d` was built with another feature schema or other axes than the model.

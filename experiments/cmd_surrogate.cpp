@@ -189,6 +189,8 @@ int train(const Args& args) {
       "use only the first N training settings (few-shot; 0 = all)")(
       "threads", po::value<int>(&t.threads)->default_value(0), "CPU threads (0 = all cores)")(
       "device", po::value<std::string>(&t.device)->default_value("auto"), "auto, cpu or cuda")(
+      "within-weight", po::value<double>(&t.within_weight)->default_value(0),
+      "weight of a loss on each job's moves between settings (0 = off)")(
       "conformal-coverage", po::value<double>(&t.conformal_coverage)->default_value(t.conformal_coverage, "0.8"),
       "after training, shift the 10/90% interval to hold this share of the validation targets (0 = off)");
   const auto vm = parse("slurmtwin surrogate train --data DATA -o MODEL", o, args);
@@ -252,7 +254,7 @@ EvalResult evaluate(const SurrogateDataset& d, const std::vector<std::uint32_t>&
       for (std::size_t i = 0; i < win.jobs; ++i) {
         const float wait = d.waits[w][settings[k] * win.jobs + i];
         if (!win.target[i] || std::isnan(wait)) continue;
-        jobs.push_back({wait, q[k][i][0], q[k][i][1], q[k][i][2]});
+        jobs.push_back({wait, q[k][i][0], q[k][i][1], q[k][i][2], std::uint64_t{w} << 32 | i});
         exact += wait;
         pred += std::expm1(std::max(0.0f, q[k][i][1]));
         n += 1;
@@ -281,6 +283,8 @@ std::string result_json(const EvalResult& r) {
       {"coverage80", j.coverage80},
       {"mae_hours_longest10", j.mae_hours_longest10},
       {"mae_hours_shortest10", j.mae_hours_shortest10},
+      {"setting_variance_share", j.setting_variance_share},
+      {"r2_setting_effect", j.r2_setting_effect},
       {"mean_wait_mape_pct", g.mean_abs_pct_error},
       {"spearman_mean_wait", g.spearman},
       {"kendall_mean_wait", g.kendall},
@@ -295,9 +299,11 @@ void print_result(const std::string& name, const EvalResult& r) {
   std::cout << fmt::format(
       "{:<12} jobs {:>7}  MAE {:.3f} h  RMSE {:.3f} h  R² {:.3f} (log {:.3f})  MSE log10 {:.4f}  80% coverage "
       "{:.3f}\n{:<12} MAE longest 10% {:.3f} h, shortest 10% {:.3f} h; mean-wait error {:.2f}%; Spearman {:.3f}, "
-      "Kendall {:.3f} (pooled Spearman {:.3f})\n",
+      "Kendall {:.3f} (pooled Spearman {:.3f})\n{:<12} setting effect: R² {:.3f} of each job's moves between settings "
+      "(the settings hold {:.1f}% of the variance of log wait)\n",
       name, j.jobs, j.mae_hours, j.rmse_hours, j.r2_hours, j.r2_log, j.mse_log10, j.coverage80, "",
-      j.mae_hours_longest10, j.mae_hours_shortest10, g.mean_abs_pct_error, g.spearman, g.kendall, g.spearman_pooled);
+      j.mae_hours_longest10, j.mae_hours_shortest10, g.mean_abs_pct_error, g.spearman, g.kendall, g.spearman_pooled, "",
+      j.r2_setting_effect, 100.0 * j.setting_variance_share);
 }
 
 int eval(const Args& args) {

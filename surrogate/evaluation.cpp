@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <tuple>
 
 namespace slurmtwin::surrogate {
 namespace {
@@ -46,6 +47,35 @@ double r_squared(const std::vector<double>& exact, const std::vector<double>& pr
     ss_tot += (exact[i] - mean) * (exact[i] - mean);
   }
   return ss_tot > 0 ? 1.0 - ss_res / ss_tot : kNaN;
+}
+
+// JobErrors::setting_variance_share and r2_setting_effect (exact_log, pred_log: log1p waits per job).
+void setting_effect(const std::vector<JobPrediction>& jobs, const std::vector<double>& exact_log,
+                    const std::vector<double>& pred_log, JobErrors& e) {
+  std::map<std::uint64_t, std::tuple<double, double, double>> groups;  // sum of exact, of predicted, count
+  for (std::size_t k = 0; k < jobs.size(); ++k)
+    if (jobs[k].group != JobPrediction::kNoGroup) {
+      auto& [se, sp, n] = groups[jobs[k].group];
+      se += exact_log[k];
+      sp += pred_log[k];
+      n += 1;
+    }
+  std::vector<std::size_t> members;  // the jobs of groups with two or more
+  for (std::size_t k = 0; k < jobs.size(); ++k)
+    if (const auto it = groups.find(jobs[k].group); it != groups.end() && std::get<2>(it->second) >= 2)
+      members.push_back(k);
+  double mean = 0;
+  for (auto k : members) mean += exact_log[k] / static_cast<double>(members.size());
+  double within = 0, total = 0, residual = 0;
+  for (auto k : members) {
+    const auto& [se, sp, n] = groups.at(jobs[k].group);
+    const double de = exact_log[k] - se / n, dp = pred_log[k] - sp / n;
+    within += de * de;
+    residual += (de - dp) * (de - dp);
+    total += (exact_log[k] - mean) * (exact_log[k] - mean);
+  }
+  e.setting_variance_share = total > 0 ? within / total : kNaN;
+  e.r2_setting_effect = within > 0 ? 1.0 - residual / within : kNaN;
 }
 
 }  // namespace
@@ -113,6 +143,7 @@ JobErrors job_errors(const std::vector<JobPrediction>& jobs) {
   }
   e.mae_hours_shortest10 = lo / static_cast<double>(tenth);
   e.mae_hours_longest10 = hi / static_cast<double>(tenth);
+  setting_effect(jobs, exact_log, pred_log, e);
   return e;
 }
 

@@ -2,6 +2,7 @@
 // Accuracy figures of a surrogate against the exact simulator (or recorded waits): per-job errors,
 // interval coverage, per-setting aggregate errors and how well the surrogate ranks settings.
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ double kendall_tau(const std::vector<double>& a, const std::vector<double>& b);
 struct JobPrediction {
   double exact = 0;
   double q10 = 0, q50 = 0, q90 = 0;
+  /// The same job under other settings shares a group (e.g. window and token); kNoGroup: ungrouped.
+  std::uint64_t group = kNoGroup;
+  static constexpr std::uint64_t kNoGroup = ~std::uint64_t{0};
 };
 
 struct JobErrors {
@@ -27,6 +31,12 @@ struct JobErrors {
   double coverage80 = 0;     // share of jobs whose exact wait lies in [q10, q90]
   double mae_hours_longest10 = 0;   // MAE over the 10% of jobs with the longest exact waits
   double mae_hours_shortest10 = 0;  // and the 10% with the shortest
+  /// How each job's log1p(wait) moves from setting to setting, over the groups with two or more members
+  /// (NaN without): the share of the variance of log1p(wait) that lies within groups (what the settings
+  /// change, not which job it is), and the R² of the predicted moves (each group's exact and predicted
+  /// values less their own group means). Ranking settings asks for the second to be high.
+  double setting_variance_share = 0;
+  double r2_setting_effect = 0;
 };
 JobErrors job_errors(const std::vector<JobPrediction>& jobs);
 

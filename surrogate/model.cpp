@@ -415,6 +415,17 @@ struct Surrogate::Impl {
     }
     return total;
   }
+
+  // TrainOptions::within_weight: the squared error of each job's median moves between the step's
+  // settings (its exact and predicted values less their own means over the settings where it started).
+  static Tensor within_loss(const Tensor& q, const Tensor& y, const Tensor& mask) {
+    const Tensor m = mask.to(y.scalar_type());
+    const Tensor count = m.sum(1, /*keepdim=*/true);  // [r, 1]
+    const Tensor pred = q.select(-1, 1);
+    const Tensor e = (pred - (pred * m).sum(1, true) / count.clamp_min(1)) - (y - (y * m).sum(1, true) / count.clamp_min(1));
+    const Tensor use = m * (count >= 2).to(m.scalar_type());
+    return (e * e * use).sum() / use.sum().clamp_min(1);
+  }
 };
 
 Surrogate::Surrogate() : impl_(std::make_unique<Impl>()) {}
@@ -519,7 +530,8 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
     for (auto w : val_windows) {
       auto [y, mask] = m.targets(d, w, val_settings);
       if (mask.sum().item<std::int64_t>() == 0) continue;
-      sum += m.loss(forward(w, val_settings), y, mask, o.loss).item<double>();
+      const Tensor q = forward(w, val_settings);
+      sum += (m.loss(q, y, mask, o.loss) + o.within_weight * Impl::within_loss(q, y, mask)).item<double>();
     }
     m.net->train();
     return sum / static_cast<double>(val_windows.size());
@@ -548,7 +560,9 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
     auto [y, mask] = m.targets(d, w, settings);
     if (mask.sum().item<std::int64_t>() == 0) continue;
     opt.zero_grad();
-    Tensor l = m.loss(forward(w, settings), y, mask, o.loss);
+    const Tensor q = forward(w, settings);
+    Tensor l = m.loss(q, y, mask, o.loss);
+    if (o.within_weight > 0) l = l + o.within_weight * Impl::within_loss(q, y, mask);
     l.backward();
     torch::nn::utils::clip_grad_norm_(m.net->parameters(), 1.0);
     opt.step();

@@ -67,6 +67,10 @@ struct TrainOptions {
   /// After training, the 10/90% interval is widened (or narrowed) by one shift in log1p(wait s) so that
   /// it holds this share of the validation targets (conformalized quantile regression); 0: no shift.
   double conformal_coverage = 0.8;
+  /// Weight of a second loss on how each job's median moves between the step's settings (its values
+  /// less their mean over the settings): the settings hold a few % of the variance of log wait, which the
+  /// per-job loss can ignore, and ranking settings needs exactly those moves. 0 = off.
+  double within_weight = 0;
   /// Checked once per step (e.g. a SIGINT flag): when it returns true, training stops before the
   /// next step and TrainReport::stopped is set; the model then holds the best weights so far.
   std::function<bool()> stop;

@@ -33,9 +33,10 @@ std::size_t column(const FeatureSchema& s, const std::string& name) {
 }
 
 // A hand-made dataset whose log1p(wait) is a known function of two features and the setting:
-// y = 2 + x0 + slope * s * x1 (x0, x1 uniform in [0, 1], s = the one axis, encoded in [0, 1]).
+// y = 2 + x0 + slope * s * x1 + hidden * z (x0, x1, z uniform in [0, 1], s = the one axis, encoded in
+// [0, 1]; z is each job's own and not among its features: a part of the wait no model can learn).
 SurrogateDataset synthetic_dataset(std::size_t windows, std::size_t jobs, std::size_t settings,
-                                   double slope = 2.0) {
+                                   double slope = 2.0, double hidden = 0.0) {
   SurrogateDataset d;
   d.trace_fingerprint = "synthetic";
   d.schema.numeric = {"x0", "x1", "noise"};
@@ -54,7 +55,7 @@ SurrogateDataset synthetic_dataset(std::size_t windows, std::size_t jobs, std::s
     t.t0 = static_cast<std::int64_t>(w) * 1000;
     std::vector<float> waits(jobs * settings);
     for (std::size_t i = 0; i < jobs; ++i) {
-      const float x0 = u(rng), x1 = u(rng);
+      const float x0 = u(rng), x1 = u(rng), z = hidden > 0 ? u(rng) : 0.0f;
       t.numeric.insert(t.numeric.end(), {x0, x1, u(rng)});
       t.user.push_back(static_cast<std::int64_t>(i % 8));
       t.account.push_back(static_cast<std::int64_t>(i % 4));
@@ -64,7 +65,7 @@ SurrogateDataset synthetic_dataset(std::size_t windows, std::size_t jobs, std::s
       t.job_index.push_back(static_cast<std::uint32_t>(i));
       for (std::size_t s = 0; s < settings; ++s) {
         const double enc = d.axes[0].encode(d.settings[s][0]);
-        waits[s * jobs + i] = t.target[i] ? static_cast<float>(std::expm1(2 + x0 + slope * enc * x1))
+        waits[s * jobs + i] = t.target[i] ? static_cast<float>(std::expm1(2 + x0 + slope * enc * x1 + hidden * z))
                                           : std::numeric_limits<float>::quiet_NaN();
       }
     }
@@ -116,6 +117,19 @@ TEST_CASE("per-job errors and interval coverage") {
   CHECK(e.mse_log10 == doctest::Approx(std::pow(std::log10(2.0), 2) / 2).epsilon(1e-9));
   CHECK(e.mae_hours_longest10 == doctest::Approx(1.0));  // 10% of 2 jobs rounds up to one: the 2 h job
   CHECK(e.mae_hours_shortest10 == doctest::Approx(0.0));
+  CHECK(std::isnan(e.r2_setting_effect));  // no groups: no setting effect to score
+
+  // The setting effect, in log1p units: job A waits 1 and 3 under two settings (moves -1, +1 about its
+  // mean), predicted 1.5 and 2.5 (moves -0.5, +0.5); job B waits 5 under both, predicted 5 and 5; job C
+  // has one setting only and an ungrouped job counts nowhere. Within-job variance 1 + 1 = 2 of a total
+  // 2.5² + 0.5² + 1.5² + 1.5² = 11 about the mean 3.5; squared error of the moves 0.25 + 0.25 = 0.5.
+  auto at = [](std::uint64_t group, double exact_log, double pred_log) {
+    return JobPrediction{std::expm1(exact_log), pred_log - 1, pred_log, pred_log + 1, group};
+  };
+  const auto s = job_errors({at(0, 1, 1.5), at(0, 3, 2.5), at(1, 5, 5), at(1, 5, 5), at(2, 7, 1),
+                             at(JobPrediction::kNoGroup, 2, 0)});
+  CHECK(s.setting_variance_share == doctest::Approx(2.0 / 11.0));
+  CHECK(s.r2_setting_effect == doctest::Approx(1.0 - 0.5 / 2.0));
 
   // Two windows, three settings: the prediction keeps the order in window 0 and reverses it in window 1.
   const auto r = ranking_errors({{0, 0, 100, 110},
@@ -409,6 +423,53 @@ TEST_CASE("the ridge baseline recovers a linear model with a setting interaction
     worst = std::max(worst, std::abs(q[i][1] - std::log1p(static_cast<double>(d.waits[3][4 * 64 + i]))));
   }
   CHECK(worst < 0.01);
+}
+
+TEST_CASE("the loss on each job's moves between settings teaches the setting effect that the per-job loss misses") {
+  // Most of each job's wait is its own hidden part (amplitude 6, not among the features); the setting
+  // moves it by 0.5 * s * x1 at most. The per-job loss spends the steps on the part it cannot learn; the
+  // loss on moves between settings sees only the setting effect.
+  Surrogate::set_threads(1);
+  const auto d = synthetic_dataset(6, 32, 6, 0.5, 6.0);
+  Split split;
+  split.train_windows = {0, 1, 2, 3};
+  split.val_windows = {4};
+  split.test_windows = {5};
+  split.train_settings = {0, 1, 3, 5};
+  split.val_settings = split.test_settings = {2, 4};
+  ModelConfig c;
+  c.d_model = 16;
+  c.heads = 2;
+  c.encoder_layers = 1;
+  c.competition_heads = 0;
+  c.ffn = 32;
+  c.dropout = 0;
+  TrainOptions o;
+  o.steps = 400;
+  o.warmup = 20;
+  o.eval_every = 50;
+  o.patience = 100;
+  o.lr = 5e-3;
+  o.threads = 1;
+  o.device = "cpu";
+  auto setting_effect_r2 = [&](double within_weight) {
+    o.within_weight = within_weight;
+    Surrogate m(d, split.train_windows, c, 3);
+    m.train(d, split, o);
+    const auto q = m.predict(d.windows[5], {d.encoded_setting(2), d.encoded_setting(4)});
+    std::vector<JobPrediction> jobs;
+    for (std::size_t k = 0; k < 2; ++k)
+      for (std::size_t i = 0; i < 32; ++i)
+        if (d.windows[5].target[i])
+          jobs.push_back({d.waits[5][(k == 0 ? 2 : 4) * 32 + i], q[k][i][0], q[k][i][1], q[k][i][2], i});
+    const auto e = job_errors(jobs);
+    CHECK(e.setting_variance_share < 0.05);  // the setting effect is a small part of the variance
+    return e.r2_setting_effect;
+  };
+  const double plain = setting_effect_r2(0), with_moves = setting_effect_r2(10);
+  MESSAGE("R² of the setting effect on held-out data: ", plain, " per-job loss only, ", with_moves, " with moves");
+  CHECK(with_moves > 0.7);
+  CHECK(with_moves > plain + 0.3);
 }
 
 TEST_CASE("the transformer learns a setting-dependent wait, and its checkpoint round-trips") {

@@ -174,21 +174,24 @@ struct NetImpl : nn::Module {
       // sum_j comp[i, j] * sigmoid(p_j - p_i).
       Tensor pr = comp_p(x).permute({1, 2, 0});  // [S, H, n]
       if (prior_scale.defined() && prior.defined()) pr = pr + prior_scale.view({1, -1, 1}) * prior.unsqueeze(1);
-      Tensor pr_rows = pr.index_select(2, rows), comp_rows = comp.index_select(1, rows);  // [S, H, r], [H, r, n]
+      Tensor pr_rows = pr.index_select(2, rows);      // [S, H, r]
+      Tensor comp_rows = comp.index_select(1, rows);  // [H, r, n]
       Tensor c;
       if (torch::GradMode::is_enabled()) {
         Tensor outrank = torch::sigmoid(pr.unsqueeze(2) - pr_rows.unsqueeze(3));  // [S, H, r(i), n(j)]
-        c = (outrank * comp_rows.unsqueeze(0)).sum(-1);                            // [S, H, r]
+        c = (outrank * comp_rows.unsqueeze(0)).sum(-1);                           // [S, H, r]
       } else {
         // Inference: the same sum in blocks of rows i, so that the [S, H, block, n] temporaries (about
         // 2 MiB) stay in cache instead of streaming S·H·r·n floats through memory several times.
         const std::int64_t n = pr.size(2), r = pr_rows.size(2);
-        const std::int64_t block = std::max<std::int64_t>(1, (std::int64_t{1} << 19) / std::max<std::int64_t>(1, s * comp_heads * n));
+        const std::int64_t block = std::max<std::int64_t>(
+            1, (std::int64_t{1} << 19) / std::max<std::int64_t>(1, s * comp_heads * n));
         std::vector<Tensor> blocks;
         for (std::int64_t i0 = 0; i0 < r; i0 += block) {
           const std::int64_t len = std::min(block, r - i0);
-          Tensor outrank = torch::sigmoid(pr.unsqueeze(2) - pr_rows.narrow(2, i0, len).unsqueeze(3));  // [S, H, len, n]
-          blocks.push_back((outrank * comp_rows.narrow(1, i0, len).unsqueeze(0)).sum(-1));           // [S, H, len]
+          Tensor outrank =
+              torch::sigmoid(pr.unsqueeze(2) - pr_rows.narrow(2, i0, len).unsqueeze(3));    // [S, H, len, n]
+          blocks.push_back((outrank * comp_rows.narrow(1, i0, len).unsqueeze(0)).sum(-1));  // [S, H, len]
         }
         c = torch::cat(blocks, 2);
       }
@@ -422,7 +425,8 @@ struct Surrogate::Impl {
     const Tensor m = mask.to(y.scalar_type());
     const Tensor count = m.sum(1, /*keepdim=*/true);  // [r, 1]
     const Tensor pred = q.select(-1, 1);
-    const Tensor e = (pred - (pred * m).sum(1, true) / count.clamp_min(1)) - (y - (y * m).sum(1, true) / count.clamp_min(1));
+    const Tensor e = (pred - (pred * m).sum(1, true) / count.clamp_min(1)) -
+                     (y - (y * m).sum(1, true) / count.clamp_min(1));
     const Tensor use = m * (count >= 2).to(m.scalar_type());
     return (e * e * use).sum() / use.sum().clamp_min(1);
   }

@@ -65,8 +65,9 @@ SurrogateDataset synthetic_dataset(std::size_t windows, std::size_t jobs, std::s
       t.job_index.push_back(static_cast<std::uint32_t>(i));
       for (std::size_t s = 0; s < settings; ++s) {
         const double enc = d.axes[0].encode(d.settings[s][0]);
-        waits[s * jobs + i] = t.target[i] ? static_cast<float>(std::expm1(2 + x0 + slope * enc * x1 + hidden * z))
-                                          : std::numeric_limits<float>::quiet_NaN();
+        waits[s * jobs + i] = t.target[i]
+                                  ? static_cast<float>(std::expm1(2 + x0 + slope * enc * x1 + hidden * z))
+                                  : std::numeric_limits<float>::quiet_NaN();
       }
     }
     d.windows.push_back(std::move(t));
@@ -79,6 +80,37 @@ std::string temp_path(const std::string& name) {
   return (testing::scratch_dir("surrogate") / name).string();
 }
 
+// The small problem the training tests share: six windows of synthetic_dataset(), four train windows ×
+// four settings, window 4 validates and window 5 tests on settings 2 and 4.
+Split small_split() {
+  Split split;
+  split.train_windows = {0, 1, 2, 3};
+  split.val_windows = {4};
+  split.test_windows = {5};
+  split.train_settings = {0, 1, 3, 5};
+  split.val_settings = split.test_settings = {2, 4};
+  return split;
+}
+ModelConfig small_model() {
+  ModelConfig c;
+  c.d_model = 16;
+  c.heads = 2;
+  c.encoder_layers = 1;
+  c.ffn = 32;
+  c.dropout = 0;
+  return c;
+}
+TrainOptions quick_training(std::int64_t steps) {
+  TrainOptions o;
+  o.steps = steps;
+  o.warmup = 20;
+  o.eval_every = 50;
+  o.patience = 100;
+  o.lr = 5e-3;
+  o.threads = 1;
+  o.device = "cpu";
+  return o;
+}
 
 // Two predictions of `w` agree bit for bit on its target jobs, and both leave its context jobs
 // unpredicted (NaN).
@@ -425,33 +457,17 @@ TEST_CASE("the ridge baseline recovers a linear model with a setting interaction
   CHECK(worst < 0.01);
 }
 
-TEST_CASE("the loss on each job's moves between settings teaches the setting effect that the per-job loss misses") {
+TEST_CASE(
+    "the loss on each job's moves between settings teaches the setting effect that the per-job loss misses") {
   // Most of each job's wait is its own hidden part (amplitude 6, not among the features); the setting
   // moves it by 0.5 * s * x1 at most. The per-job loss spends the steps on the part it cannot learn; the
   // loss on moves between settings sees only the setting effect.
   Surrogate::set_threads(1);
   const auto d = synthetic_dataset(6, 32, 6, 0.5, 6.0);
-  Split split;
-  split.train_windows = {0, 1, 2, 3};
-  split.val_windows = {4};
-  split.test_windows = {5};
-  split.train_settings = {0, 1, 3, 5};
-  split.val_settings = split.test_settings = {2, 4};
-  ModelConfig c;
-  c.d_model = 16;
-  c.heads = 2;
-  c.encoder_layers = 1;
+  const Split split = small_split();
+  ModelConfig c = small_model();
   c.competition_heads = 0;
-  c.ffn = 32;
-  c.dropout = 0;
-  TrainOptions o;
-  o.steps = 400;
-  o.warmup = 20;
-  o.eval_every = 50;
-  o.patience = 100;
-  o.lr = 5e-3;
-  o.threads = 1;
-  o.device = "cpu";
+  TrainOptions o = quick_training(400);
   auto setting_effect_r2 = [&](double within_weight) {
     o.within_weight = within_weight;
     Surrogate m(d, split.train_windows, c, 3);
@@ -467,7 +483,8 @@ TEST_CASE("the loss on each job's moves between settings teaches the setting eff
     return e.r2_setting_effect;
   };
   const double plain = setting_effect_r2(0), with_moves = setting_effect_r2(10);
-  MESSAGE("R² of the setting effect on held-out data: ", plain, " per-job loss only, ", with_moves, " with moves");
+  MESSAGE("R² of the setting effect on held-out data: ", plain, " per-job loss only, ", with_moves,
+          " with moves");
   CHECK(with_moves > 0.7);
   CHECK(with_moves > plain + 0.3);
 }
@@ -475,27 +492,11 @@ TEST_CASE("the loss on each job's moves between settings teaches the setting eff
 TEST_CASE("the transformer learns a setting-dependent wait, and its checkpoint round-trips") {
   Surrogate::set_threads(1);
   const auto d = synthetic_dataset(6, 32, 6);
-  Split split;
-  split.train_windows = {0, 1, 2, 3};
-  split.val_windows = {4};
-  split.test_windows = {5};
-  split.train_settings = {0, 1, 3, 5};
-  split.val_settings = split.test_settings = {2, 4};
-  ModelConfig c;
-  c.d_model = 16;
-  c.heads = 2;
-  c.encoder_layers = 1;
+  const Split split = small_split();
+  ModelConfig c = small_model();
   c.conditioned_layers = 1;
-  c.ffn = 32;
-  c.dropout = 0;
-  TrainOptions o;
-  o.steps = 300;
-  o.warmup = 20;
-  o.eval_every = 50;
-  o.patience = 100;
-  o.lr = 5e-3;
-  o.threads = 1;
-  o.device = "cpu";
+  c.competition_heads = 4;
+  TrainOptions o = quick_training(300);
 
   auto r2_on_test = [&](const Surrogate& m) {
     std::vector<JobPrediction> jobs;

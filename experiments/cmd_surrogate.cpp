@@ -356,10 +356,11 @@ int eval(const Args& args) {
   // prediction for no settings), then the conditioned part per setting (timed on a batch of kSweepBatch
   // settings, the part's own cycled, less the encoder). The least of three passes: timing noise only adds.
   constexpr std::size_t kSweepBatch = 64;
-  double encoder_s = std::numeric_limits<double>::infinity(), batch_s = encoder_s;
-  {
+  double encoder_s = 0, batch_s = 0;
+  if (!settings.empty()) {
     std::vector<std::vector<float>> batch;
     for (std::size_t k = 0; k < kSweepBatch; ++k) batch.push_back(encoded[settings[k % settings.size()]]);
+    encoder_s = batch_s = std::numeric_limits<double>::infinity();
     for (int pass = 0; pass < 3; ++pass) {
       double enc = 0, all = 0;
       for (auto w : windows) {

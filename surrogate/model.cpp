@@ -29,8 +29,8 @@ using torch::Tensor;
 constexpr char kMagic[8] = {'S', 'T', 'W', 'S', 'U', 'R', 'C', 'K'};
 constexpr const char* kWhat = "surrogate checkpoint";
 constexpr std::array<float, 3> kTaus = {0.1f, 0.5f, 0.9f};
-constexpr std::int64_t kKeyWidth = 16;
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();  // query/key width of each competition head
+constexpr std::int64_t kKeyWidth = 16;  // query/key width of each competition head
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 // A pre-norm transformer block; with `film` ([N, 4d]: scale and shift of each sub-layer's input) it is
 // conditioned on the setting.

@@ -158,15 +158,15 @@ struct NetImpl : nn::Module {
     Tensor film = setting_mlp->forward(settings);  // [S, d * (4L + 2)]
     auto parts = film.split(4 * d, -1);
     auto gb = film.narrow(-1, film.size(-1) - 2 * d, 2 * d).unsqueeze(0).chunk(2, -1);
-    Tensor x;  // [n, S, d]: every token, FiLM-conditioned
-    if (conditioned->size() == 0) {
-      x = head_ln(h) * (1 + gb[0]) + gb[1];  // the norm is setting-independent: once, not per setting
-    } else {
+    // Without conditioned blocks the tokens stay [n, 1, d] up to the FiLM, so the norm runs once, not per
+    // setting; the FiLM broadcasts them to [n, S, d].
+    Tensor x = h;
+    if (!conditioned->is_empty()) {
       x = h.expand({h.size(0), s, d});
       std::size_t k = 0;
       for (const auto& m : *conditioned) x = m->as<BlockImpl>()->forward(x, parts[k++]);
-      x = head_ln(x) * (1 + gb[0]) + gb[1];
     }
+    x = head_ln(x) * (1 + gb[0]) + gb[1];  // [n, S, d]: every token, FiLM-conditioned
     Tensor xr = x.index_select(0, rows);  // [r, S, d]
     if (comp_heads > 0) {
       // Each job's priority under this setting, one scalar per head; then how much of the competition

@@ -121,8 +121,6 @@ std::vector<std::uint32_t> Dependencies::dependents(std::uint32_t job) const {
   if (!graph_) return out;
   for (auto [e, end] = boost::out_edges(job, graph_->g); e != end; ++e)
     out.push_back(static_cast<std::uint32_t>(boost::target(*e, graph_->g)));
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

@@ -52,7 +52,8 @@ class Dependencies {
   /// The job's dependency at state.now. kWaiting with `retry_at` set (else kUnsetTime): an `after+MIN`
   /// term that will hold by then if nothing else changes.
   DependencyStatus test(const SimState& state, std::uint32_t job, Seconds& retry_at) const;
-  /// Jobs whose dependency names job `job` (to test again when it starts or ends).
+  /// Jobs whose dependency names job `job` (to test again when it starts or ends), once per term that
+  /// names it: the controller sorts and dedupes what it retests.
   std::vector<std::uint32_t> dependents(std::uint32_t job) const;
   /// Singleton jobs of the same user and name as `job` (to test again when it ends).
   const std::vector<std::uint32_t>& singletons_like(std::uint32_t job) const;

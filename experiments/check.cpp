@@ -104,7 +104,7 @@ CheckScenario parse_scenario(const YamlReader& r, const YAML::Node& n, const Tol
   if (const auto settings = n["settings"]; settings) {
     if (!settings.IsMap()) r.fail(settings, "settings", "expected a map of setting: value");
     for (const auto& kv : settings) {
-      const auto name = kv.first.as<std::string>();
+      const auto name = r.key(kv.first, "settings");
       bool integer = true;
       if (!setting_is_known(name, integer))
         r.fail(kv.first, name, "unknown setting (see docs/sweeps.md for the settings that may be set)");
@@ -122,7 +122,7 @@ CheckScenario parse_scenario(const YamlReader& r, const YAML::Node& n, const Tol
     r.fail(metrics, "metrics", "expected a non-empty map of metric: {rel, abs, goal}");
   for (const auto& kv : metrics) {
     CheckMetric m;
-    m.metric = kv.first.as<std::string>();
+    m.metric = r.key(kv.first, "metrics");
     m.line = YamlReader::line_of(kv.first);
     if (!metric_is_known(m.metric))
       r.fail(kv.first, m.metric, "unknown metric (see docs/sweeps.md, Metrics)");
@@ -264,14 +264,16 @@ Baseline parse_baseline(const std::string& content, const std::string& file_name
   if (!scenarios || scenarios.IsNull()) return b;
   if (!scenarios.IsMap()) r.fail(scenarios, "scenarios", "expected a map of scenario name -> entry");
   for (const auto& kv : scenarios) {
-    const auto name = kv.first.as<std::string>();
+    const auto name = r.key(kv.first, "scenarios");
     r.check_map(kv.second, name, {"inputs", "metrics"});
     BaselineEntry e;
     if (kv.second["inputs"]) e.inputs_key = r.str(kv.second["inputs"], "inputs");
     if (const auto m = kv.second["metrics"]; m) {
       if (!m.IsMap()) r.fail(m, "metrics", "expected a map of metric -> value");
-      for (const auto& mv : m)
-        e.metrics[mv.first.as<std::string>()] = r.number(mv.second, mv.first.as<std::string>());
+      for (const auto& mv : m) {
+        const auto metric = r.key(mv.first, "metrics");
+        e.metrics[metric] = r.number(mv.second, metric);
+      }
     }
     b[name] = std::move(e);
   }

@@ -299,8 +299,7 @@ SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_n
     r.fail(params, "parameters", "expected a non-empty map of settings");
   for (const auto& kv : params) {
     SweepParameter p;
-    if (!kv.first.IsScalar()) r.fail(kv.first, "parameters", "a setting name must be a plain name");
-    p.name = kv.first.as<std::string>();
+    p.name = r.key(kv.first, "parameters");
     p.line = r.line_of(kv.first);
     if (!setting_is_known(p.name, p.integer))
       r.fail(kv.first, p.name, "unknown setting (see docs/sweeps.md for the settings a sweep may vary)");

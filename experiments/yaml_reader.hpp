@@ -31,10 +31,14 @@ class YamlReader {
   void check_map(const YAML::Node& n, std::string_view key, const std::set<std::string>& allowed) const {
     if (!n.IsMap()) fail(n, key, "expected a map");
     for (const auto& kv : n) {
-      if (!kv.first.IsScalar()) fail(kv.first, key, "a key must be a plain name");  // as<string> would throw
-      const auto k = kv.first.as<std::string>();
+      const auto k = this->key(kv.first, key);
       if (!allowed.count(k)) fail(kv.first, k, fmt::format("unknown key in {}", key));
     }
+  }
+  /// A map key: a plain name (YAML also allows a list or a map as a key, "? - a").
+  std::string key(const YAML::Node& n, std::string_view what) const {
+    if (!n.IsScalar()) fail(n, what, "a key must be a plain name");
+    return n.Scalar();
   }
   std::string str(const YAML::Node& n, std::string_view key) const {
     if (!n.IsScalar()) fail(n, key, "expected a string");

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "experiments/check.hpp"
 #include "experiments/sweep_spec.hpp"
 #include "surrogate/dataset.hpp"
 #include "surrogate/model.hpp"
@@ -138,6 +139,35 @@ TEST_CASE("fuzz regression: a sweep spec with a non-scalar key names its line in
   } catch (const InputError& e) {
     CHECK(e.line() == 2);
     CHECK(std::string(e.what()).find("plain name") != std::string::npos);
+  }
+}
+
+TEST_CASE("fuzz regression: a site YAML or check suite with a non-scalar key names its line") {
+  // Found by fuzz_site_yaml in CI: '? - names: ...' makes a map key that is a sequence; the site
+  // reader's key check called as<string> on it, and YAML::TypedBadConversion ended the process.
+  try {
+    parse_site_yaml("cluster_name: twin\n? - names: c1\n", "site.yaml");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(e.line() == 2);
+    CHECK(e.field() == "site");
+    CHECK(std::string(e.what()).find("plain name") != std::string::npos);
+  }
+  try {
+    parse_site_yaml("cluster_name: twin\nnodes:\n  - names: c1\n    ? [cpus]\n    : 4\n", "site.yaml");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(e.line() == 4);
+    CHECK(e.field() == "nodes");
+  }
+  // The check suite's own key reads (settings, metrics, baseline scenarios) go through the same check.
+  try {
+    cli::parse_check_suite("scenarios:\n  - name: a\n    metrics:\n      ? [wait_mean]\n      : {}\n",
+                           "checks.yaml");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(e.line() == 4);
+    CHECK(e.field() == "metrics");
   }
 }
 

@@ -297,9 +297,15 @@ class Reader {
   void check_map(const YAML::Node& n, std::string_view what, const std::set<std::string>& allowed) const {
     if (!n.IsMap()) fail(n, what, "expected a map");
     for (const auto& kv : n) {
-      const auto key = kv.first.as<std::string>();
-      if (!allowed.count(key)) fail(kv.first, key, fmt::format("unknown key in {}", what));
+      const auto k = key(kv.first, what);
+      if (!allowed.count(k)) fail(kv.first, k, fmt::format("unknown key in {}", what));
     }
+  }
+
+  /// A map key: a plain name (YAML also allows a list or a map as a key, "? - a").
+  std::string key(const YAML::Node& n, std::string_view what) const {
+    if (!n.IsScalar()) fail(n, what, "a key must be a plain name");
+    return n.Scalar();
   }
 
   std::string scalar(const YAML::Node& n, std::string_view key) const {
@@ -378,7 +384,7 @@ class Reader {
     Limits l;
     constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
     for (const auto& kv : n) {
-      const auto key = kv.first.as<std::string>();
+      const auto key = kv.first.Scalar();
       const auto& v = kv.second;
       if (key == "grp_tres")
         l.grp_tres = counts(v, key);
@@ -426,7 +432,7 @@ std::vector<Node> read_nodes(const Reader& r, const YAML::Node& seq) {
     const auto names_node = required(r, m, "names");
     Node n;
     for (const auto& kv : m) {
-      const auto key = kv.first.as<std::string>();
+      const auto key = kv.first.Scalar();
       const auto& v = kv.second;
       if (key == "cpus")
         n.cpus = static_cast<std::uint32_t>(r.integer(v, key, 1, kU32));
@@ -530,7 +536,7 @@ std::vector<Partition> read_partitions(const Reader& r, const YAML::Node& seq) {
     Partition p;
     p.name = r.scalar(required(r, m, "name"), "name");
     for (const auto& kv : m) {
-      const auto key = kv.first.as<std::string>();
+      const auto key = kv.first.Scalar();
       const auto& v = kv.second;
       if (key == "nodes") {
         try {
@@ -598,7 +604,7 @@ std::vector<Qos> read_qos(const Reader& r, const YAML::Node& seq) {
     Qos q;
     q.name = r.scalar(required(r, m, "name"), "name");
     for (const auto& kv : m) {
-      const auto key = kv.first.as<std::string>();
+      const auto key = kv.first.Scalar();
       const auto& v = kv.second;
       if (key == "priority")
         q.priority = static_cast<std::uint32_t>(r.integer(v, key, 0, kU32));
@@ -649,7 +655,7 @@ std::vector<Account> read_accounts(const Reader& r, const YAML::Node& seq) {
     a.name = r.scalar(required(r, m, "name"), "name");
     if (a.name == "root") a.parent = "";
     for (const auto& kv : m) {
-      const auto key = kv.first.as<std::string>();
+      const auto key = kv.first.Scalar();
       if (key == "parent")
         a.parent = r.scalar(kv.second, key);
       else
@@ -670,7 +676,7 @@ std::vector<UserAssoc> read_associations(const Reader& r, const YAML::Node& seq)
     a.user = r.scalar(required(r, m, "user"), "user");
     a.account = r.scalar(required(r, m, "account"), "account");
     for (const auto& kv : m) {
-      const auto key = kv.first.as<std::string>();
+      const auto key = kv.first.Scalar();
       if (key == "partition")
         a.partition = r.scalar(kv.second, key);
       else
@@ -725,7 +731,7 @@ SchedulerParameters read_params(const Reader& r, const YAML::Node& m) {
                "other"});
   SchedulerParameters p;
   for (const auto& kv : m) {
-    const auto key = kv.first.as<std::string>();
+    const auto key = kv.first.Scalar();
     const auto& v = kv.second;
     const auto u32 = [&] { return static_cast<std::uint32_t>(r.integer(v, key, 0, kU32)); };
     if (key == "default_queue_depth")
@@ -821,7 +827,7 @@ SchedulerSettings read_scheduler(const Reader& r, const YAML::Node& m) {
                "job_requeue"});
   SchedulerSettings s;
   for (const auto& kv : m) {
-    const auto key = kv.first.as<std::string>();
+    const auto key = kv.first.Scalar();
     const auto& v = kv.second;
     const auto u32 = [&] { return static_cast<std::uint32_t>(r.integer(v, key, 0, kU32)); };
     const auto set_of = [&] {
@@ -1005,7 +1011,7 @@ Site parse_site_yaml(std::string_view content, const std::string& file_name) {
   Site site;
   try {
     for (const auto& kv : root) {
-      const auto key = kv.first.as<std::string>();
+      const auto key = kv.first.Scalar();
       const auto& v = kv.second;
       if (key == "cluster_name")
         site.cluster_name = r.scalar(v, key);

@@ -95,6 +95,9 @@ int dataset(const Args& args) {
       "its priority factors at submit); a sweep replays that setting once")(
       "schema-from", po::value<std::string>()->default_value(""),
       "use this checkpoint's feature schema (to fine-tune it on another trace)")(
+      "start-offset", po::value<Seconds>()->default_value(0),
+      "every replay's controller starts this many s before the first submit (the phase of its timers; "
+      "a dataset built with another offset is `eval --noise-floor`'s yardstick)")(
       "jobs,j", po::value<unsigned>()->default_value(std::max(1u, std::thread::hardware_concurrency())),
       "replays in parallel");
   add_site_options(o);
@@ -116,6 +119,8 @@ int dataset(const Args& args) {
   d.submit_time_only = vm["submit-time-only"].as<bool>();
   d.queue_state = vm["queue-state"].as<bool>();
   d.reference = vm["reference"].as<bool>();
+  d.start_offset = vm["start-offset"].as<Seconds>();
+  if (d.start_offset < 0) throw po::error("--start-offset must not be negative");
   d.threads = vm["jobs"].as<unsigned>();
   if (vm.count("param"))
     for (const auto& p : vm["param"].as<std::vector<std::string>>()) d.parameters.push_back(parse_param(p));
@@ -241,6 +246,7 @@ int train(const Args& args) {
 struct EvalResult {
   JobErrors jobs;
   RankingErrors ranking;
+  bool point = false;  // a point prediction (no interval): no coverage to report
 };
 
 template <class Predict>
@@ -282,7 +288,7 @@ std::string result_json(const EvalResult& r) {
       {"r2_hours", j.r2_hours},
       {"r2_log", j.r2_log},
       {"mse_log10", j.mse_log10},
-      {"coverage80", j.coverage80},
+      {"coverage80", r.point ? std::nan("") : j.coverage80},
       {"mae_hours_longest10", j.mae_hours_longest10},
       {"mae_hours_shortest10", j.mae_hours_shortest10},
       {"setting_variance_share", j.setting_variance_share},
@@ -300,9 +306,10 @@ void print_result(const std::string& name, const EvalResult& r) {
   const auto& g = r.ranking;
   std::cout << fmt::format(
       "{:<12} jobs {:>7}  MAE {:.3f} h  RMSE {:.3f} h  R² {:.3f} (log {:.3f})  MSE log10 {:.4f}  80% coverage "
-      "{:.3f}\n{:<12} MAE longest 10% {:.3f} h, shortest 10% {:.3f} h; mean-wait error {:.2f}%; Spearman {:.3f}, "
+      "{}\n{:<12} MAE longest 10% {:.3f} h, shortest 10% {:.3f} h; mean-wait error {:.2f}%; Spearman {:.3f}, "
       "Kendall {:.3f} (pooled Spearman {:.3f})\n",
-      name, j.jobs, j.mae_hours, j.rmse_hours, j.r2_hours, j.r2_log, j.mse_log10, j.coverage80, "",
+      name, j.jobs, j.mae_hours, j.rmse_hours, j.r2_hours, j.r2_log, j.mse_log10,
+      r.point ? "- (no interval)" : fmt::format("{:.3f}", j.coverage80), "",
       j.mae_hours_longest10, j.mae_hours_shortest10, g.mean_abs_pct_error, g.spearman, g.kendall, g.spearman_pooled);
   if (!std::isnan(j.r2_setting_effect))  // one setting (e.g. recorded waits): no moves between settings
     std::cout << fmt::format(
@@ -319,6 +326,10 @@ int eval(const Args& args) {
       "split", po::value<std::string>()->default_value("interleaved"), "held-out windows (as in train)")(
       "part", po::value<std::string>()->default_value("test"), "test, val or train windows × settings")(
       "no-baseline", po::bool_switch(), "skip the ridge baseline")(
+      "noise-floor", po::value<std::string>()->default_value(""),
+      "another dataset of the same trace, windows and settings whose site differs immaterially (e.g. "
+      "bf_interval a second longer): its exact waits are scored as predictions, the floor set by the "
+      "simulator's own sensitivity")(
       "json", po::value<std::string>()->default_value(""), "write the figures as JSON here")(
       "trace", po::value<std::vector<std::string>>()->multitoken(),
       "the dataset's trace, to time the exact replays of the same windows (default: the synthetic week)")(
@@ -395,6 +406,44 @@ int eval(const Args& args) {
     std::cout << fmt::format("ridge: {} columns, lambda {:g}; transformer / ridge MSE on log10 wait: {:.3f}\n",
                              ridge.columns(), ridge.lambda(), transformer.jobs.mse_log10 / baseline.jobs.mse_log10);
     json += fmt::format(", \"ridge\": {}", result_json(baseline));
+  }
+  // The baseline any surrogate must beat: each job's wait in the reference replay (the site's own
+  // setting, which a sweep runs anyway), whatever the setting. No interval (coverage means nothing).
+  const auto& cols = data.schema.numeric;
+  if (const auto ref = std::find(cols.begin(), cols.end(), "ref_log_wait"); ref != cols.end()) {
+    const auto col = static_cast<std::size_t>(ref - cols.begin());
+    auto copied = evaluate(data, windows, settings, [&](std::uint32_t w, const auto& ss) {
+      const auto& win = data.windows[w];
+      std::vector<std::array<float, 3>> q(win.jobs);
+      for (std::size_t i = 0; i < win.jobs; ++i) q[i].fill(win.numeric[i * cols.size() + col]);
+      return std::vector<std::vector<std::array<float, 3>>>(ss.size(), q);
+    });
+    copied.point = true;
+    print_result("reference", copied);
+    json += fmt::format(", \"reference\": {}", result_json(copied));
+  }
+  if (const auto& floor_file = vm["noise-floor"].as<std::string>(); !floor_file.empty()) {
+    const auto other = read_dataset(floor_file);
+    bool same = other.trace_fingerprint == data.trace_fingerprint && other.settings == data.settings &&
+                other.windows.size() == data.windows.size();
+    for (std::size_t w = 0; same && w < data.windows.size(); ++w)
+      same = other.windows[w].job_index == data.windows[w].job_index;
+    if (!same)
+      throw std::invalid_argument(floor_file + ": --noise-floor needs the same trace, windows and settings as " +
+                                  data_file);
+    auto floor = evaluate(data, windows, settings, [&](std::uint32_t w, const auto& ss) {
+      const auto jobs = data.windows[w].jobs;
+      std::vector<std::vector<std::array<float, 3>>> q(ss.size(), std::vector<std::array<float, 3>>(jobs));
+      for (std::size_t k = 0; k < ss.size(); ++k)
+        for (std::size_t i = 0; i < jobs; ++i) {
+          const float wait = other.waits[w][ss[k] * jobs + i];
+          q[k][i].fill(std::log1p(std::isnan(wait) ? 30.0f * 86400.0f : wait));  // never started: 30 days
+        }
+      return q;
+    });
+    floor.point = true;
+    print_result("noise floor", floor);
+    json += fmt::format(", \"noise_floor\": {}", result_json(floor));
   }
   const double evals = static_cast<double>(std::max<std::size_t>(surrogate_evals, 1));
   const double per_setting_ms = 1000.0 * surrogate_s / evals;

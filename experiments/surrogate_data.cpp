@@ -124,9 +124,11 @@ namespace {
 Seconds first_start(const sim::SimJob& j) { return j.past_runs.empty() ? j.start : j.past_runs.front().start; }
 }  // namespace
 
-std::vector<float> simulated_waits(const Site& site, const Trace& trace, const std::atomic<bool>* stop) {
+std::vector<float> simulated_waits(const Site& site, const Trace& trace, const std::atomic<bool>* stop,
+                                   Seconds start_offset) {
   ReplayOptions ro;
   ro.stop = stop;
+  ro.start_offset = start_offset;
   return replay_waits(run_replay(site, trace, ro), trace);
 }
 
@@ -165,9 +167,11 @@ surrogate::TraceContext surrogate_context(const Site& site, const Trace& trace, 
 
 namespace {
 // The exact replay of `site` as it is, with the factors the reference features need.
-ReplayResult reference_replay(const Site& site, const Trace& trace, const std::atomic<bool>* stop) {
+ReplayResult reference_replay(const Site& site, const Trace& trace, const std::atomic<bool>* stop,
+                              Seconds start_offset = 0) {
   ReplayOptions ro;
   ro.stop = stop;
+  ro.start_offset = start_offset;
   ro.submit_factors = true;
   return run_replay(site, trace, ro);
 }
@@ -233,7 +237,7 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
                                 "--window-replay");
   // The reference replay is the site's own setting, which is also the dataset's setting 0.
   std::optional<ReplayResult> reference;
-  if (d.schema.reference) reference.emplace(reference_replay(site, trace, o.stop));
+  if (d.schema.reference) reference.emplace(reference_replay(site, trace, o.stop, o.start_offset));
   const auto context = surrogate_context(site, trace, d.schema, reference ? &*reference : nullptr);
   if (o.schema && o.schema->submit_time_only != o.submit_time_only)
     throw std::invalid_argument("--submit-time-only must match the checkpoint's feature schema");
@@ -314,9 +318,9 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
       try {
         if (o.window_replay) {
           const std::size_t w = task / ns, s = task % ns;
-          store(w, s, simulated_waits(sites[s], window_traces[w], o.stop), false);
+          store(w, s, simulated_waits(sites[s], window_traces[w], o.stop, o.start_offset), false);
         } else {
-          const auto waits = simulated_waits(sites[task], trace, o.stop);
+          const auto waits = simulated_waits(sites[task], trace, o.stop, o.start_offset);
           for (std::size_t w = 0; w < nw; ++w) store(w, task, waits, true);
         }
         ++finished;

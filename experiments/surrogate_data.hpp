@@ -32,6 +32,8 @@ struct DatasetOptions {
   bool submit_time_only = false;  // no real runtimes among the features
   bool queue_state = false;       // recorded queue at submission among the features (real-wait mode)
   bool reference = false;         // features from an exact replay of the site's own setting (ReferenceRun)
+  Seconds start_offset = 0;  // every replay's controller starts this long before the first submit (s): it
+                             // moves the phase of every timer (backfill cycles, main passes, decay ticks)
   unsigned threads = 0;           // replays in parallel (0 = all cores)
   const surrogate::FeatureSchema* schema = nullptr;  // reuse a checkpoint's schema (fine-tuning)
   /// When set and raised (SIGINT), the replays stop at their next step of simulated time and
@@ -69,8 +71,8 @@ Trace sub_trace(const Trace& trace, const std::vector<std::uint32_t>& jobs);
 /// the start of the run that finished minus its (re)submission — a requeue resets Submit, as sacct
 /// shows — NaN for jobs that never started, in trace order. The sweeps' per-job waits and the surrogate
 /// engine's schedules use the same. A raised `stop` ends the replay with Interrupted.
-std::vector<float> simulated_waits(const Site& site, const Trace& trace,
-                                   const std::atomic<bool>* stop = nullptr);
+std::vector<float> simulated_waits(const Site& site, const Trace& trace, const std::atomic<bool>* stop = nullptr,
+                                   Seconds start_offset = 0);
 /// The same from a replay already made.
 std::vector<float> replay_waits(const ReplayResult& replay, const Trace& trace);
 

@@ -93,6 +93,47 @@ TEST_CASE("the default replay runs with invariants on and is byte-identical when
   CHECK(m.find(fmt::format("\"input\": {}", rows - 1)) != std::string::npos);
 }
 
+TEST_CASE("surrogate eval scores the reference replay and another timer phase as point predictions") {
+  const auto dir = slurmtwin::testing::scratch_dir("cli_surrogate_floor");
+  const auto path = [&](const char* name) { return (dir / name).string(); };
+  const std::string cut = "--window-jobs 64 --context-jobs 32 --max-windows 8 --settings 3 -j 2 --reference";
+  REQUIRE(run_cli(fmt::format("surrogate dataset {} -o {}", cut, path("d.stsd"))).code == 0);
+  // Offset 0 is the default; another offset starts slurmctld earlier, which moves every timer's phase.
+  REQUIRE(run_cli(fmt::format("surrogate dataset {} --start-offset 0 -o {}", cut, path("d0.stsd"))).code == 0);
+  CHECK(slurp(path("d.stsd")) == slurp(path("d0.stsd")));
+  REQUIRE(run_cli(fmt::format("surrogate dataset {} --start-offset 45 -o {}", cut, path("d45.stsd"))).code == 0);
+  CHECK(slurp(path("d.stsd")) != slurp(path("d45.stsd")));
+  CHECK(run_cli(fmt::format("surrogate dataset {} --start-offset -5 -o {}", cut, path("bad.stsd"))).code == 2);
+  REQUIRE(run_cli(fmt::format("surrogate train --data {} -o {} --steps 4 --eval-every 4 --d-model 16 --heads 2 "
+                              "--ffn 32 --threads 1",
+                              path("d.stsd"), path("m.ckpt")))
+              .code == 0);
+
+  // Against itself the floor is exact agreement; neither point prediction has an interval to cover.
+  const auto self = run_cli(fmt::format("surrogate eval --model {} --data {} --no-baseline --noise-floor {}",
+                                        path("m.ckpt"), path("d.stsd"), path("d.stsd")));
+  REQUIRE(self.code == 0);
+  CHECK(self.out.find("noise floor  jobs") != std::string::npos);
+  CHECK(self.out.find("MAE 0.000 h  RMSE 0.000 h  R² 1.000 (log 1.000)  MSE log10 0.0000  80% coverage - (no "
+                      "interval)") != std::string::npos);
+  CHECK(self.out.find("reference    jobs") != std::string::npos);
+  CHECK(self.out.find("- (no interval)") != self.out.rfind("- (no interval)"));  // reference and floor
+  CHECK(run_cli(fmt::format("surrogate eval --model {} --data {} --no-baseline --noise-floor {}", path("m.ckpt"),
+                            path("d.stsd"), path("d45.stsd")))
+            .code == 0);
+
+  // Another design (4 settings) is not the same settings: refused, naming both files.
+  REQUIRE(run_cli(fmt::format("surrogate dataset --window-jobs 64 --context-jobs 32 --max-windows 8 --settings 4 "
+                              "-j 2 --reference -o {}",
+                              path("d4.stsd")))
+              .code == 0);
+  const auto other = run_cli(fmt::format("surrogate eval --model {} --data {} --no-baseline --noise-floor {}",
+                                         path("m.ckpt"), path("d.stsd"), path("d4.stsd")));
+  CHECK(other.code == 2);
+  CHECK(other.out.find(path("d4.stsd") + ": --noise-floor needs the same trace, windows and settings as " +
+                       path("d.stsd")) != std::string::npos);
+}
+
 TEST_CASE(
     "surrogate dataset, train and eval end to end (the dataset is the same bytes with 1 or 2 workers)") {
   const auto dir = slurmtwin::testing::scratch_dir("cli_surrogate");

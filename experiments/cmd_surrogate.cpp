@@ -98,6 +98,9 @@ int dataset(const Args& args) {
       "start-offset", po::value<Seconds>()->default_value(0),
       "every replay's controller starts this many s before the first submit (the phase of its timers; "
       "a dataset built with another offset is `eval --noise-floor`'s yardstick)")(
+      "phases", po::value<std::uint32_t>()->default_value(1),
+      "replays per setting, their controller starts spread over one bf_interval: each job's wait is the mean "
+      "over them (its expected wait whatever the phase of the timers)")(
       "jobs,j", po::value<unsigned>()->default_value(std::max(1u, std::thread::hardware_concurrency())),
       "replays in parallel");
   add_site_options(o);
@@ -121,6 +124,8 @@ int dataset(const Args& args) {
   d.reference = vm["reference"].as<bool>();
   d.start_offset = vm["start-offset"].as<Seconds>();
   if (d.start_offset < 0) throw po::error("--start-offset must not be negative");
+  d.phases = vm["phases"].as<std::uint32_t>();
+  if (d.phases == 0 || d.phases > 1000) throw po::error("--phases must be in [1, 1000]");
   d.threads = vm["jobs"].as<unsigned>();
   if (vm.count("param"))
     for (const auto& p : vm["param"].as<std::vector<std::string>>()) d.parameters.push_back(parse_param(p));
@@ -138,7 +143,7 @@ int dataset(const Args& args) {
                            trace.jobs.size());
   ProgressOptions po;
   po.label = "dataset";
-  po.unit = "replays";
+  po.unit = d.phases > 1 ? fmt::format("settings of {} replays", d.phases) : "replays";
   po.style = progress_style_for(2);
   std::optional<Progress> bar;
   const auto data = build_dataset(site, trace, d, [&](std::size_t done, std::size_t total) {
@@ -155,7 +160,10 @@ int dataset(const Args& args) {
     for (auto t : w.target) targets += t;
   std::cout << fmt::format("dataset {}: {} windows ({} target jobs), {} settings, {} waits; {} in {:.1f} s\n",
                            vm["out"].as<std::string>(), data.windows.size(), targets, data.setting_count(),
-                           targets * data.setting_count(), data.recorded ? "recorded waits" : "exact replays",
+                           targets * data.setting_count(),
+                           data.recorded    ? "recorded waits"
+                           : d.phases > 1 ? fmt::format("exact replays at {} phases", d.phases)
+                                          : "exact replays",
                            seconds_since(t0));
   return kExitOk;
 }

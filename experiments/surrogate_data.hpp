@@ -34,6 +34,10 @@ struct DatasetOptions {
   bool reference = false;         // features from an exact replay of the site's own setting (ReferenceRun)
   Seconds start_offset = 0;  // every replay's controller starts this long before the first submit (s): it
                              // moves the phase of every timer (backfill cycles, main passes, decay ticks)
+  /// Replays per setting, their controller starts spread over one bf_interval (start_offset + k ×
+  /// bf_interval / phases): each job's wait is the mean over them, its expected wait whatever the phase
+  /// of slurmctld's timers (NaN when it never started in one of them). docs/surrogate.md.
+  std::uint32_t phases = 1;
   unsigned threads = 0;           // replays in parallel (0 = all cores)
   const surrogate::FeatureSchema* schema = nullptr;  // reuse a checkpoint's schema (fine-tuning)
   /// When set and raised (SIGINT), the replays stop at their next step of simulated time and

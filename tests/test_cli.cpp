@@ -5,10 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
+#include "surrogate/dataset.hpp"
 #include "test_support.hpp"
 
 using slurmtwin::testing::run_cli;
@@ -108,6 +110,31 @@ TEST_CASE("surrogate eval scores the reference replay and another timer phase as
                               "--ffn 32 --threads 1",
                               path("d.stsd"), path("m.ckpt")))
               .code == 0);
+
+  // Two phases: each wait is the mean of the replays started 0 and 15 s early (the default site's
+  // bf_interval is 30 s); the features stay those of the first.
+  REQUIRE(run_cli(fmt::format("surrogate dataset {} --start-offset 15 -o {}", cut, path("d15.stsd"))).code == 0);
+  REQUIRE(run_cli(fmt::format("surrogate dataset {} --phases 2 -o {}", cut, path("p2.stsd"))).code == 0);
+  const auto a = slurmtwin::surrogate::read_dataset(path("d.stsd"));
+  const auto b = slurmtwin::surrogate::read_dataset(path("d15.stsd"));
+  const auto p2 = slurmtwin::surrogate::read_dataset(path("p2.stsd"));
+  REQUIRE(p2.waits.size() == a.waits.size());
+  std::size_t moved = 0, compared = 0;
+  for (std::size_t w = 0; w < a.waits.size(); ++w) {
+    CHECK(p2.windows[w].numeric == a.windows[w].numeric);
+    for (std::size_t k = 0; k < a.waits[w].size(); ++k) {
+      const float x = a.waits[w][k], y = b.waits[w][k], mean = p2.waits[w][k];
+      if (std::isnan(x) || std::isnan(y)) {
+        CHECK(std::isnan(mean));
+        continue;
+      }
+      ++compared;
+      moved += x != y;
+      CHECK(mean == doctest::Approx((x + y) / 2).epsilon(1e-6));
+    }
+  }
+  CHECK(compared > 1000);
+  CHECK(moved > 0);  // the phase moved some waits: the mean is not either replay
 
   // Against itself the floor is exact agreement; neither point prediction has an interval to cover.
   const auto self = run_cli(fmt::format("surrogate eval --model {} --data {} --no-baseline --noise-floor {}",

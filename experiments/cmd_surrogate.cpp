@@ -332,7 +332,9 @@ int eval(const Args& args) {
       "data", po::value<std::string>()->required(), "dataset")(
       "split-seed", po::value<std::uint64_t>()->default_value(7), "seed of the held-out settings (as in train)")(
       "split", po::value<std::string>()->default_value("interleaved"), "held-out windows (as in train)")(
-      "part", po::value<std::string>()->default_value("test"), "test, val or train windows × settings")(
+      "part", po::value<std::string>()->default_value("test"),
+      "test, val or train windows × settings, or WINDOWS:SETTINGS (e.g. test:train, the held-out windows "
+      "under the training settings)")(
       "no-baseline", po::bool_switch(), "skip the ridge baseline")(
       "noise-floor", po::value<std::string>()->default_value(""),
       "another dataset of the same trace, windows and settings whose site differs immaterially (e.g. "
@@ -355,10 +357,18 @@ int eval(const Args& args) {
   const auto split =
       make_split(data, vm["split-seed"].as<std::uint64_t>(), parse_split_mode(vm["split"].as<std::string>()));
   const auto& part = vm["part"].as<std::string>();
-  const auto& windows = part == "test" ? split.test_windows : part == "val" ? split.val_windows : split.train_windows;
-  const auto& settings =
-      part == "test" ? split.test_settings : part == "val" ? split.val_settings : split.train_settings;
-  if (part != "test" && part != "val" && part != "train") throw po::error("--part must be test, val or train");
+  const auto colon = part.find(':');
+  const auto window_part = part.substr(0, colon);
+  const auto setting_part = colon == std::string::npos ? window_part : part.substr(colon + 1);
+  for (const auto& p : {window_part, setting_part})
+    if (p != "test" && p != "val" && p != "train")
+      throw po::error("--part must be test, val, train or WINDOWS:SETTINGS of those");
+  const auto& windows = window_part == "test" ? split.test_windows
+                        : window_part == "val" ? split.val_windows
+                                               : split.train_windows;
+  const auto& settings = setting_part == "test" ? split.test_settings
+                         : setting_part == "val" ? split.val_settings
+                                                 : split.train_settings;
   if (windows.empty()) throw std::invalid_argument("the dataset has too few windows for a " + part + " part");
 
   std::vector<std::vector<float>> encoded(data.setting_count());

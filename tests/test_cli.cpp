@@ -149,6 +149,14 @@ TEST_CASE("surrogate eval scores the reference replay and another timer phase as
                             path("d.stsd"), path("d45.stsd")))
             .code == 0);
 
+  // Held-out windows under the training settings; a part that is not one is refused.
+  const auto mixed = run_cli(fmt::format("surrogate eval --model {} --data {} --no-baseline --part test:train",
+                                         path("m.ckpt"), path("d.stsd")));
+  CHECK(mixed.code == 0);
+  CHECK(mixed.out.find("test:train part: 1 windows × 2 settings") != std::string::npos);
+  CHECK(run_cli(fmt::format("surrogate eval --model {} --data {} --part test:all", path("m.ckpt"), path("d.stsd")))
+            .code == 2);
+
   // Another design (4 settings) is not the same settings: refused, naming both files.
   REQUIRE(run_cli(fmt::format("surrogate dataset --window-jobs 64 --context-jobs 32 --max-windows 8 --settings 4 "
                               "-j 2 --reference -o {}",

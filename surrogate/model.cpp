@@ -289,6 +289,10 @@ struct Surrogate::Impl {
   std::vector<float> mean, stdev;  // per numeric feature
   float y_mean = 0, y_std = 1;     // of log1p(wait s) over training targets
   float interval_shift = 0;        // conformal widening of the 10/90% interval, log1p(wait s)
+  // log1p(wait s) of the longest wait trained on: predictions stop there, as a setting far from the
+  // training ones can otherwise extrapolate to waits of months (docs/surrogate.md). +inf: no bound
+  // (checkpoints before version 4).
+  float wait_bound = std::numeric_limits<float>::infinity();
   Net net{nullptr};
   torch::Device device{torch::kCPU};
   std::vector<PriorColumn> prior;  // per axis (prior_columns)
@@ -497,6 +501,13 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
   auto& m = *impl_;
   if (split.train_windows.empty() || split.train_settings.empty())
     throw std::invalid_argument("the split leaves no training windows or settings");
+  float longest = -1;  // log1p(s) of the longest training wait; -1: none
+  for (auto w : split.train_windows)
+    for (auto s : split.train_settings)
+      for (std::size_t i = 0; i < d.windows[w].jobs; ++i)
+        if (const float wait = d.waits[w][s * d.windows[w].jobs + i]; !std::isnan(wait))
+          longest = std::max(longest, std::log1p(std::max(0.0f, wait)));
+  if (longest >= 0) m.wait_bound = std::isinf(m.wait_bound) ? longest : std::max(m.wait_bound, longest);
   set_threads(o.threads);
   m.device = pick_device(o.device);
   m.net->to(m.device);
@@ -670,7 +681,9 @@ Quantiles Surrogate::predict(const WindowTokens& window, const std::vector<std::
         if (!window.target[i]) continue;
         const float* o = p + (row++ * s + k) * 3;
         // The shift may narrow the interval (a negative shift) but never past the median.
-        out[from + k][i] = {std::min(o[0] - m.interval_shift, o[1]), o[1], std::max(o[2] + m.interval_shift, o[1])};
+        const float median = std::min(o[1], m.wait_bound);
+        out[from + k][i] = {std::min(o[0] - m.interval_shift, median), median,
+                            std::min(std::max(o[2] + m.interval_shift, median), m.wait_bound)};
       }
     }
   }
@@ -691,6 +704,7 @@ void Surrogate::save(const std::string& path) const {
   w.put(m.y_mean);
   w.put(m.y_std);
   w.put(m.interval_shift);
+  w.put(m.wait_bound);
   ByteWriter weights;  // every parameter and buffer in registration order: name, shape, float32 values
   for (const auto& [name, tensor] : stored_tensors(*m.net)) {
     const Tensor t = tensor.detach().to(torch::kCPU, torch::kFloat).contiguous();
@@ -736,6 +750,10 @@ Surrogate Surrogate::decode(const std::string& bytes, const std::string& path) {
     m.interval_shift = r.get<float>();
     // log1p(wait s) spans 0 .. ~20 for any wait: a larger shift is corruption.
     if (!(std::abs(m.interval_shift) <= 100)) throw bad("interval shift out of range");
+  }
+  if (version >= 4) {
+    m.wait_bound = r.get<float>();
+    if (!(m.wait_bound >= 0 && m.wait_bound <= 100)) throw bad("wait bound out of range");
   }
   const auto n = r.get<std::uint64_t>();
   if (n != r.remaining()) throw bad("weights size");
@@ -799,6 +817,7 @@ const std::vector<SettingAxis>& Surrogate::axes() const { return impl_->axes; }
 const ModelConfig& Surrogate::config() const { return impl_->config; }
 const std::string& Surrogate::trace_fingerprint() const { return impl_->fingerprint; }
 float Surrogate::interval_shift() const { return impl_->interval_shift; }
+float Surrogate::wait_bound() const { return impl_->wait_bound; }
 
 std::int64_t Surrogate::parameter_count() const {
   std::int64_t n = 0;

@@ -29,12 +29,13 @@
 
 namespace slurmtwin::surrogate {
 
-/// Checkpoint format version. 3: the conformal interval shift after the target statistics (version 2
-/// files are still read, with no shift). 2: the weights are plain float32 arrays (name, shape, values)
+/// Checkpoint format version. 4: the bound on predicted waits (the longest training wait) after the
+/// interval shift (older files are read without a bound). 3: the conformal interval shift after the
+/// target statistics (version 2 files are still read, with no shift). 2: the weights are plain float32 arrays (name, shape, values)
 /// that Surrogate::decode reads itself. Version 1 stored a libtorch archive, a TorchScript module whose
 /// code libtorch parses on load: corrupt archives crashed inside libtorch (docs/reliability.md), so
 /// version 1 is no longer read.
-inline constexpr std::uint32_t kCheckpointVersion = 3;
+inline constexpr std::uint32_t kCheckpointVersion = 4;
 inline constexpr std::uint32_t kOldestCheckpointVersion = 2;
 
 struct ModelConfig {
@@ -131,6 +132,9 @@ class Surrogate {
   std::int64_t parameter_count() const;
   /// What the conformal calibration added to each side of the 10/90% interval, in log1p(wait s).
   float interval_shift() const;
+  /// log1p(wait s) of the longest wait trained on, where every predicted quantile stops; +inf for an
+  /// untrained model or a checkpoint before version 4.
+  float wait_bound() const;
   /// Sets the CPU threads libtorch uses (0 = all cores).
   static void set_threads(int threads);
 

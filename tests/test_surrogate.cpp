@@ -561,8 +561,14 @@ TEST_CASE("the transformer learns a setting-dependent wait, and its checkpoint r
     std::string payload = good.substr(20, good.size() - 28);
     const auto name = payload.find("numeric.weight");
     REQUIRE(name != std::string::npos);
-    payload.erase(name - 4 - 8 - 4, 4);  // before: the name's length, the weights' size, the shift
     constexpr char kMagic[8] = {'S', 'T', 'W', 'S', 'U', 'R', 'C', 'K'};  // as surrogate/model.cpp
+    // Version 3: no bound (the 4 bytes before the weights' size and the first name's length).
+    std::string v3_payload = payload;
+    v3_payload.erase(name - 4 - 8 - 4, 4);
+    const auto v3 = Surrogate::decode(seal_container(kMagic, 3, v3_payload), "v3.ckpt");
+    CHECK(v3.interval_shift() == model.interval_shift());
+    CHECK(std::isinf(v3.wait_bound()));
+    payload.erase(name - 4 - 8 - 8, 8);  // version 2: neither the shift nor the bound
     const auto v2 = Surrogate::decode(seal_container(kMagic, 2, payload), "v2.ckpt");
     CHECK(v2.interval_shift() == 0);
     const auto q2 = v2.predict(d.windows[5], {d.encoded_setting(2)});
@@ -576,6 +582,28 @@ TEST_CASE("the transformer learns a setting-dependent wait, and its checkpoint r
   // Quantiles never cross.
   for (std::size_t i = 0; i < 32; ++i)
     if (d.windows[5].target[i]) CHECK((p1[0][i][0] <= p1[0][i][1] && p1[0][i][1] <= p1[0][i][2]));
+
+  // No prediction passes the longest training wait (windows 0-3 × settings 0, 1, 3, 5), even for a
+  // setting far outside the trained range.
+  float longest = 0;
+  for (std::uint32_t w = 0; w < 4; ++w)
+    for (std::uint32_t s : {0u, 1u, 3u, 5u})
+      for (std::size_t i = 0; i < 32; ++i)
+        if (d.windows[w].target[i]) longest = std::max(longest, std::log1p(d.waits[w][s * 32 + i]));
+  CHECK(model.wait_bound() == longest);
+  CHECK(loaded.wait_bound() == longest);
+  auto far = d.encoded_setting(2);
+  for (auto& v : far) v = 50.0f;  // encoded settings span about [0, 1]
+  const auto qf = model.predict(d.windows[5], {far});
+  std::size_t at_bound = 0;
+  for (std::size_t i = 0; i < 32; ++i)
+    if (d.windows[5].target[i]) {
+      CHECK(qf[0][i][2] <= longest);
+      CHECK((qf[0][i][0] <= qf[0][i][1] && qf[0][i][1] <= qf[0][i][2]));
+      at_bound += qf[0][i][1] == longest;
+    }
+  MESSAGE(at_bound, " medians held at the bound for the far setting");
+  CHECK(at_bound > 0);  // the far setting does reach the bound
 
   SurrogateDataset other = d;
   other.schema.qos.push_back("high");

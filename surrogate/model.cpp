@@ -753,7 +753,9 @@ Surrogate Surrogate::decode(const std::string& bytes, const std::string& path) {
   }
   if (version >= 4) {
     m.wait_bound = r.get<float>();
-    if (!(m.wait_bound >= 0 && m.wait_bound <= 100)) throw bad("wait bound out of range");
+    // +inf: an untrained model's (no bound); a finite bound is a log1p(wait s), 0 .. ~20.
+    if (!(m.wait_bound >= 0 && (m.wait_bound <= 100 || std::isinf(m.wait_bound))))
+      throw bad("wait bound out of range");
   }
   const auto n = r.get<std::uint64_t>();
   if (n != r.remaining()) throw bad("weights size");

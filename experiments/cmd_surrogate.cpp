@@ -337,9 +337,9 @@ int eval(const Args& args) {
       "under the training settings)")(
       "no-baseline", po::bool_switch(), "skip the ridge baseline")(
       "noise-floor", po::value<std::string>()->default_value(""),
-      "another dataset of the same trace, windows and settings whose site differs immaterially (e.g. "
-      "bf_interval a second longer): its exact waits are scored as predictions, the floor set by the "
-      "simulator's own sensitivity")(
+      "another dataset of the same trace, windows and settings made with an immaterial difference (e.g. "
+      "dataset --start-offset: slurmctld started earlier): its exact waits are scored as predictions, the "
+      "floor set by the simulator's own sensitivity")(
       "json", po::value<std::string>()->default_value(""), "write the figures as JSON here")(
       "trace", po::value<std::vector<std::string>>()->multitoken(),
       "the dataset's trace, to time the exact replays of the same windows (default: the synthetic week)")(
@@ -455,7 +455,7 @@ int eval(const Args& args) {
       for (std::size_t k = 0; k < ss.size(); ++k)
         for (std::size_t i = 0; i < jobs; ++i) {
           const float wait = other.waits[w][ss[k] * jobs + i];
-          q[k][i].fill(std::log1p(std::isnan(wait) ? 30.0f * 86400.0f : wait));  // never started: 30 days
+          q[k][i].fill(static_cast<float>(std::log1p(std::isnan(wait) ? kNeverStartedWait : wait)));
         }
       return q;
     });

@@ -258,13 +258,12 @@ TraceContext trace_context(const Trace& trace, bool queue_state, double capacity
       replayed.jobs[i].end = reference->end[i];
     }
     const auto q = recorded_queue_state(replayed);
-    constexpr double kNeverStarted = 30.0 * 86400.0;  // s: beyond any wait of a real trace window
     c.reference.resize(trace.jobs.size());
     c.max_age = std::max<std::int64_t>(1, reference->max_age);
     for (std::size_t i = 0; i < trace.jobs.size(); ++i) {
       const auto& j = trace.jobs[i];
       const double wait = reference->start[i] == kUnsetTime || j.submit == kUnsetTime
-                              ? kNeverStarted
+                              ? kNeverStartedWait
                               : static_cast<double>(std::max<std::int64_t>(0, reference->start[i] - j.submit));
       auto& r = c.reference[i];
       r = {static_cast<float>(std::log1p(wait)), static_cast<float>(std::log1p(q.pending_jobs[i])),

@@ -14,6 +14,10 @@
 
 namespace slurmtwin::surrogate {
 
+/// The wait (s) that stands for "never started" where a wait must be a number (the reference features,
+/// `eval --noise-floor`): beyond any wait of a real trace window.
+inline constexpr double kNeverStartedWait = 30.0 * 86400.0;
+
 /// What the model's inputs mean. Saved in datasets and checkpoints: a checkpoint only accepts a
 /// dataset whose schema is equal.
 struct FeatureSchema {

@@ -297,11 +297,10 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
   for (std::size_t s = 0; s < ns; ++s)
     for (std::size_t a = 0; a < d.axes.size(); ++a) apply_setting(sites[s], d.axes[a].name, d.settings[s][a]);
   // Tasks: one replay of the whole trace per setting, or one replay per (window, setting), each made at
-  // o.phases timer phases. With one phase the reference replay already gave setting 0 (the site's own).
+  // o.phases timer phases. The reference replay is setting 0's (the site's own) first phase.
   if (o.phases == 0) throw std::invalid_argument("phases must be at least 1");
   const std::size_t total = o.window_replay ? nw * ns : ns;
-  const std::size_t first = reference && o.phases == 1 ? 1 : 0;
-  std::atomic<std::size_t> next{first}, done{first}, finished{first};
+  std::atomic<std::size_t> next{0}, done{0}, finished{0};
   std::mutex mu;
   std::exception_ptr error;
   auto store = [&](std::size_t w, std::size_t s, const std::vector<float>& waits, bool by_trace_index) {
@@ -309,10 +308,11 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
     for (std::size_t i = 0; i < win.jobs.size(); ++i)
       if (win.target[i]) d.waits[w][s * win.jobs.size() + i] = waits[by_trace_index ? win.jobs[i] : i];
   };
-  // The mean wait of each job over the phases (NaN when it never started in one of them).
-  auto phase_mean = [&](const Site& s, const Trace& t) {
+  // The mean wait of each job over the phases (NaN when it never started in one of them); `waits`:
+  // the first phase's when already replayed, else empty.
+  auto phase_mean = [&](const Site& s, const Trace& t, std::vector<float> waits) {
     const Seconds step = o.phases > 1 ? std::max<Seconds>(1, s.scheduler.params.bf_interval / o.phases) : 0;
-    auto waits = simulated_waits(s, t, o.stop, o.start_offset);
+    if (waits.empty()) waits = simulated_waits(s, t, o.stop, o.start_offset);
     for (std::uint32_t k = 1; k < o.phases; ++k) {
       const auto more = simulated_waits(s, t, o.stop, o.start_offset + k * step);
       for (std::size_t i = 0; i < waits.size(); ++i) waits[i] += more[i];
@@ -320,19 +320,17 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
     for (auto& v : waits) v /= static_cast<float>(o.phases);
     return waits;
   };
-  if (first == 1) {
-    const auto waits = replay_waits(*reference, trace);
-    for (std::size_t w = 0; w < nw; ++w) store(w, 0, waits, true);
-  }
   auto worker = [&] {
     for (std::size_t task; (task = next++) < total;) {
       if (o.stop && o.stop->load()) break;
       try {
         if (o.window_replay) {
           const std::size_t w = task / ns, s = task % ns;
-          store(w, s, phase_mean(sites[s], window_traces[w]), false);
+          store(w, s, phase_mean(sites[s], window_traces[w], {}), false);
         } else {
-          const auto waits = phase_mean(sites[task], trace);
+          const auto waits =
+              phase_mean(sites[task], trace,
+                         task == 0 && reference ? replay_waits(*reference, trace) : std::vector<float>{});
           for (std::size_t w = 0; w < nw; ++w) store(w, task, waits, true);
         }
         ++finished;

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <system_error>
+#include <vector>
 
 namespace slurmtwin::testing {
 
@@ -30,12 +32,25 @@ inline std::string data_file(const std::string& relative) {
   return p.string();
 }
 
-/// A fresh scratch directory under the build tree's temp area.
+/// A fresh scratch directory under the system's temp area, removed when the test process exits
+/// (kept when $SLURMTWIN_KEEP_TEST_DIRS is set, to look at after a failure).
 inline std::filesystem::path scratch_dir(const std::string& name) {
+  // Function-local, so it is built before (and destroyed after) any static that holds a scratch dir.
+  struct Cleanup {
+    pid_t owner = ::getpid();  // a forked child that exits normally must not remove its parent's dirs
+    std::vector<std::filesystem::path> dirs;
+    ~Cleanup() {
+      if (::getpid() != owner || std::getenv("SLURMTWIN_KEEP_TEST_DIRS") != nullptr) return;
+      std::error_code ignored;
+      for (const auto& d : dirs) std::filesystem::remove_all(d, ignored);
+    }
+  };
+  static Cleanup cleanup;
   // The pid keeps concurrent test runs (ctest -j, several checkouts on one machine) apart.
   auto p = std::filesystem::temp_directory_path() / fmt::format("slurmtwin_test_{}_{}", name, ::getpid());
   std::filesystem::remove_all(p);
   std::filesystem::create_directories(p);
+  cleanup.dirs.push_back(p);
   return p;
 }
 

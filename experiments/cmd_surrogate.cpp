@@ -225,7 +225,7 @@ int train(const Args& args) {
       m.check_compatible(data, data_file);
       return m;
     }
-    return Surrogate(data, split.train_windows, c, t.seed);
+    return Surrogate(data, split, c, t.seed);
   }();
   std::cout << fmt::format("{}; model {} parameters; {} train windows × {} settings, validation {} × {}\n",
                            torch_summary(), model.parameter_count(), split.train_windows.size(),

@@ -441,8 +441,7 @@ Surrogate::~Surrogate() = default;
 Surrogate::Surrogate(Surrogate&&) noexcept = default;
 Surrogate& Surrogate::operator=(Surrogate&&) noexcept = default;
 
-Surrogate::Surrogate(const SurrogateDataset& d, const std::vector<std::uint32_t>& train_windows,
-                     const ModelConfig& config, std::uint64_t seed)
+Surrogate::Surrogate(const SurrogateDataset& d, const Split& split, const ModelConfig& config, std::uint64_t seed)
     : impl_(std::make_unique<Impl>()) {
   if (config.d_model % config.heads != 0) throw std::invalid_argument("d_model must be a multiple of heads");
   auto& m = *impl_;
@@ -453,7 +452,7 @@ Surrogate::Surrogate(const SurrogateDataset& d, const std::vector<std::uint32_t>
   const std::size_t f = d.schema.numeric.size();
   std::vector<double> sum(f, 0), sq(f, 0);
   double n = 0, ys = 0, yq = 0, yn = 0;
-  for (auto w : train_windows) {
+  for (auto w : split.train_windows) {
     const auto& win = d.windows[w];
     for (std::size_t i = 0; i < win.jobs; ++i) {
       for (std::size_t k = 0; k < f; ++k) {
@@ -463,13 +462,15 @@ Surrogate::Surrogate(const SurrogateDataset& d, const std::vector<std::uint32_t>
       }
       n += 1;
     }
-    for (float wait : d.waits[w])
-      if (!std::isnan(wait)) {
-        const double y = std::log1p(std::max(0.0f, wait));
-        ys += y;
-        yq += y * y;
-        yn += 1;
-      }
+    // Training settings only: a held-out setting's waits must not reach the model (not even its scale).
+    for (auto s : split.train_settings)
+      for (std::size_t i = 0; i < win.jobs; ++i)
+        if (const float wait = d.waits[w][s * win.jobs + i]; !std::isnan(wait)) {
+          const double y = std::log1p(std::max(0.0f, wait));
+          ys += y;
+          yq += y * y;
+          yn += 1;
+        }
   }
   m.mean.resize(f);
   m.stdev.resize(f);

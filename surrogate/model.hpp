@@ -99,9 +99,9 @@ struct TrainReport {
 
 class Surrogate {
  public:
-  /// A fresh model for `d`'s schema and axes, normalised with statistics of `train_windows`.
-  Surrogate(const SurrogateDataset& d, const std::vector<std::uint32_t>& train_windows, const ModelConfig& config,
-            std::uint64_t seed);
+  /// A fresh model for `d`'s schema and axes, normalised with statistics of the split's training part:
+  /// features over its training windows, waits over its training windows × training settings.
+  Surrogate(const SurrogateDataset& d, const Split& split, const ModelConfig& config, std::uint64_t seed);
   ~Surrogate();
   Surrogate(Surrogate&&) noexcept;
   Surrogate& operator=(Surrogate&&) noexcept;

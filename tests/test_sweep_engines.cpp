@@ -374,7 +374,7 @@ std::string small_model(const std::filesystem::path& dir, bool reference = false
   t.threads = 1;
   t.device = "cpu";
   const auto split = surrogate::make_split(d, 1);
-  surrogate::Surrogate model(d, split.train_windows, c, 1);
+  surrogate::Surrogate model(d, split, c, 1);
   model.train(d, split, t);
   const auto path = (dir / (reference ? "small_ref.ckpt" : "small.ckpt")).string();
   model.save(path);

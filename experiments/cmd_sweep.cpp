@@ -3,7 +3,9 @@
 #include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -303,10 +305,18 @@ int sweep_show(const Args& args) {
     for (const auto& [n, v] : params[i]) out += fmt::format("{}{}={:g}", out.empty() ? "" : " ", n, v);
     return out;
   };
+  // Replicated points (spec replicates) carry the standard error of each objective's mean.
+  const bool replicated =
+      std::any_of(rows.begin(), rows.end(), [](const SweepRow& r) { return r.replicates > 1; });
+  const auto standard_error = [&](std::size_t i, std::size_t k) {
+    return k < rows[i].standard_errors.size() ? rows[i].standard_errors[k] : std::numeric_limits<double>::quiet_NaN();
+  };
   if (vm["csv"].as<bool>()) {
     std::string line = "key";
     for (const auto& n : names) line += "," + csv_field(n);
     for (const auto& ob : objectives) line += "," + csv_field(ob.metric);
+    if (replicated)
+      for (const auto& ob : objectives) line += "," + csv_field("se_" + ob.metric);
     // Constraint metrics that are not objectives get a column too (once each).
     std::vector<std::size_t> extra;
     std::set<std::string> listed;
@@ -318,20 +328,21 @@ int sweep_show(const Args& args) {
       }
     // The engine column only when the store holds more than the exact simulator's rows.
     const bool engines = exact_rows < rows.size();
-    std::cout << line << (engines ? ",engine" : "") << ",feasible,pareto,run_seconds\n";
+    std::cout << line << (replicated ? ",replicates" : "") << (engines ? ",engine" : "")
+              << ",feasible,pareto,run_seconds\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
       line = rows[i].key;
       for (const auto& n : names) {
         const auto it = params[i].find(n);
         line += it == params[i].end() ? std::string(",") : fmt::format(",{:.17g}", it->second);
       }
-      for (double v : rows[i].objectives)
-        line += std::isnan(v) ? std::string(",") : fmt::format(",{:.17g}", v);
-      for (auto k : extra) {
-        const double v = rows[i].constraint_values[k];
-        line += std::isnan(v) ? std::string(",") : fmt::format(",{:.17g}", v);
-      }
-      std::cout << line << (engines ? "," + rows[i].engine : std::string())
+      const auto field = [](double v) { return std::isnan(v) ? std::string(",") : fmt::format(",{:.17g}", v); };
+      for (double v : rows[i].objectives) line += field(v);
+      if (replicated)
+        for (std::size_t k = 0; k < objectives.size(); ++k) line += field(standard_error(i, k));
+      for (auto k : extra) line += field(rows[i].constraint_values[k]);
+      std::cout << line << (replicated ? fmt::format(",{}", rows[i].replicates) : std::string())
+                << (engines ? "," + rows[i].engine : std::string())
                 << fmt::format(",{},{},{:.3f}\n", feasible[i] ? 1 : 0, on_front[i] ? 1 : 0,
                                rows[i].run_seconds);
     }
@@ -355,9 +366,25 @@ int sweep_show(const Args& args) {
                                                          : rows[i].objectives[k] > rows[best].objectives[k]))
         best = i;
     if (best == rows.size()) continue;
-    std::cout << fmt::format("best {} ({}): {:.6g}  key {}  {}\n", objectives[k].metric,
-                             goals[k] == Goal::kMin ? "min" : "max", rows[best].objectives[k], rows[best].key,
-                             params_text(best));
+    const double se = standard_error(best, k);
+    std::cout << fmt::format("best {} ({}): {:.6g}{}  key {}  {}\n", objectives[k].metric,
+                             goals[k] == Goal::kMin ? "min" : "max", rows[best].objectives[k],
+                             std::isnan(se) ? std::string()
+                                            : fmt::format(" ± {:.3g} (standard error, {} replicates)", se,
+                                                          rows[best].replicates),
+                             rows[best].key, params_text(best));
+    if (std::isnan(se)) continue;
+    // Points whose mean is within two standard errors of the difference: phase noise cannot tell them
+    // from the best (about a 95% two-sided test of equal means).
+    std::size_t close = 0;
+    for (auto i : complete) {
+      const double d = std::abs(rows[i].objectives[k] - rows[best].objectives[k]);
+      const double sd = std::sqrt(se * se + std::pow(standard_error(i, k), 2));
+      close += (i != best && !std::isnan(sd) && d <= 2 * sd) ? 1 : 0;
+    }
+    if (close > 0)
+      std::cout << fmt::format("  not resolved: {} other point{} within two standard errors of the best\n", close,
+                               close == 1 ? " is" : "s are");
   }
   std::string header = "key             ";
   for (const auto& ob : objectives) header += fmt::format(" {:>14}", ob.metric);

@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "experiments/replay.hpp"
 #include "experiments/stopwatch.hpp"
@@ -135,14 +136,24 @@ OptimizeResult optimize(const SweepSpec& spec, const OptimizeOptions& o) {
       try {
         Site s = base;
         apply_point(s, todo[i]->point);
-        const auto res = run_replay(std::move(s), plan.trace, ReplayOptions{});
+        // The spec's replicates: means over replays at spread timer phases, as a sweep stores them.
+        std::vector<double> objective;
+        std::vector<std::vector<double>> constraint(r.constraints.size());
+        for (const Seconds offset : phase_offsets(s, spec.replicates)) {
+          ReplayOptions ro;
+          ro.start_offset = offset;
+          const auto res = run_replay(s, plan.trace, ro);
+          objective.push_back(metric_value(res.metrics, r.objective.metric));
+          for (std::size_t k = 0; k < r.constraints.size(); ++k)
+            constraint[k].push_back(metric_value(res.metrics, r.constraints[k].metric));
+        }
         auto& c = *todo[i];
         c.verified = true;
-        c.exact = metric_value(res.metrics, r.objective.metric);
+        std::tie(c.exact, c.exact_se) = mean_and_standard_error(objective);
         c.exact_feasible = true;
-        for (const auto& con : r.constraints) {
-          c.exact_constraints.push_back(metric_value(res.metrics, con.metric));
-          c.exact_feasible = c.exact_feasible && constraint_holds(con, c.exact_constraints.back());
+        for (std::size_t k = 0; k < r.constraints.size(); ++k) {
+          c.exact_constraints.push_back(mean_and_standard_error(constraint[k]).first);
+          c.exact_feasible = c.exact_feasible && constraint_holds(r.constraints[k], c.exact_constraints.back());
         }
       } catch (...) {
         std::lock_guard lock(mu);
@@ -186,21 +197,30 @@ std::string optimize_markdown(const OptimizeResult& r) {
       r.objective.metric, r.objective.goal == Goal::kMin ? "min" : "max",
       constraints.empty() ? "" : " subject to " + constraints, r.scored, r.surrogate_seconds,
       r.verified.size(), r.exact_seconds);
+  // With replicates, an exact value is a mean over timer phases and carries its standard error.
+  const auto exact_text = [](const OptimizeCandidate& c) {
+    return std::isnan(c.exact_se) ? fmt::format("{:.6g}", c.exact) : fmt::format("{:.6g} ± {:.3g}", c.exact, c.exact_se);
+  };
   out += "| setting | predicted (80% interval) | exact | feasible (exact) |\n|---|---:|---:|---|\n";
-  out += fmt::format("| {} | — | {:.6g} | {} |\n", point_text(r.current.point), r.current.exact,
+  out += fmt::format("| {} | — | {} | {} |\n", point_text(r.current.point), exact_text(r.current),
                      r.current.exact_feasible ? "yes" : "no");
   for (std::size_t k = 0; k < r.verified.size(); ++k) {
     const auto& c = r.verified[k];
-    out += fmt::format("| {}{} | {:.6g} ({:.6g} – {:.6g}) | {:.6g} | {} |\n", point_text(c.point),
+    out += fmt::format("| {}{} | {:.6g} ({:.6g} – {:.6g}) | {} | {} |\n", point_text(c.point),
                        static_cast<int>(k) == r.best ? " **(best)**" : "", c.predicted, c.predicted_lo,
-                       c.predicted_hi, c.exact, c.exact_feasible ? "yes" : "no");
+                       c.predicted_hi, exact_text(c), c.exact_feasible ? "yes" : "no");
   }
   if (r.best < 0)
     out += "\nNo verified candidate meets the constraints: keep the current setting.\n";
-  else
-    out +=
-        fmt::format("\nVerified improvement over the site's own setting: {:.2f}% ({:.6g} → {:.6g}).\n",
-                    r.improvement_pct, r.current.exact, r.verified[static_cast<std::size_t>(r.best)].exact);
+  else {
+    const auto& best = r.verified[static_cast<std::size_t>(r.best)];
+    out += fmt::format("\nVerified improvement over the site's own setting: {:.2f}% ({:.6g} → {:.6g}).\n",
+                       r.improvement_pct, r.current.exact, best.exact);
+    // Two standard errors of the difference: about a 95% test that timer phase alone did not make it.
+    if (const double sd = std::hypot(best.exact_se, r.current.exact_se); !std::isnan(sd))
+      out += fmt::format("The difference is {} two standard errors ({:.3g}) of the phase noise.\n",
+                         std::abs(best.exact - r.current.exact) > 2 * sd ? "beyond" : "within", 2 * sd);
+  }
   return out;
 }
 

@@ -4,6 +4,7 @@
 // around the best candidates), then verify the winners and the site's current setting with the exact
 // simulator and report the verified improvement. docs/surrogate.md ("Surrogate in the loop").
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,8 @@ struct OptimizeCandidate {
   double predicted = 0, predicted_lo = 0, predicted_hi = 0;  // the objective
   bool predicted_feasible = false;
   bool verified = false;  // replayed exactly
-  double exact = 0;       // the objective, exactly (when verified)
+  double exact = 0;       // the objective, exactly (when verified; the mean over the spec's replicates)
+  double exact_se = std::numeric_limits<double>::quiet_NaN();  // its standard error (NaN: one replay)
   bool exact_feasible = false;
   std::vector<double> exact_constraints;  // constraint metrics, exactly
 };

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "experiments/interrupt.hpp"
@@ -314,6 +315,13 @@ std::string jobs_sacct(const ReplayResult& r, const Trace& trace) {
                                                  : JobState::kPending);
   }
   return format_sacct_parsable(out, &nodes);
+}
+
+std::vector<Seconds> phase_offsets(const Site& site, std::uint32_t phases, Seconds base) {
+  const Seconds step = phases > 1 ? std::max<Seconds>(1, site.scheduler.params.bf_interval / phases) : 0;
+  std::vector<Seconds> out;
+  for (std::uint32_t k = 0; k < phases; ++k) out.push_back(base + k * step);
+  return out;
 }
 
 }  // namespace slurmtwin::cli

@@ -85,6 +85,11 @@ struct ReplayResult {
 
 ReplayResult run_replay(Site site, const Trace& trace, const ReplayOptions& options);
 
+/// Controller start offsets (s) of `phases` replays of one setting: base + k × max(1, bf_interval /
+/// phases), k = 0 … phases − 1, so that the backfill cycle (the timer that moves waits most, 94.6% of
+/// the ub_medium week's jobs start by backfill) falls at evenly spread phases. One phase: {base}.
+std::vector<Seconds> phase_offsets(const Site& site, std::uint32_t phases, Seconds base = 0);
+
 /// Per-job results as CSV (one row per input job, in input order).
 std::string jobs_csv(const ReplayResult& r, const Trace& trace);
 /// Per-job results as sacct --parsable2.

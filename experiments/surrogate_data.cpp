@@ -311,10 +311,10 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
   // The mean wait of each job over the phases (NaN when it never started in one of them); `waits`:
   // the first phase's when already replayed, else empty.
   auto phase_mean = [&](const Site& s, const Trace& t, std::vector<float> waits) {
-    const Seconds step = o.phases > 1 ? std::max<Seconds>(1, s.scheduler.params.bf_interval / o.phases) : 0;
-    if (waits.empty()) waits = simulated_waits(s, t, o.stop, o.start_offset);
+    const auto offsets = phase_offsets(s, o.phases, o.start_offset);
+    if (waits.empty()) waits = simulated_waits(s, t, o.stop, offsets[0]);
     for (std::uint32_t k = 1; k < o.phases; ++k) {
-      const auto more = simulated_waits(s, t, o.stop, o.start_offset + k * step);
+      const auto more = simulated_waits(s, t, o.stop, offsets[k]);
       for (std::size_t i = 0; i < waits.size(); ++i) waits[i] += more[i];
     }
     for (auto& v : waits) v /= static_cast<float>(o.phases);

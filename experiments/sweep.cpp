@@ -1,10 +1,12 @@
 #include "experiments/sweep.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <exception>
 #include <limits>
@@ -12,6 +14,7 @@
 #include <mutex>
 #include <ostream>
 #include <set>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -90,22 +93,40 @@ std::string now_utc() {
           .count());
 }
 
-/// The store row of task `index` whose metrics are `m`: its objectives and constraint values, produced
-/// by `engine` in `seconds`.
+/// The store row of task `index` from the metrics of its runs (one replay or prediction, or the spec's
+/// replicates, the controller started `offsets` before the first submit), produced by `engine` in
+/// `seconds`: each objective and constraint value is the mean over the runs, with its standard error
+/// when there are several.
 SweepRow task_row(const SweepSpec& spec, const SweepPlan& plan, std::size_t index,
-                  const sim::ReplayMetrics& m, const std::string& engine, double seconds) {
+                  std::span<const sim::ReplayMetrics> runs, const std::vector<Seconds>& offsets,
+                  const std::string& engine, double seconds) {
   const auto& task = plan.tasks.at(index);
   SweepRow row;
   row.key = task.key;
   row.params_json = point_json(task.point);
-  row.metrics_json = sim::metrics_to_json(m);
+  if (runs.size() == 1) {
+    row.metrics_json = sim::metrics_to_json(runs[0]);
+  } else {
+    row.metrics_json = fmt::format("{{\"start_offsets\": [{}], \"replicates\": [", fmt::join(offsets, ", "));
+    for (std::size_t k = 0; k < runs.size(); ++k)
+      row.metrics_json += (k ? ", " : "") + sim::metrics_to_json(runs[k]);
+    row.metrics_json += "]}";
+  }
   row.engine = engine;
   row.run_seconds = seconds;
   row.version = SLURMTWIN_VERSION;
   row.trace_fingerprint = plan.fingerprint;
   row.created = now_utc();
-  for (const auto& o : spec.objectives) row.objectives.push_back(metric_value(m, o.metric));
-  for (const auto& c : spec.constraints) row.constraint_values.push_back(metric_value(m, c.metric));
+  row.replicates = static_cast<std::uint32_t>(runs.size());
+  const auto add = [&](const std::string& metric, std::vector<double>& values) {
+    std::vector<double> v;
+    for (const auto& m : runs) v.push_back(metric_value(m, metric));
+    const auto [mean, se] = mean_and_standard_error(v);
+    values.push_back(mean);
+    if (runs.size() > 1) row.standard_errors.push_back(se);
+  };
+  for (const auto& o : spec.objectives) add(o.metric, row.objectives);
+  for (const auto& c : spec.constraints) add(c.metric, row.constraint_values);
   return row;
 }
 
@@ -138,8 +159,8 @@ std::string point_key(const Site& resolved_site, const std::string& trace_finger
   return PointKeyer(resolved_site, trace_fingerprint)(resolved_site);
 }
 
-PointKeyer::PointKeyer(Site base, std::string trace_fingerprint)
-    : base_(std::move(base)), fingerprint_(std::move(trace_fingerprint)) {
+PointKeyer::PointKeyer(Site base, std::string trace_fingerprint, std::uint32_t replicates)
+    : base_(std::move(base)), fingerprint_(std::move(trace_fingerprint)), replicates_(replicates) {
   for (std::size_t i = 0; i < kSiteSections; ++i)
     base_sections_[i] = site_yaml_section(base_, SiteSection(i));
 }
@@ -154,7 +175,10 @@ std::string PointKeyer::operator()(const Site& resolved_site) const {
                : fnv1a64(site_yaml_section(resolved_site, section), hash);
     hash = fnv1a64("\n", hash);
   }
-  return fmt::format("{:016x}", fnv1a64(fingerprint_, fnv1a64("\n", hash)));
+  hash = fnv1a64(fingerprint_, fnv1a64("\n", hash));
+  // A replicated point is another measurement than one replay; one replay keeps the keys of old stores.
+  if (replicates_ > 1) hash = fnv1a64(fmt::format("\nreplicates {}", replicates_), hash);
+  return fmt::format("{:016x}", hash);
 }
 
 std::string point_json(const SweepPoint& point) {
@@ -169,7 +193,7 @@ SweepPlan plan_sweep(const SweepSpec& spec) {
   SweepPlan plan;
   plan.trace = load_sweep_trace(spec);
   plan.fingerprint = trace_fingerprint(plan.trace);
-  const PointKeyer keyer(base, plan.fingerprint);
+  const PointKeyer keyer(base, plan.fingerprint, spec.replicates);
   // Resolve every point before running anything: a QOS the site lacks fails here, naming the line.
   for (auto& p : design_points(spec)) {
     Site site = base;
@@ -191,17 +215,46 @@ SweepPlan plan_sweep(const SweepSpec& spec) {
 
 SweepRow evaluate_task(const SweepSpec& spec, const SweepPlan& plan, std::size_t index) {
   const auto t0 = std::chrono::steady_clock::now();
-  ReplayOptions ro;
-  ro.check_invariants = plan.check_invariants;
-  const auto result = run_replay(plan.tasks.at(index).site, plan.trace, ro);
-  SweepRow row = task_row(spec, plan, index, result.metrics, "exact", seconds_since(t0));
-  if (spec.job_waits) {
-    std::vector<std::int64_t> waits(plan.trace.jobs.size(), -1);
+  const Site& site = plan.tasks.at(index).site;
+  const auto offsets = phase_offsets(site, spec.replicates);
+  std::vector<sim::ReplayMetrics> runs;
+  // Per trace job: the sum of its waits over the replicates (s), and in how many it started.
+  std::vector<std::int64_t> wait_sum(spec.job_waits ? plan.trace.jobs.size() : 0, 0);
+  std::vector<std::uint32_t> started(wait_sum.size(), 0);
+  for (const Seconds offset : offsets) {
+    ReplayOptions ro;
+    ro.check_invariants = plan.check_invariants;
+    ro.start_offset = offset;
+    auto result = run_replay(site, plan.trace, ro);
+    runs.push_back(std::move(result.metrics));
     for (const auto& j : result.state->jobs)
-      if (j.start != kUnsetTime && j.trace_index < waits.size()) waits[j.trace_index] = j.start - j.submit;
+      if (j.start != kUnsetTime && j.trace_index < wait_sum.size()) {
+        wait_sum[j.trace_index] += j.start - j.submit;
+        ++started[j.trace_index];
+      }
+  }
+  SweepRow row = task_row(spec, plan, index, runs, offsets, "exact", seconds_since(t0));
+  if (spec.job_waits) {
+    // The mean over the replicates, rounded to the second; -1 unless the job started in every one.
+    std::vector<std::int64_t> waits(wait_sum.size(), -1);
+    const auto n = static_cast<std::int64_t>(offsets.size());
+    for (std::size_t i = 0; i < waits.size(); ++i)
+      if (started[i] == offsets.size()) waits[i] = (2 * wait_sum[i] + n) / (2 * n);
     row.job_waits = encode_job_waits(waits);
   }
   return row;
+}
+
+std::pair<double, double> mean_and_standard_error(const std::vector<double>& values) {
+  const auto n = static_cast<double>(values.size());
+  if (values.empty()) return {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN()};
+  double sum = 0;
+  for (double v : values) sum += v;
+  const double mean = sum / n;
+  if (values.size() < 2) return {mean, std::numeric_limits<double>::quiet_NaN()};
+  double sq = 0;
+  for (double v : values) sq += (v - mean) * (v - mean);
+  return {mean, std::sqrt(sq / (n - 1) / n)};
 }
 
 SweepEngine parse_sweep_engine(const std::string& name) {
@@ -274,7 +327,7 @@ std::size_t run_exact(const SweepSpec& spec, const SweepPlan& plan, SweepStore& 
 /// The store row of a surrogate prediction: its medians as the values, and the prediction.
 SweepRow prediction_row(const SweepSpec& spec, const SweepPlan& plan, std::size_t task,
                         const SurrogatePrediction& p) {
-  SweepRow row = task_row(spec, plan, task, p.metrics[1], "surrogate", p.seconds);
+  SweepRow row = task_row(spec, plan, task, std::span(&p.metrics[1], 1), {0}, "surrogate", p.seconds);
   // The medians are the row's values; the 10% and 90% schedules bound the interval.
   row.predicted = row.objectives;
   row.predicted.insert(row.predicted.end(), row.constraint_values.begin(), row.constraint_values.end());

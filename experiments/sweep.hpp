@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "experiments/progress.hpp"
@@ -36,13 +37,15 @@ std::string point_key(const Site& resolved_site, const std::string& trace_finger
 /// milliseconds, which made planning 1,000 points of ub_medium take 4.5 s).
 class PointKeyer {
  public:
-  PointKeyer(Site base, std::string trace_fingerprint);
+  /// `replicates` > 1 (spec replicates) gives other keys: the stored values are means over that many replays.
+  PointKeyer(Site base, std::string trace_fingerprint, std::uint32_t replicates = 1);
   std::string operator()(const Site& resolved_site) const;
 
  private:
   Site base_;
   std::array<std::string, kSiteSections> base_sections_;
   std::string fingerprint_;
+  std::uint32_t replicates_;
 };
 /// {"setting": value, ...} with values printed exactly (%.17g).
 std::string point_json(const SweepPoint& point);
@@ -64,9 +67,12 @@ struct SweepPlan {
 /// Loads and resolves the spec; a point that does not apply (a QOS the site lacks) throws InputError
 /// naming the spec line, before anything runs.
 SweepPlan plan_sweep(const SweepSpec& spec);
-/// Replays task `index` of the plan and returns its store row (objectives and constraint values in
-/// spec order; per-job waits when the spec asks).
+/// Replays task `index` of the plan — spec.replicates times, at the controller start offsets of
+/// phase_offsets — and returns its store row: objectives and constraint values in spec order, each the
+/// mean over the replicates with its standard error; per-job waits (their means) when the spec asks.
 SweepRow evaluate_task(const SweepSpec& spec, const SweepPlan& plan, std::size_t index);
+/// The mean of `values` and its standard error (sample standard deviation / sqrt(n); NaN below 2).
+std::pair<double, double> mean_and_standard_error(const std::vector<double>& values);
 /// True when task `index` belongs to shard `shard` of `shards` (index % shards == shard).
 inline bool in_shard(std::size_t index, std::uint32_t shard, std::uint32_t shards) {
   return shards <= 1 || index % shards == shard;

@@ -95,6 +95,8 @@ std::string encode_result(std::size_t index, const SweepRow& r) {
   w.str(r.created);
   w.doubles(r.objectives);
   w.doubles(r.constraint_values);
+  w.u64(r.replicates);
+  w.doubles(r.standard_errors);
   w.str(r.job_waits);
   return w.bytes();
 }
@@ -113,6 +115,8 @@ SweepRow decode_result(const std::string& bytes, std::size_t& index) {
   r.created = rd.str();
   r.objectives = rd.doubles();
   r.constraint_values = rd.doubles();
+  r.replicates = static_cast<std::uint32_t>(rd.u64());
+  r.standard_errors = rd.doubles();
   r.job_waits = rd.str();
   return r;
 }

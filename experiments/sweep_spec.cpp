@@ -208,7 +208,7 @@ SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_n
     throw InputError(file_name, static_cast<std::uint64_t>(std::max(e.mark.line + 1, 0)), "", e.msg);
   }
   r.check_map(root, "sweep spec",
-              {"site", "trace", "parameters", "design", "objectives", "constraints", "job_waits"});
+              {"site", "trace", "parameters", "design", "objectives", "constraints", "job_waits", "replicates"});
 
   if (const auto site = root["site"]; site) {
     if (site.IsScalar()) {
@@ -441,6 +441,12 @@ SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_n
     }
   }
   if (const auto waits = root["job_waits"]; waits) spec.job_waits = r.number(waits, "job_waits") != 0;
+  if (const auto rep = root["replicates"]; rep) {
+    const auto n = r.unsigned_int(rep, "replicates");
+    if (n == 0 || n > kMaxReplicates)
+      r.fail(rep, "replicates", fmt::format("expected 1..{} replays per point", kMaxReplicates));
+    spec.replicates = static_cast<std::uint32_t>(n);
+  }
   return spec;
 }
 

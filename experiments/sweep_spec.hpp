@@ -71,7 +71,12 @@ struct SweepSpec {
   std::vector<SweepObjective> objectives;
   std::vector<SweepConstraint> constraints;
   bool job_waits = false;  // store each point's per-job waits (zlib blob) too
+  // Exact replays per point, the controller started at phases spread over the point's bf_interval
+  // (replay.hpp, phase_offsets): its values are their means, with standard errors. Timer phase alone
+  // moves a week's mean wait by a few percent (docs/sweeps.md, "Replicates").
+  std::uint32_t replicates = 1;
 };
+inline constexpr std::uint32_t kMaxReplicates = 64;
 
 /// A point of the space: setting name -> value (in the setting's unit).
 using SweepPoint = std::map<std::string, double>;

@@ -135,6 +135,10 @@ std::string objective_column(const std::string& metric) {
   return out;
 }
 
+std::string standard_error_column(const std::string& metric) {
+  return "se_" + objective_column(metric).substr(4);
+}
+
 std::array<std::string, 3> prediction_columns(const std::string& metric) {
   const auto base = objective_column(metric).substr(4);
   return {"sur_" + base, "sur_lo_" + base, "sur_hi_" + base};
@@ -166,6 +170,8 @@ SweepStore::SweepStore(const std::string& path) : path_(path) {
     if (!columns.count("job_waits")) exec("ALTER TABLE points ADD COLUMN job_waits BLOB");
     if (!columns.count("sur_seconds")) exec("ALTER TABLE points ADD COLUMN sur_seconds REAL");
     if (!columns.count("sur_job_waits")) exec("ALTER TABLE points ADD COLUMN sur_job_waits BLOB");
+    // And for replicated points (spec replicates): NULL in older rows means one replay.
+    if (!columns.count("replicates")) exec("ALTER TABLE points ADD COLUMN replicates INTEGER");
   } catch (...) {
     sqlite3_close(db_);
     throw;
@@ -187,7 +193,7 @@ void SweepStore::exec(const std::string& sql) const {
 
 void SweepStore::add_metric_columns(const std::string& metric, std::set<std::string>& columns) const {
   const auto p = prediction_columns(metric);
-  for (const auto& col : {objective_column(metric), p[0], p[1], p[2]})
+  for (const auto& col : {objective_column(metric), standard_error_column(metric), p[0], p[1], p[2]})
     if (columns.insert(col).second) exec(fmt::format("ALTER TABLE points ADD COLUMN \"{}\" REAL", col));
 }
 
@@ -286,6 +292,7 @@ bool SweepStore::insert(const SweepRow& row, const std::vector<SweepObjective>& 
   };
   const auto add = [&](const std::string& metric, double value, std::size_t k) {
     values[objective_column(metric)] = value;
+    values[standard_error_column(metric)] = at(row.standard_errors, k);
     if (!row.has_prediction()) return;
     const auto p = prediction_columns(metric);
     predictions[p[0]] = at(row.predicted, k);
@@ -301,12 +308,13 @@ bool SweepStore::insert(const SweepRow& row, const std::vector<SweepObjective>& 
   struct Blob {
     std::string bytes;
   };
-  using Value = std::variant<std::string, double, Blob>;
+  using Value = std::variant<std::string, double, std::int64_t, Blob>;
   using Columns = std::vector<std::pair<std::string, Value>>;
   Columns main = {{"params", row.params_json}, {"metrics", row.metrics_json},
                   {"engine", row.engine},      {"run_seconds", row.run_seconds},
                   {"version", row.version},    {"trace_fingerprint", row.trace_fingerprint},
-                  {"created", row.created},    {"job_waits", Blob{row.job_waits}}};
+                  {"created", row.created},    {"job_waits", Blob{row.job_waits}},
+                  {"replicates", std::int64_t{row.replicates}}};
   for (const auto& [col, value] : values) main.emplace_back(col, value);
   Columns predicted;
   for (const auto& [col, value] : predictions) predicted.emplace_back(col, value);
@@ -319,6 +327,7 @@ bool SweepStore::insert(const SweepRow& row, const std::vector<SweepObjective>& 
     for (const auto& [col, value] : cols) {
       if (const auto* t = std::get_if<std::string>(&value)) s.bind(mark, *t);
       if (const auto* d = std::get_if<double>(&value)) s.bind(mark, *d);
+      if (const auto* i = std::get_if<std::int64_t>(&value)) s.bind_int(mark, *i);
       if (const auto* b = std::get_if<Blob>(&value)) s.bind_blob(mark, b->bytes);
       ++mark;
     }
@@ -363,12 +372,12 @@ std::vector<SweepRow> SweepStore::rows(bool with_job_waits) const {
   std::string cols = "key, params, metrics, engine, run_seconds, version, trace_fingerprint, created";
   cols += with_job_waits ? ", job_waits" : ", NULL";
   cols += with_job_waits ? ", sur_job_waits" : ", NULL";
-  cols += ", sur_seconds";
-  for (const auto& o : objs) cols += fmt::format(", \"{}\"", objective_column(o.metric));
-  for (const auto& c : cons) cols += fmt::format(", \"{}\"", objective_column(c.metric));
+  cols += ", sur_seconds, replicates";
   std::vector<std::string> metrics;
   for (const auto& o : objs) metrics.push_back(o.metric);
   for (const auto& c : cons) metrics.push_back(c.metric);
+  for (const auto& metric : metrics) cols += fmt::format(", \"{}\"", objective_column(metric));
+  for (const auto& metric : metrics) cols += fmt::format(", \"{}\"", standard_error_column(metric));
   for (const auto& metric : metrics)
     for (const auto& col : prediction_columns(metric)) cols += fmt::format(", \"{}\"", col);
   std::vector<SweepRow> out;
@@ -386,9 +395,11 @@ std::vector<SweepRow> SweepStore::rows(bool with_job_waits) const {
     r.job_waits = s.blob(8);
     r.predicted_job_waits = s.blob(9);
     r.predicted_seconds = s.real(10);
-    int col = 11;
+    if (const double n = s.real(11); n > 1) r.replicates = static_cast<std::uint32_t>(n);
+    int col = 12;
     for (std::size_t k = 0; k < objs.size(); ++k) r.objectives.push_back(s.real(col++));
     for (std::size_t k = 0; k < cons.size(); ++k) r.constraint_values.push_back(s.real(col++));
+    for (std::size_t k = 0; k < metrics.size(); ++k) r.standard_errors.push_back(s.real(col++));
     if (r.has_prediction())
       for (std::size_t k = 0; k < metrics.size(); ++k) {
         r.predicted.push_back(s.real(col));

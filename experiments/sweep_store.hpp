@@ -29,6 +29,9 @@ struct SweepRow {
   std::string created;                    // UTC, YYYY-MM-DDTHH:MM:SS
   std::vector<double> objectives;         // one per objective, in the store's objectives() order
   std::vector<double> constraint_values;  // one per constraint, in the store's constraints() order
+  std::uint32_t replicates = 1;           // exact replays at spread timer phases averaged into the values
+  std::vector<double> standard_errors;    // per objective, then per constraint: the standard error of
+                                          // the mean over the replicates; empty or NaN for one replay
   std::string job_waits;                  // zlib blob of per-job waits (encode_job_waits), or empty
   // The surrogate's prediction, where it ran on this point (whatever engine produced the values
   // above): per objective, then per constraint, the median and the 80% interval; empty or NaN where it
@@ -58,6 +61,9 @@ std::string objective_column(const std::string& metric);
 /// The columns of the surrogate's median, 10% and 90% prediction of `metric` ("sur_", "sur_lo_",
 /// "sur_hi_" + metric, other chars -> '_').
 std::array<std::string, 3> prediction_columns(const std::string& metric);
+/// The column of the standard error of `metric` over a point's replicates ("se_" + metric, other
+/// chars -> '_').
+std::string standard_error_column(const std::string& metric);
 
 class SweepStore {
  public:

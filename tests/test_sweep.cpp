@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "experiments/replay.hpp"
 #include "experiments/sweep.hpp"
 #include "experiments/sweep_sobol.hpp"
 #include "experiments/sweep_spec.hpp"
@@ -638,6 +639,95 @@ TEST_CASE("per-job waits: the blob round-trips and matches the stored metrics") 
   CHECK(out.find("2 of 4 points feasible") != std::string::npos);
 }
 
+TEST_CASE("sweep replicates: each point's values are means over replays at spread timer phases") {
+  check_error(std::string("parameters:\n  PriorityWeightAge: [1]\nreplicates: 0\n") + kObjectives, 3, "replicates",
+              "expected 1..64");
+  check_error(std::string("parameters:\n  PriorityWeightAge: [1]\nreplicates: 65\n") + kObjectives, 3,
+              "replicates", "expected 1..64");
+  check_error(std::string("parameters:\n  PriorityWeightAge: [1]\nreplicates: two\n") + kObjectives, 3,
+              "replicates", "bad type");
+
+  // Controller start offsets: bf_interval / phases apart (at least 1 s), from the base offset.
+  Site site = default_site();
+  site.scheduler.params.bf_interval = 120;
+  CHECK(phase_offsets(site, 4) == std::vector<Seconds>{0, 30, 60, 90});
+  CHECK(phase_offsets(site, 4, 5) == std::vector<Seconds>{5, 35, 65, 95});
+  CHECK(phase_offsets(site, 1) == std::vector<Seconds>{0});
+  site.scheduler.params.bf_interval = 2;
+  CHECK(phase_offsets(site, 4) == std::vector<Seconds>{0, 1, 2, 3});
+  // Mean 3; sample variance (4 + 1 + 0 + 9) / 3; standard error sqrt(14 / 3) / 2.
+  const auto [mean, se] = mean_and_standard_error({1, 2, 3, 6});
+  CHECK(mean == 3);
+  CHECK(se == doctest::Approx(std::sqrt(14.0 / 3) / 2));
+  CHECK(std::isnan(mean_and_standard_error({5}).second));
+
+  const auto dir = testing::scratch_dir("sweep_replicates");
+  const auto spec = load_sweep_spec(write_spec(dir, std::string(kTinySpec) + "replicates: 3\njob_waits: true\n"));
+  REQUIRE(spec.replicates == 3);
+  const auto db = (dir / "r.db").string();
+  REQUIRE(run_sweep_spec(spec, db, {}).evaluated == 4);
+  const auto plan = plan_sweep(spec);
+  const auto rows = SweepStore(db).rows(/*with_job_waits=*/true);
+  REQUIRE(rows.size() == 4);
+  bool phases_differ = false;
+  for (const auto& task : plan.tasks) {
+    CAPTURE(task.key);
+    const auto row = std::find_if(rows.begin(), rows.end(), [&](const SweepRow& r) { return r.key == task.key; });
+    REQUIRE(row != rows.end());
+    CHECK(row->replicates == 3);
+    // Three replays of the point, by hand: the default site's bf_interval is 30 s, so slurmctld starts
+    // 0, 10 and 20 s before the first submit.
+    REQUIRE(task.site.scheduler.params.bf_interval == 30);
+    std::vector<double> wait_mean, utilisation;
+    std::vector<std::int64_t> wait_sum(plan.trace.jobs.size(), 0), started(plan.trace.jobs.size(), 0);
+    for (const Seconds offset : {0, 10, 20}) {
+      ReplayOptions ro;
+      ro.start_offset = offset;
+      const auto r = run_replay(task.site, plan.trace, ro);
+      wait_mean.push_back(metric_value(r.metrics, "wait_mean"));
+      utilisation.push_back(metric_value(r.metrics, "utilisation"));
+      for (const auto& j : r.state->jobs)
+        if (j.start != kUnsetTime) {
+          wait_sum[j.trace_index] += j.start - j.submit;
+          ++started[j.trace_index];
+        }
+    }
+    phases_differ = phases_differ || wait_mean[0] != wait_mean[1] || wait_mean[0] != wait_mean[2];
+    const double m = (wait_mean[0] + wait_mean[1] + wait_mean[2]) / 3;
+    double sq = 0;
+    for (double v : wait_mean) sq += (v - m) * (v - m);
+    CHECK(row->objectives[0] == doctest::Approx(m));
+    REQUIRE(row->standard_errors.size() == 2);
+    CHECK(row->standard_errors[0] == doctest::Approx(std::sqrt(sq / 2 / 3)));
+    CHECK(row->objectives[1] == doctest::Approx((utilisation[0] + utilisation[1] + utilisation[2]) / 3));
+    // Per-job waits: each job's mean over the three, rounded to the second; -1 unless it always started.
+    const auto waits = decode_job_waits(row->job_waits);
+    REQUIRE(waits.size() == plan.trace.jobs.size());
+    for (std::size_t i = 0; i < waits.size(); ++i)
+      CHECK(waits[i] == (started[i] == 3 ? std::llround(static_cast<double>(wait_sum[i]) / 3) : -1));
+    CHECK(row->metrics_json.starts_with("{\"start_offsets\": [0, 10, 20], \"replicates\": ["));
+  }
+  CHECK(phases_differ);  // else this test would not tell a mean from one replay
+
+  // One replay per point keeps the keys of stores written before replicates existed; replicated points
+  // are other measurements, with other keys.
+  auto single = spec;
+  single.replicates = 1;
+  const auto plan1 = plan_sweep(single);
+  for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
+    CHECK(plan1.tasks[i].key == point_key(plan1.tasks[i].site, plan1.fingerprint));
+    CHECK(plan1.tasks[i].key != plan.tasks[i].key);
+  }
+  std::string out;
+  REQUIRE(shell(fmt::format("'{}' sweep show --db {}", SLURMTWIN_BINARY, db), out) == 0);
+  CAPTURE(out);
+  CHECK(out.find("(standard error, 3 replicates)") != std::string::npos);
+  REQUIRE(shell(fmt::format("'{}' sweep show --db {} --csv", SLURMTWIN_BINARY, db), out) == 0);
+  CHECK(out.starts_with(
+      "key,PriorityWeightAge,PriorityWeightFairshare,wait_mean,utilisation,se_wait_mean,se_utilisation,replicates,"
+      "feasible,pareto,run_seconds\n"));
+}
+
 TEST_CASE("sweep shards: --shard i/N split the points, merge is idempotent and equals one run") {
   const auto dir = testing::scratch_dir("sweep_shards");
   const auto spec = load_sweep_spec(write_spec(dir, kTinySpec));
@@ -721,7 +811,7 @@ TEST_CASE("sweep --mpi: mpirun -np 2 splits the points over ranks, rank 0's tabl
   const auto spec_path = write_spec(
       dir,
       "trace:\n  synthetic: {seed: 5, days: 2}\nparameters:\n  PriorityWeightAge: [0, 1000, 10000]\n"
-      "  PriorityWeightFairshare: [100, 10000]\nobjectives:\n  - {metric: wait_mean}\n");
+      "  PriorityWeightFairshare: [100, 10000]\nobjectives:\n  - {metric: wait_mean}\nreplicates: 2\n");
   const auto db = (dir / "mpi.db").string();
   std::string out;
   // Leak checking is off for this child: OpenMPI's own allocations are reported as leaks under ASan.
@@ -749,6 +839,10 @@ TEST_CASE("sweep --mpi: mpirun -np 2 splits the points over ranks, rank 0's tabl
   for (std::size_t i = 0; i < a.size(); ++i) {
     CHECK(a[i].key == b[i].key);
     CHECK(a[i].metrics_json == b[i].metrics_json);
+    CHECK(a[i].replicates == 2);  // the replicates' standard errors travel with the row
+    CHECK(a[i].replicates == b[i].replicates);
+    REQUIRE(a[i].standard_errors.size() == 1);
+    CHECK(a[i].standard_errors == b[i].standard_errors);
   }
   // A rerun under MPI finds everything stored and evaluates nothing.
   REQUIRE(shell(command, out) == 0);

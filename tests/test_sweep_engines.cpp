@@ -693,6 +693,22 @@ TEST_CASE("optimize: surrogate search, exact verification of the winners and of 
   const auto again = optimize(spec, o);
   CHECK(again.verified[0].point == r.verified[0].point);
   CHECK(optimize_markdown(again).find("Verified improvement") != std::string::npos);
+
+  // With replicates, each verified value is the mean of replays with slurmctld started 0 and
+  // bf_interval / 2 s before the first submit, and the report gives its standard error.
+  auto replicated = spec;
+  replicated.replicates = 2;
+  const auto r2 = optimize(replicated, o);
+  Site site = load_sweep_site(spec);
+  ReplayOptions half;
+  half.start_offset = site.scheduler.params.bf_interval / 2;
+  const double other_phase = run_replay(site, trace, half).metrics.overall.mean;
+  CHECK(r2.current.exact == doctest::Approx((exact_of({}) + other_phase) / 2));
+  CHECK(r2.current.exact_se == doctest::Approx(std::abs(exact_of({}) - other_phase) / 2));
+  const auto md = optimize_markdown(r2);
+  CAPTURE(md);
+  CHECK(md.find(fmt::format("{:.6g} ± ", r2.current.exact)) != std::string::npos);
+  if (r2.best >= 0) CHECK(md.find("two standard errors") != std::string::npos);
 }
 
 }  // namespace slurmtwin::cli

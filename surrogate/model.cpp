@@ -557,6 +557,25 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
   std::string best_state;
   double best = std::numeric_limits<double>::infinity();
   std::int64_t since_best = 0;
+  const auto keep_best = [&](double v, std::int64_t step) {
+    best = v;
+    report.best_step = step;
+    since_best = 0;
+    torch::serialize::OutputArchive ar;
+    m.net->save(ar);
+    std::ostringstream os;
+    ar.save_to(os);
+    best_state = os.str();
+  };
+  // Step 0, the weights as they came: a fine-tuned checkpoint stays as it was unless a step validates
+  // better, so a few new examples can narrow it down but never leave it worse on validation.
+  {
+    const double v = validate();
+    const std::string line = fmt::format("step     0/{}  val {:.4f} (the initial weights)", o.steps, v);
+    report.log.push_back(line);
+    if (progress) progress(line);
+    keep_best(v, 0);
+  }
   m.net->train();
   for (std::int64_t step = 1; step <= o.steps; ++step) {
     if (o.stop && o.stop()) {
@@ -593,20 +612,13 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
       report.log.push_back(line);
       if (progress) progress(line);
       if (v < best) {
-        best = v;
-        report.best_step = step;
-        since_best = 0;
-        torch::serialize::OutputArchive ar;
-        m.net->save(ar);
-        std::ostringstream os;
-        ar.save_to(os);
-        best_state = os.str();
+        keep_best(v, step);
       } else if (++since_best >= o.patience) {
         break;
       }
     }
   }
-  if (!best_state.empty()) {
+  {
     torch::serialize::InputArchive ar;
     std::istringstream is(best_state);
     ar.load_from(is, m.device);

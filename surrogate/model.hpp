@@ -85,7 +85,7 @@ using Quantiles = std::vector<std::vector<std::array<float, 3>>>;
 
 struct TrainReport {
   std::int64_t steps = 0;
-  std::int64_t best_step = 0;
+  std::int64_t best_step = 0;  // the step whose weights were kept; 0: no step validated better than the start
   double best_val_loss = 0;
   double seconds = 0;
   std::string device;

@@ -659,10 +659,26 @@ TEST_CASE("the transformer learns a setting-dependent wait, and its checkpoint r
   few.train_settings = {0, 5};
   TrainOptions ft = o;
   ft.steps = 150;
-  tuned.train(shifted, few, ft);
+  const auto tuning = tuned.train(shifted, few, ft);
   const double after_tuning = mse_on(tuned, shifted);
   MESSAGE("shifted site: MSE of log wait ", before_tuning, " before fine-tuning, ", after_tuning, " after");
   CHECK(after_tuning < before_tuning / 4);
+  CHECK(tuning.best_step > 0);
+
+  // A fine-tune that only makes things worse (a learning rate far too high, on the model's own site)
+  // keeps the weights it started from: no step validates better than step 0.
+  auto wrecked = Surrogate::load(path);
+  TrainOptions wild = o;
+  wild.steps = 20;
+  wild.warmup = 1;
+  wild.eval_every = 10;
+  wild.lr = 50;
+  const auto wild_report = wrecked.train(d, split, wild);
+  CHECK(wild_report.steps == 20);
+  CHECK(wild_report.best_step == 0);
+  const auto reference = Surrogate::load(path);
+  CHECK(same_on_targets(wrecked.predict(d.windows[5], {d.encoded_setting(2)}),
+                        reference.predict(d.windows[5], {d.encoded_setting(2)}), d.windows[5]));
 
   std::string bytes = read_input_file(path);
   bytes[bytes.size() - 100] ^= 0x01;

@@ -211,11 +211,14 @@ int train(const Args& args) {
       "device", po::value<std::string>(&t.device)->default_value("auto"), "auto, cpu or cuda")(
       "within-weight", po::value<double>(&t.within_weight)->default_value(0),
       "weight of a loss on each job's moves between settings (0 = off)")(
+      "ema", po::value<double>(&t.ema)->default_value(0),
+      "decay of a moving average of the weights, validated and kept instead of them (e.g. 0.999; 0 = off)")(
       "conformal-coverage", po::value<double>(&t.conformal_coverage)->default_value(t.conformal_coverage, "0.8"),
       "after training, shift the 10/90% interval to hold this share of the validation targets (0 = off)");
   const auto vm = parse("slurmtwin surrogate train --data DATA -o MODEL", o, args);
   if (!(t.conformal_coverage >= 0 && t.conformal_coverage < 1))
     throw po::error("--conformal-coverage must be in [0, 1)");
+  if (!(t.ema >= 0 && t.ema < 1)) throw po::error("--ema must be in [0, 1)");
   t.loss = parse_loss(vm["loss"].as<std::string>());
   const auto& data_file = vm["data"].as<std::string>();
   const auto data = read_dataset(data_file);

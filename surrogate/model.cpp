@@ -553,6 +553,28 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
     return sum / static_cast<double>(val_windows.size());
   };
 
+  // TrainOptions::ema: an exponential moving average of the weights. Validation scores it, and the
+  // checkpoint keeps it, in place of the weights the optimiser moves.
+  std::vector<Tensor> average;
+  if (o.ema > 0)
+    for (const auto& p : m.net->parameters()) average.push_back(p.detach().clone());
+  const auto swap_average = [&] {  // exchanges the network's weights and the average, in place
+    torch::NoGradGuard guard;
+    const auto params = m.net->parameters();
+    for (std::size_t i = 0; i < average.size(); ++i) {
+      const Tensor raw = params[i].detach().clone();
+      params[i].copy_(average[i]);
+      average[i] = raw;
+    }
+  };
+  const auto update_average = [&](std::int64_t step) {
+    torch::NoGradGuard guard;
+    // The usual warm-up of the decay, so that the first steps' weights do not linger in the average.
+    const double decay = std::min(o.ema, static_cast<double>(1 + step) / static_cast<double>(10 + step));
+    const auto params = m.net->parameters();
+    for (std::size_t i = 0; i < average.size(); ++i) average[i].mul_(decay).add_(params[i].detach(), 1 - decay);
+  };
+
   const auto t_start = std::chrono::steady_clock::now();
   std::string best_state;
   double best = std::numeric_limits<double>::infinity();
@@ -570,7 +592,7 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
   // Step 0, the weights as they came: a fine-tuned checkpoint stays as it was unless a step validates
   // better, so a few new examples can narrow it down but never leave it worse on validation.
   {
-    const double v = validate();
+    const double v = validate();  // the average starts as the initial weights
     const std::string line = fmt::format("step     0/{}  val {:.4f} (the initial weights)", o.steps, v);
     report.log.push_back(line);
     if (progress) progress(line);
@@ -601,8 +623,10 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
     l.backward();
     torch::nn::utils::clip_grad_norm_(m.net->parameters(), 1.0);
     opt.step();
+    if (!average.empty()) update_average(step);
     report.steps = step;
     if (step % o.eval_every == 0 || step == o.steps) {
+      swap_average();  // validate (and keep) the average
       const double v = validate();
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
       const double eta = secs / static_cast<double>(step) * static_cast<double>(o.steps - step);
@@ -611,11 +635,10 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
                       o.steps, lr, l.item<double>(), v, secs, static_cast<double>(step) / secs, eta, v < best ? "  *" : "");
       report.log.push_back(line);
       if (progress) progress(line);
-      if (v < best) {
-        keep_best(v, step);
-      } else if (++since_best >= o.patience) {
-        break;
-      }
+      const bool improved = v < best;
+      if (improved) keep_best(v, step);
+      swap_average();  // back to the optimiser's weights
+      if (!improved && ++since_best >= o.patience) break;
     }
   }
   {

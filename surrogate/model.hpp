@@ -75,6 +75,9 @@ struct TrainOptions {
   /// less their mean over the settings): the settings hold a few % of the variance of log wait, which the
   /// per-job loss can ignore, and ranking settings needs exactly those moves. 0 = off.
   double within_weight = 0;
+  /// Decay of an exponential moving average of the weights (e.g. 0.999), validated and kept instead of
+  /// the optimiser's own weights; 0 = off.
+  double ema = 0;
   /// Checked once per step (e.g. a SIGINT flag): when it returns true, training stops before the
   /// next step and TrainReport::stopped is set; the model then holds the best weights so far.
   std::function<bool()> stop;

@@ -76,7 +76,9 @@ struct TrainOptions {
   /// per-job loss can ignore, and ranking settings needs exactly those moves. 0 = off.
   double within_weight = 0;
   /// Decay of an exponential moving average of the weights (e.g. 0.999), validated and kept instead of
-  /// the optimiser's own weights; 0 = off.
+  /// the optimiser's own weights; 0 = off. At step t the decay is min(ema, (1 + t) / (10 + t)), so over a
+  /// few thousand steps it is the warm-up's (an average over about the last t / 9 steps) for any ema
+  /// above 0.997.
   double ema = 0;
   /// Checked once per step (e.g. a SIGINT flag): when it returns true, training stops before the
   /// next step and TrainReport::stopped is set; the model then holds the best weights so far.

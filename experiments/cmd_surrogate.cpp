@@ -247,10 +247,11 @@ int train(const Args& args) {
         InterruptGuard::signal_name().empty() ? std::string("interrupted") : InterruptGuard::signal_name(),
         report.steps, t.steps));
   model.save(vm["out"].as<std::string>());
-  std::cout << fmt::format("trained on {} for {} steps in {:.1f} s ({:.2f} steps/s); best validation {:.4f} at step "
-                           "{}{}; saved {}\n",
-                           report.device, report.steps, report.seconds, report.steps / std::max(1e-9, report.seconds),
-                           report.best_val_loss, report.best_step, kept_initial(report), vm["out"].as<std::string>());
+  std::cout << fmt::format(
+      "trained on {} for {} steps in {:.1f} s ({:.2f} steps/s); best validation {:.4f} at step "
+      "{}{}; saved {}\n",
+      report.device, report.steps, report.seconds, report.steps / std::max(1e-9, report.seconds),
+      report.best_val_loss, report.best_step, kept_initial(report), vm["out"].as<std::string>());
   if (report.calibration_targets > 0)
     std::cout << fmt::format("80% interval on {} validation targets: coverage {:.3f} as trained; shifted by {:+.3f} "
                              "in log1p(wait s) to hold {:.0f}%\n",
@@ -566,9 +567,10 @@ int update(const Args& args) {
                            split.train_settings.size(), split.val_windows.size(), split.val_settings.size());
   const auto report = model.train(data, split, t, [](const std::string& line) { std::cout << line << std::endl; });
   model.save(vm["out"].as<std::string>());
-  std::cout << fmt::format("fine-tuned for {} steps in {:.1f} s; best validation {:.4f} at step {}{}; saved {}\n",
-                           report.steps, report.seconds, report.best_val_loss, report.best_step, kept_initial(report),
-                           vm["out"].as<std::string>());
+  std::cout << fmt::format(
+      "fine-tuned for {} steps in {:.1f} s; best validation {:.4f} at step {}{}; saved {}\n", report.steps,
+      report.seconds, report.best_val_loss, report.best_step, kept_initial(report),
+      vm["out"].as<std::string>());
   return kExitOk;
 }
 

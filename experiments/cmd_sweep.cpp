@@ -5,10 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <set>
 #include <thread>
 
@@ -309,7 +309,8 @@ int sweep_show(const Args& args) {
   const bool replicated =
       std::any_of(rows.begin(), rows.end(), [](const SweepRow& r) { return r.replicates > 1; });
   const auto standard_error = [&](std::size_t i, std::size_t k) {
-    return k < rows[i].standard_errors.size() ? rows[i].standard_errors[k] : std::numeric_limits<double>::quiet_NaN();
+    return k < rows[i].standard_errors.size() ? rows[i].standard_errors[k]
+                                              : std::numeric_limits<double>::quiet_NaN();
   };
   if (vm["csv"].as<bool>()) {
     std::string line = "key";
@@ -336,7 +337,9 @@ int sweep_show(const Args& args) {
         const auto it = params[i].find(n);
         line += it == params[i].end() ? std::string(",") : fmt::format(",{:.17g}", it->second);
       }
-      const auto field = [](double v) { return std::isnan(v) ? std::string(",") : fmt::format(",{:.17g}", v); };
+      const auto field = [](double v) {
+        return std::isnan(v) ? std::string(",") : fmt::format(",{:.17g}", v);
+      };
       for (double v : rows[i].objectives) line += field(v);
       if (replicated)
         for (std::size_t k = 0; k < objectives.size(); ++k) line += field(standard_error(i, k));
@@ -367,12 +370,12 @@ int sweep_show(const Args& args) {
         best = i;
     if (best == rows.size()) continue;
     const double se = standard_error(best, k);
-    std::cout << fmt::format("best {} ({}): {:.6g}{}  key {}  {}\n", objectives[k].metric,
-                             goals[k] == Goal::kMin ? "min" : "max", rows[best].objectives[k],
-                             std::isnan(se) ? std::string()
-                                            : fmt::format(" ± {:.3g} (standard error, {} replicates)", se,
-                                                          rows[best].replicates),
-                             rows[best].key, params_text(best));
+    std::cout << fmt::format(
+        "best {} ({}): {:.6g}{}  key {}  {}\n", objectives[k].metric, goals[k] == Goal::kMin ? "min" : "max",
+        rows[best].objectives[k],
+        std::isnan(se) ? std::string()
+                       : fmt::format(" ± {:.3g} (standard error, {} replicates)", se, rows[best].replicates),
+        rows[best].key, params_text(best));
     if (std::isnan(se)) continue;
     // Points whose mean is within two standard errors of the difference: phase noise cannot tell them
     // from the best (about a 95% two-sided test of equal means).
@@ -383,8 +386,8 @@ int sweep_show(const Args& args) {
       close += (i != best && !std::isnan(sd) && d <= 2 * sd) ? 1 : 0;
     }
     if (close > 0)
-      std::cout << fmt::format("  not resolved: {} other point{} within two standard errors of the best\n", close,
-                               close == 1 ? " is" : "s are");
+      std::cout << fmt::format("  not resolved: {} other point{} within two standard errors of the best\n",
+                               close, close == 1 ? " is" : "s are");
   }
   std::string header = "key             ";
   for (const auto& ob : objectives) header += fmt::format(" {:>14}", ob.metric);

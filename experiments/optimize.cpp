@@ -153,7 +153,8 @@ OptimizeResult optimize(const SweepSpec& spec, const OptimizeOptions& o) {
         c.exact_feasible = true;
         for (std::size_t k = 0; k < r.constraints.size(); ++k) {
           c.exact_constraints.push_back(mean_and_standard_error(constraint[k]).first);
-          c.exact_feasible = c.exact_feasible && constraint_holds(r.constraints[k], c.exact_constraints.back());
+          c.exact_feasible =
+              c.exact_feasible && constraint_holds(r.constraints[k], c.exact_constraints.back());
         }
       } catch (...) {
         std::lock_guard lock(mu);
@@ -199,7 +200,8 @@ std::string optimize_markdown(const OptimizeResult& r) {
       r.verified.size(), r.exact_seconds);
   // With replicates, an exact value is a mean over timer phases and carries its standard error.
   const auto exact_text = [](const OptimizeCandidate& c) {
-    return std::isnan(c.exact_se) ? fmt::format("{:.6g}", c.exact) : fmt::format("{:.6g} ± {:.3g}", c.exact, c.exact_se);
+    return std::isnan(c.exact_se) ? fmt::format("{:.6g}", c.exact)
+                                  : fmt::format("{:.6g} ± {:.3g}", c.exact, c.exact_se);
   };
   out += "| setting | predicted (80% interval) | exact | feasible (exact) |\n|---|---:|---:|---|\n";
   out += fmt::format("| {} | — | {} | {} |\n", point_text(r.current.point), exact_text(r.current),

@@ -247,7 +247,8 @@ SweepRow evaluate_task(const SweepSpec& spec, const SweepPlan& plan, std::size_t
 
 std::pair<double, double> mean_and_standard_error(const std::vector<double>& values) {
   const auto n = static_cast<double>(values.size());
-  if (values.empty()) return {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN()};
+  if (values.empty())
+    return {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN()};
   double sum = 0;
   for (double v : values) sum += v;
   const double mean = sum / n;

@@ -207,8 +207,9 @@ SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_n
   } catch (const YAML::Exception& e) {
     throw InputError(file_name, static_cast<std::uint64_t>(std::max(e.mark.line + 1, 0)), "", e.msg);
   }
-  r.check_map(root, "sweep spec",
-              {"site", "trace", "parameters", "design", "objectives", "constraints", "job_waits", "replicates"});
+  r.check_map(
+      root, "sweep spec",
+      {"site", "trace", "parameters", "design", "objectives", "constraints", "job_waits", "replicates"});
 
   if (const auto site = root["site"]; site) {
     if (site.IsScalar()) {

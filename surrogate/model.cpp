@@ -441,7 +441,8 @@ Surrogate::~Surrogate() = default;
 Surrogate::Surrogate(Surrogate&&) noexcept = default;
 Surrogate& Surrogate::operator=(Surrogate&&) noexcept = default;
 
-Surrogate::Surrogate(const SurrogateDataset& d, const Split& split, const ModelConfig& config, std::uint64_t seed)
+Surrogate::Surrogate(const SurrogateDataset& d, const Split& split, const ModelConfig& config,
+                     std::uint64_t seed)
     : impl_(std::make_unique<Impl>()) {
   if (config.d_model % config.heads != 0) throw std::invalid_argument("d_model must be a multiple of heads");
   auto& m = *impl_;
@@ -572,7 +573,8 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
     // The usual warm-up of the decay, so that the first steps' weights do not linger in the average.
     const double decay = std::min(o.ema, static_cast<double>(1 + step) / static_cast<double>(10 + step));
     const auto params = m.net->parameters();
-    for (std::size_t i = 0; i < average.size(); ++i) average[i].mul_(decay).add_(params[i].detach(), 1 - decay);
+    for (std::size_t i = 0; i < average.size(); ++i)
+      average[i].mul_(decay).add_(params[i].detach(), 1 - decay);
   };
 
   const auto t_start = std::chrono::steady_clock::now();

@@ -640,8 +640,8 @@ TEST_CASE("per-job waits: the blob round-trips and matches the stored metrics") 
 }
 
 TEST_CASE("sweep replicates: each point's values are means over replays at spread timer phases") {
-  check_error(std::string("parameters:\n  PriorityWeightAge: [1]\nreplicates: 0\n") + kObjectives, 3, "replicates",
-              "expected 1..64");
+  check_error(std::string("parameters:\n  PriorityWeightAge: [1]\nreplicates: 0\n") + kObjectives, 3,
+              "replicates", "expected 1..64");
   check_error(std::string("parameters:\n  PriorityWeightAge: [1]\nreplicates: 65\n") + kObjectives, 3,
               "replicates", "expected 1..64");
   check_error(std::string("parameters:\n  PriorityWeightAge: [1]\nreplicates: two\n") + kObjectives, 3,
@@ -662,7 +662,8 @@ TEST_CASE("sweep replicates: each point's values are means over replays at sprea
   CHECK(std::isnan(mean_and_standard_error({5}).second));
 
   const auto dir = testing::scratch_dir("sweep_replicates");
-  const auto spec = load_sweep_spec(write_spec(dir, std::string(kTinySpec) + "replicates: 3\njob_waits: true\n"));
+  const auto spec =
+      load_sweep_spec(write_spec(dir, std::string(kTinySpec) + "replicates: 3\njob_waits: true\n"));
   REQUIRE(spec.replicates == 3);
   const auto db = (dir / "r.db").string();
   REQUIRE(run_sweep_spec(spec, db, {}).evaluated == 4);
@@ -672,7 +673,8 @@ TEST_CASE("sweep replicates: each point's values are means over replays at sprea
   bool phases_differ = false;
   for (const auto& task : plan.tasks) {
     CAPTURE(task.key);
-    const auto row = std::find_if(rows.begin(), rows.end(), [&](const SweepRow& r) { return r.key == task.key; });
+    const auto row =
+        std::find_if(rows.begin(), rows.end(), [&](const SweepRow& r) { return r.key == task.key; });
     REQUIRE(row != rows.end());
     CHECK(row->replicates == 3);
     // Three replays of the point, by hand: the default site's bf_interval is 30 s, so slurmctld starts
@@ -723,9 +725,10 @@ TEST_CASE("sweep replicates: each point's values are means over replays at sprea
   CAPTURE(out);
   CHECK(out.find("(standard error, 3 replicates)") != std::string::npos);
   REQUIRE(shell(fmt::format("'{}' sweep show --db {} --csv", SLURMTWIN_BINARY, db), out) == 0);
-  CHECK(out.starts_with(
-      "key,PriorityWeightAge,PriorityWeightFairshare,wait_mean,utilisation,se_wait_mean,se_utilisation,replicates,"
-      "feasible,pareto,run_seconds\n"));
+  CHECK(
+      out.starts_with("key,PriorityWeightAge,PriorityWeightFairshare,wait_mean,utilisation,se_wait_mean,se_"
+                      "utilisation,replicates,"
+                      "feasible,pareto,run_seconds\n"));
 }
 
 TEST_CASE("sweep shards: --shard i/N split the points, merge is idempotent and equals one run") {

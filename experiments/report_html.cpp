@@ -488,6 +488,13 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
       "<p class=\"note\">Sweep database <code>{}</code>: {} points by the exact simulator, {} objectives, {} "
       "parameters; {} points on the Pareto front.</p>\n",
       escape(db_path), exact.size(), k_obj, param_names.size(), front.size());
+  std::uint32_t replicates = 1;
+  for (const auto* r : exact) replicates = std::max(replicates, r->replicates);
+  if (replicates > 1)
+    body += fmt::format(
+        "<p class=\"note\">Each point's values are means over up to {} replays at spread timer phases "
+        "(<code>replicates</code>), shown ± their standard error.</p>\n",
+        replicates);
 
   body += "<h2>Pareto front</h2>\n";
   if (k_obj >= 2) {
@@ -541,7 +548,11 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
     body += "<tr>";
     for (const auto& p : param_names)
       body += params[i].count(p) ? fmt::format("<td>{:g}</td>", params[i].at(p)) : "<td>-</td>";
-    for (double v : obj_rows[i]) body += fmt::format("<td>{:.6g}</td>", v);
+    for (std::size_t k = 0; k < k_obj; ++k) {
+      const auto& se = exact[i]->standard_errors;
+      body += k < se.size() && !std::isnan(se[k]) ? fmt::format("<td>{:.6g} ± {:.3g}</td>", obj_rows[i][k], se[k])
+                                                   : fmt::format("<td>{:.6g}</td>", obj_rows[i][k]);
+    }
     body += "</tr>\n";
   }
   body += "</table>\n";

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "experiments/replay.hpp"
+#include "experiments/report_html.hpp"
 #include "experiments/sweep.hpp"
 #include "experiments/sweep_sobol.hpp"
 #include "experiments/sweep_spec.hpp"
@@ -724,6 +725,14 @@ TEST_CASE("sweep replicates: each point's values are means over replays at sprea
   REQUIRE(shell(fmt::format("'{}' sweep show --db {}", SLURMTWIN_BINARY, db), out) == 0);
   CAPTURE(out);
   CHECK(out.find("(standard error, 3 replicates)") != std::string::npos);
+  // The HTML report's front table gives each value with its standard error.
+  const auto html = sweep_report_html(db, {});
+  CHECK(html.find("means over up to 3 replays at spread timer phases") != std::string::npos);
+  std::size_t shown = 0;  // points of the front table (the best mean wait's at least)
+  for (const auto& r : rows)
+    shown += html.find(fmt::format("<td>{:.6g} ± {:.3g}</td>", r.objectives[0], r.standard_errors[0])) !=
+             std::string::npos;
+  CHECK(shown >= 1);
   REQUIRE(shell(fmt::format("'{}' sweep show --db {} --csv", SLURMTWIN_BINARY, db), out) == 0);
   CHECK(
       out.starts_with("key,PriorityWeightAge,PriorityWeightFairshare,wait_mean,utilisation,se_wait_mean,se_"

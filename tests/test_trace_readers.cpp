@@ -653,13 +653,15 @@ TEST_CASE("Graham CSV: quoted req_tres, memory per node, rejections by column") 
       "3,103,2021-05-01 00:00:10,55,18437,8,8000,\"cpu=8\",1,DONE,42,,,,3600,60\n"
       "4,104,2021-05-01 00:00:10,55,18437,0,8000,\"cpu=8\",1,COMPLETED,42,,,,3600,60\n"
       "5,105,2021-05-01 00:00:10,55,18437,8,8000,\"cpu=eight\",1,COMPLETED,42,,,,3600,60\n"
-      "6,106,2021-05-01 00:00:10,55,18437,8,8000,cpu=8,1,COMPLETED,42,,,,3600,60\n";  // an unquoted single
-                                                                                      // TRES
+      "6,106,2021-05-01 00:00:10,55,18437,8,8000,cpu=8,1,COMPLETED,42,,,,3600,60\n"  // an unquoted single TRES
+      // More memory than any int64 holds (a fuzz finding: the conversion was undefined behaviour).
+      "7,107,2021-05-01 00:00:10,55,18437,8,1e300,\"cpu=8\",1,COMPLETED,42,,,,3600,60\n";
   Trace t;
   const auto r = read_string(kGraham, csv, t);
   CHECK(r.balanced());
-  CHECK(r.records == 7);
+  CHECK(r.records == 8);
   CHECK(r.accepted == 3);
+  CHECK(r.rejected_by_reason.at("bad req_mem_total") == 1);
   CHECK(r.rejected_by_reason.at("bad submit_time") == 1);
   CHECK(r.rejected_by_reason.at("bad state") == 1);
   CHECK(r.rejected_by_reason.at("bad req_cpus") == 1);

@@ -157,7 +157,11 @@ void read_graham_csv(std::string_view content, const std::string& file, Trace& t
       if (!mb || *mb < 0) {
         fail("req_mem_total", *c_mem, "is not a memory size in MB");
       } else if (j.nodes > 0) {
-        j.mem_mb = static_cast<std::int64_t>(std::ceil(*mb / j.nodes - 1e-9));
+        // Checked before the conversion: a double beyond int64 does not convert (fuzz finding).
+        if (const double per_node = std::ceil(*mb / j.nodes - 1e-9); per_node > static_cast<double>(kMaxJobMemMb))
+          fail("req_mem_total", *c_mem, fmt::format("is over the limit of {} MB per node", kMaxJobMemMb));
+        else
+          j.mem_mb = static_cast<std::int64_t>(per_node);
       }
     }
     if (c_tres && !text::trim(f[*c_tres]).empty()) {

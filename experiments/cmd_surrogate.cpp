@@ -180,6 +180,7 @@ int train(const Args& args) {
   o.add_options()("data", po::value<std::string>()->required(), "dataset (surrogate dataset)")(
       "out,o", po::value<std::string>()->required(), "checkpoint to write")(
       "init", po::value<std::string>()->default_value(""), "start from this checkpoint (fine-tuning)")(
+      "renormalise", po::bool_switch(), "with --init: normalise with this data's training part")(
       "d-model", po::value<std::int64_t>(&c.d_model)->default_value(c.d_model), "token width")(
       "heads", po::value<std::int64_t>(&c.heads)->default_value(c.heads), "attention heads")(
       "encoder-layers", po::value<std::int64_t>(&c.encoder_layers)->default_value(c.encoder_layers),
@@ -231,6 +232,7 @@ int train(const Args& args) {
     if (const auto& init = vm["init"].as<std::string>(); !init.empty()) {
       auto m = Surrogate::load(init);
       m.check_compatible(data, data_file);
+      if (vm["renormalise"].as<bool>()) m.renormalise(data, split);
       return m;
     }
     return Surrogate(data, split, c, t.seed);

@@ -298,6 +298,47 @@ struct Surrogate::Impl {
   std::vector<PriorColumn> prior;  // per axis (prior_columns)
   float prior_unit = 1;            // the largest swept weight with a prior column
 
+  // Normalisation statistics of the split's training part: features over its training windows, waits
+  // over its training windows × training settings (a held-out setting's waits must not reach the model,
+  // not even its scale).
+  void normalise(const SurrogateDataset& d, const Split& split) {
+    const std::size_t f = d.schema.numeric.size();
+    std::vector<double> sum(f, 0), sq(f, 0);
+    double n = 0, ys = 0, yq = 0, yn = 0;
+    for (auto w : split.train_windows) {
+      const auto& win = d.windows[w];
+      for (std::size_t i = 0; i < win.jobs; ++i) {
+        for (std::size_t k = 0; k < f; ++k) {
+          const double v = win.numeric[i * f + k];
+          sum[k] += v;
+          sq[k] += v * v;
+        }
+        n += 1;
+      }
+      for (auto s : split.train_settings)
+        for (std::size_t i = 0; i < win.jobs; ++i)
+          if (const float wait = d.waits[w][s * win.jobs + i]; !std::isnan(wait)) {
+            const double y = std::log1p(std::max(0.0f, wait));
+            ys += y;
+            yq += y * y;
+            yn += 1;
+          }
+    }
+    mean.resize(f);
+    stdev.resize(f);
+    for (std::size_t k = 0; k < f; ++k) {
+      const double mu = n > 0 ? sum[k] / n : 0.0;
+      const double var = n > 0 ? sq[k] / n - mu * mu : 0.0;
+      mean[k] = static_cast<float>(mu);
+      stdev[k] = static_cast<float>(var > 1e-12 ? std::sqrt(var) : 1.0);
+    }
+    if (yn > 0) {
+      y_mean = static_cast<float>(ys / yn);
+      const double var = yq / yn - (ys / yn) * (ys / yn);
+      y_std = static_cast<float>(var > 1e-12 ? std::sqrt(var) : 1.0);
+    }
+  }
+
   void build(std::uint64_t seed) {
     torch::manual_seed(seed);
     prior = prior_columns(schema, axes);
@@ -450,43 +491,12 @@ Surrogate::Surrogate(const SurrogateDataset& d, const Split& split, const ModelC
   m.schema = d.schema;
   m.axes = d.axes;
   m.fingerprint = d.trace_fingerprint;
-  const std::size_t f = d.schema.numeric.size();
-  std::vector<double> sum(f, 0), sq(f, 0);
-  double n = 0, ys = 0, yq = 0, yn = 0;
-  for (auto w : split.train_windows) {
-    const auto& win = d.windows[w];
-    for (std::size_t i = 0; i < win.jobs; ++i) {
-      for (std::size_t k = 0; k < f; ++k) {
-        const double v = win.numeric[i * f + k];
-        sum[k] += v;
-        sq[k] += v * v;
-      }
-      n += 1;
-    }
-    // Training settings only: a held-out setting's waits must not reach the model (not even its scale).
-    for (auto s : split.train_settings)
-      for (std::size_t i = 0; i < win.jobs; ++i)
-        if (const float wait = d.waits[w][s * win.jobs + i]; !std::isnan(wait)) {
-          const double y = std::log1p(std::max(0.0f, wait));
-          ys += y;
-          yq += y * y;
-          yn += 1;
-        }
-  }
-  m.mean.resize(f);
-  m.stdev.resize(f);
-  for (std::size_t k = 0; k < f; ++k) {
-    const double mu = n > 0 ? sum[k] / n : 0.0;
-    const double var = n > 0 ? sq[k] / n - mu * mu : 0.0;
-    m.mean[k] = static_cast<float>(mu);
-    m.stdev[k] = static_cast<float>(var > 1e-12 ? std::sqrt(var) : 1.0);
-  }
-  if (yn > 0) {
-    m.y_mean = static_cast<float>(ys / yn);
-    const double var = yq / yn - (ys / yn) * (ys / yn);
-    m.y_std = static_cast<float>(var > 1e-12 ? std::sqrt(var) : 1.0);
-  }
+  m.normalise(d, split);
   m.build(seed);
+}
+
+void Surrogate::renormalise(const SurrogateDataset& d, const Split& split) {
+  impl_->normalise(d, split);
 }
 
 void Surrogate::set_threads(int threads) {

@@ -540,6 +540,27 @@ TEST_CASE("a moving average of the weights is what training validates and keeps"
   CHECK(same_on_targets(p, again.predict(d.windows[5], {d.encoded_setting(2)}), d.windows[5]));
 }
 
+TEST_CASE("renormalise: a fine-tune may take its statistics from the new data, keeping the weights") {
+  Surrogate::set_threads(1);
+  const auto d = synthetic_dataset(6, 32, 6);
+  const Split split = small_split();
+  Surrogate model(d, split, small_model(), 3);
+  const auto before = model.predict(d.windows[5], {d.encoded_setting(2)});
+  // On the data it was made from, the statistics are the same: nothing changes.
+  model.renormalise(d, split);
+  CHECK(same_on_targets(model.predict(d.windows[5], {d.encoded_setting(2)}), before, d.windows[5]));
+  // On data whose training waits are all e times longer plus e - 1 (log1p(wait) one higher), the
+  // target's mean moves by exactly 1 and its spread not at all: every quantile moves up by 1.
+  auto longer = d;
+  for (auto& waits : longer.waits)
+    for (auto& w : waits) w = static_cast<float>(std::expm1(std::log1p(static_cast<double>(w)) + 1));
+  model.renormalise(longer, split);
+  const auto after = model.predict(d.windows[5], {d.encoded_setting(2)});
+  for (std::size_t i = 0; i < 32; ++i)
+    if (d.windows[5].target[i])
+      for (int q = 0; q < 3; ++q) CHECK(after[0][i][q] == doctest::Approx(before[0][i][q] + 1).epsilon(1e-4));
+}
+
 TEST_CASE("the transformer learns a setting-dependent wait, and its checkpoint round-trips") {
   Surrogate::set_threads(1);
   const auto d = synthetic_dataset(6, 32, 6);

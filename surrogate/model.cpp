@@ -254,6 +254,17 @@ class CudaAutocast {
   bool on_;
 };
 
+// Calls f(log1p(wait s)) for every started job's wait in the split's training windows under its
+// training settings: what the model trains on, and all that its statistics and bound may see.
+template <class F>
+void for_each_training_wait(const SurrogateDataset& d, const Split& split, F f) {
+  for (auto w : split.train_windows)
+    for (auto s : split.train_settings)
+      for (std::size_t i = 0; i < d.windows[w].jobs; ++i)
+        if (const float wait = d.waits[w][s * d.windows[w].jobs + i]; !std::isnan(wait))
+          f(std::log1p(std::max(0.0f, wait)));
+}
+
 torch::Device pick_device(const std::string& name) {
   if (name == "cuda" || (name == "auto" && torch::cuda::is_available())) {
     if (!torch::cuda::is_available()) throw std::runtime_error("--device cuda: CUDA is not available in this build");
@@ -315,15 +326,12 @@ struct Surrogate::Impl {
         }
         n += 1;
       }
-      for (auto s : split.train_settings)
-        for (std::size_t i = 0; i < win.jobs; ++i)
-          if (const float wait = d.waits[w][s * win.jobs + i]; !std::isnan(wait)) {
-            const double y = std::log1p(std::max(0.0f, wait));
-            ys += y;
-            yq += y * y;
-            yn += 1;
-          }
     }
+    for_each_training_wait(d, split, [&](double y) {
+      ys += y;
+      yq += y * y;
+      yn += 1;
+    });
     mean.resize(f);
     stdev.resize(f);
     for (std::size_t k = 0; k < f; ++k) {
@@ -514,11 +522,7 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
   if (split.train_windows.empty() || split.train_settings.empty())
     throw std::invalid_argument("the split leaves no training windows or settings");
   float longest = -1;  // log1p(s) of the longest training wait; -1: none
-  for (auto w : split.train_windows)
-    for (auto s : split.train_settings)
-      for (std::size_t i = 0; i < d.windows[w].jobs; ++i)
-        if (const float wait = d.waits[w][s * d.windows[w].jobs + i]; !std::isnan(wait))
-          longest = std::max(longest, std::log1p(std::max(0.0f, wait)));
+  for_each_training_wait(d, split, [&](float y) { longest = std::max(longest, y); });
   if (longest >= 0) m.wait_bound = std::isinf(m.wait_bound) ? longest : std::max(m.wait_bound, longest);
   set_threads(o.threads);
   m.device = pick_device(o.device);

@@ -108,11 +108,11 @@ class Surrogate {
   /// features over its training windows, waits over its training windows × training settings.
   Surrogate(const SurrogateDataset& d, const Split& split, const ModelConfig& config, std::uint64_t seed);
   ~Surrogate();
+  Surrogate(Surrogate&&) noexcept;
+  Surrogate& operator=(Surrogate&&) noexcept;
   /// Recomputes the normalisation statistics from the split's training part of `d` (as a fresh model
   /// does), keeping the weights: for fine-tuning on another site or trace.
   void renormalise(const SurrogateDataset& d, const Split& split);
-  Surrogate(Surrogate&&) noexcept;
-  Surrogate& operator=(Surrogate&&) noexcept;
 
   /// Loads a checkpoint; throws InputError (naming the file) when it is corrupt or of another version.
   static Surrogate load(const std::string& path);

@@ -139,14 +139,11 @@ OptimizeResult optimize(const SweepSpec& spec, const OptimizeOptions& o) {
         // The spec's replicates: means over replays at spread timer phases, as a sweep stores them.
         std::vector<double> objective;
         std::vector<std::vector<double>> constraint(r.constraints.size());
-        for (const Seconds offset : phase_offsets(s, spec.replicates)) {
-          ReplayOptions ro;
-          ro.start_offset = offset;
-          const auto res = run_replay(s, plan.trace, ro);
+        replay_replicates(s, plan.trace, spec.replicates, false, [&](Seconds, ReplayResult& res) {
           objective.push_back(metric_value(res.metrics, r.objective.metric));
           for (std::size_t k = 0; k < r.constraints.size(); ++k)
             constraint[k].push_back(metric_value(res.metrics, r.constraints[k].metric));
-        }
+        });
         auto& c = *todo[i];
         c.verified = true;
         std::tie(c.exact, c.exact_se) = mean_and_standard_error(objective);

@@ -213,26 +213,34 @@ SweepPlan plan_sweep(const SweepSpec& spec) {
   return plan;
 }
 
+void replay_replicates(const Site& site, const Trace& trace, std::uint32_t replicates, bool check_invariants,
+                       const std::function<void(Seconds, ReplayResult&)>& each) {
+  for (const Seconds offset : phase_offsets(site, replicates)) {
+    ReplayOptions ro;
+    ro.check_invariants = check_invariants;
+    ro.start_offset = offset;
+    auto result = run_replay(site, trace, ro);
+    each(offset, result);
+  }
+}
+
 SweepRow evaluate_task(const SweepSpec& spec, const SweepPlan& plan, std::size_t index) {
   const auto t0 = std::chrono::steady_clock::now();
-  const Site& site = plan.tasks.at(index).site;
-  const auto offsets = phase_offsets(site, spec.replicates);
+  std::vector<Seconds> offsets;
   std::vector<sim::ReplayMetrics> runs;
   // Per trace job: the sum of its waits over the replicates (s), and in how many it started.
   std::vector<std::int64_t> wait_sum(spec.job_waits ? plan.trace.jobs.size() : 0, 0);
   std::vector<std::uint32_t> started(wait_sum.size(), 0);
-  for (const Seconds offset : offsets) {
-    ReplayOptions ro;
-    ro.check_invariants = plan.check_invariants;
-    ro.start_offset = offset;
-    auto result = run_replay(site, plan.trace, ro);
-    runs.push_back(std::move(result.metrics));
-    for (const auto& j : result.state->jobs)
-      if (j.start != kUnsetTime && j.trace_index < wait_sum.size()) {
-        wait_sum[j.trace_index] += j.start - j.submit;
-        ++started[j.trace_index];
-      }
-  }
+  replay_replicates(plan.tasks.at(index).site, plan.trace, spec.replicates, plan.check_invariants,
+                    [&](Seconds offset, ReplayResult& result) {
+                      offsets.push_back(offset);
+                      runs.push_back(std::move(result.metrics));
+                      for (const auto& j : result.state->jobs)
+                        if (j.start != kUnsetTime && j.trace_index < wait_sum.size()) {
+                          wait_sum[j.trace_index] += j.start - j.submit;
+                          ++started[j.trace_index];
+                        }
+                    });
   SweepRow row = task_row(spec, plan, index, runs, offsets, "exact", seconds_since(t0));
   if (spec.job_waits) {
     // The mean over the replicates, rounded to the second; -1 unless the job started in every one.

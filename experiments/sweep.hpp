@@ -4,6 +4,7 @@
 // and write each result to the store as it finishes.
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <utility>
@@ -17,6 +18,8 @@
 #include "traces/trace.hpp"
 
 namespace slurmtwin::cli {
+
+struct ReplayResult;  // experiments/replay.hpp
 
 /// The spec's base site (site YAML, slurm.conf import, or the built-in default).
 Site load_sweep_site(const SweepSpec& spec);
@@ -67,8 +70,11 @@ struct SweepPlan {
 /// Loads and resolves the spec; a point that does not apply (a QOS the site lacks) throws InputError
 /// naming the spec line, before anything runs.
 SweepPlan plan_sweep(const SweepSpec& spec);
-/// Replays task `index` of the plan — spec.replicates times, at the controller start offsets of
-/// phase_offsets — and returns its store row: objectives and constraint values in spec order, each the
+/// The exact replays of one point: `replicates` of them, slurmctld started phase_offsets(site,
+/// replicates) before the first submit; calls `each(offset, result)` for every one, in phase order.
+void replay_replicates(const Site& site, const Trace& trace, std::uint32_t replicates, bool check_invariants,
+                       const std::function<void(Seconds, ReplayResult&)>& each);
+/// Replays task `index` of the plan (replay_replicates, spec.replicates times) and returns its store row: objectives and constraint values in spec order, each the
 /// mean over the replicates with its standard error; per-job waits (their means) when the spec asks.
 SweepRow evaluate_task(const SweepSpec& spec, const SweepPlan& plan, std::size_t index);
 /// The mean of `values` and its standard error (sample standard deviation / sqrt(n); NaN below 2).

@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <limits>
 #include <set>
 #include <thread>
 
@@ -308,10 +307,6 @@ int sweep_show(const Args& args) {
   // Replicated points (spec replicates) carry the standard error of each objective's mean.
   const bool replicated =
       std::any_of(rows.begin(), rows.end(), [](const SweepRow& r) { return r.replicates > 1; });
-  const auto standard_error = [&](std::size_t i, std::size_t k) {
-    return k < rows[i].standard_errors.size() ? rows[i].standard_errors[k]
-                                              : std::numeric_limits<double>::quiet_NaN();
-  };
   if (vm["csv"].as<bool>()) {
     std::string line = "key";
     for (const auto& n : names) line += "," + csv_field(n);
@@ -342,7 +337,7 @@ int sweep_show(const Args& args) {
       };
       for (double v : rows[i].objectives) line += field(v);
       if (replicated)
-        for (std::size_t k = 0; k < objectives.size(); ++k) line += field(standard_error(i, k));
+        for (std::size_t k = 0; k < objectives.size(); ++k) line += field(rows[i].standard_error(k));
       for (auto k : extra) line += field(rows[i].constraint_values[k]);
       std::cout << line << (replicated ? fmt::format(",{}", rows[i].replicates) : std::string())
                 << (engines ? "," + rows[i].engine : std::string())
@@ -369,7 +364,7 @@ int sweep_show(const Args& args) {
                                                          : rows[i].objectives[k] > rows[best].objectives[k]))
         best = i;
     if (best == rows.size()) continue;
-    const double se = standard_error(best, k);
+    const double se = rows[best].standard_error(k);
     std::cout << fmt::format(
         "best {} ({}): {:.6g}{}  key {}  {}\n", objectives[k].metric, goals[k] == Goal::kMin ? "min" : "max",
         rows[best].objectives[k],
@@ -382,7 +377,7 @@ int sweep_show(const Args& args) {
     std::size_t close = 0;
     for (auto i : complete) {
       const double d = std::abs(rows[i].objectives[k] - rows[best].objectives[k]);
-      const double sd = std::sqrt(se * se + std::pow(standard_error(i, k), 2));
+      const double sd = std::sqrt(se * se + std::pow(rows[i].standard_error(k), 2));
       close += (i != best && !std::isnan(sd) && d <= 2 * sd) ? 1 : 0;
     }
     if (close > 0)

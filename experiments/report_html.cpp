@@ -549,9 +549,9 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
     for (const auto& p : param_names)
       body += params[i].count(p) ? fmt::format("<td>{:g}</td>", params[i].at(p)) : "<td>-</td>";
     for (std::size_t k = 0; k < k_obj; ++k) {
-      const auto& se = exact[i]->standard_errors;
-      body += k < se.size() && !std::isnan(se[k]) ? fmt::format("<td>{:.6g} ± {:.3g}</td>", obj_rows[i][k], se[k])
-                                                   : fmt::format("<td>{:.6g}</td>", obj_rows[i][k]);
+      const double se = exact[i]->standard_error(k);
+      body += std::isnan(se) ? fmt::format("<td>{:.6g}</td>", obj_rows[i][k])
+                             : fmt::format("<td>{:.6g} ± {:.3g}</td>", obj_rows[i][k], se);
     }
     body += "</tr>\n";
   }

@@ -32,6 +32,10 @@ struct SweepRow {
   std::uint32_t replicates = 1;           // exact replays at spread timer phases averaged into the values
   std::vector<double> standard_errors;    // per objective, then per constraint: the standard error of
                                           // the mean over the replicates; empty or NaN for one replay
+  /// standard_errors[k], NaN where there is none.
+  double standard_error(std::size_t k) const {
+    return k < standard_errors.size() ? standard_errors[k] : std::numeric_limits<double>::quiet_NaN();
+  }
   std::string job_waits;                  // zlib blob of per-job waits (encode_job_waits), or empty
   // The surrogate's prediction, where it ran on this point (whatever engine produced the values
   // above): per objective, then per constraint, the median and the 80% interval; empty or NaN where it

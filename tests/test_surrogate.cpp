@@ -123,6 +123,17 @@ bool same_on_targets(const Quantiles& a, const Quantiles& b, const WindowTokens&
     }
   return true;
 }
+// The errors of `m` on small_split()'s test part of a synthetic_dataset(6, 32, ...): window 5 under
+// settings 2 and 4, each job grouped with itself under the other setting (for the setting effect).
+JobErrors test_part_errors(const Surrogate& m, const SurrogateDataset& d) {
+  const auto q = m.predict(d.windows[5], {d.encoded_setting(2), d.encoded_setting(4)});
+  std::vector<JobPrediction> jobs;
+  for (std::size_t k = 0; k < 2; ++k)
+    for (std::size_t i = 0; i < 32; ++i)
+      if (d.windows[5].target[i])
+        jobs.push_back({d.waits[5][(k == 0 ? 2 : 4) * 32 + i], q[k][i][0], q[k][i][1], q[k][i][2], i});
+  return job_errors(jobs);
+}
 }  // namespace
 
 TEST_CASE("rank correlations match hand computation, ties included") {
@@ -472,13 +483,7 @@ TEST_CASE(
     o.within_weight = within_weight;
     Surrogate m(d, split, c, 3);
     m.train(d, split, o);
-    const auto q = m.predict(d.windows[5], {d.encoded_setting(2), d.encoded_setting(4)});
-    std::vector<JobPrediction> jobs;
-    for (std::size_t k = 0; k < 2; ++k)
-      for (std::size_t i = 0; i < 32; ++i)
-        if (d.windows[5].target[i])
-          jobs.push_back({d.waits[5][(k == 0 ? 2 : 4) * 32 + i], q[k][i][0], q[k][i][1], q[k][i][2], i});
-    const auto e = job_errors(jobs);
+    const auto e = test_part_errors(m, d);
     CHECK(e.setting_variance_share < 0.05);  // the setting effect is a small part of the variance
     return e.r2_setting_effect;
   };
@@ -516,15 +521,7 @@ TEST_CASE("a moving average of the weights is what training validates and keeps"
   const auto d = synthetic_dataset(6, 32, 6);
   const Split split = small_split();
   TrainOptions o = quick_training(300);
-  const auto held_out = [&](const Surrogate& m) {
-    std::vector<JobPrediction> jobs;
-    const auto q = m.predict(d.windows[5], {d.encoded_setting(2), d.encoded_setting(4)});
-    for (std::size_t k = 0; k < 2; ++k)
-      for (std::size_t i = 0; i < 32; ++i)
-        if (d.windows[5].target[i])
-          jobs.push_back({d.waits[5][(k == 0 ? 2 : 4) * 32 + i], q[k][i][0], q[k][i][1], q[k][i][2]});
-    return job_errors(jobs).r2_log;
-  };
+  const auto held_out = [&](const Surrogate& m) { return test_part_errors(m, d).r2_log; };
   Surrogate raw(d, split, small_model(), 3);
   raw.train(d, split, o);
   o.ema = 0.95;
@@ -570,17 +567,7 @@ TEST_CASE("the transformer learns a setting-dependent wait, and its checkpoint r
   c.competition_heads = 4;
   TrainOptions o = quick_training(300);
 
-  auto r2_on_test = [&](const Surrogate& m) {
-    std::vector<JobPrediction> jobs;
-    const auto q = m.predict(d.windows[5], {d.encoded_setting(2), d.encoded_setting(4)});
-    for (std::size_t k = 0; k < 2; ++k)
-      for (std::size_t i = 0; i < 32; ++i)
-        if (d.windows[5].target[i]) {
-          const auto s = k == 0 ? 2 : 4;
-          jobs.push_back({d.waits[5][s * 32 + i], q[k][i][0], q[k][i][1], q[k][i][2]});
-        }
-    return job_errors(jobs).r2_log;
-  };
+  auto r2_on_test = [&](const Surrogate& m) { return test_part_errors(m, d).r2_log; };
   Surrogate model(d, split, c, 3);
   const double before = r2_on_test(model);
   const auto report = model.train(d, split, o);

@@ -15,8 +15,8 @@
 #include "experiments/cli.hpp"
 #include "experiments/interrupt.hpp"
 #include "experiments/progress.hpp"
-#include "experiments/stopwatch.hpp"
 #include "experiments/site_options.hpp"
+#include "experiments/stopwatch.hpp"
 #include "experiments/surrogate_data.hpp"
 #include "experiments/sweep.hpp"
 #include "experiments/sweep_store.hpp"
@@ -35,7 +35,8 @@ using namespace surrogate;
 
 const char* kUsage =
     "slurmtwin surrogate dataset [--site ...] [--trace FILE] -o DATA [--settings N] [--param NAME=LO:HI]\n"
-    "       slurmtwin surrogate train --data DATA -o MODEL [--steps N] [--loss pinball|mse|mae-mse] [--init MODEL]\n"
+    "       slurmtwin surrogate train --data DATA -o MODEL [--steps N] [--loss pinball|mse|mae-mse] [--init "
+    "MODEL]\n"
     "       slurmtwin surrogate eval --model MODEL --data DATA [--site ... --trace FILE] [--json FILE]\n"
     "       slurmtwin surrogate update --model MODEL --spec SPEC.yaml --db SWEEP.db -o NEW_MODEL\n"
     "       slurmtwin surrogate info";
@@ -62,7 +63,8 @@ SweepParameter parse_param(const std::string& text) {
     throw po::error(fmt::format("--param '{}': LO and HI must be numbers", text));
   }
   bool integer = true;
-  if (!setting_is_known(p.name, integer)) throw po::error(fmt::format("--param: unknown setting '{}'", p.name));
+  if (!setting_is_known(p.name, integer))
+    throw po::error(fmt::format("--param: unknown setting '{}'", p.name));
   if (!(p.hi > p.lo)) throw po::error(fmt::format("--param '{}': empty range", text));
   p.integer = integer;
   return p;
@@ -76,8 +78,9 @@ int dataset(const Args& args) {
       "out,o", po::value<std::string>()->required(), "dataset file to write")(
       "window-jobs", po::value<std::uint32_t>()->default_value(768), "target jobs per window")(
       "context-jobs", po::value<std::uint32_t>()->default_value(256),
-      "jobs before each window replayed and seen as context")(
-      "stride-jobs", po::value<std::uint32_t>()->default_value(0), "jobs between window starts (0 = window-jobs)")(
+      "jobs before each window replayed and seen as context")("stride-jobs",
+                                                              po::value<std::uint32_t>()->default_value(0),
+                                                              "jobs between window starts (0 = window-jobs)")(
       "max-windows", po::value<std::uint32_t>()->default_value(0), "at most this many windows (0 = all)")(
       "settings", po::value<std::uint32_t>()->default_value(40),
       "Latin-hypercube settings besides the site's own")(
@@ -89,10 +92,11 @@ int dataset(const Args& args) {
       "replay each window alone from an empty cluster (default: one replay of the whole trace per setting)")(
       "submit-time-only", po::bool_switch(), "leave real runtimes out of the features")(
       "queue-state", po::bool_switch(),
-      "add the recorded queue at each submission and the recorded priority to the features (with --recorded)")(
-      "reference", po::bool_switch(),
-      "add what an exact replay of the site's own setting did to the features (each job's wait, the queue it met, "
-      "its priority factors at submit); a sweep replays that setting once")(
+      "add the recorded queue at each submission and the recorded priority to the features (with "
+      "--recorded)")("reference", po::bool_switch(),
+                     "add what an exact replay of the site's own setting did to the features (each job's "
+                     "wait, the queue it met, "
+                     "its priority factors at submit); a sweep replays that setting once")(
       "schema-from", po::value<std::string>()->default_value(""),
       "use this checkpoint's feature schema (to fine-tune it on another trace)")(
       "start-offset", po::value<Seconds>()->default_value(0),
@@ -161,7 +165,7 @@ int dataset(const Args& args) {
   std::cout << fmt::format("dataset {}: {} windows ({} target jobs), {} settings, {} waits; {} in {:.1f} s\n",
                            vm["out"].as<std::string>(), data.windows.size(), targets, data.setting_count(),
                            targets * data.setting_count(),
-                           data.recorded    ? "recorded waits"
+                           data.recorded  ? "recorded waits"
                            : d.phases > 1 ? fmt::format("exact replays at {} phases", d.phases)
                                           : "exact replays",
                            seconds_since(t0));
@@ -185,7 +189,8 @@ int train(const Args& args) {
       "heads", po::value<std::int64_t>(&c.heads)->default_value(c.heads), "attention heads")(
       "encoder-layers", po::value<std::int64_t>(&c.encoder_layers)->default_value(c.encoder_layers),
       "setting-independent blocks")(
-      "conditioned-layers", po::value<std::int64_t>(&c.conditioned_layers)->default_value(c.conditioned_layers),
+      "conditioned-layers",
+      po::value<std::int64_t>(&c.conditioned_layers)->default_value(c.conditioned_layers),
       "setting-conditioned attention blocks")(
       "competition-heads", po::value<std::int64_t>(&c.competition_heads)->default_value(c.competition_heads),
       "priority-competition heads")("ffn", po::value<std::int64_t>(&c.ffn)->default_value(c.ffn),
@@ -197,9 +202,10 @@ int train(const Args& args) {
       "settings per step (one window each)")("lr", po::value<double>(&t.lr)->default_value(t.lr),
                                              "peak learning rate")(
       "warmup", po::value<std::int64_t>(&t.warmup)->default_value(t.warmup), "warm-up steps")(
-      "eval-every", po::value<std::int64_t>(&t.eval_every)->default_value(t.eval_every), "steps between validations")(
-      "patience", po::value<std::int64_t>(&t.patience)->default_value(t.patience),
-      "validations without improvement before stopping")(
+      "eval-every", po::value<std::int64_t>(&t.eval_every)->default_value(t.eval_every),
+      "steps between validations")("patience",
+                                   po::value<std::int64_t>(&t.patience)->default_value(t.patience),
+                                   "validations without improvement before stopping")(
       "seed", po::value<std::uint64_t>(&t.seed)->default_value(t.seed), "initialisation and sampling seed")(
       "split-seed", po::value<std::uint64_t>()->default_value(7), "seed of the held-out settings")(
       "split", po::value<std::string>()->default_value("interleaved"),
@@ -214,7 +220,8 @@ int train(const Args& args) {
       "weight of a loss on each job's moves between settings (0 = off)")(
       "ema", po::value<double>(&t.ema)->default_value(0),
       "decay of a moving average of the weights, validated and kept instead of them (e.g. 0.999; 0 = off)")(
-      "conformal-coverage", po::value<double>(&t.conformal_coverage)->default_value(t.conformal_coverage, "0.8"),
+      "conformal-coverage",
+      po::value<double>(&t.conformal_coverage)->default_value(t.conformal_coverage, "0.8"),
       "after training, shift the 10/90% interval to hold this share of the validation targets (0 = off)");
   const auto vm = parse("slurmtwin surrogate train --data DATA -o MODEL", o, args);
   if (!(t.conformal_coverage >= 0 && t.conformal_coverage < 1))
@@ -223,7 +230,8 @@ int train(const Args& args) {
   t.loss = parse_loss(vm["loss"].as<std::string>());
   const auto& data_file = vm["data"].as<std::string>();
   const auto data = read_dataset(data_file);
-  auto split = make_split(data, vm["split-seed"].as<std::uint64_t>(), parse_split_mode(vm["split"].as<std::string>()));
+  auto split =
+      make_split(data, vm["split-seed"].as<std::uint64_t>(), parse_split_mode(vm["split"].as<std::string>()));
   if (const auto n = vm["train-windows"].as<std::uint32_t>(); n > 0 && n < split.train_windows.size())
     split.train_windows.resize(n);
   if (const auto n = vm["train-settings"].as<std::uint32_t>(); n > 0 && n < split.train_settings.size())
@@ -242,7 +250,8 @@ int train(const Args& args) {
                            split.train_settings.size(), split.val_windows.size(), split.val_settings.size());
   const InterruptGuard interrupt;  // SIGINT/SIGTERM: stop before the next step, write nothing, exit 130
   t.stop = [&interrupt] { return interrupt.flag().load(std::memory_order_relaxed); };
-  const auto report = model.train(data, split, t, [](const std::string& line) { std::cout << line << std::endl; });
+  const auto report =
+      model.train(data, split, t, [](const std::string& line) { std::cout << line << std::endl; });
   if (report.stopped)
     throw Interrupted(fmt::format(
         "{}: training stopped after step {} of {}; no checkpoint written",
@@ -255,10 +264,10 @@ int train(const Args& args) {
       report.device, report.steps, report.seconds, report.steps / std::max(1e-9, report.seconds),
       report.best_val_loss, report.best_step, kept_initial(report), vm["out"].as<std::string>());
   if (report.calibration_targets > 0)
-    std::cout << fmt::format("80% interval on {} validation targets: coverage {:.3f} as trained; shifted by {:+.3f} "
-                             "in log1p(wait s) to hold {:.0f}%\n",
-                             report.calibration_targets, report.raw_coverage, report.interval_shift,
-                             100 * t.conformal_coverage);
+    std::cout << fmt::format(
+        "80% interval on {} validation targets: coverage {:.3f} as trained; shifted by {:+.3f} "
+        "in log1p(wait s) to hold {:.0f}%\n",
+        report.calibration_targets, report.raw_coverage, report.interval_shift, 100 * t.conformal_coverage);
   return kExitOk;
 }
 
@@ -301,21 +310,20 @@ std::string result_json(const EvalResult& r) {
   const auto& j = r.jobs;
   const auto& g = r.ranking;
   std::string out = fmt::format("{{\"jobs\": {}", j.jobs);
-  const std::pair<const char*, double> fields[] = {
-      {"mae_hours", j.mae_hours},
-      {"rmse_hours", j.rmse_hours},
-      {"r2_hours", j.r2_hours},
-      {"r2_log", j.r2_log},
-      {"mse_log10", j.mse_log10},
-      {"coverage80", r.point ? std::nan("") : j.coverage80},
-      {"mae_hours_longest10", j.mae_hours_longest10},
-      {"mae_hours_shortest10", j.mae_hours_shortest10},
-      {"setting_variance_share", j.setting_variance_share},
-      {"r2_setting_effect", j.r2_setting_effect},
-      {"mean_wait_mape_pct", g.mean_abs_pct_error},
-      {"spearman_mean_wait", g.spearman},
-      {"kendall_mean_wait", g.kendall},
-      {"spearman_pooled", g.spearman_pooled}};
+  const std::pair<const char*, double> fields[] = {{"mae_hours", j.mae_hours},
+                                                   {"rmse_hours", j.rmse_hours},
+                                                   {"r2_hours", j.r2_hours},
+                                                   {"r2_log", j.r2_log},
+                                                   {"mse_log10", j.mse_log10},
+                                                   {"coverage80", r.point ? std::nan("") : j.coverage80},
+                                                   {"mae_hours_longest10", j.mae_hours_longest10},
+                                                   {"mae_hours_shortest10", j.mae_hours_shortest10},
+                                                   {"setting_variance_share", j.setting_variance_share},
+                                                   {"r2_setting_effect", j.r2_setting_effect},
+                                                   {"mean_wait_mape_pct", g.mean_abs_pct_error},
+                                                   {"spearman_mean_wait", g.spearman},
+                                                   {"kendall_mean_wait", g.kendall},
+                                                   {"spearman_pooled", g.spearman_pooled}};
   for (const auto& [name, value] : fields) out += fmt::format(", \"{}\": {}", name, json_number(value));
   return out + "}";
 }
@@ -324,15 +332,17 @@ void print_result(const std::string& name, const EvalResult& r) {
   const auto& j = r.jobs;
   const auto& g = r.ranking;
   std::cout << fmt::format(
-      "{:<12} jobs {:>7}  MAE {:.3f} h  RMSE {:.3f} h  R² {:.3f} (log {:.3f})  MSE log10 {:.4f}  80% coverage "
+      "{:<12} jobs {:>7}  MAE {:.3f} h  RMSE {:.3f} h  R² {:.3f} (log {:.3f})  MSE log10 {:.4f}  80% "
+      "coverage "
       "{}\n{:<12} MAE longest 10% {:.3f} h, shortest 10% {:.3f} h; mean-wait error {:.2f}%; Spearman {:.3f}, "
       "Kendall {:.3f} (pooled Spearman {:.3f})\n",
       name, j.jobs, j.mae_hours, j.rmse_hours, j.r2_hours, j.r2_log, j.mse_log10,
-      r.point ? "- (no interval)" : fmt::format("{:.3f}", j.coverage80), "",
-      j.mae_hours_longest10, j.mae_hours_shortest10, g.mean_abs_pct_error, g.spearman, g.kendall, g.spearman_pooled);
+      r.point ? "- (no interval)" : fmt::format("{:.3f}", j.coverage80), "", j.mae_hours_longest10,
+      j.mae_hours_shortest10, g.mean_abs_pct_error, g.spearman, g.kendall, g.spearman_pooled);
   if (!std::isnan(j.r2_setting_effect))  // one setting (e.g. recorded waits): no moves between settings
     std::cout << fmt::format(
-        "{:<12} setting effect: R² {:.3f} of each job's moves between settings (the settings hold {:.1f}% of the "
+        "{:<12} setting effect: R² {:.3f} of each job's moves between settings (the settings hold {:.1f}% of "
+        "the "
         "variance of log wait)\n",
         "", j.r2_setting_effect, 100.0 * j.setting_variance_share);
 }
@@ -340,21 +350,22 @@ void print_result(const std::string& name, const EvalResult& r) {
 int eval(const Args& args) {
   po::options_description o("surrogate eval options");
   o.add_options()("model", po::value<std::string>()->required(), "checkpoint")(
-      "data", po::value<std::string>()->required(), "dataset")(
-      "split-seed", po::value<std::uint64_t>()->default_value(7), "seed of the held-out settings (as in train)")(
+      "data", po::value<std::string>()->required(), "dataset")("split-seed",
+                                                               po::value<std::uint64_t>()->default_value(7),
+                                                               "seed of the held-out settings (as in train)")(
       "split", po::value<std::string>()->default_value("interleaved"), "held-out windows (as in train)")(
       "part", po::value<std::string>()->default_value("test"),
       "test, val or train windows × settings, or WINDOWS:SETTINGS (e.g. test:train, the held-out windows "
-      "under the training settings)")(
-      "no-baseline", po::bool_switch(), "skip the ridge baseline")(
+      "under the training settings)")("no-baseline", po::bool_switch(), "skip the ridge baseline")(
       "noise-floor", po::value<std::string>()->default_value(""),
       "another dataset of the same trace, windows and settings made with an immaterial difference (e.g. "
       "dataset --start-offset: slurmctld started earlier): its exact waits are scored as predictions, the "
-      "floor set by the simulator's own sensitivity")(
-      "json", po::value<std::string>()->default_value(""), "write the figures as JSON here")(
+      "floor set by the simulator's own sensitivity")("json", po::value<std::string>()->default_value(""),
+                                                      "write the figures as JSON here")(
       "trace", po::value<std::vector<std::string>>()->multitoken(),
       "the dataset's trace, to time the exact replays of the same windows (default: the synthetic week)")(
-      "time-exact", po::bool_switch(), "time exact replays of the windows (needs the dataset's site and trace)")(
+      "time-exact", po::bool_switch(),
+      "time exact replays of the windows (needs the dataset's site and trace)")(
       "seed", po::value<std::uint64_t>()->default_value(42), "seed of the built-in synthetic workload")(
       "threads", po::value<int>()->default_value(1), "CPU threads for inference");
   add_site_options(o);
@@ -374,10 +385,10 @@ int eval(const Args& args) {
   for (const auto& p : {window_part, setting_part})
     if (p != "test" && p != "val" && p != "train")
       throw po::error("--part must be test, val, train or WINDOWS:SETTINGS of those");
-  const auto& windows = window_part == "test" ? split.test_windows
+  const auto& windows = window_part == "test"  ? split.test_windows
                         : window_part == "val" ? split.val_windows
                                                : split.train_windows;
-  const auto& settings = setting_part == "test" ? split.test_settings
+  const auto& settings = setting_part == "test"  ? split.test_settings
                          : setting_part == "val" ? split.val_settings
                                                  : split.train_settings;
   if (windows.empty()) throw std::invalid_argument("the dataset has too few windows for a " + part + " part");
@@ -418,11 +429,11 @@ int eval(const Args& args) {
       batch_s = std::min(batch_s, all);
     }
   }
-  std::cout << fmt::format("{} part: {} windows × {} settings ({} × {} in the dataset)\n", part, windows.size(),
-                           settings.size(), data.windows.size(), data.setting_count());
+  std::cout << fmt::format("{} part: {} windows × {} settings ({} × {} in the dataset)\n", part,
+                           windows.size(), settings.size(), data.windows.size(), data.setting_count());
   print_result("transformer", transformer);
-  std::string json = fmt::format("{{\"part\": \"{}\", \"windows\": {}, \"settings\": {}, \"transformer\": {}", part,
-                                 windows.size(), settings.size(), result_json(transformer));
+  std::string json = fmt::format("{{\"part\": \"{}\", \"windows\": {}, \"settings\": {}, \"transformer\": {}",
+                                 part, windows.size(), settings.size(), result_json(transformer));
   if (!vm["no-baseline"].as<bool>()) {
     const auto ridge = RidgeBaseline::fit(data, split.train_windows, split.train_settings, split.val_windows,
                                           split.val_settings);
@@ -432,8 +443,9 @@ int eval(const Args& args) {
       return q;
     });
     print_result("ridge", baseline);
-    std::cout << fmt::format("ridge: {} columns, lambda {:g}; transformer / ridge MSE on log10 wait: {:.3f}\n",
-                             ridge.columns(), ridge.lambda(), transformer.jobs.mse_log10 / baseline.jobs.mse_log10);
+    std::cout << fmt::format(
+        "ridge: {} columns, lambda {:g}; transformer / ridge MSE on log10 wait: {:.3f}\n", ridge.columns(),
+        ridge.lambda(), transformer.jobs.mse_log10 / baseline.jobs.mse_log10);
     json += fmt::format(", \"ridge\": {}", result_json(baseline));
   }
   // The baseline any surrogate must beat: each job's wait in the reference replay (the site's own
@@ -458,8 +470,8 @@ int eval(const Args& args) {
     for (std::size_t w = 0; same && w < data.windows.size(); ++w)
       same = other.windows[w].job_index == data.windows[w].job_index;
     if (!same)
-      throw std::invalid_argument(floor_file + ": --noise-floor needs the same trace, windows and settings as " +
-                                  data_file);
+      throw std::invalid_argument(
+          floor_file + ": --noise-floor needs the same trace, windows and settings as " + data_file);
     auto floor = evaluate(data, windows, settings, [&](std::uint32_t w, const auto& ss) {
       const auto jobs = data.windows[w].jobs;
       std::vector<std::vector<std::array<float, 3>>> q(ss.size(), std::vector<std::array<float, 3>>(jobs));
@@ -481,12 +493,14 @@ int eval(const Args& args) {
   const double marginal_ms = std::max(0.0, 1000.0 * (batch_s - encoder_s) / (n_windows * kSweepBatch));
   const double batched_ms = 1000.0 * batch_s / (n_windows * kSweepBatch);  // encoder shared by the batch
   std::cout << fmt::format(
-      "surrogate: {:.2f} ms per setting per window ({} settings per call, {} thread(s)): the encoder {:.2f} ms once "
+      "surrogate: {:.2f} ms per setting per window ({} settings per call, {} thread(s)): the encoder {:.2f} "
+      "ms once "
       "per window, then {:.3f} ms per setting (batches of {})\n",
       per_setting_ms, settings.size(), vm["threads"].as<int>(), encoder_ms, marginal_ms, kSweepBatch);
-  json += fmt::format(", \"surrogate_ms_per_setting\": {:.3f}, \"encoder_ms_per_window\": {:.3f}, "
-                      "\"marginal_ms_per_setting\": {:.4f}, \"batched_ms_per_setting\": {:.4f}",
-                      per_setting_ms, encoder_ms, marginal_ms, batched_ms);
+  json += fmt::format(
+      ", \"surrogate_ms_per_setting\": {:.3f}, \"encoder_ms_per_window\": {:.3f}, "
+      "\"marginal_ms_per_setting\": {:.4f}, \"batched_ms_per_setting\": {:.4f}",
+      per_setting_ms, encoder_ms, marginal_ms, batched_ms);
   if (vm["time-exact"].as<bool>()) {
     std::vector<std::string> warnings;
     const Site site = load_site(vm, warnings);
@@ -515,13 +529,15 @@ int eval(const Args& args) {
                              static_cast<double>(std::max<std::ptrdiff_t>(targets, 1)));
     }
     std::cout << fmt::format(
-        "exact replay: {:.1f} ms per setting ({}); surrogate for the same jobs {:.1f} ms at {} settings per call "
-        "({:.0f}× faster), {:.1f} ms per setting in batches of {} ({:.0f}× faster); the encoder's {:.1f} ms once "
+        "exact replay: {:.1f} ms per setting ({}); surrogate for the same jobs {:.1f} ms at {} settings per "
+        "call "
+        "({:.0f}× faster), {:.1f} ms per setting in batches of {} ({:.0f}× faster); the encoder's {:.1f} ms "
+        "once "
         "per sweep, then {:.2f} ms per setting ({:.0f}× faster)\n",
-        exact_ms, data.window_replay ? "one window" : "the whole trace, one core", per_setting_ms * per_window,
-        settings.size(), exact_ms / (per_setting_ms * per_window), batched_ms * per_window, kSweepBatch,
-        exact_ms / (batched_ms * per_window), encoder_ms * per_window, marginal_ms * per_window,
-        exact_ms / std::max(marginal_ms * per_window, 1e-9));
+        exact_ms, data.window_replay ? "one window" : "the whole trace, one core",
+        per_setting_ms * per_window, settings.size(), exact_ms / (per_setting_ms * per_window),
+        batched_ms * per_window, kSweepBatch, exact_ms / (batched_ms * per_window), encoder_ms * per_window,
+        marginal_ms * per_window, exact_ms / std::max(marginal_ms * per_window, 1e-9));
     json += fmt::format(", \"exact_ms_per_setting\": {:.3f}", exact_ms);
   }
   json += "}\n";
@@ -543,31 +559,37 @@ int update(const Args& args) {
       "db", po::value<std::string>()->required(),
       "the sweep's database: its exact rows with per-job waits (`job_waits: true`) become training data")(
       "out,o", po::value<std::string>()->required(), "fine-tuned checkpoint to write")(
-      "window-jobs", po::value<std::uint32_t>()->default_value(384), "target jobs per window (as the model's dataset)")(
+      "window-jobs", po::value<std::uint32_t>()->default_value(384),
+      "target jobs per window (as the model's dataset)")(
       "context-jobs", po::value<std::uint32_t>()->default_value(128), "context jobs per window")(
-      "data-out", po::value<std::string>()->default_value(""), "also write the new examples as a dataset file")(
+      "data-out", po::value<std::string>()->default_value(""),
+      "also write the new examples as a dataset file")(
       "steps", po::value<std::int64_t>(&t.steps)->default_value(t.steps), "optimiser steps")(
       "lr", po::value<double>(&t.lr)->default_value(t.lr), "peak learning rate")(
-      "eval-every", po::value<std::int64_t>(&t.eval_every)->default_value(t.eval_every), "steps between validations")(
-      "seed", po::value<std::uint64_t>(&t.seed)->default_value(t.seed), "sampling seed")(
-      "threads", po::value<int>(&t.threads)->default_value(0), "CPU threads (0 = all cores)")(
+      "eval-every", po::value<std::int64_t>(&t.eval_every)->default_value(t.eval_every),
+      "steps between validations")("seed", po::value<std::uint64_t>(&t.seed)->default_value(t.seed),
+                                   "sampling seed")("threads", po::value<int>(&t.threads)->default_value(0),
+                                                    "CPU threads (0 = all cores)")(
       "device", po::value<std::string>(&t.device)->default_value("auto"), "auto, cpu or cuda");
-  const auto vm = parse("slurmtwin surrogate update --model MODEL --spec SPEC.yaml --db SWEEP.db -o NEW_MODEL", o, args);
+  const auto vm =
+      parse("slurmtwin surrogate update --model MODEL --spec SPEC.yaml --db SWEEP.db -o NEW_MODEL", o, args);
   t.warmup = std::min<std::int64_t>(t.warmup, t.steps / 5);
   const auto spec = load_sweep_spec(vm["spec"].as<std::string>());
   const auto& db = vm["db"].as<std::string>();
   if (!std::filesystem::exists(db)) throw std::runtime_error(db + ": no such database");
   auto model = Surrogate::load(vm["model"].as<std::string>());
-  const auto data = dataset_from_sweep(load_sweep_site(spec), load_sweep_trace(spec), SweepStore(db).rows(true),
-                                       model.schema(), model.axes(), vm["window-jobs"].as<std::uint32_t>(),
-                                       vm["context-jobs"].as<std::uint32_t>());
+  const auto data = dataset_from_sweep(
+      load_sweep_site(spec), load_sweep_trace(spec), SweepStore(db).rows(true), model.schema(), model.axes(),
+      vm["window-jobs"].as<std::uint32_t>(), vm["context-jobs"].as<std::uint32_t>());
   if (const auto& out = vm["data-out"].as<std::string>(); !out.empty()) write_dataset(data, out);
   const auto split = make_split(data, t.seed, SplitMode::kInterleaved);
-  std::cout << fmt::format("{}; {} exact sweep results × {} windows; fine-tuning on {} windows × {} settings, "
-                           "validation {} × {}\n",
-                           torch_summary(), data.setting_count(), data.windows.size(), split.train_windows.size(),
-                           split.train_settings.size(), split.val_windows.size(), split.val_settings.size());
-  const auto report = model.train(data, split, t, [](const std::string& line) { std::cout << line << std::endl; });
+  std::cout << fmt::format(
+      "{}; {} exact sweep results × {} windows; fine-tuning on {} windows × {} settings, "
+      "validation {} × {}\n",
+      torch_summary(), data.setting_count(), data.windows.size(), split.train_windows.size(),
+      split.train_settings.size(), split.val_windows.size(), split.val_settings.size());
+  const auto report =
+      model.train(data, split, t, [](const std::string& line) { std::cout << line << std::endl; });
   model.save(vm["out"].as<std::string>());
   std::cout << fmt::format(
       "fine-tuned for {} steps in {:.1f} s; best validation {:.4f} at step {}{}; saved {}\n", report.steps,
@@ -593,7 +615,8 @@ int run_surrogate(const Args& args) {
       std::cout << torch_summary() << "\n";
       return kExitOk;
     }
-    throw po::error(fmt::format("unknown surrogate subcommand '{}' (dataset, train, eval, update, info)", args[0]));
+    throw po::error(
+        fmt::format("unknown surrogate subcommand '{}' (dataset, train, eval, update, info)", args[0]));
   });
 }
 

@@ -38,7 +38,8 @@ struct BlockImpl : nn::Module {
   BlockImpl(std::int64_t d, std::int64_t heads, std::int64_t ffn, double dropout)
       : ln1(register_module("ln1", nn::LayerNorm(nn::LayerNormOptions({d})))),
         ln2(register_module("ln2", nn::LayerNorm(nn::LayerNormOptions({d})))),
-        attn(register_module("attn", nn::MultiheadAttention(nn::MultiheadAttentionOptions(d, heads).dropout(dropout)))),
+        attn(register_module(
+            "attn", nn::MultiheadAttention(nn::MultiheadAttentionOptions(d, heads).dropout(dropout)))),
         fc1(register_module("fc1", nn::Linear(d, ffn))),
         fc2(register_module("fc2", nn::Linear(ffn, d))),
         drop(register_module("drop", nn::Dropout(dropout))) {}
@@ -74,9 +75,12 @@ struct PriorColumn {
 };
 std::vector<PriorColumn> prior_columns(const FeatureSchema& schema, const std::vector<SettingAxis>& axes) {
   static const std::vector<std::tuple<std::string, std::string, float>> kWeighs = {
-      {"PriorityWeightFairshare", "ref_fairshare", 1.0f}, {"PriorityWeightJobSize", "ref_job_size", 1.0f},
-      {"PriorityWeightPartition", "ref_partition", 1.0f}, {"PriorityWeightQOS", "ref_qos", 1.0f},
-      {"PriorityWeightAssoc", "ref_assoc", 1.0f},          {"PriorityWeightAge", "ref_submit_over_max_age", -1.0f}};
+      {"PriorityWeightFairshare", "ref_fairshare", 1.0f},
+      {"PriorityWeightJobSize", "ref_job_size", 1.0f},
+      {"PriorityWeightPartition", "ref_partition", 1.0f},
+      {"PriorityWeightQOS", "ref_qos", 1.0f},
+      {"PriorityWeightAssoc", "ref_assoc", 1.0f},
+      {"PriorityWeightAge", "ref_submit_over_max_age", -1.0f}};
   std::vector<PriorColumn> out(axes.size());
   if (!schema.reference) return out;
   for (std::size_t a = 0; a < axes.size(); ++a)
@@ -95,25 +99,31 @@ struct NetImpl : nn::Module {
   NetImpl(const ModelConfig& c, const FeatureSchema& s, std::int64_t axes, bool prior)
       : d(c.d_model),
         setting_inputs(std::max<std::int64_t>(axes, 1)),
-        numeric(register_module("numeric", nn::Linear(static_cast<std::int64_t>(s.numeric.size()), c.d_model))),
+        numeric(
+            register_module("numeric", nn::Linear(static_cast<std::int64_t>(s.numeric.size()), c.d_model))),
         user(register_module("user", nn::Embedding(s.user_buckets, c.d_model))),
         account(register_module("account", nn::Embedding(s.account_buckets, c.d_model))),
-        partition(register_module("partition",
-                                  nn::Embedding(static_cast<std::int64_t>(s.partitions.size()) + 1, c.d_model))),
+        partition(register_module(
+            "partition", nn::Embedding(static_cast<std::int64_t>(s.partitions.size()) + 1, c.d_model))),
         qos(register_module("qos", nn::Embedding(static_cast<std::int64_t>(s.qos.size()) + 1, c.d_model))),
         encoder(register_module("encoder", nn::ModuleList())),
         conditioned(register_module("conditioned", nn::ModuleList())),
         setting_mlp(register_module(
-            "setting_mlp", nn::Sequential(nn::Linear(setting_inputs, c.d_model), nn::GELU(),
-                                          nn::Linear(c.d_model, c.d_model * (4 * c.conditioned_layers + 2))))),
+            "setting_mlp",
+            nn::Sequential(nn::Linear(setting_inputs, c.d_model), nn::GELU(),
+                           nn::Linear(c.d_model, c.d_model * (4 * c.conditioned_layers + 2))))),
         head_ln(register_module("head_ln", nn::LayerNorm(nn::LayerNormOptions({c.d_model})))),
         comp_heads(c.competition_heads),
-        comp_q(register_module("comp_q", nn::Linear(c.d_model, std::max<std::int64_t>(c.competition_heads, 1) * kKeyWidth))),
-        comp_k(register_module("comp_k", nn::Linear(c.d_model, std::max<std::int64_t>(c.competition_heads, 1) * kKeyWidth))),
-        comp_p(register_module("comp_p", nn::Linear(c.d_model, std::max<std::int64_t>(c.competition_heads, 1)))),
+        comp_q(register_module(
+            "comp_q", nn::Linear(c.d_model, std::max<std::int64_t>(c.competition_heads, 1) * kKeyWidth))),
+        comp_k(register_module(
+            "comp_k", nn::Linear(c.d_model, std::max<std::int64_t>(c.competition_heads, 1) * kKeyWidth))),
+        comp_p(
+            register_module("comp_p", nn::Linear(c.d_model, std::max<std::int64_t>(c.competition_heads, 1)))),
         head1(register_module("head1", nn::Linear(c.d_model + c.competition_heads, c.d_model))),
         head2(register_module("head2", nn::Linear(c.d_model, 3))) {
-    for (std::int64_t i = 0; i < c.encoder_layers; ++i) encoder->push_back(Block(c.d_model, c.heads, c.ffn, c.dropout));
+    for (std::int64_t i = 0; i < c.encoder_layers; ++i)
+      encoder->push_back(Block(c.d_model, c.heads, c.ffn, c.dropout));
     // How sharply each competition head follows the formula's priority: sigmoid(scale · (P_j - P_i)),
     // P in units of the largest swept weight; learned, from a start where a difference of a quarter of
     // the largest weight already decides.
@@ -141,7 +151,8 @@ struct NetImpl : nn::Module {
       Tensor t = h.squeeze(1);
       Tensor qh = comp_q(t).view({n, comp_heads, kKeyWidth}).transpose(0, 1);  // [H, n, k]
       Tensor kh = comp_k(t).view({n, comp_heads, kKeyWidth}).transpose(0, 1);
-      comp = torch::softmax(torch::bmm(qh, kh.transpose(1, 2)) / std::sqrt(static_cast<double>(kKeyWidth)), -1);
+      comp =
+          torch::softmax(torch::bmm(qh, kh.transpose(1, 2)) / std::sqrt(static_cast<double>(kKeyWidth)), -1);
     }
     return {h, comp};
   }
@@ -167,13 +178,14 @@ struct NetImpl : nn::Module {
       for (const auto& m : *conditioned) x = m->as<BlockImpl>()->forward(x, parts[k++]);
     }
     x = head_ln(x) * (1 + gb[0]) + gb[1];  // [n, S, d]: every token, FiLM-conditioned
-    Tensor xr = x.index_select(0, rows);  // [r, S, d]
+    Tensor xr = x.index_select(0, rows);   // [r, S, d]
     if (comp_heads > 0) {
       // Each job's priority under this setting, one scalar per head; then how much of the competition
       // weight of each target job i lies on jobs (targets and context) that outrank it:
       // sum_j comp[i, j] * sigmoid(p_j - p_i).
       Tensor pr = comp_p(x).permute({1, 2, 0});  // [S, H, n]
-      if (prior_scale.defined() && prior.defined()) pr = pr + prior_scale.view({1, -1, 1}) * prior.unsqueeze(1);
+      if (prior_scale.defined() && prior.defined())
+        pr = pr + prior_scale.view({1, -1, 1}) * prior.unsqueeze(1);
       Tensor pr_rows = pr.index_select(2, rows);      // [S, H, r]
       Tensor comp_rows = comp.index_select(1, rows);  // [H, r, n]
       Tensor c;
@@ -199,7 +211,8 @@ struct NetImpl : nn::Module {
     }
     Tensor o = head2(torch::gelu(head1(xr)));  // [r, S, 3]
     Tensor mid = base.defined() ? o.select(-1, 0) + base.index_select(0, rows) : o.select(-1, 0);
-    return torch::stack({mid - torch::softplus(o.select(-1, 1)), mid, mid + torch::softplus(o.select(-1, 2))}, -1);
+    return torch::stack({mid - torch::softplus(o.select(-1, 1)), mid, mid + torch::softplus(o.select(-1, 2))},
+                        -1);
   }
 
   std::int64_t d, setting_inputs;
@@ -267,10 +280,12 @@ void for_each_training_wait(const SurrogateDataset& d, const Split& split, F f) 
 
 torch::Device pick_device(const std::string& name) {
   if (name == "cuda" || (name == "auto" && torch::cuda::is_available())) {
-    if (!torch::cuda::is_available()) throw std::runtime_error("--device cuda: CUDA is not available in this build");
+    if (!torch::cuda::is_available())
+      throw std::runtime_error("--device cuda: CUDA is not available in this build");
     return torch::Device(torch::kCUDA);
   }
-  if (name != "cpu" && name != "auto") throw std::invalid_argument("device must be auto, cpu or cuda, not " + name);
+  if (name != "cpu" && name != "auto")
+    throw std::invalid_argument("device must be auto, cpu or cuda, not " + name);
   return torch::Device(torch::kCPU);
 }
 
@@ -285,9 +300,12 @@ Loss parse_loss(const std::string& name) {
 
 const char* to_string(Loss loss) {
   switch (loss) {
-    case Loss::kPinball: return "pinball";
-    case Loss::kMse: return "mse";
-    case Loss::kMaeMse: return "mae-mse";
+    case Loss::kPinball:
+      return "pinball";
+    case Loss::kMse:
+      return "mse";
+    case Loss::kMaeMse:
+      return "mae-mse";
   }
   return "?";
 }
@@ -381,7 +399,8 @@ struct Surrogate::Impl {
       for (std::int64_t i = 0; i < n; ++i)
         for (std::int64_t a = 0; a < na; ++a)
           if (const auto& c = prior[static_cast<std::size_t>(a)]; c.column >= 0)
-            v[static_cast<std::size_t>(i * na + a)] = c.sign * w.numeric[static_cast<std::size_t>(i * f + c.column)];
+            v[static_cast<std::size_t>(i * na + a)] =
+                c.sign * w.numeric[static_cast<std::size_t>(i * f + c.column)];
       factors = torch::from_blob(v.data(), {n, na}, torch::kFloat).clone().to(device);
     }
     Tensor base;
@@ -416,9 +435,10 @@ struct Surrogate::Impl {
       for (std::size_t a = 0; a < axes.size(); ++a)
         if (prior[a].column >= 0)
           weights[s * axes.size() + a] = static_cast<float>(axes[a].decode(settings[s][a]) / prior_unit);
-    Tensor w = torch::from_blob(weights.data(), {static_cast<std::int64_t>(settings.size()), na}, torch::kFloat)
-                   .clone()
-                   .to(device);
+    Tensor w =
+        torch::from_blob(weights.data(), {static_cast<std::int64_t>(settings.size()), na}, torch::kFloat)
+            .clone()
+            .to(device);
     return torch::matmul(w, in.f.transpose(0, 1));
   }
 
@@ -426,7 +446,8 @@ struct Surrogate::Impl {
     const auto k = std::max<std::int64_t>(static_cast<std::int64_t>(axes.size()), 1);
     std::vector<float> flat(settings.size() * static_cast<std::size_t>(k), 0.0f);
     for (std::size_t s = 0; s < settings.size(); ++s)
-      for (std::size_t a = 0; a < axes.size(); ++a) flat[s * static_cast<std::size_t>(k) + a] = settings[s][a];
+      for (std::size_t a = 0; a < axes.size(); ++a)
+        flat[s * static_cast<std::size_t>(k) + a] = settings[s][a];
     return torch::from_blob(flat.data(), {static_cast<std::int64_t>(settings.size()), k}, torch::kFloat)
         .clone()
         .to(device);
@@ -621,14 +642,19 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
       break;
     }
     const double lr =
-        step <= o.warmup ? o.lr * static_cast<double>(step) / static_cast<double>(std::max<std::int64_t>(o.warmup, 1))
-                         : o.lr / 20 + (o.lr - o.lr / 20) * 0.5 *
-                                           (1 + std::cos(M_PI * static_cast<double>(step - o.warmup) /
-                                                         static_cast<double>(std::max<std::int64_t>(o.steps - o.warmup, 1))));
+        step <= o.warmup
+            ? o.lr * static_cast<double>(step) / static_cast<double>(std::max<std::int64_t>(o.warmup, 1))
+            : o.lr / 20 +
+                  (o.lr - o.lr / 20) * 0.5 *
+                      (1 + std::cos(M_PI * static_cast<double>(step - o.warmup) /
+                                    static_cast<double>(std::max<std::int64_t>(o.steps - o.warmup, 1))));
     for (auto& g : opt.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
     const auto w = split.train_windows[rng() % split.train_windows.size()];
     std::vector<std::uint32_t> settings;
-    for (std::int64_t k = 0; k < std::min<std::int64_t>(o.settings_per_step, static_cast<std::int64_t>(split.train_settings.size())); ++k)
+    for (std::int64_t k = 0;
+         k <
+         std::min<std::int64_t>(o.settings_per_step, static_cast<std::int64_t>(split.train_settings.size()));
+         ++k)
       settings.push_back(split.train_settings[rng() % split.train_settings.size()]);
     auto [y, mask] = m.targets(d, w, settings);
     if (mask.sum().item<std::int64_t>() == 0) continue;
@@ -646,9 +672,10 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
       const double v = validate();
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
       const double eta = secs / static_cast<double>(step) * static_cast<double>(o.steps - step);
-      const std::string line =
-          fmt::format("step {:5d}/{}  lr {:.2e}  train {:.4f}  val {:.4f}  {:.0f} s, {:.2f} steps/s, ETA {:.0f} s{}", step,
-                      o.steps, lr, l.item<double>(), v, secs, static_cast<double>(step) / secs, eta, v < best ? "  *" : "");
+      const std::string line = fmt::format(
+          "step {:5d}/{}  lr {:.2e}  train {:.4f}  val {:.4f}  {:.0f} s, {:.2f} steps/s, ETA {:.0f} s{}",
+          step, o.steps, lr, l.item<double>(), v, secs, static_cast<double>(step) / secs, eta,
+          v < best ? "  *" : "");
       report.log.push_back(line);
       if (progress) progress(line);
       const bool improved = v < best;
@@ -708,7 +735,8 @@ void Surrogate::calibrate_intervals(const SurrogateDataset& d, const std::vector
   report.interval_shift = m.interval_shift;
 }
 
-Quantiles Surrogate::predict(const WindowTokens& window, const std::vector<std::vector<float>>& settings) const {
+Quantiles Surrogate::predict(const WindowTokens& window,
+                             const std::vector<std::vector<float>>& settings) const {
   auto& m = *impl_;
   torch::NoGradGuard guard;
   m.net->eval();
@@ -720,11 +748,12 @@ Quantiles Surrogate::predict(const WindowTokens& window, const std::vector<std::
     const std::size_t to = std::min(settings.size(), from + kChunk);
     std::vector<std::vector<float>> part(settings.begin() + static_cast<std::ptrdiff_t>(from),
                                          settings.begin() + static_cast<std::ptrdiff_t>(to));
-    Tensor q = (m.net->condition(h, comp, m.settings_tensor(part), in.rows, m.prior_priority(in, part), in.base) *
-                    m.y_std +
-                m.y_mean)
-                   .to(torch::kCPU)
-                   .contiguous();
+    Tensor q =
+        (m.net->condition(h, comp, m.settings_tensor(part), in.rows, m.prior_priority(in, part), in.base) *
+             m.y_std +
+         m.y_mean)
+            .to(torch::kCPU)
+            .contiguous();
     const auto n = static_cast<std::size_t>(window.jobs), s = to - from;
     const float* p = q.data_ptr<float>();  // [r, s, 3], the target rows in token order
     for (std::size_t k = 0; k < s; ++k) {
@@ -746,7 +775,8 @@ void Surrogate::save(const std::string& path) const {
   const auto& m = *impl_;
   ByteWriter w;
   const auto& c = m.config;
-  for (auto v : {c.d_model, c.heads, c.encoder_layers, c.conditioned_layers, c.ffn, c.competition_heads}) w.put(v);
+  for (auto v : {c.d_model, c.heads, c.encoder_layers, c.conditioned_layers, c.ffn, c.competition_heads})
+    w.put(v);
   w.put(c.dropout);
   put_schema(w, m.schema);
   put_axes(w, m.axes);
@@ -770,25 +800,33 @@ void Surrogate::save(const std::string& path) const {
   write_file_atomic(path, seal_container(kMagic, kCheckpointVersion, w.bytes()));
 }
 
-Surrogate Surrogate::load(const std::string& path) { return decode(read_input_file(path), path); }
+Surrogate Surrogate::load(const std::string& path) {
+  return decode(read_input_file(path), path);
+}
 
 Surrogate Surrogate::decode(const std::string& bytes, const std::string& path) {
   std::uint32_t version = 0;
-  ByteReader r(open_container(bytes, kMagic, kOldestCheckpointVersion, kCheckpointVersion, version, path, kWhat), path,
-               kWhat);
+  ByteReader r(
+      open_container(bytes, kMagic, kOldestCheckpointVersion, kCheckpointVersion, version, path, kWhat), path,
+      kWhat);
   Surrogate s;
   auto& m = *s.impl_;
   auto& c = m.config;
-  for (auto* v : {&c.d_model, &c.heads, &c.encoder_layers, &c.conditioned_layers, &c.ffn, &c.competition_heads})
+  for (auto* v :
+       {&c.d_model, &c.heads, &c.encoder_layers, &c.conditioned_layers, &c.ffn, &c.competition_heads})
     *v = r.get<std::int64_t>();
   c.dropout = r.get<double>();
-  auto bad = [&](const std::string& why) { return InputError(path, 0, "", fmt::format("corrupt {}: {}", kWhat, why)); };
-  if (c.d_model <= 0 || c.d_model > 4096 || c.heads <= 0 || c.d_model % c.heads != 0 || c.encoder_layers < 0 ||
-      c.encoder_layers > 64 || c.conditioned_layers < 0 || c.conditioned_layers > 64 || c.ffn <= 0 || c.ffn > 65536 ||
-      c.competition_heads < 0 || c.competition_heads > 64 || !(c.dropout >= 0 && c.dropout < 1))
+  auto bad = [&](const std::string& why) {
+    return InputError(path, 0, "", fmt::format("corrupt {}: {}", kWhat, why));
+  };
+  if (c.d_model <= 0 || c.d_model > 4096 || c.heads <= 0 || c.d_model % c.heads != 0 ||
+      c.encoder_layers < 0 || c.encoder_layers > 64 || c.conditioned_layers < 0 ||
+      c.conditioned_layers > 64 || c.ffn <= 0 || c.ffn > 65536 || c.competition_heads < 0 ||
+      c.competition_heads > 64 || !(c.dropout >= 0 && c.dropout < 1))
     throw bad("model dimensions out of range");
   m.schema = get_schema(r);
-  if (m.schema.user_buckets > (1u << 24) || m.schema.account_buckets > (1u << 24)) throw bad("hash buckets out of range");
+  if (m.schema.user_buckets > (1u << 24) || m.schema.account_buckets > (1u << 24))
+    throw bad("hash buckets out of range");
   if (m.schema.numeric.empty()) throw bad("no numeric features");
   m.axes = get_axes(r);
   m.fingerprint = r.get_string();
@@ -823,9 +861,10 @@ Surrogate Surrogate::decode(const std::string& bytes, const std::string& path) {
       blocks * (4 * d * d + 2 * d * static_cast<double>(c.ffn)) +
       d * d * static_cast<double>(4 * c.conditioned_layers + 2) + d * heads * (2 * kKeyWidth + 1) + d * d;
   if (4 * weights_lower_bound > static_cast<double>(n))
-    throw bad(fmt::format("{} bytes of weights cannot hold a model of these dimensions (at least {:.0f} "
-                          "parameters)",
-                          n, weights_lower_bound));
+    throw bad(
+        fmt::format("{} bytes of weights cannot hold a model of these dimensions (at least {:.0f} "
+                    "parameters)",
+                    n, weights_lower_bound));
   try {
     m.build(0);
   } catch (const c10::Error& e) {
@@ -855,9 +894,10 @@ Surrogate Surrogate::decode(const std::string& bytes, const std::string& path) {
 void Surrogate::check_compatible(const SurrogateDataset& d, const std::string& dataset_file) const {
   const auto& m = *impl_;
   if (!(d.schema == m.schema))
-    throw InputError(dataset_file, 0, "schema",
-                     "the dataset's feature schema differs from the checkpoint's (other partitions, QOS, features "
-                     "or submit-time-only mode): build the dataset with the same settings or retrain");
+    throw InputError(
+        dataset_file, 0, "schema",
+        "the dataset's feature schema differs from the checkpoint's (other partitions, QOS, features "
+        "or submit-time-only mode): build the dataset with the same settings or retrain");
   if (!(d.axes == m.axes)) {
     std::string names;
     for (const auto& a : m.axes) names += (names.empty() ? "" : ",") + a.name;
@@ -866,12 +906,24 @@ void Surrogate::check_compatible(const SurrogateDataset& d, const std::string& d
   }
 }
 
-const FeatureSchema& Surrogate::schema() const { return impl_->schema; }
-const std::vector<SettingAxis>& Surrogate::axes() const { return impl_->axes; }
-const ModelConfig& Surrogate::config() const { return impl_->config; }
-const std::string& Surrogate::trace_fingerprint() const { return impl_->fingerprint; }
-float Surrogate::interval_shift() const { return impl_->interval_shift; }
-float Surrogate::wait_bound() const { return impl_->wait_bound; }
+const FeatureSchema& Surrogate::schema() const {
+  return impl_->schema;
+}
+const std::vector<SettingAxis>& Surrogate::axes() const {
+  return impl_->axes;
+}
+const ModelConfig& Surrogate::config() const {
+  return impl_->config;
+}
+const std::string& Surrogate::trace_fingerprint() const {
+  return impl_->fingerprint;
+}
+float Surrogate::interval_shift() const {
+  return impl_->interval_shift;
+}
+float Surrogate::wait_bound() const {
+  return impl_->wait_bound;
+}
 
 std::int64_t Surrogate::parameter_count() const {
   std::int64_t n = 0;

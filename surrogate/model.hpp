@@ -31,10 +31,10 @@ namespace slurmtwin::surrogate {
 
 /// Checkpoint format version. 4: the bound on predicted waits (the longest training wait) after the
 /// interval shift (older files are read without a bound). 3: the conformal interval shift after the
-/// target statistics (version 2 files are still read, with no shift). 2: the weights are plain float32 arrays (name, shape, values)
-/// that Surrogate::decode reads itself. Version 1 stored a libtorch archive, a TorchScript module whose
-/// code libtorch parses on load: corrupt archives crashed inside libtorch (docs/reliability.md), so
-/// version 1 is no longer read.
+/// target statistics (version 2 files are still read, with no shift). 2: the weights are plain float32 arrays
+/// (name, shape, values) that Surrogate::decode reads itself. Version 1 stored a libtorch archive, a
+/// TorchScript module whose code libtorch parses on load: corrupt archives crashed inside libtorch
+/// (docs/reliability.md), so version 1 is no longer read.
 inline constexpr std::uint32_t kCheckpointVersion = 4;
 inline constexpr std::uint32_t kOldestCheckpointVersion = 2;
 
@@ -47,7 +47,7 @@ struct ModelConfig {
   // they did not change the per-job or ranking figures and cost 6-10× the training and inference time
   // (docs/surrogate.md, "Where the time goes").
   std::int64_t competition_heads = 0;
-  std::int64_t ffn = 128;               // hidden width of each block's feed-forward part
+  std::int64_t ffn = 128;  // hidden width of each block's feed-forward part
   double dropout = 0.1;
   bool operator==(const ModelConfig&) const = default;
 };
@@ -58,16 +58,16 @@ const char* to_string(Loss loss);
 
 struct TrainOptions {
   Loss loss = Loss::kPinball;
-  std::int64_t steps = 1500;         // optimiser steps (one window × `settings_per_step` settings each)
+  std::int64_t steps = 1500;  // optimiser steps (one window × `settings_per_step` settings each)
   std::int64_t settings_per_step = 8;
-  double lr = 2e-3;                  // peak learning rate (AdamW)
+  double lr = 2e-3;  // peak learning rate (AdamW)
   double weight_decay = 0.01;
-  std::int64_t warmup = 100;         // linear warm-up steps, then cosine decay to lr / 20
-  std::int64_t eval_every = 100;     // validation every this many steps
-  std::int64_t patience = 5;         // stop after this many evaluations without improvement
+  std::int64_t warmup = 100;      // linear warm-up steps, then cosine decay to lr / 20
+  std::int64_t eval_every = 100;  // validation every this many steps
+  std::int64_t patience = 5;      // stop after this many evaluations without improvement
   std::uint64_t seed = 1;
-  int threads = 0;                   // CPU threads (0 = all cores)
-  std::string device = "auto";       // auto | cpu | cuda
+  int threads = 0;              // CPU threads (0 = all cores)
+  std::string device = "auto";  // auto | cpu | cuda
   /// After training, the 10/90% interval is widened (or narrowed) by one shift in log1p(wait s) so that
   /// it holds this share of the validation targets (conformalized quantile regression); 0: no shift.
   double conformal_coverage = 0.8;
@@ -98,8 +98,8 @@ struct TrainReport {
   bool stopped = false;          // TrainOptions::stop ended training early
   /// Conformal calibration on the validation targets (TrainOptions::conformal_coverage).
   std::size_t calibration_targets = 0;
-  double raw_coverage = 0;        // share inside the network's own 10/90% interval
-  double interval_shift = 0;      // log1p(wait s) taken from the 10% and added to the 90% quantile
+  double raw_coverage = 0;    // share inside the network's own 10/90% interval
+  double interval_shift = 0;  // log1p(wait s) taken from the 10% and added to the 90% quantile
 };
 
 class Surrogate {

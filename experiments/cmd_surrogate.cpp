@@ -196,6 +196,8 @@ int train(const Args& args) {
       "priority-competition heads")("ffn", po::value<std::int64_t>(&c.ffn)->default_value(c.ffn),
                                     "feed-forward width")(
       "dropout", po::value<double>(&c.dropout)->default_value(c.dropout), "dropout")(
+      "ridge-base", po::bool_switch(&c.ridge_base),
+      "the median adds to the ridge baseline's prediction (fitted on this split), starting from it")(
       "loss", po::value<std::string>()->default_value("pinball"), "median loss: pinball, mse or mae-mse")(
       "steps", po::value<std::int64_t>(&t.steps)->default_value(t.steps), "optimiser steps")(
       "settings-per-step", po::value<std::int64_t>(&t.settings_per_step)->default_value(t.settings_per_step),

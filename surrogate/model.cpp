@@ -16,6 +16,7 @@
 #include <thread>
 #include <tuple>
 
+#include "surrogate/ridge.hpp"
 #include "traces/file_io.hpp"
 
 extern "C" void openblas_set_num_threads(int) __attribute__((weak));
@@ -137,6 +138,29 @@ struct NetImpl : nn::Module {
     torch::NoGradGuard guard;
     last->weight.zero_();
     last->bias.zero_();
+    if (c.ridge_base) {
+      // The regression's terms (Impl::set_ridge fills them), fixed: buffers, not parameters.
+      const auto f = static_cast<std::int64_t>(s.numeric.size());
+      ridge_numeric = register_buffer("ridge_numeric", torch::zeros({f}));
+      ridge_intercept = register_buffer("ridge_intercept", torch::zeros({1}));
+      ridge_partition = register_buffer(
+          "ridge_partition", torch::zeros({static_cast<std::int64_t>(s.partitions.size()) + 1}));
+      ridge_qos = register_buffer("ridge_qos", torch::zeros({static_cast<std::int64_t>(s.qos.size()) + 1}));
+      ridge_setting = register_buffer("ridge_setting", torch::zeros({setting_inputs}));
+      ridge_cross = register_buffer("ridge_cross", torch::zeros({setting_inputs, f}));
+      // What the network adds to the ridge's median starts at zero, so the untrained model is the ridge.
+      head2->weight[0].zero_();
+      head2->bias[0].zero_();
+    }
+  }
+
+  // The ridge base (ModelConfig::ridge_base) of every token under each setting: normalised features
+  // x [n, f], partitions p and QOS q [n], settings [S, k] -> [n, S], in the target's normalised units.
+  Tensor ridge(const Tensor& x, const Tensor& p, const Tensor& q, const Tensor& settings) const {
+    const Tensor job = torch::mv(x, ridge_numeric) + ridge_partition.index_select(0, p) +
+                       ridge_qos.index_select(0, q) + ridge_intercept;  // [n]
+    return job.unsqueeze(1) + torch::mv(settings, ridge_setting).unsqueeze(0) +
+           torch::matmul(torch::matmul(x, ridge_cross.transpose(0, 1)), settings.transpose(0, 1));
   }
 
   // Setting-independent part: tokens [n, 1, d], and the competition weights [H, n, n] (row i: how
@@ -160,9 +184,9 @@ struct NetImpl : nn::Module {
   // Conditioned part: tokens [n, 1, d], competition weights, settings [S, k], the indices of the target
   // tokens [r] (context tokens compete but are not predicted, so the output head and the competition sums
   // run on the r target rows only) and, with reference features, each job's formula priority under each
-  // setting [S, n] and its reference wait [n, 1] -> raw quantiles [r, S, 3] (normalised units). The
-  // reference wait is added to the median: the network learns how a setting moves a job from its
-  // reference schedule.
+  // setting [S, n] and a base [n, 1] or [n, S] -> raw quantiles [r, S, 3] (normalised units). The base
+  // (the reference wait, or the ridge's prediction) is added to the median: the network learns what moves
+  // a job from it.
   Tensor condition(const Tensor& h, const Tensor& comp, const Tensor& settings, const Tensor& rows,
                    const Tensor& prior, const Tensor& base) {
     const auto s = settings.size(0);
@@ -225,6 +249,8 @@ struct NetImpl : nn::Module {
   nn::Linear comp_q, comp_k, comp_p;
   Tensor prior_scale;  // [H], with the priority prior only
   nn::Linear head1, head2;
+  // ModelConfig::ridge_base only: [f], [1], [partitions + 1], [QOS + 1], [k], [k, f].
+  Tensor ridge_numeric, ridge_intercept, ridge_partition, ridge_qos, ridge_setting, ridge_cross;
 };
 TORCH_MODULE(Net);
 
@@ -377,7 +403,8 @@ struct Surrogate::Impl {
 
   // Normalised input tensors of one window (on the model's device); `f` [n, axes]: each job's raw
   // factor for each axis (signed), with the priority prior only; `base` [n, 1]: its reference wait in
-  // the target's normalised units, with reference features only; `rows` [r]: the target tokens.
+  // the target's normalised units, with reference features and no ridge base; `rows` [r]: the target
+  // tokens.
   struct Inputs {
     Tensor x, u, a, p, q, f, base, rows;
   };
@@ -405,7 +432,7 @@ struct Surrogate::Impl {
     }
     Tensor base;
     if (const auto it = std::find(schema.numeric.begin(), schema.numeric.end(), "ref_log_wait");
-        it != schema.numeric.end()) {
+        it != schema.numeric.end() && !config.ridge_base) {
       const auto c = it - schema.numeric.begin();
       std::vector<float> v(static_cast<std::size_t>(n));
       for (std::int64_t i = 0; i < n; ++i)
@@ -440,6 +467,57 @@ struct Surrogate::Impl {
             .clone()
             .to(device);
     return torch::matmul(w, in.f.transpose(0, 1));
+  }
+
+  // What the median adds to under each setting [S, k] (see NetImpl::condition): the ridge's prediction
+  // [n, S] with ModelConfig::ridge_base, else the reference wait [n, 1] (undefined without one).
+  Tensor base(const Inputs& in, const Tensor& settings) const {
+    return config.ridge_base ? net->ridge(in.x, in.p, in.q, settings) : in.base;
+  }
+
+  // Fits the ridge baseline on the split (as `surrogate eval` does) and writes its terms into the
+  // network, rewritten for the model's own feature standardisation and normalised target: the ridge
+  // standardises with its own statistics (z_r = a·z + b for the model's z), in log1p(wait s).
+  void set_ridge(const SurrogateDataset& d, const Split& split) {
+    const auto t = RidgeBaseline::fit(d, split.train_windows, split.train_settings, split.val_windows,
+                                      split.val_settings)
+                       .terms(d);
+    const std::size_t f = mean.size(), k = t.setting.size();
+    std::vector<double> a(f), b(f);
+    for (std::size_t j = 0; j < f; ++j) {
+      a[j] = stdev[j] / t.stdev[j];
+      b[j] = (mean[j] - t.mean[j]) / t.stdev[j];
+    }
+    double intercept = t.intercept;
+    std::vector<float> numeric(f), cross(static_cast<std::size_t>(net->setting_inputs) * f, 0.0f),
+        setting(static_cast<std::size_t>(net->setting_inputs), 0.0f);
+    for (std::size_t j = 0; j < f; ++j) {
+      numeric[j] = static_cast<float>(t.numeric[j] * a[j] / y_std);
+      intercept += t.numeric[j] * b[j];
+    }
+    for (std::size_t ax = 0; ax < k; ++ax) {
+      double lin = t.setting[ax];
+      for (std::size_t j = 0; j < f; ++j) {
+        cross[ax * f + j] = static_cast<float>(t.cross[ax][j] * a[j] / y_std);
+        lin += t.cross[ax][j] * b[j];
+      }
+      setting[ax] = static_cast<float>(lin / y_std);
+    }
+    const auto scaled = [&](const std::vector<double>& v) {
+      std::vector<float> out(v.size());
+      for (std::size_t i = 0; i < v.size(); ++i) out[i] = static_cast<float>(v[i] / y_std);
+      return out;
+    };
+    torch::NoGradGuard guard;
+    const auto fill = [&](Tensor& dst, std::vector<float> v) {
+      dst.copy_(torch::from_blob(v.data(), dst.sizes(), torch::kFloat));
+    };
+    fill(net->ridge_numeric, numeric);
+    fill(net->ridge_intercept, {static_cast<float>((intercept - y_mean) / y_std)});
+    fill(net->ridge_partition, scaled(t.partition));
+    fill(net->ridge_qos, scaled(t.qos));
+    fill(net->ridge_setting, setting);
+    fill(net->ridge_cross, cross);
   }
 
   Tensor settings_tensor(const std::vector<std::vector<float>>& settings) const {
@@ -522,10 +600,12 @@ Surrogate::Surrogate(const SurrogateDataset& d, const Split& split, const ModelC
   m.fingerprint = d.trace_fingerprint;
   m.normalise(d, split);
   m.build(seed);
+  if (config.ridge_base) m.set_ridge(d, split);
 }
 
 void Surrogate::renormalise(const SurrogateDataset& d, const Split& split) {
   impl_->normalise(d, split);
+  if (impl_->config.ridge_base) impl_->set_ridge(d, split);
 }
 
 void Surrogate::set_threads(int threads) {
@@ -565,11 +645,13 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
     std::vector<std::vector<float>> enc;
     for (auto s : settings) enc.push_back(encoded[s]);
     const auto& in = cache[w];
+    const Tensor st = m.settings_tensor(enc);
+    const Tensor base = m.base(in, st);  // outside the autocast: the ridge's sums in float32
     Tensor q;
     {
       CudaAutocast autocast(amp);
       const auto [h, comp] = m.net->encode(in.x, in.u, in.a, in.p, in.q);
-      q = m.net->condition(h, comp, m.settings_tensor(enc), in.rows, m.prior_priority(in, enc), in.base);
+      q = m.net->condition(h, comp, st, in.rows, m.prior_priority(in, enc), base);
     }
     return q.to(torch::kFloat);
   };
@@ -748,12 +830,11 @@ Quantiles Surrogate::predict(const WindowTokens& window,
     const std::size_t to = std::min(settings.size(), from + kChunk);
     std::vector<std::vector<float>> part(settings.begin() + static_cast<std::ptrdiff_t>(from),
                                          settings.begin() + static_cast<std::ptrdiff_t>(to));
-    Tensor q =
-        (m.net->condition(h, comp, m.settings_tensor(part), in.rows, m.prior_priority(in, part), in.base) *
-             m.y_std +
-         m.y_mean)
-            .to(torch::kCPU)
-            .contiguous();
+    const Tensor st = m.settings_tensor(part);
+    Tensor q = (m.net->condition(h, comp, st, in.rows, m.prior_priority(in, part), m.base(in, st)) * m.y_std +
+                m.y_mean)
+                   .to(torch::kCPU)
+                   .contiguous();
     const auto n = static_cast<std::size_t>(window.jobs), s = to - from;
     const float* p = q.data_ptr<float>();  // [r, s, 3], the target rows in token order
     for (std::size_t k = 0; k < s; ++k) {
@@ -778,6 +859,7 @@ void Surrogate::save(const std::string& path) const {
   for (auto v : {c.d_model, c.heads, c.encoder_layers, c.conditioned_layers, c.ffn, c.competition_heads})
     w.put(v);
   w.put(c.dropout);
+  w.put(static_cast<std::uint8_t>(c.ridge_base ? 1 : 0));
   put_schema(w, m.schema);
   put_axes(w, m.axes);
   w.put(m.fingerprint);
@@ -819,6 +901,11 @@ Surrogate Surrogate::decode(const std::string& bytes, const std::string& path) {
   auto bad = [&](const std::string& why) {
     return InputError(path, 0, "", fmt::format("corrupt {}: {}", kWhat, why));
   };
+  if (version >= 5) {
+    const auto flag = r.get<std::uint8_t>();
+    if (flag > 1) throw bad(fmt::format("ridge base flag {}", flag));
+    c.ridge_base = flag == 1;
+  }
   if (c.d_model <= 0 || c.d_model > 4096 || c.heads <= 0 || c.d_model % c.heads != 0 ||
       c.encoder_layers < 0 || c.encoder_layers > 64 || c.conditioned_layers < 0 ||
       c.conditioned_layers > 64 || c.ffn <= 0 || c.ffn > 65536 || c.competition_heads < 0 ||

@@ -29,13 +29,14 @@
 
 namespace slurmtwin::surrogate {
 
-/// Checkpoint format version. 4: the bound on predicted waits (the longest training wait) after the
+/// Checkpoint format version. 5: ModelConfig::ridge_base after the dropout (older files are read without
+/// it). 4: the bound on predicted waits (the longest training wait) after the
 /// interval shift (older files are read without a bound). 3: the conformal interval shift after the
 /// target statistics (version 2 files are still read, with no shift). 2: the weights are plain float32 arrays
 /// (name, shape, values) that Surrogate::decode reads itself. Version 1 stored a libtorch archive, a
 /// TorchScript module whose code libtorch parses on load: corrupt archives crashed inside libtorch
 /// (docs/reliability.md), so version 1 is no longer read.
-inline constexpr std::uint32_t kCheckpointVersion = 4;
+inline constexpr std::uint32_t kCheckpointVersion = 5;
 inline constexpr std::uint32_t kOldestCheckpointVersion = 2;
 
 struct ModelConfig {
@@ -49,6 +50,12 @@ struct ModelConfig {
   std::int64_t competition_heads = 0;
   std::int64_t ffn = 128;  // hidden width of each block's feed-forward part
   double dropout = 0.1;
+  // The median is the ridge baseline's prediction (surrogate/ridge.hpp, fitted on the split when the
+  // model is made, then fixed) plus what the network adds, which starts at zero: an untrained model
+  // predicts what the ridge does, and training (which keeps the initial weights unless a step validates
+  // better) learns only what the ridge misses. Replaces the reference skip: the ridge weighs the
+  // reference wait among its features.
+  bool ridge_base = false;
   bool operator==(const ModelConfig&) const = default;
 };
 
@@ -111,7 +118,7 @@ class Surrogate {
   Surrogate(Surrogate&&) noexcept;
   Surrogate& operator=(Surrogate&&) noexcept;
   /// Recomputes the normalisation statistics from the split's training part of `d` (as a fresh model
-  /// does), keeping the weights: for fine-tuning on another site or trace.
+  /// does), keeping the weights: for fine-tuning on another site or trace. A ridge base is refitted.
   void renormalise(const SurrogateDataset& d, const Split& split);
 
   /// Loads a checkpoint; throws InputError (naming the file) when it is corrupt or of another version.

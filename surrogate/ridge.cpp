@@ -147,4 +147,23 @@ std::vector<std::array<float, 3>> RidgeBaseline::predict(const SurrogateDataset&
   return out;
 }
 
+RidgeBaseline::Terms RidgeBaseline::terms(const SurrogateDataset& d) const {
+  const Layout l(d);
+  const auto at = [&](std::size_t from, std::size_t n) {
+    return std::vector<double>(coef_.begin() + static_cast<std::ptrdiff_t>(from),
+                               coef_.begin() + static_cast<std::ptrdiff_t>(from + n));
+  };
+  Terms t;
+  t.intercept = coef_[0];
+  t.mean = mean_;
+  t.stdev = stdev_;
+  t.numeric = at(1, l.f);
+  t.partition = at(1 + l.f, l.p);
+  t.qos = at(1 + l.f + l.p, l.q);
+  const std::size_t s0 = 1 + l.f + l.p + l.q;
+  t.setting = at(s0, l.k);
+  for (std::size_t a = 0; a < l.k; ++a) t.cross.push_back(at(s0 + l.k + a * l.f, l.f));
+  return t;
+}
+
 }  // namespace slurmtwin::surrogate

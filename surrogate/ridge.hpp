@@ -23,6 +23,16 @@ class RidgeBaseline {
   /// Predicted 10/50/90% quantiles of log1p(wait s) of every job of window `w` under setting `s`
   /// (median = the regression; the interval from the training residuals' 10/90% quantiles).
   std::vector<std::array<float, 3>> predict(const SurrogateDataset& d, std::uint32_t w, std::uint32_t s) const;
+  /// The fitted regression term by term, in log1p(wait s): intercept + Σ_k numeric[k]·z_k +
+  /// partition[p] + qos[q] + Σ_a setting[a]·s_a + Σ_a Σ_k cross[a][k]·s_a·z_k, where z_k = (v_k − mean[k])
+  /// / stdev[k] is numeric feature k standardised and s_a the encoded setting (what a model that adds to
+  /// the ridge starts from, ModelConfig::ridge_base).
+  struct Terms {
+    double intercept = 0;
+    std::vector<double> mean, stdev, numeric, partition, qos, setting;
+    std::vector<std::vector<double>> cross;  // [axis][feature]
+  };
+  Terms terms(const SurrogateDataset& d) const;
   double lambda() const { return lambda_; }
   std::size_t columns() const { return coef_.size(); }
 

@@ -494,6 +494,61 @@ TEST_CASE(
   CHECK(with_moves > plain + 0.3);
 }
 
+TEST_CASE("a ridge base: the untrained model predicts what the ridge baseline does, and training adds to it") {
+  // log1p(wait) = 2 + x0 + 2 s x1 + 3 |x0 - 0.5|: the setting interaction makes the ridge's setting terms
+  // matter, and the kink is what a linear model cannot fit and the network can.
+  Surrogate::set_threads(1);
+  auto d = synthetic_dataset(6, 32, 6);
+  for (std::size_t w = 0; w < d.windows.size(); ++w)
+    for (std::size_t s = 0; s < d.setting_count(); ++s)
+      for (std::size_t i = 0; i < 32; ++i) {
+        auto& wait = d.waits[w][s * 32 + i];
+        const double x0 = d.windows[w].numeric[i * 3];
+        wait = static_cast<float>(std::expm1(std::log1p(static_cast<double>(wait)) + 3 * std::abs(x0 - 0.5)));
+      }
+  const Split split = small_split();
+  ModelConfig c = small_model();
+  c.ridge_base = true;
+  Surrogate model(d, split, c, 3);
+  const auto ridge =
+      RidgeBaseline::fit(d, split.train_windows, split.train_settings, split.val_windows, split.val_settings);
+  const std::vector<std::uint32_t> settings = {0, 2, 4, 5};  // trained and held out
+  std::vector<std::vector<float>> encoded;
+  for (auto s : settings) encoded.push_back(d.encoded_setting(s));
+  double worst = 0, lowest = 1e9, highest = -1e9;
+  for (std::uint32_t w : {0u, 5u}) {
+    const auto q = model.predict(d.windows[w], encoded);
+    for (std::size_t k = 0; k < settings.size(); ++k) {
+      const auto r = ridge.predict(d, w, settings[k]);
+      for (std::size_t i = 0; i < 32; ++i)
+        if (d.windows[w].target[i]) {
+          worst = std::max(worst, static_cast<double>(std::abs(q[k][i][1] - r[i][1])));
+          lowest = std::min(lowest, static_cast<double>(r[i][1]));
+          highest = std::max(highest, static_cast<double>(r[i][1]));
+        }
+    }
+  }
+  MESSAGE("untrained ridge-base model vs the ridge: largest median difference ", worst, " (log1p s)");
+  CHECK(highest - lowest > 1);  // the ridge's predictions do differ from job to job and setting to setting
+  CHECK(worst < 1e-4);
+  const double ridge_r2 = test_part_errors(model, d).r2_log;
+
+  // Training starts there and learns what the ridge misses; the checkpoint keeps the base.
+  TrainOptions o = quick_training(300);
+  const auto report = model.train(d, split, o);
+  const double trained_r2 = test_part_errors(model, d).r2_log;
+  MESSAGE("held-out R² of log wait: ", ridge_r2, " the ridge, ", trained_r2, " after ", report.steps, " steps");
+  CHECK(report.best_step > 0);
+  CHECK(trained_r2 > 0.9);
+  CHECK(trained_r2 > ridge_r2 + 0.3);
+  const std::string path = temp_path("ridge_base.ckpt");
+  model.save(path);
+  const auto loaded = Surrogate::load(path);
+  CHECK(loaded.config().ridge_base);
+  CHECK(same_on_targets(loaded.predict(d.windows[5], encoded), model.predict(d.windows[5], encoded),
+                        d.windows[5]));
+}
+
 TEST_CASE("a fresh model is normalised without the held-out settings' waits") {
   // Two datasets that differ only in the waits of held-out setting 2 (a thousand times longer in the
   // second) give fresh models with the same seed the same outputs: the target's mean and spread come
@@ -614,13 +669,20 @@ TEST_CASE("the transformer learns a setting-dependent wait, and its checkpoint r
   CHECK(loaded.parameter_count() == model.parameter_count());
   CHECK(loaded.interval_shift() == model.interval_shift());
   {
-    // A version 2 checkpoint (no shift: the payload without its 4 bytes before the weights) still
-    // loads, with the network's own interval.
+    // Older versions still load. Version 4: no ridge base flag (the byte after the six dimensions and
+    // the dropout).
     const std::string good = read_input_file(path);
     std::string payload = good.substr(20, good.size() - 28);
+    REQUIRE(payload[6 * 8 + 8] == 0);
+    payload.erase(6 * 8 + 8, 1);
+    constexpr char kMagic[8] = {'S', 'T', 'W', 'S', 'U', 'R', 'C', 'K'};  // as surrogate/model.cpp
+    const auto v4 = Surrogate::decode(seal_container(kMagic, 4, payload), "v4.ckpt");
+    CHECK_FALSE(v4.config().ridge_base);
+    CHECK(same_on_targets(v4.predict(d.windows[5], {d.encoded_setting(2)}), p1, d.windows[5]));
+    // A version 2 checkpoint (no shift: the payload without its 4 bytes before the weights) loads with
+    // the network's own interval.
     const auto name = payload.find("numeric.weight");
     REQUIRE(name != std::string::npos);
-    constexpr char kMagic[8] = {'S', 'T', 'W', 'S', 'U', 'R', 'C', 'K'};  // as surrogate/model.cpp
     // Version 3: no bound (the 4 bytes before the weights' size and the first name's length).
     std::string v3_payload = payload;
     v3_payload.erase(name - 4 - 8 - 4, 4);

@@ -38,7 +38,7 @@ table{border-collapse:collapse;margin:.5em 0;font-size:.9em}td,th{border:1px sol
 th{background:#f3f3f3}td.l,th.l{text-align:left}.note{color:#555;font-size:.9em}
 svg.plot{display:block;margin:.6em 0;font-size:11px}svg .title{font-weight:bold;font-size:12px}
 svg .frame{fill:none;stroke:#888}svg .grid{stroke:#e4e4e4}svg .tick{fill:#444}svg .small{font-size:8px}
-svg .label{fill:#222}svg .legend{fill:#222}svg .diagonal{stroke:#999;stroke-dasharray:4 3}
+svg .label{fill:#222}svg .legend{fill:#222}svg .diagonal{stroke:#999;stroke-dasharray:4 3}svg .error-bar{fill:none;stroke-width:1;stroke-opacity:.6}
 .grid2{display:flex;flex-wrap:wrap;gap:0 1em})";
 
 // Optional: marks the page with how many plots have a non-empty box (tests read it from the DOM) and
@@ -502,19 +502,19 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
     for (std::size_t k = 1; k < k_obj && k < 4; ++k) {
       // Grey: every point; orange: the points on the front of all objectives; the line joins the front
       // of these two objectives alone (with more than two objectives the two fronts differ).
-      svg::Series all{"all points", {}, {}, "#bbbbbb", false, false, 3, {}};
-      svg::Series best{"on the Pareto front (all objectives)", {}, {}, svg::colour(5), false, false, 4, {}};
-      svg::Series pair{"front of these two", {}, {}, svg::colour(0), true, false, 0, {}};
+      svg::Series all{"all points", {}, {}, "#bbbbbb", false, false, 3, {}, {}, {}};
+      svg::Series best{"on the Pareto front (all objectives)", {}, {}, svg::colour(5), false, false, 4, {}, {}, {}};
+      svg::Series pair{"front of these two", {}, {}, svg::colour(0), true, false, 0, {}, {}, {}};
       std::vector<std::vector<double>> two;
       for (std::size_t i = 0; i < exact.size(); ++i) {
-        all.x.push_back(obj_rows[i][0]);
-        all.y.push_back(obj_rows[i][k]);
-        all.tooltips.push_back(exact[i]->params_json);
         two.push_back({obj_rows[i][0], obj_rows[i][k]});
-        if (on_front.count(i)) {
-          best.x.push_back(obj_rows[i][0]);
-          best.y.push_back(obj_rows[i][k]);
-          best.tooltips.push_back(exact[i]->params_json);
+        for (auto* series : {&all, &best}) {
+          if (series == &best && !on_front.count(i)) continue;
+          series->x.push_back(obj_rows[i][0]);
+          series->y.push_back(obj_rows[i][k]);
+          series->tooltips.push_back(exact[i]->params_json);
+          series->x_err.push_back(exact[i]->standard_error(0));  // NaN (no bar) without replicates
+          series->y_err.push_back(exact[i]->standard_error(k));
         }
       }
       auto front2 = pareto_front(two, {goals[0], goals[k]});
@@ -564,12 +564,13 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
   for (std::size_t k = 0; k < k_obj; ++k)
     for (const auto& p : param_names) {
       if (drawn == kMaxSensitivityPlots) break;
-      svg::Series s{objectives[k].metric, {}, {}, svg::colour(k), false, false, 3, {}};
+      svg::Series s{objectives[k].metric, {}, {}, svg::colour(k), false, false, 3, {}, {}, {}};
       bool positive = true;
       for (std::size_t i = 0; i < exact.size(); ++i) {
         if (!params[i].count(p) || std::isnan(obj_rows[i][k])) continue;
         s.x.push_back(params[i].at(p));
         s.y.push_back(obj_rows[i][k]);
+        s.y_err.push_back(exact[i]->standard_error(k));
         positive = positive && s.x.back() > 0;
       }
       if (s.x.empty()) continue;
@@ -597,7 +598,7 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
   if (!both.empty()) {
     body += "<div class=\"grid2\">\n";
     for (std::size_t k = 0; k < k_obj; ++k) {
-      svg::Series s{"surrogate", {}, {}, svg::colour(k), false, false, 3, {}};
+      svg::Series s{"surrogate", {}, {}, svg::colour(k), false, false, 3, {}, {}, {}};
       double abs_err = 0;
       for (const auto* r : both) {
         s.x.push_back(r->objectives[k]);

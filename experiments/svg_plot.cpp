@@ -199,6 +199,13 @@ std::vector<double> nice_ticks(double lo, double hi, int n) {
   return out;
 }
 
+namespace {
+// Whether point i of a series has an error bar (Series::x_err, y_err).
+bool has_bar(const std::vector<double>& err, std::size_t i) {
+  return i < err.size() && err[i] > 0 && std::isfinite(err[i]);
+}
+}  // namespace
+
 std::string plot(const std::vector<Series>& series, const PlotOptions& o) {
   const bool legend = o.legend && !series.empty();
   const double width = o.width + (legend ? kLegendWidth : 0);
@@ -206,8 +213,14 @@ std::string plot(const std::vector<Series>& series, const PlotOptions& o) {
   std::vector<double> xs, ys;
   for (const auto& s : series) {
     assert(s.x.size() == s.y.size());
+    assert(s.x_err.empty() || s.x_err.size() == s.x.size());
+    assert(s.y_err.empty() || s.y_err.size() == s.y.size());
     xs.insert(xs.end(), s.x.begin(), s.x.end());
     ys.insert(ys.end(), s.y.begin(), s.y.end());
+    for (std::size_t i = 0; i < s.x.size(); ++i) {  // the axes hold the error bars too
+      if (has_bar(s.x_err, i)) xs.insert(xs.end(), {s.x[i] - s.x_err[i], s.x[i] + s.x_err[i]});
+      if (has_bar(s.y_err, i)) ys.insert(ys.end(), {s.y[i] - s.y_err[i], s.y[i] + s.y_err[i]});
+    }
   }
   if (o.diagonal) {  // both axes over the same range, so y = x is the diagonal
     std::vector<double> all = xs;
@@ -236,6 +249,20 @@ std::string plot(const std::vector<Series>& series, const PlotOptions& o) {
           d += fmt::format("L{} {}", num(sx(s.x[i])), num(sy(s.y[i])));
       }
       out += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.6\"/>\n", d, c);
+    }
+    // Error bars under the markers: a line across the interval with 3 px caps at its ends.
+    for (std::size_t i = 0; i < s.x.size(); ++i) {
+      const double x = sx(s.x[i]), y = sy(s.y[i]);
+      if (has_bar(s.x_err, i)) {
+        const double a = sx(s.x[i] - s.x_err[i]), b = sx(s.x[i] + s.x_err[i]);
+        out += fmt::format("<path d=\"M{0} {2}H{1}M{0} {3}V{4}M{1} {3}V{4}\" class=\"error-bar\" stroke=\"{5}\"/>\n",
+                           num(a), num(b), num(y), num(y - 3), num(y + 3), c);
+      }
+      if (has_bar(s.y_err, i)) {
+        const double a = sy(s.y[i] - s.y_err[i]), b = sy(s.y[i] + s.y_err[i]);
+        out += fmt::format("<path d=\"M{2} {0}V{1}M{3} {0}H{4}M{3} {1}H{4}\" class=\"error-bar\" stroke=\"{5}\"/>\n",
+                           num(a), num(b), num(x), num(x - 3), num(x + 3), c);
+      }
     }
     if (s.marker_radius > 0)
       for (std::size_t i = 0; i < s.x.size(); ++i) {

@@ -23,6 +23,8 @@ struct Series {
   bool step = false;                  // join with horizontal-then-vertical steps (CDFs)
   double marker_radius = 0;           // > 0: draw a circle at each point (px)
   std::vector<std::string> tooltips;  // optional, one per point (<title> of the marker)
+  // Optional error bars, one per point: the point ± this many x (y) units; 0 or NaN draws none.
+  std::vector<double> x_err, y_err;
 };
 
 struct Axis {

@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <array>
+#include <cstdio>
 #include <fstream>
 #include <vector>
 
@@ -252,4 +254,54 @@ TEST_CASE("svg ticks are round numbers covering the range") {
   CHECK(svg::nice_ticks(0, 100, 4) == std::vector<double>{0, 25, 50, 75, 100});
   CHECK(svg::nice_ticks(3, 17, 3) == std::vector<double>{5, 10, 15});
   CHECK(svg::escape("a<b & \"c\"") == "a&lt;b &amp; &quot;c&quot;");
+}
+
+TEST_CASE("svg error bars: centred on their point, as long as the error, inside the axes") {
+  // Two points on linear axes; the second's y error (3) is three times the first's (1) and reaches past
+  // every data value, so the axis must stretch to hold it.
+  svg::Series s{"s", {1, 2}, {10, 20}, "#000", false, false, 3, {}, {0.5, 0}, {1, 3}};
+  svg::PlotOptions o;
+  o.id = "bars";
+  o.legend = false;
+  const auto out = svg::plot({s}, o);
+  // Markers (cx, cy) and bars: a vertical one "M<x> <y0>V<y1>..." per y error, one horizontal
+  // "M<x0> <y>H<x1>..." for point 1's x error; point 2 has no x error (0).
+  std::vector<std::pair<double, double>> markers;
+  for (auto p = out.find("<circle cx=\""); p != std::string::npos; p = out.find("<circle cx=\"", p + 1)) {
+    double cx = 0, cy = 0;
+    REQUIRE(std::sscanf(out.c_str() + p, "<circle cx=\"%lf\" cy=\"%lf\"", &cx, &cy) == 2);
+    markers.emplace_back(cx, cy);
+  }
+  REQUIRE(markers.size() == 2);
+  std::vector<std::array<double, 3>> vertical, horizontal;  // (fixed coordinate, from, to)
+  for (auto p = out.find("<path d=\"M"); p != std::string::npos; p = out.find("<path d=\"M", p + 1)) {
+    if (out.find("error-bar", p) > out.find('>', p)) continue;
+    double a = 0, b = 0, c = 0;
+    char kind = 0;
+    REQUIRE(std::sscanf(out.c_str() + p, "<path d=\"M%lf %lf%c%lf", &a, &b, &kind, &c) == 4);
+    (kind == 'V' ? vertical : horizontal).push_back({kind == 'V' ? a : b, kind == 'V' ? b : a, c});
+  }
+  REQUIRE(vertical.size() == 2);
+  REQUIRE(horizontal.size() == 1);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK(vertical[i][0] == doctest::Approx(markers[i].first).epsilon(1e-3));
+    CHECK((vertical[i][1] + vertical[i][2]) / 2 == doctest::Approx(markers[i].second).epsilon(1e-3));
+  }
+  const double len1 = std::abs(vertical[0][2] - vertical[0][1]), len2 = std::abs(vertical[1][2] - vertical[1][1]);
+  CHECK(len2 == doctest::Approx(3 * len1).epsilon(1e-2));
+  // 10 y units (the two points) are |cy2 - cy1| px, so the first bar (2 units long) is a fifth of that.
+  CHECK(len1 == doctest::Approx(std::abs(markers[1].second - markers[0].second) / 5).epsilon(1e-2));
+  CHECK(horizontal[0][0] == doctest::Approx(markers[0].second).epsilon(1e-3));
+  CHECK((horizontal[0][1] + horizontal[0][2]) / 2 == doctest::Approx(markers[0].first).epsilon(1e-3));
+  // The top of the second bar (y = 23) lies inside the plot: at or below the frame's top edge.
+  double frame_y = 0;
+  const auto frame = out.find("class=\"frame\"");
+  REQUIRE(frame != std::string::npos);
+  const auto rect = out.rfind("<rect", frame);
+  REQUIRE(std::sscanf(out.c_str() + out.find("y=\"", rect), "y=\"%lf\"", &frame_y) == 1);
+  CHECK(std::min(vertical[1][1], vertical[1][2]) >= frame_y - 1e-6);
+  // No error, no bar: the same series without errors draws none.
+  s.x_err.clear();
+  s.y_err.clear();
+  CHECK(svg::plot({s}, o).find("error-bar") == std::string::npos);
 }

@@ -503,7 +503,8 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
       // Grey: every point; orange: the points on the front of all objectives; the line joins the front
       // of these two objectives alone (with more than two objectives the two fronts differ).
       svg::Series all{"all points", {}, {}, "#bbbbbb", false, false, 3, {}, {}, {}};
-      svg::Series best{"on the Pareto front (all objectives)", {}, {}, svg::colour(5), false, false, 4, {}, {}, {}};
+      svg::Series best{
+          "on the Pareto front (all objectives)", {}, {}, svg::colour(5), false, false, 4, {}, {}, {}};
       svg::Series pair{"front of these two", {}, {}, svg::colour(0), true, false, 0, {}, {}, {}};
       std::vector<std::vector<double>> two;
       for (std::size_t i = 0; i < exact.size(); ++i) {

@@ -255,13 +255,15 @@ std::string plot(const std::vector<Series>& series, const PlotOptions& o) {
       const double x = sx(s.x[i]), y = sy(s.y[i]);
       if (has_bar(s.x_err, i)) {
         const double a = sx(s.x[i] - s.x_err[i]), b = sx(s.x[i] + s.x_err[i]);
-        out += fmt::format("<path d=\"M{0} {2}H{1}M{0} {3}V{4}M{1} {3}V{4}\" class=\"error-bar\" stroke=\"{5}\"/>\n",
-                           num(a), num(b), num(y), num(y - 3), num(y + 3), c);
+        out += fmt::format(
+            "<path d=\"M{0} {2}H{1}M{0} {3}V{4}M{1} {3}V{4}\" class=\"error-bar\" stroke=\"{5}\"/>\n", num(a),
+            num(b), num(y), num(y - 3), num(y + 3), c);
       }
       if (has_bar(s.y_err, i)) {
         const double a = sy(s.y[i] - s.y_err[i]), b = sy(s.y[i] + s.y_err[i]);
-        out += fmt::format("<path d=\"M{2} {0}V{1}M{3} {0}H{4}M{3} {1}H{4}\" class=\"error-bar\" stroke=\"{5}\"/>\n",
-                           num(a), num(b), num(x), num(x - 3), num(x + 3), c);
+        out += fmt::format(
+            "<path d=\"M{2} {0}V{1}M{3} {0}H{4}M{3} {1}H{4}\" class=\"error-bar\" stroke=\"{5}\"/>\n", num(a),
+            num(b), num(x), num(x - 3), num(x + 3), c);
       }
     }
     if (s.marker_radius > 0)

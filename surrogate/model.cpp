@@ -143,8 +143,8 @@ struct NetImpl : nn::Module {
       const auto f = static_cast<std::int64_t>(s.numeric.size());
       ridge_numeric = register_buffer("ridge_numeric", torch::zeros({f}));
       ridge_intercept = register_buffer("ridge_intercept", torch::zeros({1}));
-      ridge_partition = register_buffer(
-          "ridge_partition", torch::zeros({static_cast<std::int64_t>(s.partitions.size()) + 1}));
+      ridge_partition = register_buffer("ridge_partition",
+                                        torch::zeros({static_cast<std::int64_t>(s.partitions.size()) + 1}));
       ridge_qos = register_buffer("ridge_qos", torch::zeros({static_cast<std::int64_t>(s.qos.size()) + 1}));
       ridge_setting = register_buffer("ridge_setting", torch::zeros({setting_inputs}));
       ridge_cross = register_buffer("ridge_cross", torch::zeros({setting_inputs, f}));

@@ -360,7 +360,8 @@ TEST_CASE(
   // A version 1 file (the same payload under the old version) is refused by its version.
   CHECK_THROWS_WITH_AS(
       surrogate::Surrogate::decode(seal_container(kCheckpointMagic, 1, payload), "v1.ckpt"),
-      "v1.ckpt: version: surrogate checkpoint version 1 is not supported (this build reads 2 to 5)", InputError);
+      "v1.ckpt: version: surrogate checkpoint version 1 is not supported (this build reads 2 to 5)",
+      InputError);
   // A tensor under another name than the model's, at the same place.
   const auto at = payload.find("numeric.weight");
   REQUIRE(at != std::string::npos);

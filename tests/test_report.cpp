@@ -287,7 +287,8 @@ TEST_CASE("svg error bars: centred on their point, as long as the error, inside 
     CHECK(vertical[i][0] == doctest::Approx(markers[i].first).epsilon(1e-3));
     CHECK((vertical[i][1] + vertical[i][2]) / 2 == doctest::Approx(markers[i].second).epsilon(1e-3));
   }
-  const double len1 = std::abs(vertical[0][2] - vertical[0][1]), len2 = std::abs(vertical[1][2] - vertical[1][1]);
+  const double len1 = std::abs(vertical[0][2] - vertical[0][1]),
+               len2 = std::abs(vertical[1][2] - vertical[1][1]);
   CHECK(len2 == doctest::Approx(3 * len1).epsilon(1e-2));
   // 10 y units (the two points) are |cy2 - cy1| px, so the first bar (2 units long) is a fifth of that.
   CHECK(len1 == doctest::Approx(std::abs(markers[1].second - markers[0].second) / 5).epsilon(1e-2));

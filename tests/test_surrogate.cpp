@@ -494,7 +494,8 @@ TEST_CASE(
   CHECK(with_moves > plain + 0.3);
 }
 
-TEST_CASE("a ridge base: the untrained model predicts what the ridge baseline does, and training adds to it") {
+TEST_CASE(
+    "a ridge base: the untrained model predicts what the ridge baseline does, and training adds to it") {
   // log1p(wait) = 2 + x0 + 2 s x1 + 3 |x0 - 0.5|: the setting interaction makes the ridge's setting terms
   // matter, and the kink is what a linear model cannot fit and the network can.
   Surrogate::set_threads(1);
@@ -537,7 +538,8 @@ TEST_CASE("a ridge base: the untrained model predicts what the ridge baseline do
   TrainOptions o = quick_training(300);
   const auto report = model.train(d, split, o);
   const double trained_r2 = test_part_errors(model, d).r2_log;
-  MESSAGE("held-out R² of log wait: ", ridge_r2, " the ridge, ", trained_r2, " after ", report.steps, " steps");
+  MESSAGE("held-out R² of log wait: ", ridge_r2, " the ridge, ", trained_r2, " after ", report.steps,
+          " steps");
   CHECK(report.best_step > 0);
   CHECK(trained_r2 > 0.9);
   CHECK(trained_r2 > ridge_r2 + 0.3);

@@ -736,7 +736,8 @@ TEST_CASE("sweep replicates: each point's values are means over replays at sprea
   // Its plots draw the standard errors as error bars: on the Pareto plot (both objectives) and on each
   // sensitivity plot (the objective), one per point and direction whose error is above zero.
   std::size_t bars = 0, nonzero = 0;
-  for (auto p = html.find("class=\"error-bar\""); p != std::string::npos; p = html.find("class=\"error-bar\"", p + 1))
+  for (auto p = html.find("class=\"error-bar\""); p != std::string::npos;
+       p = html.find("class=\"error-bar\"", p + 1))
     ++bars;
   for (const auto& r : rows) nonzero += (r.standard_errors[0] > 0) + (r.standard_errors[1] > 0);
   CHECK(nonzero > 0);

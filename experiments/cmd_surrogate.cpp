@@ -276,13 +276,15 @@ int train(const Args& args) {
 struct EvalResult {
   JobErrors jobs;
   RankingErrors ranking;
+  Bootstrap ci;        // eval --bootstrap (resamples 0: not asked for)
   bool point = false;  // a point prediction (no interval): no coverage to report
 };
 
 template <class Predict>
 EvalResult evaluate(const SurrogateDataset& d, const std::vector<std::uint32_t>& windows,
-                    const std::vector<std::uint32_t>& settings, Predict predict) {
+                    const std::vector<std::uint32_t>& settings, std::size_t resamples, Predict predict) {
   std::vector<JobPrediction> jobs;
+  std::vector<std::size_t> job_windows;
   std::vector<SettingAggregate> agg;
   for (auto w : windows) {
     const auto q = predict(w, settings);  // [setting][job]
@@ -293,6 +295,7 @@ EvalResult evaluate(const SurrogateDataset& d, const std::vector<std::uint32_t>&
         const float wait = d.waits[w][settings[k] * win.jobs + i];
         if (!win.target[i] || std::isnan(wait)) continue;
         jobs.push_back({wait, q[k][i][0], q[k][i][1], q[k][i][2], std::uint64_t{w} << 32 | i});
+        job_windows.push_back(w);
         exact += wait;
         pred += std::expm1(std::max(0.0f, q[k][i][1]));
         n += 1;
@@ -300,12 +303,46 @@ EvalResult evaluate(const SurrogateDataset& d, const std::vector<std::uint32_t>&
       if (n > 0) agg.push_back({w, settings[k], exact / n, pred / n});
     }
   }
-  return {job_errors(jobs), ranking_errors(agg)};
+  return {job_errors(jobs), ranking_errors(agg),
+          resamples > 0 ? bootstrap_by_window(jobs, job_windows, agg, resamples) : Bootstrap{}};
 }
 
 // A JSON number, or null for NaN (e.g. a rank correlation over a single setting).
 std::string json_number(double v, int decimals = 4) {
   return std::isnan(v) ? "null" : fmt::format("{:.{}f}", v, decimals);
+}
+
+// The figures eval --bootstrap reports, by their JSON names (coverage only for an interval prediction).
+std::vector<std::pair<const char*, Figure>> bootstrap_figures(const EvalResult& r) {
+  std::vector<std::pair<const char*, Figure>> out = {{"r2_hours", Figure::kR2Hours},
+                                                     {"mse_log10", Figure::kMseLog10}};
+  if (!r.point) out.emplace_back("coverage80", Figure::kCoverage80);
+  out.insert(out.end(), {{"r2_setting_effect", Figure::kR2SettingEffect},
+                         {"mean_wait_mape_pct", Figure::kMeanWaitPctError},
+                         {"spearman_mean_wait", Figure::kSpearman},
+                         {"spearman_pooled", Figure::kSpearmanPooled}});
+  return out;
+}
+
+// "name [lo, hi], ..." of the intervals `of` gives for r's figures, leaving out those without one.
+template <class Of>
+std::string interval_list(const EvalResult& r, Of of) {
+  std::string line;
+  for (const auto& [name, figure] : bootstrap_figures(r))
+    if (const Interval v = of(figure); !std::isnan(v.lo))
+      line += fmt::format("{}{} [{:.3f}, {:.3f}]", line.empty() ? "" : ", ", name, v.lo, v.hi);
+  return line;
+}
+
+// The same as JSON members: "name": [lo, hi].
+template <class Of>
+std::string interval_json(const EvalResult& r, Of of) {
+  std::string out;
+  for (const auto& [name, figure] : bootstrap_figures(r)) {
+    const Interval v = of(figure);
+    out += fmt::format(", \"{}\": [{}, {}]", name, json_number(v.lo), json_number(v.hi));
+  }
+  return out;
 }
 
 std::string result_json(const EvalResult& r) {
@@ -327,6 +364,9 @@ std::string result_json(const EvalResult& r) {
                                                    {"kendall_mean_wait", g.kendall},
                                                    {"spearman_pooled", g.spearman_pooled}};
   for (const auto& [name, value] : fields) out += fmt::format(", \"{}\": {}", name, json_number(value));
+  if (const auto& ci = r.ci; ci.resamples > 0)
+    out += fmt::format(", \"ci90\": {{\"resamples\": {}, \"windows\": {}{}}}", ci.resamples, ci.windows,
+                       interval_json(r, [&](Figure f) { return ci.interval(f); }));
   return out + "}";
 }
 
@@ -347,6 +387,20 @@ void print_result(const std::string& name, const EvalResult& r) {
         "the "
         "variance of log wait)\n",
         "", j.r2_setting_effect, 100.0 * j.setting_variance_share);
+  if (const auto& ci = r.ci; ci.resamples > 0)
+    std::cout << fmt::format("{:<12} 90% intervals ({} resamples of the {} windows): {}\n", "", ci.resamples,
+                             ci.windows, interval_list(r, [&](Figure f) { return ci.interval(f); }));
+}
+
+// eval --bootstrap: the transformer's figures less another predictor's, resample by resample (the same
+// windows in both), so that a difference smaller than either interval can still be told apart.
+void print_paired(const EvalResult& transformer, const std::string& name, const EvalResult& other,
+                  std::string& json, const std::string& json_name) {
+  if (transformer.ci.resamples == 0) return;
+  const auto of = [&](Figure f) { return transformer.ci.difference(other.ci, f); };
+  std::cout << fmt::format("{:<12} transformer − {}, paired 90% intervals: {}\n", "", name,
+                           interval_list(other, of));
+  json += fmt::format(", \"transformer_minus_{}\": {{{}}}", json_name, interval_json(other, of).substr(2));
 }
 
 int eval(const Args& args) {
@@ -369,7 +423,9 @@ int eval(const Args& args) {
       "time-exact", po::bool_switch(),
       "time exact replays of the windows (needs the dataset's site and trace)")(
       "seed", po::value<std::uint64_t>()->default_value(42), "seed of the built-in synthetic workload")(
-      "threads", po::value<int>()->default_value(1), "CPU threads for inference");
+      "threads", po::value<int>()->default_value(1), "CPU threads for inference")(
+      "bootstrap", po::value<std::size_t>()->default_value(0),
+      "resample the part's windows this many times for 90% intervals of the figures (0 = off)");
   add_site_options(o);
   add_trace_read_options(o);
   const auto vm = parse("slurmtwin surrogate eval --model MODEL --data DATA", o, args);
@@ -397,9 +453,10 @@ int eval(const Args& args) {
 
   std::vector<std::vector<float>> encoded(data.setting_count());
   for (std::size_t s = 0; s < data.setting_count(); ++s) encoded[s] = data.encoded_setting(s);
+  const auto resamples = vm["bootstrap"].as<std::size_t>();
   double surrogate_s = 0;
   std::size_t surrogate_evals = 0;
-  const auto transformer = evaluate(data, windows, settings, [&](std::uint32_t w, const auto& ss) {
+  const auto transformer = evaluate(data, windows, settings, resamples, [&](std::uint32_t w, const auto& ss) {
     std::vector<std::vector<float>> enc;
     for (auto s : ss) enc.push_back(encoded[s]);
     const auto t0 = std::chrono::steady_clock::now();
@@ -439,7 +496,7 @@ int eval(const Args& args) {
   if (!vm["no-baseline"].as<bool>()) {
     const auto ridge = RidgeBaseline::fit(data, split.train_windows, split.train_settings, split.val_windows,
                                           split.val_settings);
-    const auto baseline = evaluate(data, windows, settings, [&](std::uint32_t w, const auto& ss) {
+    const auto baseline = evaluate(data, windows, settings, resamples, [&](std::uint32_t w, const auto& ss) {
       std::vector<std::vector<std::array<float, 3>>> q;
       for (auto s : ss) q.push_back(ridge.predict(data, w, s));
       return q;
@@ -449,13 +506,14 @@ int eval(const Args& args) {
         "ridge: {} columns, lambda {:g}; transformer / ridge MSE on log10 wait: {:.3f}\n", ridge.columns(),
         ridge.lambda(), transformer.jobs.mse_log10 / baseline.jobs.mse_log10);
     json += fmt::format(", \"ridge\": {}", result_json(baseline));
+    print_paired(transformer, "ridge", baseline, json, "ridge");
   }
   // The baseline any surrogate must beat: each job's wait in the reference replay (the site's own
   // setting, which a sweep runs anyway), whatever the setting. No interval (coverage means nothing).
   const auto& cols = data.schema.numeric;
   if (const auto ref = std::find(cols.begin(), cols.end(), "ref_log_wait"); ref != cols.end()) {
     const auto col = static_cast<std::size_t>(ref - cols.begin());
-    auto copied = evaluate(data, windows, settings, [&](std::uint32_t w, const auto& ss) {
+    auto copied = evaluate(data, windows, settings, resamples, [&](std::uint32_t w, const auto& ss) {
       const auto& win = data.windows[w];
       std::vector<std::array<float, 3>> q(win.jobs);
       for (std::size_t i = 0; i < win.jobs; ++i) q[i].fill(win.numeric[i * cols.size() + col]);
@@ -464,6 +522,7 @@ int eval(const Args& args) {
     copied.point = true;
     print_result("reference", copied);
     json += fmt::format(", \"reference\": {}", result_json(copied));
+    print_paired(transformer, "reference", copied, json, "reference");
   }
   if (const auto& floor_file = vm["noise-floor"].as<std::string>(); !floor_file.empty()) {
     const auto other = read_dataset(floor_file);
@@ -474,7 +533,7 @@ int eval(const Args& args) {
     if (!same)
       throw std::invalid_argument(
           floor_file + ": --noise-floor needs the same trace, windows and settings as " + data_file);
-    auto floor = evaluate(data, windows, settings, [&](std::uint32_t w, const auto& ss) {
+    auto floor = evaluate(data, windows, settings, resamples, [&](std::uint32_t w, const auto& ss) {
       const auto jobs = data.windows[w].jobs;
       std::vector<std::vector<std::array<float, 3>>> q(ss.size(), std::vector<std::array<float, 3>>(jobs));
       for (std::size_t k = 0; k < ss.size(); ++k)
@@ -487,6 +546,7 @@ int eval(const Args& args) {
     floor.point = true;
     print_result("noise floor", floor);
     json += fmt::format(", \"noise_floor\": {}", result_json(floor));
+    print_paired(transformer, "noise floor", floor, json, "noise_floor");
   }
   const double evals = static_cast<double>(std::max<std::size_t>(surrogate_evals, 1));
   const double per_setting_ms = 1000.0 * surrogate_s / evals;

@@ -1,10 +1,13 @@
 #include "surrogate/evaluation.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <numeric>
+#include <random>
+#include <stdexcept>
 #include <tuple>
 
 namespace slurmtwin::surrogate {
@@ -149,7 +152,7 @@ JobErrors job_errors(const std::vector<JobPrediction>& jobs) {
 
 RankingErrors ranking_errors(const std::vector<SettingAggregate>& rows) {
   RankingErrors r;
-  if (rows.empty()) return r;
+  if (rows.empty()) return {kNaN, kNaN, kNaN, kNaN};  // nothing to rank
   std::map<std::size_t, std::pair<std::vector<double>, std::vector<double>>> per_window;
   std::map<std::size_t, std::pair<double, double>> per_setting;
   double pct = 0, pct_n = 0;
@@ -181,6 +184,81 @@ RankingErrors ranking_errors(const std::vector<SettingAggregate>& rows) {
   }
   r.spearman_pooled = spearman(e, p);
   return r;
+}
+
+namespace {
+// The 5th and 95th percentiles (nearest rank: the smallest value with at least p of them at or below)
+// of the finite values of v.
+Interval percentiles(std::vector<double> v) {
+  std::erase_if(v, [](double x) { return std::isnan(x); });
+  if (v.empty()) return {kNaN, kNaN};
+  std::sort(v.begin(), v.end());
+  const auto rank = [&](double p) {
+    return v[static_cast<std::size_t>(std::max(1.0, std::ceil(p * static_cast<double>(v.size())))) - 1];
+  };
+  return {rank(0.05), rank(0.95)};
+}
+}  // namespace
+
+Interval Bootstrap::interval(Figure f) const {
+  return percentiles(samples[static_cast<std::size_t>(f)]);
+}
+
+Interval Bootstrap::difference(const Bootstrap& other, Figure f) const {
+  const auto& a = samples[static_cast<std::size_t>(f)];
+  const auto& b = other.samples[static_cast<std::size_t>(f)];
+  if (a.size() != b.size()) throw std::invalid_argument("paired bootstrap figures of different resamples");
+  std::vector<double> d(a.size());
+  for (std::size_t r = 0; r < a.size(); ++r) d[r] = a[r] - b[r];  // NaN when either is
+  return percentiles(std::move(d));
+}
+
+Bootstrap bootstrap_by_window(const std::vector<JobPrediction>& jobs,
+                              const std::vector<std::size_t>& job_windows,
+                              const std::vector<SettingAggregate>& rows, std::size_t resamples,
+                              std::uint64_t seed) {
+  Bootstrap b;
+  b.resamples = resamples;
+  // Each window's jobs (with their groups numbered densely, so a copy's groups can be told apart) and rows.
+  std::map<std::size_t, std::pair<std::vector<std::size_t>, std::vector<std::size_t>>> by_window;
+  std::map<std::uint64_t, std::uint64_t> dense;
+  for (std::size_t k = 0; k < jobs.size(); ++k) {
+    by_window[job_windows.at(k)].first.push_back(k);
+    if (jobs[k].group != JobPrediction::kNoGroup) dense.emplace(jobs[k].group, dense.size());
+  }
+  for (std::size_t k = 0; k < rows.size(); ++k) by_window[rows[k].window].second.push_back(k);
+  std::vector<const std::pair<std::vector<std::size_t>, std::vector<std::size_t>>*> windows;
+  for (const auto& [w, members] : by_window) windows.push_back(&members);
+  b.windows = windows.size();
+  if (windows.empty()) return b;
+
+  std::mt19937_64 rng(seed);
+  std::vector<JobPrediction> sample_jobs;
+  std::vector<SettingAggregate> sample_rows;
+  for (std::size_t r = 0; r < resamples; ++r) {
+    sample_jobs.clear();
+    sample_rows.clear();
+    for (std::size_t c = 0; c < windows.size(); ++c) {  // copy c of a window drawn at random
+      const auto& [members, aggregates] = *windows[rng() % windows.size()];
+      for (auto k : members) {
+        JobPrediction j = jobs[k];
+        if (j.group != JobPrediction::kNoGroup) j.group = c * dense.size() + dense.at(j.group);
+        sample_jobs.push_back(j);
+      }
+      for (auto k : aggregates) {
+        SettingAggregate a = rows[k];
+        a.window = c;
+        sample_rows.push_back(a);
+      }
+    }
+    const auto e = job_errors(sample_jobs);
+    const auto g = ranking_errors(sample_rows);
+    const std::array<double, kBootstrapFigures> figures = {
+        e.r2_hours,           e.mse_log10, e.coverage80,     e.r2_setting_effect,
+        g.mean_abs_pct_error, g.spearman,  g.spearman_pooled};  // in the order of Figure
+    for (std::size_t f = 0; f < kBootstrapFigures; ++f) b.samples[f].push_back(figures[f]);
+  }
+  return b;
 }
 
 }  // namespace slurmtwin::surrogate

@@ -1,6 +1,7 @@
 #pragma once
 // Accuracy figures of a surrogate against the exact simulator (or recorded waits): per-job errors,
 // interval coverage, per-setting aggregate errors and how well the surrogate ranks settings.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -51,6 +52,43 @@ struct RankingErrors {
   double kendall = 0;
   double spearman_pooled = 0;     // settings ranked by their mean wait summed over all windows
 };
-RankingErrors ranking_errors(const std::vector<SettingAggregate>& rows);
+RankingErrors ranking_errors(const std::vector<SettingAggregate>& rows);  // all NaN without rows
+
+/// The 5th and 95th percentiles of a figure over bootstrap resamples (nearest rank; NaN when no
+/// resample gave a number).
+struct Interval {
+  double lo = 0, hi = 0;
+};
+/// The figures of job_errors and ranking_errors that bootstrap_by_window resamples.
+enum class Figure {
+  kR2Hours,
+  kMseLog10,
+  kCoverage80,
+  kR2SettingEffect,
+  kMeanWaitPctError,
+  kSpearman,
+  kSpearmanPooled
+};
+inline constexpr std::size_t kBootstrapFigures = 7;
+struct Bootstrap {
+  std::size_t resamples = 0, windows = 0;
+  /// Per figure, its value in each resample, NaN where it had none (e.g. a rank correlation of one setting).
+  std::array<std::vector<double>, kBootstrapFigures> samples;
+  /// The 90% interval of a figure.
+  Interval interval(Figure f) const;
+  /// The 90% interval of this figure less `other`'s, resample by resample (paired: both must come from
+  /// the same jobs' windows and seed, as every predictor of one `eval` does).
+  Interval difference(const Bootstrap& other, Figure f) const;
+};
+/// A percentile bootstrap over windows: each resample draws as many windows as there are, with
+/// replacement, and recomputes the figures on their jobs and (window, setting) rows. Windows, not jobs,
+/// are the unit: the jobs of a window share one queue, and a test part of a few windows (7 on the
+/// ub_medium week) rests on a few hundred long waits. `job_windows[k]` is the window of jobs[k]; a
+/// window drawn twice counts twice (its copies are distinct windows and groups). Deterministic for a
+/// seed: the same windows and seed give the same resamples, whatever the predictions.
+Bootstrap bootstrap_by_window(const std::vector<JobPrediction>& jobs,
+                              const std::vector<std::size_t>& job_windows,
+                              const std::vector<SettingAggregate>& rows, std::size_t resamples,
+                              std::uint64_t seed = 1);
 
 }  // namespace slurmtwin::surrogate

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <yaml-cpp/yaml.h>
+
 #include "surrogate/dataset.hpp"
 #include "test_support.hpp"
 
@@ -148,6 +150,31 @@ TEST_CASE("surrogate eval scores the reference replay and another timer phase as
   CHECK(run_cli(fmt::format("surrogate eval --model {} --data {} --no-baseline --noise-floor {}", path("m.ckpt"),
                             path("d.stsd"), path("d45.stsd")))
             .code == 0);
+
+  // Bootstrap intervals over the test part's windows. It has one window, so every resample is that
+  // window and each interval is the point figure; against itself the floor's error is 0 in every one.
+  const auto boot = run_cli(fmt::format(
+      "surrogate eval --model {} --data {} --no-baseline --noise-floor {} --bootstrap 20 --json {}",
+      path("m.ckpt"), path("d.stsd"), path("d.stsd"), path("e.json")));
+  REQUIRE(boot.code == 0);
+  CHECK(boot.out.find("90% intervals (20 resamples of the 1 windows): r2_hours [") != std::string::npos);
+  const auto json = YAML::LoadFile(path("e.json"));
+  for (const char* figure : {"r2_hours", "mse_log10", "coverage80"}) {
+    CAPTURE(figure);
+    const auto t = json["transformer"];
+    CHECK(t["ci90"][figure][0].as<double>() == t[figure].as<double>());
+    CHECK(t["ci90"][figure][1].as<double>() == t[figure].as<double>());
+  }
+  CHECK(json["transformer"]["ci90"]["resamples"].as<int>() == 20);
+  CHECK(json["noise_floor"]["ci90"]["mse_log10"][0].as<double>() == 0);
+  CHECK(json["noise_floor"]["ci90"]["mse_log10"][1].as<double>() == 0);
+  CHECK_FALSE(json["noise_floor"]["ci90"]["coverage80"]);  // a point prediction covers nothing
+  // Paired with the floor (exact waits): the transformer's figure less 0, or less R² 1, in every resample.
+  const auto paired = json["transformer_minus_noise_floor"];
+  CHECK(paired["mse_log10"][0].as<double>() == json["transformer"]["mse_log10"].as<double>());
+  CHECK(paired["r2_hours"][1].as<double>() ==
+        doctest::Approx(json["transformer"]["r2_hours"].as<double>() - 1).epsilon(1e-3));
+  CHECK(boot.out.find("transformer − noise floor, paired 90% intervals: r2_hours [") != std::string::npos);
 
   // Held-out windows under the training settings; a part that is not one is refused.
   const auto mixed = run_cli(fmt::format("surrogate eval --model {} --data {} --no-baseline --part test:train",

@@ -186,6 +186,68 @@ TEST_CASE("per-job errors and interval coverage") {
   CHECK(r.mean_abs_pct_error == doctest::Approx(100.0 * (0.1 + 0.05 + 0.1 + 2.0 + 0.0 + 2.0 / 3.0) / 6));
 }
 
+TEST_CASE("bootstrap intervals over windows, by hand, and paired differences") {
+  // Window 0: ten jobs predicted exactly, each inside its interval. Window 1: ten jobs predicted ten
+  // times too long (log10 error 1), half of them inside. A resample of two windows is 00, 01/10 or 11,
+  // so each figure takes one of three values: MSE log10 0, 0.5 or 1; coverage 1, 0.75 or 0.5. With 400
+  // resamples each of 00 and 11 comes up about 100 times (at least 20 = 5% of them, with overwhelming
+  // probability; the seed fixes it), so the 5th and 95th percentiles are the two extremes.
+  // A second predictor misses by log10 errors of sqrt(0.1) in window 0 and sqrt(1.1) in window 1: its
+  // MSE log10 is the first's + 0.1 in every resample, so the paired difference is -0.1 exactly, while
+  // the two intervals, [0, 1] and [0.1, 1.1], overlap almost entirely.
+  std::vector<JobPrediction> jobs, worse;
+  std::vector<std::size_t> windows;
+  for (std::size_t w = 0; w < 2; ++w)
+    for (std::size_t i = 0; i < 10; ++i) {
+      const double exact = 100.0 * static_cast<double>(i + 1), y = std::log1p(exact);
+      const double p = std::log1p(exact * (w == 0 ? 1 : 10));  // p - y > 2 > 0.5 in window 1
+      const double lo = w == 0 || i < 5 ? y - 1 : p - 0.5;
+      jobs.push_back({exact, lo, p, p + 1, 100 * w + i});
+      const double q = std::log1p(exact * std::pow(10.0, std::sqrt(w == 0 ? 0.1 : 1.1)));
+      worse.push_back({exact, q - 1, q, q + 1, 100 * w + i});
+      windows.push_back(w);
+    }
+  // Rows: window 0 ranks three settings right, window 1 wrong.
+  const std::vector<SettingAggregate> rows = {{0, 0, 1, 1}, {0, 1, 2, 2}, {0, 2, 3, 3},
+                                              {1, 0, 1, 3}, {1, 1, 2, 2}, {1, 2, 3, 1}};
+  const auto b = bootstrap_by_window(jobs, windows, rows, 400, 3);
+  CHECK(b.resamples == 400);
+  CHECK(b.windows == 2);
+  const auto mse = b.interval(Figure::kMseLog10), coverage = b.interval(Figure::kCoverage80);
+  CHECK(mse.lo == doctest::Approx(0.0).epsilon(1e-9));
+  CHECK(mse.hi == doctest::Approx(1.0).epsilon(1e-6));
+  CHECK(coverage.lo == doctest::Approx(0.5));
+  CHECK(coverage.hi == doctest::Approx(1.0));
+  const auto spearman = b.interval(Figure::kSpearman);
+  CHECK(spearman.lo == doctest::Approx(-1.0));  // both copies of window 1: -1; of window 0: +1
+  CHECK(spearman.hi == doctest::Approx(1.0));
+  // The point figures lie inside, and the same seed gives the same resamples.
+  const auto point = job_errors(jobs);
+  CHECK((point.mse_log10 >= mse.lo && point.mse_log10 <= mse.hi));
+  const auto again = bootstrap_by_window(jobs, windows, rows, 400, 3);
+  for (auto f : {Figure::kR2Hours, Figure::kMseLog10, Figure::kSpearman})  // (no setting effect: NaN)
+    CHECK(again.samples[static_cast<std::size_t>(f)] == b.samples[static_cast<std::size_t>(f)]);
+
+  const auto w = bootstrap_by_window(worse, windows, rows, 400, 3);
+  const auto worse_mse = w.interval(Figure::kMseLog10);
+  CHECK(worse_mse.lo == doctest::Approx(0.1).epsilon(1e-6));
+  CHECK(worse_mse.hi == doctest::Approx(1.1).epsilon(1e-6));
+  const auto diff = b.difference(w, Figure::kMseLog10);
+  CHECK(diff.lo == doctest::Approx(-0.1).epsilon(1e-6));
+  CHECK(diff.hi == doctest::Approx(-0.1).epsilon(1e-6));
+  CHECK_THROWS_AS(b.difference(bootstrap_by_window(worse, windows, rows, 10, 3), Figure::kMseLog10),
+                  std::invalid_argument);
+
+  // One window: every resample is that window, so each interval is its point figure.
+  const std::vector<JobPrediction> one(jobs.begin(), jobs.begin() + 10);  // window 0's
+  const auto single = bootstrap_by_window(one, std::vector<std::size_t>(one.size(), 5), {}, 50);
+  CHECK(single.windows == 1);
+  CHECK(single.interval(Figure::kCoverage80).lo == 1.0);
+  CHECK(single.interval(Figure::kCoverage80).hi == 1.0);
+  CHECK(single.interval(Figure::kR2Hours).lo == doctest::Approx(job_errors(one).r2_hours));
+  CHECK(std::isnan(single.interval(Figure::kSpearman).lo));  // no rows: no ranking figures
+}
+
 TEST_CASE("window features: what was submitted, and the history before it") {
   const Trace t = testing::make_trace({{0, 1, 4, 600, 3600},              // job 1: context
                                        {1800, 2, 8, 300, 7200},           // job 2: target, 30 min later

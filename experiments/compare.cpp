@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <random>
 
-#include "surrogate/evaluation.hpp"
 #include "traces/trace_summary.hpp"
 
 namespace slurmtwin::cli {
@@ -47,6 +47,19 @@ MetricComparison compare_metric(const std::string& metric, Goal goal, const std:
   m.mean_abs_pct_error = pct_n ? pct / static_cast<double>(pct_n) : std::nan("");
   m.r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : std::nan("");
   m.spearman = surrogate::spearman(mid, exact);
+  {
+    std::mt19937_64 rng(1);
+    std::vector<double> values, a(exact.size()), b(exact.size());
+    for (std::size_t r = 0; r < kCompareResamples; ++r) {
+      for (std::size_t i = 0; i < exact.size(); ++i) {
+        const auto k = rng() % exact.size();
+        a[i] = mid[k];
+        b[i] = exact[k];
+      }
+      values.push_back(surrogate::spearman(a, b));  // NaN (skipped) when one point was drawn every time
+    }
+    m.spearman_ci = surrogate::interval90(std::move(values));
+  }
   m.kendall = surrogate::kendall_tau(mid, exact);
   m.coverage80 = covered / n;
   // Orders by the goal (best first), ties by index.
@@ -136,14 +149,17 @@ std::string comparison_markdown(const EngineComparison& c, const std::string& ti
   std::string out = fmt::format(
       "# {}\n\n{} points evaluated by both the exact simulator and the surrogate.\n\n", title, c.points);
   out +=
-      "| metric | goal | points | MAE | mean abs % error | R² | Spearman | Kendall τ | 80% coverage | "
+      "| metric | goal | points | MAE | mean abs % error | R² | Spearman [90% interval] | Kendall τ | 80% "
+      "coverage | "
       "regret of the surrogate's pick % | exact best's rank by the surrogate |\n"
       "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& m : c.metrics)
-    out +=
-        fmt::format("| {} | {} | {} | {:.4g} | {:.2f} | {:.3f} | {:.3f} | {:.3f} | {:.2f} | {:.2f} | {} |\n",
-                    m.metric, m.goal == Goal::kMin ? "min" : "max", m.points, m.mae, m.mean_abs_pct_error,
-                    m.r2, m.spearman, m.kendall, m.coverage80, m.regret_pct, m.exact_best_rank);
+    out += fmt::format(
+        "| {} | {} | {} | {:.4g} | {:.2f} | {:.3f} | {:.3f} [{:.2f}, {:.2f}] | {:.3f} | {:.2f} | {:.2f} | {} "
+        "|\n",
+        m.metric, m.goal == Goal::kMin ? "min" : "max", m.points, m.mae, m.mean_abs_pct_error, m.r2,
+        m.spearman, m.spearman_ci.lo, m.spearman_ci.hi, m.kendall, m.coverage80, m.regret_pct,
+        m.exact_best_rank);
   if (c.jobs > 0)
     out += fmt::format(
         "\nPer-job waits (median prediction), pooled over {} points, {} job waits: MAE {:.3f} h, R² of "

@@ -6,8 +6,11 @@
 #include <vector>
 
 #include "experiments/sweep_store.hpp"
+#include "surrogate/evaluation.hpp"
 
 namespace slurmtwin::cli {
+
+inline constexpr std::size_t kCompareResamples = 1000;
 
 struct MetricComparison {
   std::string metric;
@@ -17,6 +20,9 @@ struct MetricComparison {
   double mean_abs_pct_error = 0;     // mean |predicted - exact| / |exact|, % (points with exact != 0)
   double r2 = 0;                     // of the exact values by the predicted medians, across points
   double spearman = 0, kendall = 0;  // rank agreement of the settings
+  /// 90% interval of the Spearman figure by resampling the points (kCompareResamples, seeded): the points
+  /// are a sample of settings, and a few dozen rank no better than their sampling allows.
+  surrogate::Interval spearman_ci;
   double coverage80 = 0;             // share of points whose exact value lies in the predicted interval
   /// The exact value of the point the surrogate ranks best, and the exact best: how much picking by
   /// the surrogate alone would lose (relative, %; 0 = it found the best).

@@ -186,10 +186,8 @@ RankingErrors ranking_errors(const std::vector<SettingAggregate>& rows) {
   return r;
 }
 
-namespace {
-// The 5th and 95th percentiles (nearest rank: the smallest value with at least p of them at or below)
-// of the finite values of v.
-Interval percentiles(std::vector<double> v) {
+// Nearest rank: the smallest value with at least p of them at or below.
+Interval interval90(std::vector<double> v) {
   std::erase_if(v, [](double x) { return std::isnan(x); });
   if (v.empty()) return {kNaN, kNaN};
   std::sort(v.begin(), v.end());
@@ -198,10 +196,9 @@ Interval percentiles(std::vector<double> v) {
   };
   return {rank(0.05), rank(0.95)};
 }
-}  // namespace
 
 Interval Bootstrap::interval(Figure f) const {
-  return percentiles(samples[static_cast<std::size_t>(f)]);
+  return interval90(samples[static_cast<std::size_t>(f)]);
 }
 
 Interval Bootstrap::difference(const Bootstrap& other, Figure f) const {
@@ -210,7 +207,7 @@ Interval Bootstrap::difference(const Bootstrap& other, Figure f) const {
   if (a.size() != b.size()) throw std::invalid_argument("paired bootstrap figures of different resamples");
   std::vector<double> d(a.size());
   for (std::size_t r = 0; r < a.size(); ++r) d[r] = a[r] - b[r];  // NaN when either is
-  return percentiles(std::move(d));
+  return interval90(std::move(d));
 }
 
 Bootstrap bootstrap_by_window(const std::vector<JobPrediction>& jobs,

@@ -59,6 +59,9 @@ RankingErrors ranking_errors(const std::vector<SettingAggregate>& rows);  // all
 struct Interval {
   double lo = 0, hi = 0;
 };
+/// The 5th and 95th percentiles of the finite values of `v` (nearest rank); NaN when it has none.
+Interval interval90(std::vector<double> v);
+
 /// The figures of job_errors and ranking_errors that bootstrap_by_window resamples.
 enum class Figure {
   kR2Hours,

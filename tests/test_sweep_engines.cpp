@@ -607,6 +607,10 @@ TEST_CASE("compare: errors, rank agreement, coverage and regret of the surrogate
   CHECK(m.mae == doctest::Approx(2.0));                    // (2 + 2 + 3 + 1) / 4
   CHECK(m.mean_abs_pct_error == doctest::Approx(10.625));  // (20 + 10 + 10 + 2.5) / 4
   CHECK(m.spearman == doctest::Approx(1.0));
+  // The order agrees on every pair, so it does on every resample of the points (one point drawn four
+  // times has no order and is skipped): the interval is [1, 1].
+  CHECK(m.spearman_ci.lo == doctest::Approx(1.0));
+  CHECK(m.spearman_ci.hi == doctest::Approx(1.0));
   CHECK(m.coverage80 == doctest::Approx(0.75));  // 30 is outside [30.5, 35.5]
   CHECK(m.r2 == doctest::Approx(1 - 18.0 / 500.0));
   CHECK(m.regret_pct == doctest::Approx(0.0));
@@ -618,8 +622,13 @@ TEST_CASE("compare: errors, rank agreement, coverage and regret of the surrogate
   CHECK(m.regret_pct == doctest::Approx(100.0));
   CHECK(m.exact_best_rank == 2);
   CHECK(m.kendall == doctest::Approx(4.0 / 6.0));  // 5 concordant pairs of 6, 1 discordant
+  // Spearman 1 - 6 * 2 / (4 * 15) = 0.8. A resample without point 0 or without point 1 (about a third of
+  // them: 2 * (3/4)^4 - (2/4)^4) orders perfectly; one of only those two points, reversed, gives -1.
+  CHECK(m.spearman == doctest::Approx(0.8));
+  CHECK(m.spearman_ci.hi == doctest::Approx(1.0));
+  CHECK(m.spearman_ci.lo < 0.5);
   const auto text = comparison_markdown(c, "t", 0, 0);
-  CHECK(text.find("| wait_mean | min | 4 | 2 | 10.62 |") != std::string::npos);
+  CHECK(text.find("| wait_mean | min | 4 | 2 | 10.62 | 0.964 | 1.000 [1.00, 1.00] |") != std::string::npos);
   CHECK(text.find("11.0× faster") != std::string::npos);
 }
 

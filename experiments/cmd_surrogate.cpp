@@ -413,6 +413,8 @@ int eval(const Args& args) {
       "part", po::value<std::string>()->default_value("test"),
       "test, val or train windows × settings, or WINDOWS:SETTINGS (e.g. test:train, the held-out windows "
       "under the training settings)")("no-baseline", po::bool_switch(), "skip the ridge baseline")(
+      "against", po::value<std::string>()->default_value(""),
+      "another checkpoint for the same data, scored beside the model (with --bootstrap: paired against it)")(
       "noise-floor", po::value<std::string>()->default_value(""),
       "another dataset of the same trace, windows and settings made with an immaterial difference (e.g. "
       "dataset --start-offset: slurmctld started earlier): its exact waits are scored as predictions, the "
@@ -493,6 +495,18 @@ int eval(const Args& args) {
   print_result("transformer", transformer);
   std::string json = fmt::format("{{\"part\": \"{}\", \"windows\": {}, \"settings\": {}, \"transformer\": {}",
                                  part, windows.size(), settings.size(), result_json(transformer));
+  if (const auto& against = vm["against"].as<std::string>(); !against.empty()) {
+    const auto second = Surrogate::load(against);
+    second.check_compatible(data, data_file);
+    const auto other = evaluate(data, windows, settings, resamples, [&](std::uint32_t w, const auto& ss) {
+      std::vector<std::vector<float>> enc;
+      for (auto s : ss) enc.push_back(encoded[s]);
+      return second.predict(data.windows[w], enc);
+    });
+    print_result("against", other);
+    json += fmt::format(", \"against\": {}", result_json(other));
+    print_paired(transformer, "against", other, json, "against");
+  }
   if (!vm["no-baseline"].as<bool>()) {
     const auto ridge = RidgeBaseline::fit(data, split.train_windows, split.train_settings, split.val_windows,
                                           split.val_settings);

@@ -319,6 +319,7 @@ std::vector<std::pair<const char*, Figure>> bootstrap_figures(const EvalResult& 
   if (!r.point) out.emplace_back("coverage80", Figure::kCoverage80);
   out.insert(out.end(), {{"r2_setting_effect", Figure::kR2SettingEffect},
                          {"mean_wait_mape_pct", Figure::kMeanWaitPctError},
+                         {"mean_wait_bias_pct", Figure::kMeanWaitPctBias},
                          {"spearman_mean_wait", Figure::kSpearman},
                          {"spearman_pooled", Figure::kSpearmanPooled}});
   return out;
@@ -360,6 +361,7 @@ std::string result_json(const EvalResult& r) {
                                                    {"setting_variance_share", j.setting_variance_share},
                                                    {"r2_setting_effect", j.r2_setting_effect},
                                                    {"mean_wait_mape_pct", g.mean_abs_pct_error},
+                                                   {"mean_wait_bias_pct", g.mean_pct_bias},
                                                    {"spearman_mean_wait", g.spearman},
                                                    {"kendall_mean_wait", g.kendall},
                                                    {"spearman_pooled", g.spearman_pooled}};
@@ -376,11 +378,12 @@ void print_result(const std::string& name, const EvalResult& r) {
   std::cout << fmt::format(
       "{:<12} jobs {:>7}  MAE {:.3f} h  RMSE {:.3f} h  R² {:.3f} (log {:.3f})  MSE log10 {:.4f}  80% "
       "coverage "
-      "{}\n{:<12} MAE longest 10% {:.3f} h, shortest 10% {:.3f} h; mean-wait error {:.2f}%; Spearman {:.3f}, "
-      "Kendall {:.3f} (pooled Spearman {:.3f})\n",
+      "{}\n{:<12} MAE longest 10% {:.3f} h, shortest 10% {:.3f} h; mean-wait error {:.2f}% (bias {:+.2f}%); "
+      "Spearman {:.3f}, Kendall {:.3f} (pooled Spearman {:.3f})\n",
       name, j.jobs, j.mae_hours, j.rmse_hours, j.r2_hours, j.r2_log, j.mse_log10,
       r.point ? "- (no interval)" : fmt::format("{:.3f}", j.coverage80), "", j.mae_hours_longest10,
-      j.mae_hours_shortest10, g.mean_abs_pct_error, g.spearman, g.kendall, g.spearman_pooled);
+      j.mae_hours_shortest10, g.mean_abs_pct_error, g.mean_pct_bias, g.spearman, g.kendall,
+      g.spearman_pooled);
   if (!std::isnan(j.r2_setting_effect))  // one setting (e.g. recorded waits): no moves between settings
     std::cout << fmt::format(
         "{:<12} setting effect: R² {:.3f} of each job's moves between settings (the settings hold {:.1f}% of "

@@ -24,13 +24,14 @@ MetricComparison compare_metric(const std::string& metric, Goal goal, const std:
   m.goal = goal;
   m.points = exact.size();
   if (exact.empty()) return m;
-  double abs = 0, pct = 0, covered = 0, mean = 0;
+  double abs = 0, pct = 0, bias = 0, covered = 0, mean = 0;
   std::size_t pct_n = 0;
   for (std::size_t i = 0; i < exact.size(); ++i) {
     const double e = std::abs(mid[i] - exact[i]);
     abs += e;
     if (exact[i] != 0) {
       pct += 100 * e / std::abs(exact[i]);
+      bias += 100 * (mid[i] - exact[i]) / std::abs(exact[i]);
       ++pct_n;
     }
     covered += (lo[i] <= exact[i] && exact[i] <= hi[i]) ? 1 : 0;
@@ -45,6 +46,7 @@ MetricComparison compare_metric(const std::string& metric, Goal goal, const std:
   }
   m.mae = abs / n;
   m.mean_abs_pct_error = pct_n ? pct / static_cast<double>(pct_n) : std::nan("");
+  m.mean_pct_bias = pct_n ? bias / static_cast<double>(pct_n) : std::nan("");
   m.r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : std::nan("");
   m.spearman = surrogate::spearman(mid, exact);
   {
@@ -149,17 +151,16 @@ std::string comparison_markdown(const EngineComparison& c, const std::string& ti
   std::string out = fmt::format(
       "# {}\n\n{} points evaluated by both the exact simulator and the surrogate.\n\n", title, c.points);
   out +=
-      "| metric | goal | points | MAE | mean abs % error | R² | Spearman [90% interval] | Kendall τ | 80% "
-      "coverage | "
-      "regret of the surrogate's pick % | exact best's rank by the surrogate |\n"
-      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+      "| metric | goal | points | MAE | mean abs % error | mean % bias | R² | Spearman [90% interval] | "
+      "Kendall τ | 80% coverage | regret of the surrogate's pick % | exact best's rank by the surrogate |\n"
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& m : c.metrics)
     out += fmt::format(
-        "| {} | {} | {} | {:.4g} | {:.2f} | {:.3f} | {:.3f} [{:.2f}, {:.2f}] | {:.3f} | {:.2f} | {:.2f} | {} "
-        "|\n",
-        m.metric, m.goal == Goal::kMin ? "min" : "max", m.points, m.mae, m.mean_abs_pct_error, m.r2,
-        m.spearman, m.spearman_ci.lo, m.spearman_ci.hi, m.kendall, m.coverage80, m.regret_pct,
-        m.exact_best_rank);
+        "| {} | {} | {} | {:.4g} | {:.2f} | {:+.2f} | {:.3f} | {:.3f} [{:.2f}, {:.2f}] | {:.3f} | {:.2f} | "
+        "{:.2f} | {} |\n",
+        m.metric, m.goal == Goal::kMin ? "min" : "max", m.points, m.mae, m.mean_abs_pct_error,
+        m.mean_pct_bias, m.r2, m.spearman, m.spearman_ci.lo, m.spearman_ci.hi, m.kendall, m.coverage80,
+        m.regret_pct, m.exact_best_rank);
   if (c.jobs > 0)
     out += fmt::format(
         "\nPer-job waits (median prediction), pooled over {} points, {} job waits: MAE {:.3f} h, R² of "

@@ -18,6 +18,7 @@ struct MetricComparison {
   std::size_t points = 0;            // points with both values
   double mae = 0;                    // mean |predicted - exact|, in the metric's unit
   double mean_abs_pct_error = 0;     // mean |predicted - exact| / |exact|, % (points with exact != 0)
+  double mean_pct_bias = 0;          // the same, signed: > 0 when the surrogate over-predicts
   double r2 = 0;                     // of the exact values by the predicted medians, across points
   double spearman = 0, kendall = 0;  // rank agreement of the settings
   /// 90% interval of the Spearman figure by resampling the points (kCompareResamples, seeded): the points

@@ -152,21 +152,24 @@ JobErrors job_errors(const std::vector<JobPrediction>& jobs) {
 
 RankingErrors ranking_errors(const std::vector<SettingAggregate>& rows) {
   RankingErrors r;
-  if (rows.empty()) return {kNaN, kNaN, kNaN, kNaN};  // nothing to rank
+  if (rows.empty()) return {kNaN, kNaN, kNaN, kNaN, kNaN};  // nothing to rank
   std::map<std::size_t, std::pair<std::vector<double>, std::vector<double>>> per_window;
   std::map<std::size_t, std::pair<double, double>> per_setting;
-  double pct = 0, pct_n = 0;
+  double pct = 0, bias = 0, pct_n = 0;
   for (const auto& row : rows) {
     per_window[row.window].first.push_back(row.exact_mean_wait);
     per_window[row.window].second.push_back(row.predicted_mean_wait);
     per_setting[row.setting].first += row.exact_mean_wait;
     per_setting[row.setting].second += row.predicted_mean_wait;
     if (row.exact_mean_wait > 0) {
-      pct += std::abs(row.predicted_mean_wait - row.exact_mean_wait) / row.exact_mean_wait;
+      const double relative = (row.predicted_mean_wait - row.exact_mean_wait) / row.exact_mean_wait;
+      pct += std::abs(relative);
+      bias += relative;
       pct_n += 1;
     }
   }
   r.mean_abs_pct_error = pct_n > 0 ? 100.0 * pct / pct_n : kNaN;
+  r.mean_pct_bias = pct_n > 0 ? 100.0 * bias / pct_n : kNaN;
   double sp = 0, kt = 0, n = 0;
   for (const auto& [w, v] : per_window) {
     const double s = spearman(v.first, v.second), k = kendall_tau(v.first, v.second);
@@ -251,8 +254,8 @@ Bootstrap bootstrap_by_window(const std::vector<JobPrediction>& jobs,
     const auto e = job_errors(sample_jobs);
     const auto g = ranking_errors(sample_rows);
     const std::array<double, kBootstrapFigures> figures = {
-        e.r2_hours,           e.mse_log10, e.coverage80,     e.r2_setting_effect,
-        g.mean_abs_pct_error, g.spearman,  g.spearman_pooled};  // in the order of Figure
+        e.r2_hours,           e.mse_log10,     e.coverage80, e.r2_setting_effect,
+        g.mean_abs_pct_error, g.mean_pct_bias, g.spearman,   g.spearman_pooled};  // in the order of Figure
     for (std::size_t f = 0; f < kBootstrapFigures; ++f) b.samples[f].push_back(figures[f]);
   }
   return b;

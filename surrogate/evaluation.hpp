@@ -48,6 +48,7 @@ struct SettingAggregate {
 };
 struct RankingErrors {
   double mean_abs_pct_error = 0;  // of the mean wait over (window, setting) pairs, %
+  double mean_pct_bias = 0;       // the same, signed: > 0 when the surrogate over-predicts
   double spearman = 0;            // settings ranked by mean wait, averaged over windows
   double kendall = 0;
   double spearman_pooled = 0;     // settings ranked by their mean wait summed over all windows
@@ -69,10 +70,11 @@ enum class Figure {
   kCoverage80,
   kR2SettingEffect,
   kMeanWaitPctError,
+  kMeanWaitPctBias,
   kSpearman,
   kSpearmanPooled
 };
-inline constexpr std::size_t kBootstrapFigures = 7;
+inline constexpr std::size_t kBootstrapFigures = 8;
 struct Bootstrap {
   std::size_t resamples = 0, windows = 0;
   /// Per figure, its value in each resample, NaN where it had none (e.g. a rank correlation of one setting).

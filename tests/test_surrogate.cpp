@@ -184,6 +184,7 @@ TEST_CASE("per-job errors and interval coverage") {
   CHECK(r.spearman == doctest::Approx(0.0));  // +1 and -1 averaged
   CHECK(r.kendall == doctest::Approx(0.0));
   CHECK(r.mean_abs_pct_error == doctest::Approx(100.0 * (0.1 + 0.05 + 0.1 + 2.0 + 0.0 + 2.0 / 3.0) / 6));
+  CHECK(r.mean_pct_bias == doctest::Approx(100.0 * (0.1 - 0.05 + 0.1 + 2.0 + 0.0 - 2.0 / 3.0) / 6));
 }
 
 TEST_CASE("bootstrap intervals over windows, by hand, and paired differences") {
@@ -221,6 +222,10 @@ TEST_CASE("bootstrap intervals over windows, by hand, and paired differences") {
   const auto spearman = b.interval(Figure::kSpearman);
   CHECK(spearman.lo == doctest::Approx(-1.0));  // both copies of window 1: -1; of window 0: +1
   CHECK(spearman.hi == doctest::Approx(1.0));
+  // Signed mean-wait error: 0 in window 0; (+200% + 0 - 66.7%) / 3 = +44.4% in window 1.
+  const auto bias = b.interval(Figure::kMeanWaitPctBias);
+  CHECK(bias.lo == doctest::Approx(0.0));
+  CHECK(bias.hi == doctest::Approx(100.0 * 4.0 / 9.0));
   // The point figures lie inside, and the same seed gives the same resamples.
   const auto point = job_errors(jobs);
   CHECK((point.mse_log10 >= mse.lo && point.mse_log10 <= mse.hi));

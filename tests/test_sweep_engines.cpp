@@ -606,6 +606,7 @@ TEST_CASE("compare: errors, rank agreement, coverage and regret of the surrogate
   auto m = c.metrics[0];
   CHECK(m.mae == doctest::Approx(2.0));                    // (2 + 2 + 3 + 1) / 4
   CHECK(m.mean_abs_pct_error == doctest::Approx(10.625));  // (20 + 10 + 10 + 2.5) / 4
+  CHECK(m.mean_pct_bias == doctest::Approx(4.375));        // (20 - 10 + 10 - 2.5) / 4
   CHECK(m.spearman == doctest::Approx(1.0));
   // The order agrees on every pair, so it does on every resample of the points (one point drawn four
   // times has no order and is skipped): the interval is [1, 1].
@@ -628,7 +629,8 @@ TEST_CASE("compare: errors, rank agreement, coverage and regret of the surrogate
   CHECK(m.spearman_ci.hi == doctest::Approx(1.0));
   CHECK(m.spearman_ci.lo < 0.5);
   const auto text = comparison_markdown(c, "t", 0, 0);
-  CHECK(text.find("| wait_mean | min | 4 | 2 | 10.62 | 0.964 | 1.000 [1.00, 1.00] |") != std::string::npos);
+  CHECK(text.find("| wait_mean | min | 4 | 2 | 10.62 | +4.38 | 0.964 | 1.000 [1.00, 1.00] |") !=
+        std::string::npos);
   CHECK(text.find("11.0× faster") != std::string::npos);
 }
 

@@ -458,12 +458,16 @@ int eval(const Args& args) {
 
   std::vector<std::vector<float>> encoded(data.setting_count());
   for (std::size_t s = 0; s < data.setting_count(); ++s) encoded[s] = data.encoded_setting(s);
+  const auto encoded_of = [&](const std::vector<std::uint32_t>& ss) {
+    std::vector<std::vector<float>> enc;
+    for (auto s : ss) enc.push_back(encoded[s]);
+    return enc;
+  };
   const auto resamples = vm["bootstrap"].as<std::size_t>();
   double surrogate_s = 0;
   std::size_t surrogate_evals = 0;
   const auto transformer = evaluate(data, windows, settings, resamples, [&](std::uint32_t w, const auto& ss) {
-    std::vector<std::vector<float>> enc;
-    for (auto s : ss) enc.push_back(encoded[s]);
+    const auto enc = encoded_of(ss);
     const auto t0 = std::chrono::steady_clock::now();
     auto q = model.predict(data.windows[w], enc);
     surrogate_s += seconds_since(t0);
@@ -502,9 +506,7 @@ int eval(const Args& args) {
     const auto second = Surrogate::load(against);
     second.check_compatible(data, data_file);
     const auto other = evaluate(data, windows, settings, resamples, [&](std::uint32_t w, const auto& ss) {
-      std::vector<std::vector<float>> enc;
-      for (auto s : ss) enc.push_back(encoded[s]);
-      return second.predict(data.windows[w], enc);
+      return second.predict(data.windows[w], encoded_of(ss));
     });
     print_result("against", other);
     json += fmt::format(", \"against\": {}", result_json(other));

@@ -30,8 +30,9 @@ MetricComparison compare_metric(const std::string& metric, Goal goal, const std:
     const double e = std::abs(mid[i] - exact[i]);
     abs += e;
     if (exact[i] != 0) {
-      pct += 100 * e / std::abs(exact[i]);
-      bias += 100 * (mid[i] - exact[i]) / std::abs(exact[i]);
+      const double relative = 100 * (mid[i] - exact[i]) / std::abs(exact[i]);
+      pct += std::abs(relative);
+      bias += relative;
       ++pct_n;
     }
     covered += (lo[i] <= exact[i] && exact[i] <= hi[i]) ? 1 : 0;

@@ -176,9 +176,11 @@ TEST_CASE("surrogate eval scores the reference replay and another timer phase as
         doctest::Approx(json["transformer"]["r2_hours"].as<double>() - 1).epsilon(1e-3));
   CHECK(boot.out.find("transformer − noise floor, paired 90% intervals: r2_hours [") != std::string::npos);
   // A second checkpoint scored beside the model: itself, so every paired difference is exactly 0.
-  REQUIRE(run_cli(fmt::format("surrogate eval --model {} --data {} --no-baseline --against {} --bootstrap 20 --json {}",
-                              path("m.ckpt"), path("d.stsd"), path("m.ckpt"), path("e2.json")))
-              .code == 0);
+  REQUIRE(
+      run_cli(fmt::format(
+                  "surrogate eval --model {} --data {} --no-baseline --against {} --bootstrap 20 --json {}",
+                  path("m.ckpt"), path("d.stsd"), path("m.ckpt"), path("e2.json")))
+          .code == 0);
   const auto self_pair = YAML::LoadFile(path("e2.json"))["transformer_minus_against"];
   for (const char* figure : {"r2_hours", "mse_log10", "coverage80"}) {
     CAPTURE(figure);

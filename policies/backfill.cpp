@@ -210,9 +210,6 @@ constexpr auto release_before = [](const Release& a, const Release& b) {
 bool same_request(const sim::NodeRequest& a, const sim::NodeRequest& b) {
   return a.min_nodes == b.min_nodes && a.max_nodes == b.max_nodes && same_shape(a, b);
 }
-std::uint32_t per_node_ask(const sim::NodeRequest& r) {
-  return r.cpus_per_node > 0 ? r.cpus_per_node : r.total_cpus;
-}
 
 struct Fit {
   Seconds start = 0;
@@ -954,7 +951,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
   for (const auto& rec : queue) {
     if (stats.tested >= max_test) break;
     auto& j = s.jobs[rec.job];
-    if (j.state != sim::SimJobState::kPending) continue;
+    if (!sim::in_queue(j, now)) continue;
     j.priority = rec.priority;
     if (check_limits(s, j, rec.partition) != sim::PendingReason::kNone) continue;
     const bool no_reserve =

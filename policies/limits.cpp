@@ -5,8 +5,14 @@
 namespace slurmtwin::policies {
 namespace {
 
+using Tres = sim::LimitUsage::Tres;
+using R = sim::PendingReason;
+
 // The user key under which per-QOS totals over all users are kept.
 constexpr std::uint32_t kAllUsers = 0xFFFFFFFF;
+
+// TRES names of Tres's slots, as GrpTRES and friends spell them.
+constexpr std::array<const char*, 4> kTresNames = {"cpu", "mem", "node", "gres/gpu"};
 
 std::int64_t get(const std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t>& m, std::uint16_t q,
                  std::uint32_t u) {
@@ -20,55 +26,138 @@ std::int64_t tres_limit(const TresMap& m, const char* key) {
   return it == m.end() ? -1 : it->second;
 }
 
-// CPUs the job will be charged for limits: the requested total (allocation is not known yet).
-std::int64_t job_cpus(const sim::SimJob& j) {
-  return j.alloc_cpus > 0 ? j.alloc_cpus : static_cast<std::int64_t>(j.request.total_cpus);
+// What the job counts against limits: what it was allocated once started, else what it asks for
+// (CPUs, memory in MB, nodes, GPUs).
+Tres job_tres(const sim::SimState& s, const sim::SimJob& j) {
+  const auto& r = j.request;
+  const auto gpu = s.cluster.find_gres_kind("gpu");
+  const std::int64_t gpus_per_node = gpu < r.gres_per_node.size() ? r.gres_per_node[gpu] : 0;
+  if (!j.alloc.empty()) {
+    std::int64_t mem = 0;
+    for (const auto& a : j.alloc) mem += a.mem_mb;
+    const auto nodes = static_cast<std::int64_t>(j.alloc.size());
+    return {j.alloc_cpus, mem, nodes, gpus_per_node * nodes};
+  }
+  const std::int64_t nodes = r.min_nodes;
+  const std::int64_t mem = r.mem_per_cpu_mb > 0    ? r.mem_per_cpu_mb * r.total_cpus
+                           : r.mem_per_node_mb > 0 ? r.mem_per_node_mb * nodes
+                                                   : 0;  // all of each node's memory: not known yet
+  return {static_cast<std::int64_t>(r.total_cpus), mem, nodes, gpus_per_node * nodes};
 }
 
-void ensure(sim::SimState& s) {
-  auto& u = s.usage;
-  if (u.qos_jobs.size() < s.site.qos.size()) {
-    u.qos_jobs.resize(s.site.qos.size(), 0);
-    u.qos_cpus.resize(s.site.qos.size(), 0);
-    u.qos_nodes.resize(s.site.qos.size(), 0);
+// The first TRES slot where `used` + `job` exceeds `limits` (-1 = none).
+int over(const TresMap& limits, const Tres& used, const Tres& job) {
+  if (limits.empty()) return -1;
+  for (std::size_t k = 0; k < kTresNames.size(); ++k)
+    if (const auto cap = tres_limit(limits, kTresNames[k]); cap >= 0 && used[k] + job[k] > cap)
+      return static_cast<int>(k);
+  return -1;
+}
+
+R grp_reason(int slot, bool qos) {
+  constexpr std::array<R, 4> kQos = {R::kQosGrpTres, R::kQosGrpMem, R::kQosGrpNode, R::kQosGrpGres};
+  constexpr std::array<R, 4> kAssoc = {R::kAssocGrpTres, R::kAssocGrpMem, R::kAssocGrpNode, R::kAssocGrpGres};
+  return (qos ? kQos : kAssoc)[static_cast<std::size_t>(slot)];
+}
+
+Tres& at(std::vector<Tres>& v, std::size_t i) {
+  if (v.size() <= i) v.resize(i + 1, Tres{});
+  return v[i];
+}
+const Tres kNoTres{};
+const Tres& at(const std::vector<Tres>& v, std::size_t i) {
+  return i < v.size() ? v[i] : kNoTres;
+}
+std::int64_t at(const std::vector<std::int64_t>& v, std::size_t i) {
+  return i < v.size() ? v[i] : 0;
+}
+
+void add(Tres& a, const Tres& b, std::int64_t sign) {
+  for (std::size_t k = 0; k < a.size(); ++k) a[k] += sign * b[k];
+}
+
+// The accounts above a user association, from its own account up to root, built once per replay.
+const std::vector<std::uint32_t>& accounts_of(sim::SimState& s, std::size_t assoc) {
+  auto& chains = s.usage.assoc_accounts;
+  if (chains.size() != s.site.associations.size()) {
+    chains.assign(s.site.associations.size(), {});
+    for (std::size_t a = 0; a < chains.size(); ++a) {
+      const Account* acc = s.site.find_account(s.site.associations[a].account);
+      // A cycle cannot come from sacctmgr, but a hand-written site could hold one: stop at its size.
+      for (std::size_t depth = 0; acc != nullptr && depth <= s.site.accounts.size(); ++depth) {
+        chains[a].push_back(static_cast<std::uint32_t>(acc - s.site.accounts.data()));
+        if (acc->parent.empty()) break;
+        acc = s.site.find_account(acc->parent);
+      }
+    }
   }
-  if (u.assoc_jobs.size() < s.site.associations.size()) u.assoc_jobs.resize(s.site.associations.size(), 0);
+  return chains[assoc];
+}
+
+const std::vector<std::uint32_t>& accounts_of(const sim::SimState& s, std::size_t assoc) {
+  static const std::vector<std::uint32_t> kNone;
+  return assoc < s.usage.assoc_accounts.size() ? s.usage.assoc_accounts[assoc] : kNone;
+}
+
+// An association's Max* limit: its own, else the nearest account's above it (sacctmgr gives a new
+// association its parent's Max* limits).
+template <class Get>
+auto inherited(const sim::SimState& s, const UserAssoc& a, const std::vector<std::uint32_t>& accounts,
+               Get get) -> decltype(get(a.limits)) {
+  if (auto v = get(a.limits)) return v;
+  for (const auto acc : accounts)
+    if (auto v = get(s.site.accounts[acc].limits)) return v;
+  return {};
 }
 
 }  // namespace
 
 sim::PendingReason check_limits(const sim::SimState& s, const sim::SimJob& j, std::uint16_t partition) {
-  using R = sim::PendingReason;
   const auto& part = s.site.partitions[partition];
   if (j.time_limit != kUnlimited && part.max_time != kUnlimited && j.time_limit > part.max_time)
     return R::kPartitionTimeLimit;
   if ((part.max_nodes > 0 && j.request.min_nodes > part.max_nodes) || j.request.min_nodes < part.min_nodes ||
       j.request.min_nodes > s.partition_nodes[partition].size())
     return R::kPartitionNodeLimit;
-  const auto& q = s.site.qos[j.qos];
-  const auto& l = q.limits;
+  const auto& l = s.site.qos[j.qos].limits;
   const auto& u = s.usage;
   const auto qi = j.qos;
-  const std::int64_t running_qos = qi < u.qos_jobs.size() ? u.qos_jobs[qi] : 0;
-  if (l.max_wall && j.time_limit != kUnlimited && j.time_limit > *l.max_wall) return R::kPartitionTimeLimit;
+  const Tres job = job_tres(s, j);
+  // QOS limits first, then the association's and those of every account above it (Slurm's
+  // acct_policy_job_runnable_*: QOS, then associations from the user's upwards).
+  if (l.max_wall && j.time_limit != kUnlimited && j.time_limit > *l.max_wall) return R::kQosMaxWall;
+  if (over(l.max_tres_per_job, Tres{}, job) >= 0) return R::kQosMaxTresPerJob;
   if (l.max_jobs_per_user && get(u.qos_user_jobs, qi, j.user) >= *l.max_jobs_per_user)
     return R::kQosMaxJobsPerUser;
-  if (l.grp_jobs && running_qos >= *l.grp_jobs) return R::kQosGrpJobs;
-  if (const auto cap = tres_limit(l.grp_tres, "cpu");
-      cap >= 0 && (qi < u.qos_cpus.size() ? u.qos_cpus[qi] : 0) + job_cpus(j) > cap)
-    return R::kQosGrpTres;
-  if (const auto cap = tres_limit(l.grp_tres, "node");
-      cap >= 0 && (qi < u.qos_nodes.size() ? u.qos_nodes[qi] : 0) + j.request.min_nodes > cap)
-    return R::kQosGrpTres;
-  if (const auto cap = tres_limit(l.max_tres_per_user, "cpu");
-      cap >= 0 && get(u.qos_user_cpus, qi, j.user) + job_cpus(j) > cap)
-    return R::kQosMaxTresPerUser;
-  if (j.assoc >= 0) {
-    const auto& a = s.site.associations[static_cast<std::size_t>(j.assoc)];
-    const auto ai = static_cast<std::size_t>(j.assoc);
-    if (a.limits.max_jobs_per_user && ai < u.assoc_jobs.size() &&
-        u.assoc_jobs[ai] >= *a.limits.max_jobs_per_user)
-      return R::kAssocMaxJobs;
+  if (l.grp_jobs && at(u.qos_jobs, qi) >= *l.grp_jobs) return R::kQosGrpJobs;
+  if (const int k = over(l.grp_tres, at(u.qos_tres, qi), job); k >= 0) return grp_reason(k, true);
+  if (!l.max_tres_per_user.empty()) {
+    const auto it = u.qos_user_tres.find({qi, j.user});
+    if (over(l.max_tres_per_user, it == u.qos_user_tres.end() ? Tres{} : it->second, job) >= 0)
+      return R::kQosMaxTresPerUser;
+  }
+  if (j.assoc < 0) return R::kNone;
+  const auto ai = static_cast<std::size_t>(j.assoc);
+  const auto& a = s.site.associations[ai];
+  const auto& accounts = accounts_of(s, ai);
+  if (const auto wall = inherited(s, a, accounts, [](const Limits& x) { return x.max_wall; });
+      wall && j.time_limit != kUnlimited && j.time_limit > *wall)
+    return R::kAssocMaxWall;
+  if (const auto* per_job = inherited(s, a, accounts,
+                                      [](const Limits& x) -> const TresMap* {
+                                        return x.max_tres_per_job.empty() ? nullptr : &x.max_tres_per_job;
+                                      });
+      per_job != nullptr && over(*per_job, Tres{}, job) >= 0)
+    return R::kAssocMaxTresPerJob;
+  if (const auto cap = inherited(s, a, accounts, [](const Limits& x) { return x.max_jobs_per_user; });
+      cap && at(u.assoc_jobs, ai) >= *cap)
+    return R::kAssocMaxJobs;
+  if (a.limits.grp_jobs && at(u.assoc_jobs, ai) >= *a.limits.grp_jobs) return R::kAssocGrpJobs;
+  if (const int k = over(a.limits.grp_tres, at(u.assoc_tres, ai), job); k >= 0) return grp_reason(k, false);
+  for (const auto acc : accounts) {
+    const auto& al = s.site.accounts[acc].limits;
+    if (al.grp_jobs && at(u.account_jobs, acc) >= *al.grp_jobs) return R::kAssocGrpJobs;
+    if (const int k = over(al.grp_tres, at(u.account_tres, acc), job); k >= 0) return grp_reason(k, false);
   }
   return R::kNone;
 }
@@ -80,46 +169,72 @@ std::string check_submit_limits(const sim::SimState& s, const sim::SimJob& j) {
     return "QOSMaxSubmitJobPerUserLimit";
   if (q.grp_submit_jobs && get(s.usage.qos_user_submit, j.qos, kAllUsers) >= *q.grp_submit_jobs)
     return "QOSGrpSubmitJobsLimit";
-  if (j.assoc >= 0) {
-    const auto& a = s.site.associations[static_cast<std::size_t>(j.assoc)].limits;
-    if (a.max_submit_jobs_per_user &&
-        get(s.usage.assoc_submit, 0, static_cast<std::uint32_t>(j.assoc)) >= *a.max_submit_jobs_per_user)
-      return "AssocMaxSubmitJobLimit";
-  }
+  if (j.assoc < 0) return {};
+  const auto ai = static_cast<std::size_t>(j.assoc);
+  const auto& a = s.site.associations[ai];
+  const auto& accounts = accounts_of(s, ai);
+  const auto submitted = get(s.usage.assoc_submit, 0, static_cast<std::uint32_t>(j.assoc));
+  if (const auto cap = inherited(s, a, accounts, [](const Limits& x) { return x.max_submit_jobs_per_user; });
+      cap && submitted >= *cap)
+    return "AssocMaxSubmitJobLimit";
+  if (a.limits.grp_submit_jobs && submitted >= *a.limits.grp_submit_jobs) return "AssocGrpSubmitJobsLimit";
+  for (const auto acc : accounts)
+    if (const auto& cap = s.site.accounts[acc].limits.grp_submit_jobs;
+        cap && at(s.usage.account_submit, acc) >= *cap)
+      return "AssocGrpSubmitJobsLimit";
   return {};
 }
 
 void count_submit(sim::SimState& s, const sim::SimJob& j) {
   ++s.usage.qos_user_submit[{j.qos, j.user}];
   ++s.usage.qos_user_submit[{j.qos, kAllUsers}];
-  if (j.assoc >= 0) ++s.usage.assoc_submit[{0, static_cast<std::uint32_t>(j.assoc)}];
+  if (j.assoc < 0) return;
+  ++s.usage.assoc_submit[{0, static_cast<std::uint32_t>(j.assoc)}];
+  for (const auto acc : accounts_of(s, static_cast<std::size_t>(j.assoc))) {
+    if (s.usage.account_submit.size() <= acc) s.usage.account_submit.resize(acc + 1, 0);
+    ++s.usage.account_submit[acc];
+  }
 }
 
-void count_start(sim::SimState& s, const sim::SimJob& j) {
-  ensure(s);
+namespace {
+
+// Adds (sign 1) or removes (-1) a running job from every total it counts in.
+void count_running(sim::SimState& s, const sim::SimJob& j, std::int64_t sign) {
   auto& u = s.usage;
-  ++u.qos_user_jobs[{j.qos, j.user}];
-  u.qos_user_cpus[{j.qos, j.user}] += j.alloc_cpus;
-  ++u.qos_jobs[j.qos];
-  u.qos_cpus[j.qos] += j.alloc_cpus;
-  u.qos_nodes[j.qos] += static_cast<std::int64_t>(j.alloc.size());
-  if (j.assoc >= 0) ++u.assoc_jobs[static_cast<std::size_t>(j.assoc)];
+  const Tres job = job_tres(s, j);
+  u.qos_user_jobs[{j.qos, j.user}] += sign;
+  add(u.qos_user_tres[{j.qos, j.user}], job, sign);
+  if (u.qos_jobs.size() <= j.qos) u.qos_jobs.resize(j.qos + 1, 0);
+  u.qos_jobs[j.qos] += sign;
+  add(at(u.qos_tres, j.qos), job, sign);
+  if (j.assoc < 0) return;
+  const auto ai = static_cast<std::size_t>(j.assoc);
+  if (u.assoc_jobs.size() <= ai) u.assoc_jobs.resize(ai + 1, 0);
+  u.assoc_jobs[ai] += sign;
+  add(at(u.assoc_tres, ai), job, sign);
+  for (const auto acc : accounts_of(s, ai)) {
+    if (u.account_jobs.size() <= acc) u.account_jobs.resize(acc + 1, 0);
+    u.account_jobs[acc] += sign;
+    add(at(u.account_tres, acc), job, sign);
+  }
+}
+
+}  // namespace
+
+void count_start(sim::SimState& s, const sim::SimJob& j) {
+  count_running(s, j, 1);
 }
 
 void count_end(sim::SimState& s, const sim::SimJob& j) {
-  auto& u = s.usage;
-  --u.qos_user_jobs[{j.qos, j.user}];
-  u.qos_user_cpus[{j.qos, j.user}] -= j.alloc_cpus;
-  --u.qos_jobs[j.qos];
-  u.qos_cpus[j.qos] -= j.alloc_cpus;
-  u.qos_nodes[j.qos] -= static_cast<std::int64_t>(j.alloc.size());
-  if (j.assoc >= 0) --u.assoc_jobs[static_cast<std::size_t>(j.assoc)];
+  count_running(s, j, -1);
   // A requeued job stays submitted; one that is done leaves the submit counts.
-  if (j.preempt != sim::PreemptAction::kRequeue) {
-    --u.qos_user_submit[{j.qos, j.user}];
-    --u.qos_user_submit[{j.qos, kAllUsers}];
-    if (j.assoc >= 0) --u.assoc_submit[{0, static_cast<std::uint32_t>(j.assoc)}];
-  }
+  if (j.preempt == sim::PreemptAction::kRequeue) return;
+  auto& u = s.usage;
+  --u.qos_user_submit[{j.qos, j.user}];
+  --u.qos_user_submit[{j.qos, kAllUsers}];
+  if (j.assoc < 0) return;
+  --u.assoc_submit[{0, static_cast<std::uint32_t>(j.assoc)}];
+  for (const auto acc : accounts_of(s, static_cast<std::size_t>(j.assoc))) --u.account_submit[acc];
 }
 
 }  // namespace slurmtwin::policies

@@ -161,7 +161,7 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
       if (--left[rec.partition] == 0 && !part_failed[rec.partition]) --open_parts;
     }
     auto& j = s.jobs[rec.job];
-    if (j.state != sim::SimJobState::kPending) continue;  // started through an earlier record
+    if (!sim::in_queue(j, s.now)) continue;  // started through an earlier record, or requeued
     if (params_.partition_job_depth > 0 && ++part_depth[rec.partition] > params_.partition_job_depth) {
       note(j, R::kPriority);
       continue;

@@ -12,15 +12,17 @@ namespace {
 
 struct Usable {
   std::uint32_t node;
-  std::uint32_t cpus;    // CPUs the job could take here (before core rounding)
+  std::uint32_t cpus;    // CPUs the job could take here (before core rounding); an evaluation may lower it
   std::uint32_t weight;  // node Weight
 };
 
-/// A run of consecutive node indices: [begin, end) in the usable list, with its usable CPUs.
-struct Run {
+/// A set of consecutive usable nodes of one Weight: [begin, end) in the usable list.
+struct Set {
   std::size_t begin;
   std::size_t end;
   std::uint64_t cpus;
+  std::uint32_t nodes;
+  std::uint32_t weight;
 };
 
 // Reused between calls: select_nodes runs millions of times per replay (backfill will-run tests), and
@@ -29,60 +31,150 @@ struct Scratch {
   std::vector<Usable> all;     // usable candidates in candidate order
   std::vector<Usable> usable;  // usable nodes of the weight levels tried so far, in node order
   std::vector<std::uint32_t> weights;
-  std::vector<Run> runs;
-  std::vector<char> used;
+  std::vector<Set> sets;
+  std::vector<std::uint32_t> avail;  // per usable node: CPUs this evaluation may take (0: none)
+  std::vector<char> taken;
+  std::vector<Usable> kept;
 };
 thread_local Scratch scratch;
 
-// Whether `cpus` more CPUs fit on at most `nodes` of [first, last). As cons_tres does (seen on real
-// Slurm 22.05, docs/fidelity.md), a node with little free is passed over when taking it would leave
-// the job's bounded node count unable to hold the rest: -N2 -n16 on free CPUs 6,8,8 takes the 8s.
-bool can_finish(const Usable* first, const Usable* last, std::uint32_t nodes, std::uint32_t cpus) {
-  if (nodes == 0) return false;
-  // Common case first (homogeneous nodes): the next `nodes` nodes already hold it.
-  std::uint64_t sum = 0;
-  std::uint32_t count = 0;
-  for (const Usable* u = first; u != last && count < nodes; ++u, ++count)
-    if ((sum += u->cpus) >= cpus) return true;
-  if (count < nodes) return false;  // every later node counted
-  // Otherwise the `nodes` largest later nodes must hold it.
-  std::vector<std::uint32_t> later;
-  for (const Usable* u = first; u != last; ++u) later.push_back(u->cpus);
-  std::partial_sort(later.begin(), later.begin() + nodes, later.end(), std::greater<>());
-  sum = 0;
-  for (std::uint32_t i = 0; i < nodes; ++i) sum += later[i];
-  return sum >= cpus;
+/// The most nodes a request may use: its bound, but never more nodes than tasks (cons_tres choose_nodes).
+std::uint32_t node_bound(const sim::NodeRequest& r) {
+  const std::uint32_t tasks = r.total_cpus / std::max<std::uint32_t>(1, r.cpus_per_task);
+  return tasks > 0 && r.max_nodes > tasks ? std::max(tasks, r.min_nodes) : r.max_nodes;
 }
 
-// Greedy fill of one run of nodes: each further node still must leave one task for every node the
-// request needs after it. Appends to `out` unless kDry; `taken` counts the nodes taken so far (out's
-// size when not dry). Returns CPUs still missing.
-template <bool kDry>
-std::uint32_t fill(const sim::ClusterState& cluster, const sim::NodeRequest& r, const Usable* first,
-                   const Usable* last, std::uint32_t missing_cpus, std::size_t& taken,
-                   std::vector<sim::NodeAlloc>& out) {
-  const std::uint32_t cpt = std::max<std::uint32_t>(1, r.cpus_per_task);
-  for (const Usable* u = first; u != last; ++u) {
-    const auto nodes_taken = static_cast<std::uint32_t>(taken);
-    if (nodes_taken >= r.max_nodes) break;
-    const bool need_more_nodes = nodes_taken + 1 < r.min_nodes;
-    if (missing_cpus == 0 && !need_more_nodes && nodes_taken >= r.min_nodes) break;
-    const std::uint32_t later_nodes = r.min_nodes > nodes_taken + 1 ? r.min_nodes - nodes_taken - 1 : 0;
-    std::uint32_t want = missing_cpus > later_nodes * cpt ? missing_cpus - later_nodes * cpt : cpt;
-    if (r.cpus_per_node > 0) want = r.cpus_per_node;
-    const std::uint32_t cpus = r.exclusive ? cluster.node(u->node).cpus : std::min(want, u->cpus);
-    if (cpus == 0) continue;
-    if (!r.exclusive && r.cpus_per_node == 0 && cpus < missing_cpus &&
-        !can_finish(u + 1, last, r.max_nodes - nodes_taken - 1, missing_cpus - cpus))
-      continue;  // taking this node would leave too few CPUs on the nodes the job may still use
-    if constexpr (!kDry) {
-      const auto alloc = r.exclusive ? cpus : cluster.round_cpus(u->node, cpus);
-      out.push_back({u->node, alloc, cluster.memory_needed(u->node, r, alloc)});
-    }
-    ++taken;
-    missing_cpus = cpus >= missing_cpus ? 0 : missing_cpus - cpus;
+/// One evaluation of `list` (usable nodes in node order), as cons_tres's _eval_nodes for topology/flat
+/// (Slurm 22.05 select/cons_tres/job_test.c): sets of consecutive nodes of equal Weight; the set to
+/// take from is the lowest-weight one, and among equal weights the tightest sufficient set, else the
+/// largest; a set is taken node by node in order (the best-fitting single node when one more node is
+/// needed), a node skipped when it is the last the job may use and cannot hold the rest; repeated
+/// until the request is met. A node's CPUs cut to what the job still needs stay cut for the next
+/// evaluation (Slurm keeps them in avail_res), so `list` is updated. Appends the choice to `out`.
+bool evaluate(const sim::ClusterState& cluster, const sim::NodeRequest& r, std::vector<Usable>& list,
+              Scratch& sc, std::vector<sim::NodeAlloc>& out) {
+  const std::int64_t cpt = std::max<std::uint32_t>(1, r.cpus_per_task);
+  const std::int64_t per_node_min = r.cpus_per_node > 0 ? r.cpus_per_node : cpt;
+  std::int64_t rem_cpus = r.total_cpus;
+  std::int64_t rem_max_cpus = r.total_cpus;
+  std::int64_t rem_nodes = r.min_nodes;
+  std::int64_t max_nodes = node_bound(r);
+  out.clear();
+  sc.sets.clear();
+  sc.avail.resize(list.size());
+  sc.taken.assign(list.size(), 0);
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    sc.avail[k] = list[k].cpus;
+    if (sc.sets.empty() || list[k - 1].node + 1 != list[k].node || list[k - 1].weight != list[k].weight)
+      sc.sets.push_back({k, k, 0, 0, list[k].weight});
+    auto& set = sc.sets.back();
+    set.end = k + 1;
+    set.cpus += list[k].cpus;
+    ++set.nodes;
   }
-  return missing_cpus;
+  while (max_nodes > 0) {
+    // The set to take from (the order of the conditions is Slurm's).
+    std::size_t best = 0;
+    std::uint32_t best_nodes = 0;
+    std::uint64_t best_cpus = 0;
+    bool best_sufficient = false;
+    for (std::size_t i = 0; i < sc.sets.size(); ++i) {
+      const auto& set = sc.sets[i];
+      if (set.nodes == 0) continue;
+      const bool sufficient = static_cast<std::int64_t>(set.cpus) >= rem_cpus && set.nodes >= rem_nodes;
+      bool new_best = best_nodes == 0 || set.weight < sc.sets[best].weight;
+      if (!new_best && set.weight == sc.sets[best].weight &&
+          ((sufficient && !best_sufficient) || (sufficient && set.cpus < best_cpus) ||
+           (!sufficient && set.cpus > best_cpus)))
+        new_best = true;
+      if (new_best) {
+        best = i;
+        best_nodes = set.nodes;
+        best_cpus = set.cpus;
+        best_sufficient = sufficient;
+      }
+    }
+    if (best_nodes == 0) break;
+    auto& set = sc.sets[best];
+    if (rem_nodes <= 1) {  // one node may do: the one with the fewest CPUs that holds the rest
+      std::size_t fit = set.end;
+      for (std::size_t k = set.begin; k < set.end; ++k) {
+        if (sc.taken[k] || sc.avail[k] < rem_cpus) continue;
+        if (fit == set.end || sc.avail[k] < sc.avail[fit]) {
+          fit = k;
+          if (sc.avail[k] == rem_cpus) break;
+        }
+      }
+      if (fit != set.end)
+        for (std::size_t k = set.begin; k < set.end; ++k)
+          if (k != fit) sc.avail[k] = 0;
+    }
+    for (std::size_t k = set.begin; k < set.end; ++k) {
+      if (max_nodes == 0 || (rem_nodes <= 0 && rem_cpus <= 0)) break;
+      if (sc.taken[k] || sc.avail[k] == 0) continue;
+      std::int64_t cpus = sc.avail[k];
+      if (max_nodes == 1 && cpus < rem_cpus) continue;  // the last node it may use cannot hold the rest
+      if (!r.exclusive) {
+        // Leave one task for each node still needed after this one (_cpus_to_use).
+        const std::int64_t most = rem_max_cpus - std::max<std::int64_t>(rem_nodes - 1, 0) * cpt;
+        if (cpus > most) {
+          cpus = std::max(most, per_node_min);
+          list[k].cpus = static_cast<std::uint32_t>(cpus);
+        }
+      }
+      const auto node = list[k].node;
+      const auto alloc =
+          r.exclusive ? cluster.node(node).cpus : cluster.round_cpus(node, static_cast<std::uint32_t>(cpus));
+      out.push_back({node, alloc, cluster.memory_needed(node, r, alloc)});
+      sc.taken[k] = 1;
+      rem_cpus -= cpus;
+      rem_max_cpus -= cpus;
+      --rem_nodes;
+      --max_nodes;
+    }
+    if (rem_nodes <= 0 && rem_cpus <= 0) return true;
+    set.cpus = 0;
+    set.nodes = 0;
+  }
+  return rem_nodes <= 0 && rem_cpus <= 0;
+}
+
+/// cons_tres's choose_nodes: evaluate `list`; when that fails, drop the nodes with the fewest usable
+/// CPUs (up to 1, 2, ... CPUs, in node order, never below the request's node count) and evaluate
+/// again, so that small leftovers do not keep a multi-node job from a set that fits it.
+bool choose_nodes(const sim::ClusterState& cluster, const sim::NodeRequest& r, std::vector<Usable>& list,
+                  Scratch& sc, std::vector<sim::NodeAlloc>& out) {
+  if (list.size() < r.min_nodes) return false;
+  if (evaluate(cluster, r, list, sc, out)) return true;
+  // Dropping nodes never helps when one node must hold it all or the CPUs are short anyway.
+  if (list.size() <= r.min_nodes || node_bound(r) <= 1) return false;
+  std::uint64_t sum = 0;
+  std::uint32_t most = 0;
+  for (const auto& u : list) {
+    sum += u.cpus;
+    most = std::max(most, u.cpus);
+  }
+  if (sum < r.total_cpus) return false;
+  // Slurm tries every count from 1 up; a count that drops nothing is skipped (but 1 is evaluated), so
+  // going from one count to the next that drops something chooses the same.
+  for (std::uint32_t count = 1; count < most;) {
+    sc.kept.clear();
+    std::size_t remaining = list.size();
+    for (const auto& u : list) {
+      if (u.cpus <= count && remaining > r.min_nodes) {
+        --remaining;
+        continue;
+      }
+      sc.kept.push_back(u);
+    }
+    list.swap(sc.kept);
+    if (evaluate(cluster, r, list, sc, out)) return true;
+    if (list.size() <= r.min_nodes) return false;
+    std::uint32_t least = most;
+    for (const auto& u : list) least = std::min(least, u.cpus);
+    count = std::max(count + 1, least);
+  }
+  return false;
 }
 
 /// select_nodes over the usable candidates in `sc.all` (candidate order).
@@ -90,7 +182,8 @@ std::optional<std::vector<sim::NodeAlloc>> choose(const sim::ClusterState& clust
                                                   Scratch& sc) {
   // No weight level at all, or none with enough nodes.
   if (sc.all.empty() || sc.all.size() < r.min_nodes) return std::nullopt;
-  // Weight levels, lowest first; each tries the usable nodes of all levels up to it, in node order.
+  // slurmctld tries the nodes of the lowest Weight first, then adds the next Weight, and so on
+  // (_pick_best_nodes); each try starts from the nodes' own usable CPUs.
   const auto by_node = [](const Usable& a, const Usable& b) { return a.node < b.node; };
   // Distinct weights: sites have a handful, so a linear search per node beats sorting all of them.
   sc.weights.clear();
@@ -98,135 +191,78 @@ std::optional<std::vector<sim::NodeAlloc>> choose(const sim::ClusterState& clust
     if (std::find(sc.weights.begin(), sc.weights.end(), u.weight) == sc.weights.end())
       sc.weights.push_back(u.weight);
   std::sort(sc.weights.begin(), sc.weights.end());
-  const bool one_level = sc.weights.size() == 1;
-  // Common case: one level with the nodes already in order (candidates are ascending) is used as is.
-  const bool as_is = one_level && std::is_sorted(sc.all.begin(), sc.all.end(), by_node);
   std::vector<sim::NodeAlloc> out;
   for (const auto weight : sc.weights) {
-    if (!as_is) {
-      sc.usable.clear();
-      for (const auto& u : sc.all)
-        if (u.weight <= weight) sc.usable.push_back(u);
-      if (!std::is_sorted(sc.usable.begin(), sc.usable.end(), by_node))
-        std::sort(sc.usable.begin(), sc.usable.end(), by_node);
-    }
-    const auto& usable = as_is ? sc.all : sc.usable;
-    if (usable.size() < r.min_nodes) continue;
-    // Runs of consecutive node indices.
-    sc.runs.clear();
-    for (std::size_t k = 0; k < usable.size(); ++k) {
-      if (sc.runs.empty() || usable[k - 1].node + 1 != usable[k].node) sc.runs.push_back({k, k, 0});
-      sc.runs.back().end = k + 1;
-      sc.runs.back().cpus += usable[k].cpus;
-    }
-    const Usable* base = usable.data();
-    out.clear();
-    std::uint32_t missing = r.total_cpus;
-    sc.used.assign(sc.runs.size(), 0);
-    while (true) {
-      // Tightest sufficient run, else the largest one.
-      std::optional<std::size_t> best;
-      for (std::size_t i = 0; i < sc.runs.size(); ++i) {
-        if (sc.used[i]) continue;
-        std::size_t taken = out.size();
-        const bool sufficient = fill<true>(cluster, r, base + sc.runs[i].begin, base + sc.runs[i].end,
-                                           missing, taken, out) == 0 &&
-                                taken >= r.min_nodes;
-        if (sufficient && (!best || sc.runs[i].cpus < sc.runs[*best].cpus)) best = i;
-      }
-      if (best) {
-        std::size_t taken = out.size();
-        fill<false>(cluster, r, base + sc.runs[*best].begin, base + sc.runs[*best].end, missing, taken, out);
-        return out;
-      }
-      std::optional<std::size_t> largest;
-      for (std::size_t i = 0; i < sc.runs.size(); ++i)
-        if (!sc.used[i] && (!largest || sc.runs[i].cpus > sc.runs[*largest].cpus)) largest = i;
-      if (!largest) break;
-      sc.used[*largest] = 1;
-      std::size_t taken = out.size();
-      missing = fill<false>(cluster, r, base + sc.runs[*largest].begin, base + sc.runs[*largest].end, missing,
-                            taken, out);
-      if (out.size() >= r.max_nodes) break;
-    }
+    sc.usable.clear();
+    for (const auto& u : sc.all)
+      if (u.weight <= weight) sc.usable.push_back(u);
+    if (!std::is_sorted(sc.usable.begin(), sc.usable.end(), by_node))
+      std::sort(sc.usable.begin(), sc.usable.end(), by_node);
+    if (choose_nodes(cluster, r, sc.usable, sc, out)) return out;
   }
   return std::nullopt;
 }
 
-/// The request takes all its CPUs on one node and fill() treats it simply: a run suffices when one of
-/// its nodes has them all, and fill takes the first such node.
+/// The request takes all its CPUs on one node and evaluate() treats it simply: the node it gets is
+/// the best-fitting one of the first set (in evaluate's order of sets) that has a node with them all.
 bool single_node_plain(const sim::NodeRequest& r) {
-  return r.max_nodes == 1 && r.min_nodes <= 1 && !r.exclusive && r.cpus_per_node == 0 && r.total_cpus > 0;
+  return node_bound(r) == 1 && r.min_nodes <= 1 && !r.exclusive && r.cpus_per_node == 0 && r.total_cpus > 0;
 }
 
-/// choose() for a single_node_plain request over the nodes set in `available` (ascending) in one pass per
-/// weight level, without listing them: at the lowest level with a sufficient run, the first run with
-/// the fewest usable CPUs among the sufficient ones, and in it the first node with all the CPUs. A
-/// level of the cluster with no usable node of its own tries the same nodes as the level below it
-/// (already failed) or none, so walking every level of the cluster gives choose()'s answer.
+/// choose() for a single_node_plain request over the nodes set in `available` (ascending), without
+/// listing them. Sets of nodes of a Weight lower than the lightest node that can hold the job have no
+/// such node and fail; at that Weight (the first level that succeeds) evaluate() tries the sufficient
+/// sets tightest first, so the one chosen is the tightest set of that Weight with a node that holds
+/// it all (the first among equals), and in it the node with the fewest usable CPUs that holds it all.
 std::optional<std::vector<sim::NodeAlloc>> choose_single(const sim::ClusterState& cluster,
                                                          const sim::NodeRequest& r,
                                                          const std::vector<std::uint64_t>& available,
                                                          const std::vector<std::uint32_t>& usable) {
   constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
-  const auto& levels = cluster.weight_levels();
   const std::size_t words = available.size();
   assert(words == cluster.node_words());
-  // A level succeeds exactly when one of its nodes (weight at most its own) has all the CPUs: the
-  // first level that can is that of the lightest such node, and the levels below it are skipped.
-  // Levels are searched lightest first, each over its own nodes, until one has such a node.
-  std::size_t first = levels.size();
-  for (std::size_t level = 0; level < levels.size() && first == levels.size(); ++level) {
-    const auto* mask = cluster.nodes_up_to_level(level);
-    const auto* below = level > 0 ? cluster.nodes_up_to_level(level - 1) : nullptr;
-    for (std::size_t w = 0; w < words && first == levels.size(); ++w)
-      for (auto bits = available[w] & mask[w] & ~(below != nullptr ? below[w] : 0); bits != 0;
-           bits &= bits - 1) {
-        const auto n = static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
-        if (usable[n] >= r.total_cpus) {
-          first = level;
-          break;
-        }
-      }
-  }
-  for (std::size_t level = first; level < levels.size(); ++level) {
-    // The nodes of weight at most this level's (all of them at the top level).
-    const auto* mask = cluster.nodes_up_to_level(level);
-    std::uint64_t best_cpus = 0;
-    std::uint32_t best_node = kNone;
-    std::uint64_t run_cpus = 0;
-    std::uint32_t run_node = kNone;  // first node of the current run with all the CPUs
-    std::uint32_t prev = kNone;      // last node of the current run
-    const auto end_run = [&] {
-      if (run_node != kNone && (best_node == kNone || run_cpus < best_cpus)) {
-        best_cpus = run_cpus;
-        best_node = run_node;
-      }
-    };
+  const auto for_each_node = [&](auto&& visit) {
     for (std::size_t w = 0; w < words; ++w)
-      for (auto bits = available[w] & mask[w]; bits != 0; bits &= bits - 1) {
-        const auto n = static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
-        const auto cpus = usable[n];
-        if (cpus == 0) continue;
-        if (prev == kNone || n != prev + 1) {
-          end_run();
-          run_cpus = 0;
-          run_node = kNone;
-        }
-        run_cpus += cpus;
-        if (run_node == kNone && cpus >= r.total_cpus) run_node = n;
-        prev = n;
-      }
-    end_run();
-    if (best_node != kNone) {
-      const auto alloc = cluster.round_cpus(best_node, r.total_cpus);
-      return std::vector<sim::NodeAlloc>{{best_node, alloc, cluster.memory_needed(best_node, r, alloc)}};
+      for (auto bits = available[w]; bits != 0; bits &= bits - 1)
+        visit(static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+  };
+  std::uint32_t weight = kNone;  // the lightest Weight of a node that holds it all
+  for_each_node([&](std::uint32_t n) {
+    if (usable[n] >= r.total_cpus) weight = std::min(weight, cluster.node_weight(n));
+  });
+  if (weight == kNone) return std::nullopt;
+  std::uint64_t best_cpus = 0;
+  std::uint32_t best_node = kNone;
+  std::uint64_t set_cpus = 0;
+  std::uint32_t set_node = kNone;  // best-fitting node of the current set that holds it all
+  std::uint32_t prev = kNone;      // last node of the current set
+  const auto end_set = [&] {
+    if (set_node != kNone && (best_node == kNone || set_cpus < best_cpus)) {
+      best_cpus = set_cpus;
+      best_node = set_node;
     }
-  }
-  return std::nullopt;
+    set_cpus = 0;
+    set_node = kNone;
+    prev = kNone;
+  };
+  for_each_node([&](std::uint32_t n) {
+    const auto cpus = usable[n];
+    if (cpus == 0 || cluster.node_weight(n) != weight) return;
+    if (prev == kNone || n != prev + 1) end_set();
+    set_cpus += cpus;
+    if (cpus >= r.total_cpus && (set_node == kNone || cpus < usable[set_node])) set_node = n;
+    prev = n;
+  });
+  end_set();
+  const auto alloc = cluster.round_cpus(best_node, r.total_cpus);
+  return std::vector<sim::NodeAlloc>{{best_node, alloc, cluster.memory_needed(best_node, r, alloc)}};
 }
 
 }  // namespace
+
+std::uint32_t per_node_ask(const sim::NodeRequest& r) {
+  return r.cpus_per_node > 0 ? r.cpus_per_node : std::numeric_limits<std::uint32_t>::max();
+}
 
 std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState& cluster,
                                                         const sim::NodeRequest& r,
@@ -234,10 +270,9 @@ std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState&
                                                         const std::vector<bool>& available) {
   auto& sc = scratch;
   sc.all.clear();
-  const std::uint32_t per_node_ask = r.cpus_per_node > 0 ? r.cpus_per_node : r.total_cpus;
   for (auto n : candidates) {
     if (!available.empty() && !available[n]) continue;
-    const auto cpus = cluster.usable_cpus(n, r, per_node_ask);
+    const auto cpus = cluster.usable_cpus(n, r, per_node_ask(r));
     if (cpus > 0) sc.all.push_back({n, cpus, cluster.node_weight(n)});
   }
   return choose(cluster, r, sc);

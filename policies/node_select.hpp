@@ -1,14 +1,18 @@
 #pragma once
-// select/cons_tres node choice (spec §9): nodes grouped by Weight, lowest first; within the usable
-// nodes of the weight levels tried so far, runs of consecutive nodes (slurm.conf order) are formed
-// and the run with the tightest sufficient fit (fewest usable CPUs) is used, else the largest run,
-// repeating until the request is met (best fit, as topology/flat's _eval_nodes_consec).
+// select/cons_tres node choice, as Slurm 22.05's choose_nodes/_eval_nodes with topology/flat (spec §9):
+// nodes tried by Weight level, lowest first; within a level, sets of consecutive nodes of one Weight,
+// the tightest sufficient set (else the largest) taken node by node until the request is met; when
+// that fails, the nodes with the fewest usable CPUs are dropped and the choice is made again.
 #include <optional>
 #include <vector>
 
 #include "sim/cluster_state.hpp"
 
 namespace slurmtwin::policies {
+
+/// The CPUs a request asks of one node when its usable CPUs there are counted: --ntasks-per-node's
+/// fixed count, else all the node can give (cons_tres compares nodes by what they have free).
+std::uint32_t per_node_ask(const sim::NodeRequest& request);
 
 /// Chooses nodes among `candidates` (node indices, ascending) for `request`; nullopt when it cannot
 /// start now. `available` may further exclude nodes (empty = all candidates usable).
@@ -18,7 +22,7 @@ std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState&
                                                         const std::vector<bool>& available = {});
 
 /// The same choice when the caller already knows each node's usable CPUs: `usable[n]` must equal
-/// cluster.usable_cpus(n, request, per-node ask) in the state the choice is for, for every candidate
+/// cluster.usable_cpus(n, request, per_node_ask(request)) in the state the choice is for, for every candidate
 /// whose bit is set in `available` (bit n%64 of word n/64; the rest are not read). Node choice reads nothing
 /// else of that state, so `cluster` only supplies the configuration (CPUs, weights, memory, cores) and may be
 /// in any state.

@@ -225,6 +225,10 @@ std::string SlurmPolicy::admit(sim::SimState& s, std::uint32_t job) {
 
 void SlurmPolicy::on_submit(sim::SimState& s, std::uint32_t job) {
   const auto& j = s.jobs[job];
+  // A requeued job may still have the records of its previous stay in the queue (records are dropped
+  // lazily, only once they are a quarter of the queue or at a re-sort after a priority recalculation):
+  // they go now, so that no pass finds it before it is eligible again, where it was before it ran.
+  if (!j.past_runs.empty()) drop_records(job);
   if (j.past_runs.empty() || !options_.requeue_keeps_priority) {
     set_priority(s, job);
     return;
@@ -251,11 +255,6 @@ void SlurmPolicy::on_queued(sim::SimState& s, std::uint32_t job) {
   }
   auto* e = &entries_[entries_at_[job]];
   for (std::size_t k = 0; k < s.jobs[job].partitions.size(); ++k) e[k].queued = true;
-  // A requeued job may still have the records of its previous stay in the queue (records are dropped
-  // lazily, only once they are a quarter of the queue or at a re-sort after a priority recalculation,
-  // and only for jobs that are no longer pending): with its old submit time they would put it where
-  // it was before it ran.
-  if (s.jobs[job].restarts > 0) drop_records(job);
   append_queue_records(s, job, queued_since_, &preemption_);
   unsettled_.add(job);
 }
@@ -278,7 +277,7 @@ const std::vector<QueueRecord>& SlurmPolicy::sorted_queue(const sim::SimState& s
   // (With no start since the last erasure there is nothing to drop.)
   if ((queue_stale_ && stale_records_ > 0) || stale_records_ * 4 > queue_.size()) {
     std::erase_if(queue_, [&](const QueueRecord& r) {
-      const bool gone = s.jobs[r.job].state != sim::SimJobState::kPending;
+      const bool gone = !sim::in_queue(s.jobs[r.job], s.now);
       if (gone) --queue_counts_[r.partition];
       return gone;
     });

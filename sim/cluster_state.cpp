@@ -28,11 +28,6 @@ ClusterState::ClusterState(const Site& site, bool core_granularity) : core_granu
   std::sort(weight_levels_.begin(), weight_levels_.end());
   weight_levels_.erase(std::unique(weight_levels_.begin(), weight_levels_.end()), weight_levels_.end());
   node_words_ = (nodes_.size() + 63) / 64;
-  level_masks_.assign(weight_levels_.size() * node_words_, 0);
-  for (std::size_t l = 0; l < weight_levels_.size(); ++l)
-    for (std::uint32_t i = 0; i < nodes_.size(); ++i)
-      if (weights_[i] <= weight_levels_[l])
-        level_masks_[l * node_words_ + (i >> 6)] |= std::uint64_t{1} << (i & 63);
   for (std::size_t i = 0; i < site.nodes.size(); ++i)
     for (const auto& g : site.nodes[i].gres) {
       const auto k = gres_kind(g.name);
@@ -50,6 +45,11 @@ std::uint32_t ClusterState::gres_kind(const std::string& name) {
     n.free_gres.push_back(0);
   }
   return static_cast<std::uint32_t>(gres_names_.size() - 1);
+}
+
+std::uint32_t ClusterState::find_gres_kind(const std::string& name) const {
+  const auto it = std::find(gres_names_.begin(), gres_names_.end(), name);
+  return static_cast<std::uint32_t>(it - gres_names_.begin());
 }
 
 std::uint32_t ClusterState::constraint(const std::string& expression) {
@@ -118,6 +118,10 @@ std::uint32_t ClusterState::usable_cpus(std::uint32_t i, const NodeRequest& r, s
   const std::uint32_t node_cpus = nodes_[i].cpus;
   std::uint32_t cpus = r.exclusive ? node_cpus : std::min(cpus_wanted, n.free_cpus) / cpt * cpt;
   if (r.cpus_per_node > 0 && !r.exclusive) cpus = r.cpus_per_node <= n.free_cpus ? r.cpus_per_node : 0;
+  // Memory per CPU bounds the CPUs before core rounding; the loop below settles the rounding.
+  if (r.mem_per_cpu_mb > 0 && !r.exclusive && r.cpus_per_node == 0 && n.free_mem_mb >= 0)
+    cpus = static_cast<std::uint32_t>(std::min<std::int64_t>(cpus, n.free_mem_mb / r.mem_per_cpu_mb)) / cpt *
+           cpt;
   while (cpus > 0) {
     const auto alloc = r.exclusive ? node_cpus : round_cpus(i, cpus);
     const auto mem = memory_needed(i, r, alloc);
@@ -162,16 +166,34 @@ void ClusterState::suspend(const std::vector<NodeAlloc>& alloc) {
   }
 }
 
-bool ClusterState::can_resume(const std::vector<NodeAlloc>& alloc) const {
-  return std::all_of(alloc.begin(), alloc.end(),
-                     [&](const NodeAlloc& a) { return nodes_[a.node].free_cpus >= a.cpus; });
+std::vector<std::uint32_t> ClusterState::hold(const std::vector<NodeAlloc>& alloc) {
+  std::vector<std::uint32_t> held;
+  for (const auto& a : alloc) {
+    auto& n = nodes_[a.node];
+    const auto h = std::min(n.free_cpus, a.cpus);
+    n.free_cpus -= h;
+    n.held_cpus += h;
+    ++n.changes;
+    held.push_back(h);
+  }
+  return held;
 }
 
-void ClusterState::resume(const std::vector<NodeAlloc>& alloc) {
-  for (const auto& a : alloc) {
-    nodes_[a.node].free_cpus -= a.cpus;
-    ++nodes_[a.node].changes;
-    used_cpus_ += a.cpus;
+bool ClusterState::can_resume(const std::vector<NodeAlloc>& alloc,
+                              const std::vector<std::uint32_t>& held) const {
+  for (std::size_t k = 0; k < alloc.size(); ++k)
+    if (nodes_[alloc[k].node].free_cpus + (k < held.size() ? held[k] : 0) < alloc[k].cpus) return false;
+  return true;
+}
+
+void ClusterState::resume(const std::vector<NodeAlloc>& alloc, const std::vector<std::uint32_t>& held) {
+  for (std::size_t k = 0; k < alloc.size(); ++k) {
+    auto& n = nodes_[alloc[k].node];
+    const auto own = k < held.size() ? held[k] : 0;
+    n.held_cpus -= own;
+    n.free_cpus -= alloc[k].cpus - own;
+    ++n.changes;
+    used_cpus_ += alloc[k].cpus;
   }
 }
 
@@ -179,7 +201,7 @@ void ClusterState::check_invariants() const {
   std::uint64_t used = 0;
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     const auto& n = nodes_[i];
-    if (n.free_cpus > n.cpus || n.free_mem_mb < 0 || n.free_mem_mb > n.memory_mb)
+    if (n.free_cpus + n.held_cpus > n.cpus || n.free_mem_mb < 0 || n.free_mem_mb > n.memory_mb)
       throw std::logic_error(fmt::format("node {} over-allocated: free cpus {}/{} free mem {}/{}", i,
                                          n.free_cpus, n.cpus, n.free_mem_mb, n.memory_mb));
     for (std::size_t k = 0; k < n.gres.size(); ++k)
@@ -187,7 +209,7 @@ void ClusterState::check_invariants() const {
         throw std::logic_error(fmt::format("node {} gres {} over-allocated", i, gres_names_[k]));
     if (n.jobs == 0 && (n.free_cpus != n.cpus || n.free_mem_mb != n.memory_mb))  // suspended jobs count
       throw std::logic_error(fmt::format("node {} has no jobs but resources in use", i));
-    used += n.cpus - n.free_cpus;
+    used += n.cpus - n.free_cpus - n.held_cpus;
   }
   if (used != used_cpus_) throw std::logic_error("used CPU counter out of sync with nodes");
 }

@@ -16,6 +16,7 @@ struct NodeState {
   std::int64_t memory_mb = 0;      // RealMemory - MemSpecLimit
   std::vector<std::int64_t> gres;  // configured count per gres kind
   std::uint32_t free_cpus = 0;
+  std::uint32_t held_cpus = 0;  // CPUs of suspended jobs that their preemptors left: usable by nobody
   std::int64_t free_mem_mb = 0;
   std::vector<std::int64_t> free_gres;
   std::uint32_t jobs = 0;  // running jobs on the node
@@ -42,6 +43,8 @@ class ClusterState {
   /// Index of a gres kind ("gpu"), adding it when new (kinds the site lacks have 0 everywhere).
   std::uint32_t gres_kind(const std::string& name);
   std::size_t gres_kinds() const { return gres_names_.size(); }
+  /// Index of a gres kind the cluster already knows, else gres_kinds().
+  std::uint32_t find_gres_kind(const std::string& name) const;
   /// Index of a constraint expression ("a&b", "a|b", "a,b"): a node mask; 0 means no constraint.
   std::uint32_t constraint(const std::string& expression);
   bool node_has_features(std::uint32_t node, std::uint32_t constraint) const;
@@ -53,10 +56,6 @@ class ClusterState {
   const std::vector<std::uint32_t>& weight_levels() const { return weight_levels_; }
   /// Words of a node bitset (bit n%64 of word n/64 for node n).
   std::size_t node_words() const { return node_words_; }
-  /// The nodes whose Weight is at most weight_levels()[level], as a bitset of node_words() words.
-  const std::uint64_t* nodes_up_to_level(std::size_t level) const {
-    return level_masks_.data() + level * node_words_;
-  }
 
   /// CPUs the request could get on node `i` now (after core rounding), 0 if it cannot use the node
   /// (memory, GRES, exclusivity, features). `cpus_wanted` is what the job still needs on this node.
@@ -73,9 +72,14 @@ class ClusterState {
   void release(const NodeRequest& r, const std::vector<NodeAlloc>& alloc);
   /// A suspended job gives up its CPUs but keeps its memory and GRES (and its place on the nodes).
   void suspend(const std::vector<NodeAlloc>& alloc);
-  /// Whether the CPUs of `alloc` are free again; resume() takes them back.
-  bool can_resume(const std::vector<NodeAlloc>& alloc) const;
-  void resume(const std::vector<NodeAlloc>& alloc);
+  /// Once its preemptor has started, the suspended job's CPUs that the preemptor left are held for it
+  /// again: under gang scheduling the victim keeps its cores in the select plugin and only its
+  /// preemptor shares them (seen on real Slurm 22.05, issue 22). Returns the CPUs held per node of
+  /// `alloc`, for resume().
+  std::vector<std::uint32_t> hold(const std::vector<NodeAlloc>& alloc);
+  /// Whether a suspended job's CPUs are free again (besides those held for it); resume() takes them back.
+  bool can_resume(const std::vector<NodeAlloc>& alloc, const std::vector<std::uint32_t>& held) const;
+  void resume(const std::vector<NodeAlloc>& alloc, const std::vector<std::uint32_t>& held = {});
 
   std::uint64_t total_cpus() const { return total_cpus_; }
   std::uint64_t used_cpus() const { return used_cpus_; }
@@ -88,7 +92,6 @@ class ClusterState {
   std::vector<std::uint32_t> weights_;
   std::vector<std::uint32_t> weight_levels_;
   std::size_t node_words_ = 0;
-  std::vector<std::uint64_t> level_masks_;  // per weight level: nodes_up_to_level's bitset
   std::vector<std::vector<std::string>> features_;
   std::vector<std::string> gres_names_;
   std::vector<std::string> constraint_text_;

@@ -210,10 +210,19 @@ void Controller::start_job(std::uint32_t job, std::uint16_t partition, std::vect
   j.started_by = pass;
   j.priority_at_start = j.priority;
   add_slot(state_.running, state_.jobs, job);
+  // The CPUs of the jobs it suspended that it did not take stay theirs (ClusterState::hold).
+  for (const auto si : state_.suspended) {
+    auto& v = state_.jobs[si];
+    if (v.suspended_by == static_cast<std::int64_t>(job) && v.held.empty())
+      v.held = state_.cluster.hold(v.alloc);
+  }
 
   // Ends when its work is done, or as TIMEOUT on the first limit check after its limit.
   const Seconds limit = j.time_limit;
   auto end_phase = EventPhase::kJobEnd;
+  // A job that runs until its limit (runtime kUnlimited: the UB toolkit's -sim-walltime -1) has one.
+  assert(limit != kUnlimited || j.runtime != kUnlimited);
+  const Seconds work_done = j.runtime == kUnlimited ? kUnlimited : state_.now + j.runtime;
   if (limit == kUnlimited || j.runtime <= limit) {
     j.end = state_.now + j.runtime;
     j.end_state = JobState::kCompleted;
@@ -229,8 +238,8 @@ void Controller::start_job(std::uint32_t job, std::uint16_t partition, std::vect
     // A job that finishes its work past its limit but before the check ends then, still as TIMEOUT:
     // slurmctld marks a job that completes after its end time TIMEOUT (seen on real Slurm 22.05,
     // docs/fidelity.md: limit 60 s, work 65 s -> TIMEOUT at 65 s).
-    const bool by_check = j.end < state_.now + j.runtime;
-    j.end = std::min(j.end, state_.now + j.runtime);
+    const bool by_check = j.end < work_done;
+    j.end = std::min(j.end, work_done);
     j.end_state = JobState::kTimeout;
     const Seconds period = std::max<Seconds>(60, state_.site.scheduler.calc_period);
     const Seconds first_decay = state_.origin + options_.decay_phase;
@@ -317,8 +326,9 @@ void Controller::resume_suspended() {
             [&](auto a, auto b) { return state_.jobs[a].id < state_.jobs[b].id; });
   for (auto ji : ready) {
     auto& j = state_.jobs[ji];
-    if (!state_.cluster.can_resume(j.alloc)) continue;  // its CPUs are taken: retried at the next end
-    state_.cluster.resume(j.alloc);
+    if (!state_.cluster.can_resume(j.alloc, j.held)) continue;  // its CPUs are taken: retried at the next end
+    state_.cluster.resume(j.alloc, j.held);
+    j.held.clear();
     remove_slot(state_.suspended, state_.jobs, ji);
     add_slot(state_.running, state_.jobs, ji);
     j.state = SimJobState::kRunning;

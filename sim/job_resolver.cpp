@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -42,11 +44,79 @@ std::string default_qos(const Site& site, const UserAssoc& a) {
   return site.qos.empty() ? "" : site.qos.front().name;
 }
 
+/// The nodes of each partition grouped by configuration (CPUs, threads, memory, GRES, features):
+/// whether a request could ever run is then a question about a handful of classes, not every node.
+class NodeClasses {
+ public:
+  NodeClasses(const Site& site, const ClusterState& cluster) {
+    std::unordered_map<std::string, std::uint32_t> index;
+    for (std::uint32_t n = 0; n < site.nodes.size(); ++n) index[site.nodes[n].name] = n;
+    for (const auto& p : site.partitions) {
+      std::vector<Class> classes;
+      for (const auto& name : p.nodes) {
+        const auto it = index.find(name);
+        if (it == index.end()) continue;
+        const auto n = it->second;
+        const auto same = std::find_if(classes.begin(), classes.end(), [&](const Class& c) {
+          const auto& a = site.nodes[c.node];
+          const auto& b = site.nodes[n];
+          return a.cpus == b.cpus && a.threads_per_core == b.threads_per_core &&
+                 cluster.node(c.node).memory_mb == cluster.node(n).memory_mb &&
+                 cluster.node(c.node).gres == cluster.node(n).gres && a.features == b.features;
+        });
+        if (same != classes.end())
+          ++same->count;
+        else
+          classes.push_back({n, 1});
+      }
+      partitions_.push_back(std::move(classes));
+    }
+  }
+
+  /// Whether partition `p` could run `r` on its nodes when they are all idle (Slurm refuses a job
+  /// at submit otherwise: "Requested node configuration is not available").
+  /// A request for more nodes than the partition has is not refused here: slurmctld checks the
+  /// partition's limits first and the job pends (PartitionNodeLimit).
+  bool could_run(const ClusterState& cluster, std::uint16_t p, const NodeRequest& r) const {
+    std::uint64_t partition_nodes = 0;
+    for (const auto& c : partitions_[p]) partition_nodes += c.count;
+    if (partition_nodes < r.min_nodes) return true;
+    const std::uint32_t ask =
+        r.cpus_per_node > 0 ? r.cpus_per_node : std::numeric_limits<std::uint32_t>::max();
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> usable;  // (CPUs on one node, nodes)
+    for (const auto& c : partitions_[p]) {
+      const auto& n = cluster.node(c.node);
+      const auto cpus =
+          cluster.usable_cpus(c.node, r, ask, NodeFree{n.cpus, 0, n.memory_mb, false}, n.gres.data());
+      if (cpus > 0) usable.emplace_back(cpus, c.count);
+    }
+    std::sort(usable.begin(), usable.end(), std::greater<>());
+    const std::uint32_t tasks = r.total_cpus / std::max<std::uint32_t>(1, r.cpus_per_task);
+    std::uint64_t bound = tasks > 0 && r.max_nodes > tasks ? std::max(tasks, r.min_nodes) : r.max_nodes;
+    std::uint64_t nodes = 0, cpus = 0;
+    for (const auto& [each, count] : usable) {
+      const auto take = std::min<std::uint64_t>(count, bound - nodes);
+      nodes += take;
+      cpus += take * each;
+      if (nodes == bound) break;
+    }
+    return nodes >= r.min_nodes && cpus >= r.total_cpus;
+  }
+
+ private:
+  struct Class {
+    std::uint32_t node;   // one node of the class
+    std::uint32_t count;  // nodes of the partition in it
+  };
+  std::vector<std::vector<Class>> partitions_;
+};
+
 }  // namespace
 
 std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterState& cluster,
                                  const ResolveOptions& options, std::vector<std::string>& users) {
   const SiteIndex idx(site);
+  const NodeClasses classes(site, cluster);
   std::unordered_map<NameIndex, std::uint32_t> user_of;
   std::vector<SimJob> out;
   out.reserve(trace.jobs.size());
@@ -156,6 +226,10 @@ std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterSt
       reject("negative runtime");
       continue;
     }
+    if (j.runtime == kUnlimited && j.time_limit == kUnlimited) {
+      reject("runs forever (runs to its time limit, which is UNLIMITED)");
+      continue;
+    }
 
     // Resources per node.
     auto& req = j.request;
@@ -163,7 +237,15 @@ std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterSt
     req.total_cpus = std::max<std::uint32_t>({1, r.req_cpus, r.tasks * req.cpus_per_task});
     req.min_nodes = std::max<std::uint32_t>(1, r.nodes);
     req.max_nodes = r.nodes == 0 ? kUnboundedNodes : r.nodes;
-    if (r.tasks_per_node > 0) req.cpus_per_node = r.tasks_per_node * req.cpus_per_task;
+    if (r.tasks_per_node > 0) {
+      // --ntasks-per-node: that many tasks on each node, on as many nodes as the tasks need (Slurm's
+      // _select_nodes raises the minimum node count to ceil(tasks / ntasks-per-node)).
+      req.cpus_per_node = r.tasks_per_node * req.cpus_per_task;
+      const std::uint32_t tasks = req.total_cpus / req.cpus_per_task;
+      req.min_nodes = std::max(req.min_nodes, (tasks + r.tasks_per_node - 1) / r.tasks_per_node);
+      req.max_nodes = std::max(req.max_nodes, req.min_nodes);
+      req.total_cpus = std::max(req.total_cpus, req.min_nodes * req.cpus_per_node);
+    }
     if (req.total_cpus < req.min_nodes * req.cpus_per_task)
       req.total_cpus = req.min_nodes * req.cpus_per_task;
     req.exclusive = r.exclusive;
@@ -187,6 +269,11 @@ std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterSt
       req.gres_per_node[k] += g.per_node ? g.count : (g.count + req.min_nodes - 1) / req.min_nodes;
     }
     req.features = cluster.constraint(trace.strings.name(r.constraints));
+    if (std::none_of(j.partitions.begin(), j.partitions.end(),
+                     [&](std::uint16_t p) { return classes.could_run(cluster, p, req); })) {
+      reject("requested node configuration is not available");
+      continue;
+    }
     j.eligible =
         options.honour_eligible && r.eligible != kUnsetTime && r.eligible > r.submit ? r.eligible : r.submit;
     out.push_back(std::move(j));

@@ -2,6 +2,8 @@
 
 namespace slurmtwin::sim {
 
+static_assert(static_cast<unsigned>(PendingReason::kCount) <= 32, "SimJob::reasons_seen holds 32 reasons");
+
 const char* to_string(PendingReason reason) {
   switch (reason) {
     case PendingReason::kNone:
@@ -32,6 +34,28 @@ const char* to_string(PendingReason reason) {
       return "Dependency";
     case PendingReason::kDependencyNeverSatisfied:
       return "DependencyNeverSatisfied";
+    case PendingReason::kQosGrpMem:
+      return "QOSGrpMemLimit";
+    case PendingReason::kQosGrpNode:
+      return "QOSGrpNodeLimit";
+    case PendingReason::kQosGrpGres:
+      return "QOSGrpGRES";
+    case PendingReason::kQosMaxTresPerJob:
+      return "QOSMaxTRESPerJob";
+    case PendingReason::kQosMaxWall:
+      return "QOSMaxWallDurationPerJobLimit";
+    case PendingReason::kAssocGrpJobs:
+      return "AssocGrpJobsLimit";
+    case PendingReason::kAssocGrpMem:
+      return "AssocGrpMemLimit";
+    case PendingReason::kAssocGrpNode:
+      return "AssocGrpNodeLimit";
+    case PendingReason::kAssocGrpGres:
+      return "AssocGrpGRES";
+    case PendingReason::kAssocMaxTresPerJob:
+      return "AssocMaxTRESPerJob";
+    case PendingReason::kAssocMaxWall:
+      return "AssocMaxWallDurationPerJobLimit";
     case PendingReason::kCount:
       break;
   }

@@ -31,11 +31,22 @@ enum class PendingReason : std::uint8_t {
   kQosGrpTres,
   kQosMaxTresPerUser,
   kAssocMaxJobs,
-  kAssocGrpTres,
+  kAssocGrpTres,  // GrpTRES cpu of the association or an account above it
   kBeginTime,
   kDependency,                // its dependency does not hold yet
   kDependencyNeverSatisfied,  // and never will (Slurm keeps it pending)
-  kCount,                     // number of reasons (array size)
+  kQosGrpMem,
+  kQosGrpNode,
+  kQosGrpGres,
+  kQosMaxTresPerJob,
+  kQosMaxWall,
+  kAssocGrpJobs,
+  kAssocGrpMem,
+  kAssocGrpNode,
+  kAssocGrpGres,
+  kAssocMaxTresPerJob,
+  kAssocMaxWall,
+  kCount,  // number of reasons (array size; at most 32: SimJob::reasons_seen is a bit set)
 };
 const char* to_string(PendingReason reason);
 
@@ -116,12 +127,20 @@ struct SimJob {
   EventId end_event;                             // pending end (cancelled when preemption moves it)
   Seconds preempt_started = kUnsetTime;          // when this job last preempted others (as a preemptor)
   // suspension (SUSPEND preemption)
-  std::int64_t suspended_by = -1;  // job index of the preemptor it waits for, -1 = none
-  Seconds remaining = 0;           // run time left when suspended, s
+  std::int64_t suspended_by = -1;   // job index of the preemptor it waits for, -1 = none
+  std::vector<std::uint32_t> held;  // per alloc entry: CPUs held for it while suspended (ClusterState::hold)
+  Seconds remaining = 0;            // run time left when suspended, s
   Seconds suspended_at = kUnsetTime;
   Seconds suspended_total = 0;  // s spent suspended
   std::uint32_t suspensions = 0;
   std::uint32_t slot = 0;  // position in SimState::pending or ::running (controller bookkeeping)
 };
+
+/// Whether a job is in the scheduling queue at `now`: pending and eligible. A requeued job and one
+/// waiting for --begin or a dependency are pending but out of the queue (squeue: BeginTime,
+/// Dependency); no pass may start them (spec §7.5).
+inline bool in_queue(const SimJob& j, Seconds now) {
+  return j.state == SimJobState::kPending && j.eligible != kUnsetTime && j.eligible <= now;
+}
 
 }  // namespace slurmtwin::sim

@@ -2,6 +2,7 @@
 // Everything a scheduling policy reads and changes during a replay: the site, the cluster's free
 // resources, every job and the running totals that QOS/association limits are checked against.
 // Plain data plus small helpers; the Controller owns it and hands it to the policy.
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -17,13 +18,21 @@ namespace slurmtwin::sim {
 struct LimitUsage {
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t> qos_user_jobs;    // (qos, user) -> running
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t> qos_user_submit;  // pending + running
-  std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t> qos_user_cpus;
-  std::vector<std::int64_t> qos_jobs;  // running per QOS
-  std::vector<std::int64_t> qos_cpus;  // running CPUs per QOS
-  std::vector<std::int64_t> qos_nodes;
+  std::map<std::pair<std::uint16_t, std::uint32_t>, std::array<std::int64_t, 4>> qos_user_tres;  // see Tres
+  std::vector<std::int64_t> qos_jobs;    // running per QOS
   std::vector<std::int64_t> assoc_jobs;  // running per user association
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t>
       assoc_submit;  // (0, assoc) -> pending + running
+  // TRES counted against limits, in this order: CPUs, memory (MB), nodes, GPUs.
+  using Tres = std::array<std::int64_t, 4>;
+  std::vector<Tres> qos_tres;    // running per QOS
+  std::vector<Tres> assoc_tres;  // running per user association
+  // The association tree above each user association: site account indices from its own account
+  // up to root (Grp* limits of every one of them bind its jobs).
+  std::vector<std::vector<std::uint32_t>> assoc_accounts;
+  std::vector<std::int64_t> account_jobs;    // running in the account's subtree
+  std::vector<std::int64_t> account_submit;  // pending + running in the account's subtree
+  std::vector<Tres> account_tres;            // running in the account's subtree
 };
 
 struct SimState {

@@ -54,7 +54,7 @@ std::optional<std::vector<sim::NodeAlloc>> check_set_bits_path(const sim::Cluste
     available[n] = std::uniform_int_distribution<std::uint32_t>(0, keep - 1)(rng) != 0;
     if (!available[n]) continue;
     bits[n >> 6] |= std::uint64_t{1} << (n & 63);
-    usable[n] = cluster.usable_cpus(n, r, r.total_cpus);
+    usable[n] = cluster.usable_cpus(n, r, policies::per_node_ask(r));
   }
   auto expected = policies::select_nodes(cluster, r, all, available);
   CHECK(same(expected, policies::select_nodes(cluster, r, bits, usable)));
@@ -101,7 +101,7 @@ TEST_CASE("select_nodes with precomputed usable CPUs matches select_nodes") {
     std::vector<bool> available(site.nodes.size());
     std::vector<std::uint64_t> bits((site.nodes.size() + 63) / 64, 0);
     std::vector<std::uint32_t> usable(site.nodes.size(), 0);
-    const std::uint32_t ask = r.cpus_per_node > 0 ? r.cpus_per_node : r.total_cpus;
+    const std::uint32_t ask = policies::per_node_ask(r);
     for (auto n : candidates) {
       available[n] = pick(0, 3) != 0;
       if (!available[n]) continue;
@@ -119,9 +119,9 @@ TEST_CASE("select_nodes with precomputed usable CPUs matches select_nodes") {
   CHECK(fits > 30);  // the comparison covered successful choices, not only failures
 }
 
-// Single-node requests take a one-pass path (tightest sufficient run per weight level) when the set
-// bits are the candidates; it must choose what the general search chooses, across weight levels,
-// core rounding and memory per CPU.
+// Single-node requests take a two-pass path (the lightest Weight that holds the job, then the tightest
+// set of it and its best-fitting node) when the set bits are the candidates; it must choose what the general
+// search chooses, across weight levels, core rounding and memory per CPU.
 TEST_CASE("select_nodes over set bits: single-node requests match the general search") {
   const auto site = mixed_site();
   sim::ClusterState cluster(site, true);
@@ -161,10 +161,9 @@ TEST_CASE("select_nodes over set bits: single-node requests match the general se
   CHECK(above_lowest > 5);
 }
 
-// The single-node path searches the weight levels lightest first over each level's own nodes
-// (ClusterState::nodes_up_to_level) and then walks only the chosen level's nodes: on three
-// interleaved levels over 150 nodes (three bitset words) it must still choose what the general
-// search chooses, on every level.
+// The single-node path finds the lightest Weight with a node that holds the job and then walks the
+// sets of that Weight only: on three interleaved levels over 150 nodes (three bitset words) it must
+// still choose what the general search chooses, on every level.
 TEST_CASE("select_nodes over set bits: single-node requests on three interleaved weight levels") {
   Site site;
   for (std::uint32_t i = 0; i < 150; ++i) {
@@ -210,4 +209,90 @@ TEST_CASE("select_nodes over set bits: single-node requests on three interleaved
   CHECK(chosen_on[1] > 10);
   CHECK(chosen_on[2] > 5);
   CHECK(misses > 10);
+}
+
+namespace {
+
+// Four 8-CPU nodes with 1000 MB each; `busy[i]` CPUs (and 100 MB) already held on node i.
+sim::ClusterState four_nodes(const std::vector<std::uint32_t>& busy) {
+  Site site;
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    Node n;
+    n.name = fmt::format("n{}", i + 1);
+    n.cpus = 8;
+    n.real_memory_mb = 1000;
+    site.nodes.push_back(n);
+  }
+  sim::ClusterState cluster(site, true);
+  for (std::uint32_t i = 0; i < busy.size(); ++i) {
+    if (busy[i] == 0) continue;
+    sim::NodeRequest r;
+    r.total_cpus = busy[i];
+    r.mem_per_node_mb = 100;
+    cluster.allocate(r, {{i, busy[i], 100}});
+  }
+  return cluster;
+}
+
+std::vector<std::uint32_t> nodes_of(const std::optional<std::vector<sim::NodeAlloc>>& alloc) {
+  std::vector<std::uint32_t> out;
+  if (alloc)
+    for (const auto& a : *alloc) out.push_back(a.node);
+  return out;
+}
+
+}  // namespace
+
+// Real Slurm 22.05 (issue 22, finding 1): with n1 and n3 full, `-N2 -n16` started at once on n[2,4];
+// a set of consecutive nodes is not required. By hand, _eval_nodes: sets {n2} and {n4} (8 CPUs each),
+// neither sufficient; the largest (n2, first of equals) gives 8, then {n4} is sufficient for the rest.
+TEST_CASE("select_nodes: a multi-node job takes nodes from several sets of consecutive nodes") {
+  const auto cluster = four_nodes({8, 0, 8, 0});
+  sim::NodeRequest r;
+  r.min_nodes = r.max_nodes = 2;
+  r.total_cpus = 16;
+  r.mem_per_node_mb = 100;
+  const auto alloc = policies::select_nodes(cluster, r, {0, 1, 2, 3});
+  CHECK(nodes_of(alloc) == std::vector<std::uint32_t>{1, 3});
+  // -n16 with no -N (up to 16 nodes): the same two nodes, 8 CPUs each.
+  r.min_nodes = 1;
+  r.max_nodes = 1u << 30;
+  const auto spread = policies::select_nodes(cluster, r, {0, 1, 2, 3});
+  REQUIRE(spread);
+  CHECK(nodes_of(spread) == std::vector<std::uint32_t>{1, 3});
+  CHECK((*spread)[0].cpus == 8);
+  CHECK((*spread)[1].cpus == 8);
+}
+
+// _eval_nodes takes the node with the fewest free CPUs that holds a one-node job within the chosen
+// set (its "best fit single node"): free 8, 4, 6, 8 and a 4-CPU job: n2; a 5-CPU job: n3.
+TEST_CASE("select_nodes: a one-node job gets the best-fitting node of its set") {
+  const auto cluster = four_nodes({0, 4, 2, 0});
+  sim::NodeRequest r;
+  r.total_cpus = 4;
+  r.mem_per_node_mb = 100;
+  CHECK(nodes_of(policies::select_nodes(cluster, r, {0, 1, 2, 3})) == std::vector<std::uint32_t>{1});
+  r.total_cpus = 5;
+  CHECK(nodes_of(policies::select_nodes(cluster, r, {0, 1, 2, 3})) == std::vector<std::uint32_t>{2});
+  // The set-bits path (the main scheduler's) agrees.
+  std::vector<std::uint64_t> bits{0xF};
+  std::vector<std::uint32_t> usable(4);
+  for (std::uint32_t n = 0; n < 4; ++n) usable[n] = cluster.usable_cpus(n, r, policies::per_node_ask(r));
+  CHECK(nodes_of(policies::select_nodes(cluster, r, bits, usable)) == std::vector<std::uint32_t>{2});
+}
+
+// choose_nodes' retry: free 6, 8, 8, 8 and -N2 -n16. The first evaluation takes n1's 6 and then has
+// one node left for 10 CPUs: none holds them. Dropping the nodes with at most 6 usable CPUs leaves
+// n[2-4], where n2 and n3 hold 8 each.
+TEST_CASE("select_nodes: small leftovers are dropped when they leave a bounded job short") {
+  const auto cluster = four_nodes({2, 0, 0, 0});
+  sim::NodeRequest r;
+  r.min_nodes = r.max_nodes = 2;
+  r.total_cpus = 16;
+  r.mem_per_node_mb = 100;
+  CHECK(nodes_of(policies::select_nodes(cluster, r, {0, 1, 2, 3})) == std::vector<std::uint32_t>{1, 2});
+  // 3 nodes (-N3 -n20): n1's 6 fit (6 + 8 + 8 >= 20 with nodes to spare): n[1-3].
+  r.min_nodes = r.max_nodes = 3;
+  r.total_cpus = 20;
+  CHECK(nodes_of(policies::select_nodes(cluster, r, {0, 1, 2, 3})) == std::vector<std::uint32_t>{0, 1, 2});
 }

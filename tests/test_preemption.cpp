@@ -361,3 +361,51 @@ TEST_CASE("backfill preempts for a job the main scheduler does not reach") {
   CHECK(jobs[4].started_by == SchedulerPass::kBackfill);
   CHECK(r.metrics.preemptions == 1);
 }
+
+TEST_CASE("a requeued job does not start before it is eligible again, however long the queue") {
+  // Issue 22, finding 2 (seen against real Slurm, and a SIGSEGV when the early start was followed by
+  // the job's Eligible event). n1 as above; n2 (4 CPUs) in partition "side" holds S (t=0, 5000 s) and
+  // eight more side jobs wait behind it all along, so the queue keeps 8 live records. partition_prio
+  // REQUEUE: J1 (low, t=0) starts at 3; J2 (high, t=100, 30 s) requeues J1 at 100 (eligible 221) and
+  // runs 100..130. J1's record from its first stay must not start it when J2 ends at 130: real Slurm
+  // holds it (BeginTime) until 221, and it starts then.
+  auto site = preempt_site();
+  site.scheduler.preempt_type = "preempt/partition_prio";
+  site.scheduler.preempt_mode = PreemptMode::kRequeue;
+  Node n2 = site.nodes[0];
+  n2.name = "n2";
+  site.nodes.push_back(n2);
+  Partition side = partition("side", 1);
+  side.nodes = {"n2"};
+  site.partitions.push_back(side);
+  std::vector<Spec> specs = {{0, "low", "normal", 1, 4, 1000},
+                             {100, "high", "normal", 1, 4, 30},
+                             {0, "side", "normal", 1, 4, 5000, 6000}};
+  for (int i = 0; i < 8; ++i) specs.push_back({1, "side", "normal", 1, 4, 100});
+  const auto r = replay(site, trace_of(specs));
+  const auto& j1 = r.state->jobs[0];
+  REQUIRE(j1.past_runs.size() == 1);
+  CHECK(j1.past_runs[0].end - kT0 == 100);
+  CHECK(r.state->jobs[1].start - kT0 == 100);
+  CHECK(j1.start - kT0 == 221);
+  CHECK(j1.end - kT0 == 1221);
+}
+
+TEST_CASE("SUSPEND: the CPUs the preemptor leaves stay with the suspended job, not with others") {
+  // Issue 22, finding 4 (real Slurm 22.05: another job started 25 s early and the victim resumed late).
+  // partition_prio SUSPEND,GANG on one 4-CPU node. J1 (low, 4 CPUs, 1000 s) starts at 3. J2 (high,
+  // 2 CPUs, 100 s) at t=100 suspends J1 and starts at once. J3 (low, 2 CPUs, 50 s) at t=110: J1 keeps
+  // its cores under gang scheduling (only its preemptor shares them), so J3 waits. J2 ends at 200, J1
+  // resumes then with 903 s left and ends at 1103; J3 starts in that end's pass, at 1103.
+  auto site = preempt_site();
+  site.scheduler.preempt_type = "preempt/partition_prio";
+  site.scheduler.preempt_mode = PreemptMode::kSuspendGang;
+  const auto r = replay(site, trace_of({{0, "low", "normal", 1, 4, 1000},
+                                        {100, "high", "normal", 1, 2, 100},
+                                        {110, "low", "normal", 1, 2, 50}}));
+  const auto& jobs = r.state->jobs;
+  CHECK(jobs[1].start - kT0 == 100);
+  CHECK(jobs[0].suspensions == 1);
+  CHECK(jobs[0].end - kT0 == 1103);
+  CHECK(jobs[2].start - kT0 == 1103);
+}

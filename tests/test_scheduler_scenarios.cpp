@@ -292,3 +292,37 @@ TEST_CASE("a multi-partition job's records keep each partition's priority across
   CHECK(start_of(r, 2) == 1103);
   CHECK(r.state->jobs[2].run_partition == 1);
 }
+
+TEST_CASE("a request no node could ever hold is refused at submit, as slurmctld does") {
+  // Issue 22, finding 5. Real Slurm refuses these at sbatch ("Requested node configuration is not
+  // available"); they used to pend forever. 2 nodes x 4 CPUs, 1000 MB each.
+  auto trace = make_trace({{0, 1, 8, 10},              // 8 CPUs on one node: nodes have 4
+                           {0, 2, 8, 10},              // 8 CPUs on two nodes: fits
+                           {0, 1, 1, 10, 3600, 2000},  // 2000 MB on a 1000 MB node
+                           {0, 1, 1, 10}});
+  trace.jobs[3].constraints = trace.strings.intern("bigmem");  // a feature no node has
+  const auto r = replay(small_site(2, 4), trace);
+  CHECK(r.state->jobs[0].state == sim::SimJobState::kRejected);
+  CHECK(r.state->jobs[0].reject_reason == "requested node configuration is not available");
+  CHECK(r.state->jobs[1].start - kT0 == 3);
+  CHECK(r.state->jobs[2].state == sim::SimJobState::kRejected);
+  CHECK(r.state->jobs[3].state == sim::SimJobState::kRejected);
+  CHECK(r.metrics.rejected_by_reason.at("requested node configuration is not available") == 3);
+}
+
+TEST_CASE("a job that runs to its time limit (events -sim-walltime -1) ends as TIMEOUT") {
+  // Issue 22, finding 9: runtime kUnlimited overflowed start + runtime and aborted the replay
+  // (vector::_M_default_append). Limit 600 s: started at 3, the 30 s limit check after 603 is at
+  // 630 (checks at 30 k from controller start, the first submit).
+  auto trace = make_trace({{0, 1, 1, 10, 600}});
+  trace.jobs[0].runtime = kUnlimited;
+  const auto r = replay(small_site(1, 4), trace);
+  CHECK(r.state->jobs[0].end - kT0 == 630);
+  CHECK(r.state->jobs[0].end_state == JobState::kTimeout);
+  // With no limit at all it would run forever: refused with a reason rather than simulated for ever.
+  auto forever = make_trace({{0, 1, 1, 10}});
+  forever.jobs[0].runtime = kUnlimited;
+  forever.jobs[0].time_limit = kUnlimited;
+  const auto f = replay(small_site(1, 4), forever);
+  CHECK(f.state->jobs[0].state == sim::SimJobState::kRejected);
+}

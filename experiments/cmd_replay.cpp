@@ -37,7 +37,9 @@ int run_replay(const Args& args) {
         "backfill cost model: will-run tests per second of the real slurmctld (sdiag); caps each cycle at "
         "bf_max_time and delays the next by the cycle's length (0 = off)")(
         "snapshot-at", po::value<std::string>()->default_value(""),
-        "dump sprio/sshare-like state at this time (YYYY-MM-DDTHH:MM:SS, or +SECONDS after start)");
+        "dump sprio/sshare-like state at this time (YYYY-MM-DDTHH:MM:SS, or +SECONDS after start)")(
+        "max-rejected", po::value<double>()->default_value(10),
+        "exit 2 (after writing the outputs) when more than this % of the jobs are refused at submit");
     add_site_options(o);
     add_trace_read_options(o);
     const auto vm = parse(
@@ -143,6 +145,18 @@ int run_replay(const Args& args) {
           m.fidelity.recorded_mean_wait);
     std::cout << fmt::format("replayed {} events in {:.2f} s; results in {}\n", result.events, secs,
                              dir.string());
+    // A replay that refuses (nearly) every job answers nothing about the site: fail closed.
+    const double limit = vm["max-rejected"].as<double>();
+    if (m.input_jobs > 0 && (m.rejected == m.input_jobs || 100.0 * static_cast<double>(m.rejected) >
+                                                               limit * static_cast<double>(m.input_jobs))) {
+      std::cerr << fmt::format(
+                       "slurmtwin: error: {} of {} jobs ({:.1f}%) were refused at submit (more than "
+                       "--max-rejected {}%):\n",
+                       m.rejected, m.input_jobs,
+                       100.0 * static_cast<double>(m.rejected) / static_cast<double>(m.input_jobs), limit)
+                << rejection_examples(result, trace, 3);
+      return kExitUsage;
+    }
     return kExitOk;
   });
 }

@@ -1,6 +1,7 @@
 #include "experiments/replay.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <optional>
@@ -275,6 +276,35 @@ std::string jobs_csv(const ReplayResult& r, const Trace& trace) {
         j.end != kUnsetTime ? std::to_string(j.end) : "", started ? std::to_string(j.start - j.submit) : "",
         state, started ? nodelist(r, j) : "", j.alloc_cpus, j.priority_at_start, to_string(j.started_by),
         j.restarts, reasons(j.reasons_seen), j.reject_reason);
+  }
+  return out;
+}
+
+std::string rejection_examples(const ReplayResult& r, const Trace& trace, std::size_t top) {
+  std::vector<std::pair<std::uint64_t, std::string>> reasons;
+  for (const auto& [why, n] : r.metrics.rejected_by_reason) reasons.emplace_back(n, why);
+  std::stable_sort(reasons.begin(), reasons.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  if (reasons.size() > top) reasons.resize(top);
+  std::string out;
+  for (const auto& [n, why] : reasons) {
+    // The name each reason is about, as the job gave it.
+    const auto name_of = [&](const JobRecord& rec) -> std::string {
+      if (why.find("partition") != std::string::npos) return "partition '" + trace.partition_name(rec) + "'";
+      if (why.find("QOS") != std::string::npos) return "QOS '" + trace.qos_name(rec) + "'";
+      if (why.find("association") != std::string::npos)
+        return "user '" + trace.user_name(rec) + "' account '" + trace.account_name(rec) + "'";
+      return fmt::format("job {}", rec.job_id);
+    };
+    std::vector<std::string> examples;
+    for (const auto& j : r.state->jobs) {
+      if (j.state != sim::SimJobState::kRejected || j.reject_reason != why) continue;
+      auto name = name_of(trace.jobs[j.trace_index]);
+      if (std::find(examples.begin(), examples.end(), name) == examples.end())
+        examples.push_back(std::move(name));
+      if (examples.size() == 3) break;
+    }
+    out += fmt::format("  {:>7}  {} (e.g. {})\n", n, why, fmt::join(examples, ", "));
   }
   return out;
 }

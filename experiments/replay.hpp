@@ -93,6 +93,9 @@ std::vector<Seconds> phase_offsets(const Site& site, std::uint32_t phases, Secon
 /// Per-job results as CSV (one row per input job, in input order).
 std::string jobs_csv(const ReplayResult& r, const Trace& trace);
 /// Per-job results as sacct --parsable2.
+/// The reasons most jobs were refused at submit for (at most `top`), each with its count and up to
+/// three of the names it concerns (partitions, QOS, users or job ids), one line each.
+std::string rejection_examples(const ReplayResult& r, const Trace& trace, std::size_t top);
 std::string jobs_sacct(const ReplayResult& r, const Trace& trace);
 
 }  // namespace slurmtwin::cli

@@ -15,6 +15,6 @@ void add_site_options(po::options_description& options);
 Site load_site(const po::variables_map& vm, std::vector<std::string>& warnings);
 /// Imports slurm.conf (+gres.conf) and sacctmgr data, then validates the whole site.
 Site import_site(const std::string& slurm_conf, const std::string& gres_conf, const std::string& sacctmgr,
-                 const std::string& assoc_dump, std::vector<std::string>& warnings);
+                 const std::string& assoc_dump, std::vector<std::string>& warnings, bool lenient = false);
 
 }  // namespace slurmtwin::cli

@@ -103,19 +103,24 @@ TEST_CASE("surrogate eval scores the reference replay and another timer phase as
   const std::string cut = "--window-jobs 64 --context-jobs 32 --max-windows 8 --settings 3 -j 2 --reference";
   REQUIRE(run_cli(fmt::format("surrogate dataset {} -o {}", cut, path("d.stsd"))).code == 0);
   // Offset 0 is the default; another offset starts slurmctld earlier, which moves every timer's phase.
-  REQUIRE(run_cli(fmt::format("surrogate dataset {} --start-offset 0 -o {}", cut, path("d0.stsd"))).code == 0);
+  REQUIRE(run_cli(fmt::format("surrogate dataset {} --start-offset 0 -o {}", cut, path("d0.stsd"))).code ==
+          0);
   CHECK(slurp(path("d.stsd")) == slurp(path("d0.stsd")));
-  REQUIRE(run_cli(fmt::format("surrogate dataset {} --start-offset 45 -o {}", cut, path("d45.stsd"))).code == 0);
+  REQUIRE(run_cli(fmt::format("surrogate dataset {} --start-offset 45 -o {}", cut, path("d45.stsd"))).code ==
+          0);
   CHECK(slurp(path("d.stsd")) != slurp(path("d45.stsd")));
-  CHECK(run_cli(fmt::format("surrogate dataset {} --start-offset -5 -o {}", cut, path("bad.stsd"))).code == 2);
-  REQUIRE(run_cli(fmt::format("surrogate train --data {} -o {} --steps 4 --eval-every 4 --d-model 16 --heads 2 "
-                              "--ffn 32 --threads 1",
-                              path("d.stsd"), path("m.ckpt")))
-              .code == 0);
+  CHECK(run_cli(fmt::format("surrogate dataset {} --start-offset -5 -o {}", cut, path("bad.stsd"))).code ==
+        2);
+  REQUIRE(
+      run_cli(fmt::format("surrogate train --data {} -o {} --steps 4 --eval-every 4 --d-model 16 --heads 2 "
+                          "--ffn 32 --threads 1",
+                          path("d.stsd"), path("m.ckpt")))
+          .code == 0);
 
   // Two phases: each wait is the mean of the replays started 0 and 15 s early (the default site's
   // bf_interval is 30 s); the features stay those of the first.
-  REQUIRE(run_cli(fmt::format("surrogate dataset {} --start-offset 15 -o {}", cut, path("d15.stsd"))).code == 0);
+  REQUIRE(run_cli(fmt::format("surrogate dataset {} --start-offset 15 -o {}", cut, path("d15.stsd"))).code ==
+          0);
   REQUIRE(run_cli(fmt::format("surrogate dataset {} --phases 2 -o {}", cut, path("p2.stsd"))).code == 0);
   const auto a = slurmtwin::surrogate::read_dataset(path("d.stsd"));
   const auto b = slurmtwin::surrogate::read_dataset(path("d15.stsd"));
@@ -147,8 +152,8 @@ TEST_CASE("surrogate eval scores the reference replay and another timer phase as
                       "interval)") != std::string::npos);
   CHECK(self.out.find("reference    jobs") != std::string::npos);
   CHECK(self.out.find("- (no interval)") != self.out.rfind("- (no interval)"));  // reference and floor
-  CHECK(run_cli(fmt::format("surrogate eval --model {} --data {} --no-baseline --noise-floor {}", path("m.ckpt"),
-                            path("d.stsd"), path("d45.stsd")))
+  CHECK(run_cli(fmt::format("surrogate eval --model {} --data {} --no-baseline --noise-floor {}",
+                            path("m.ckpt"), path("d.stsd"), path("d45.stsd")))
             .code == 0);
 
   // Bootstrap intervals over the test part's windows. It has one window, so every resample is that
@@ -189,18 +194,20 @@ TEST_CASE("surrogate eval scores the reference replay and another timer phase as
   }
 
   // Held-out windows under the training settings; a part that is not one is refused.
-  const auto mixed = run_cli(fmt::format("surrogate eval --model {} --data {} --no-baseline --part test:train",
-                                         path("m.ckpt"), path("d.stsd")));
+  const auto mixed = run_cli(fmt::format(
+      "surrogate eval --model {} --data {} --no-baseline --part test:train", path("m.ckpt"), path("d.stsd")));
   CHECK(mixed.code == 0);
   CHECK(mixed.out.find("test:train part: 1 windows × 2 settings") != std::string::npos);
-  CHECK(run_cli(fmt::format("surrogate eval --model {} --data {} --part test:all", path("m.ckpt"), path("d.stsd")))
+  CHECK(run_cli(fmt::format("surrogate eval --model {} --data {} --part test:all", path("m.ckpt"),
+                            path("d.stsd")))
             .code == 2);
 
   // Another design (4 settings) is not the same settings: refused, naming both files.
-  REQUIRE(run_cli(fmt::format("surrogate dataset --window-jobs 64 --context-jobs 32 --max-windows 8 --settings 4 "
-                              "-j 2 --reference -o {}",
-                              path("d4.stsd")))
-              .code == 0);
+  REQUIRE(
+      run_cli(fmt::format("surrogate dataset --window-jobs 64 --context-jobs 32 --max-windows 8 --settings 4 "
+                          "-j 2 --reference -o {}",
+                          path("d4.stsd")))
+          .code == 0);
   const auto other = run_cli(fmt::format("surrogate eval --model {} --data {} --no-baseline --noise-floor {}",
                                          path("m.ckpt"), path("d.stsd"), path("d4.stsd")));
   CHECK(other.code == 2);
@@ -245,4 +252,44 @@ TEST_CASE(
   const auto bad = run_cli(fmt::format("surrogate eval --model {} --data {}", model, data1));
   CHECK(bad.code == 2);
   CHECK(bad.out.find("checksum") != std::string::npos);
+}
+
+TEST_CASE("a replay that refuses (nearly) every job exits 2 naming the reasons and the names") {
+  // Issue 23: a replay that rejected 100% of its jobs exited 0; "unknown partition" named none.
+  const auto dir = slurmtwin::testing::scratch_dir("cli_rejected");
+  const auto events = (dir / "t.events").string();
+  std::ofstream(events)
+      << "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=u1 -A physics -p nosuch -N 1 -n 1 "
+         "-t 5:00 pseudo.job\n"
+         "-dt 1 -e submit_batch_job | -sim-walltime 60 --uid=u2 -A physics -p nosuch -N 1 -n 1 "
+         "-t 5:00 pseudo.job\n"
+         "-dt 2 -e submit_batch_job | -sim-walltime 60 --uid=u3 -A physics -p cpu -N 1 -n 1 "
+         "-t 5:00 pseudo.job\n";
+  const auto out = (dir / "out").string();
+  // 2 of 3 refused: over the default 10%.
+  const auto r = run_cli(fmt::format("replay --trace {} --out {}", events, out));
+  CHECK(r.code == 2);
+  CHECK(r.out.find("2 of 3 jobs (66.7%) were refused at submit (more than --max-rejected 10%)") !=
+        std::string::npos);
+  CHECK(r.out.find("2  unknown partition (e.g. partition 'nosuch')") != std::string::npos);
+  CHECK(std::filesystem::exists(std::filesystem::path(out) / "jobs.csv"));  // written for diagnosis
+  // A higher threshold lets it through.
+  CHECK(run_cli(fmt::format("replay --trace {} --out {} --max-rejected 70", events, out)).code == 0);
+}
+
+TEST_CASE("config import stops at a slurm.conf typo with exit 2; --lenient warns and goes on") {
+  const auto dir = slurmtwin::testing::scratch_dir("cli_typo");
+  const auto conf = (dir / "slurm.conf").string();
+  std::ofstream(conf) << "ClusterName=c\nNodeName=n1 CPUs=4 RealMemory=1000\n"
+                         "PartitionName=p Nodes=n1 Default=YES\nPriorityWeightFairshar=100\n";
+  const auto strict =
+      run_cli(fmt::format("config import --slurm-conf {} -o {}", conf, (dir / "s.yaml").string()));
+  CHECK(strict.code == 2);
+  CHECK(strict.out.find(conf +
+                        ":4: PriorityWeightFairshar: unknown key 'PriorityWeightFairshar' (did you mean "
+                        "PriorityWeightFairshare?)") != std::string::npos);
+  const auto lenient =
+      run_cli(fmt::format("config import --slurm-conf {} -o {} --lenient", conf, (dir / "s.yaml").string()));
+  CHECK(lenient.code == 0);
+  CHECK(lenient.out.find("ignored (--lenient)") != std::string::npos);
 }

@@ -157,9 +157,10 @@ TEST_CASE("ub_medium slurm.conf imports nodes, partitions and priority settings 
   CHECK(sch.min_job_age == 300);
   CHECK(sch.first_job_id == 1);
 
-  // StateSaveLocation appears twice but warns once; max_script_size warns as an unmodelled option.
-  CHECK(count_containing(warnings, "StateSaveLocation is not modelled") == 1);
-  CHECK(count_containing(warnings, "AuthType is not modelled") == 1);
+  // StateSaveLocation (twice) and AuthType change no scheduling decision: no word about them;
+  // max_script_size warns as an unmodelled option.
+  CHECK(count_containing(warnings, "StateSaveLocation") == 0);
+  CHECK(count_containing(warnings, "AuthType") == 0);
   CHECK(count_containing(warnings, "max_script_size") == 1);
   CHECK(count_containing(warnings, "FrontendName lines are not modelled") == 1);
 }
@@ -305,14 +306,64 @@ SchedulerParameters=bf_continue,nohold_on_prolog_fail,nohold_on_prolog_fail
   std::vector<std::string> w;
   const Site s = import_slurm_conf_text(conf, "u.conf", w);
   CHECK(s.nodes.size() == 2);
-  CHECK(count_containing(w, "SlurmUser is not modelled") == 1);
-  CHECK(count_containing(w, "u.conf:2: SlurmUser") == 1);
-  CHECK(count_containing(w, "AuthType") == 1);
+  // Daemon and authentication settings change no scheduling decision: not a word about them.
+  CHECK(count_containing(w, "SlurmUser") == 0);
+  CHECK(count_containing(w, "AuthType") == 0);
   CHECK(count_containing(w, "NodeAddr") == 1);
   CHECK(count_containing(w, "Hidden") == 1);
   CHECK(count_containing(w, "nohold_on_prolog_fail") == 1);
   CHECK(s.scheduler.params.other.count("nohold_on_prolog_fail") == 1);
-  CHECK(w.size() == 5);
+  CHECK(w.size() == 3);
+}
+
+TEST_CASE("a slurm.conf key slurmctld does not know is an error naming the key it resembles") {
+  // Issue 23: these typos used to import with exit 0, the setting silently 0, empty or a default;
+  // slurmctld refuses to start on them.
+  const auto err = [](const std::string& conf) {
+    return input_error([&] {
+      std::vector<std::string> w;
+      import_slurm_conf_text(conf, "typo.conf", w);
+    });
+  };
+  CHECK(err("PriorityType=priority/multifactor\nPriorityWeightFairshar=10000\n") ==
+        "typo.conf:2: PriorityWeightFairshar: unknown key 'PriorityWeightFairshar' (did you mean "
+        "PriorityWeightFairshare?); --lenient ignores it");
+  CHECK(err("NodeName=n1 CPUs=8 Featuer=bigmem\n") ==
+        "typo.conf:1: Featuer: unknown NodeName key 'Featuer' (did you mean Feature?); --lenient ignores it");
+  CHECK(err("NodeName=n1 RealMemroy=1000\n").find("did you mean RealMemory?") != std::string::npos);
+  CHECK(err("NodeName=n1\nPartitionName=p Nodes=n1 MaxTiem=60\n")
+            .rfind("typo.conf:2: MaxTiem: unknown PartitionName key 'MaxTiem' (did you mean MaxTime?)", 0) ==
+        0);
+  // Nothing close: no suggestion.
+  CHECK(err("Zzzzzzzzzz=1\n") == "typo.conf:1: Zzzzzzzzzz: unknown key 'Zzzzzzzzzz'; --lenient ignores it");
+
+  // --lenient: a warning with the same words, and the setting keeps its default.
+  std::vector<std::string> w;
+  const Site s = import_slurm_conf_text("PriorityWeightFairshar=10000\nPriorityWeightAge=5\n", "typo.conf", w,
+                                        /*lenient=*/true);
+  CHECK(s.scheduler.weight_fairshare == 0);
+  CHECK(s.scheduler.weight_age == 5);
+  REQUIRE(w.size() == 1);
+  CHECK(w[0] ==
+        "typo.conf:1: unknown key 'PriorityWeightFairshar' (did you mean PriorityWeightFairshare?); "
+        "ignored (--lenient)");
+}
+
+TEST_CASE("a known slurm.conf key that changes scheduling but is not modelled says what it changes") {
+  std::vector<std::string> w;
+  import_slurm_conf_text("TopologyPlugin=topology/tree\nSlurmctldLogFile=/var/log/x\n", "t.conf", w);
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].rfind("t.conf:1: TopologyPlugin is not modelled: node choice by switch", 0) == 0);
+}
+
+TEST_CASE("SchedulerParameters as slurmctld reads it: a doubled '=' and the old name max_job_bf") {
+  // Issue 22, finding 8: "SchedulerParameters==bf_max_job_user=20" was dropped.
+  std::vector<std::string> w;
+  const Site s =
+      import_slurm_conf_text("SchedulerParameters==bf_max_job_user=20,max_job_bf=77\n", "o.conf", w);
+  CHECK(s.scheduler.params.bf_max_job_user == 20);
+  CHECK(s.scheduler.params.bf_max_job_test == 77);
+  CHECK(w.empty());
 }
 
 TEST_CASE("CPUs follow Slurm's inference from Boards, Sockets, SocketsPerBoard and CPUs") {

@@ -18,6 +18,7 @@
 #include "traces/hostlist.hpp"
 #include "traces/input_limits.hpp"
 #include "traces/read_report.hpp"
+#include "traces/slurm_conf_keys.hpp"
 #include "traces/text.hpp"
 #include "traces/time_format.hpp"
 
@@ -356,7 +357,9 @@ const std::vector<std::string> kSelectTypeParameters = {"CR_CPU",
 /// Builds a Site from logical lines in file order.
 class SiteBuilder {
  public:
-  explicit SiteBuilder(std::vector<std::string>& warnings) : warnings_(warnings) { init_globals(); }
+  SiteBuilder(std::vector<std::string>& warnings, bool lenient) : warnings_(warnings), lenient_(lenient) {
+    init_globals();
+  }
 
   void apply(const ConfLine& line) {
     if (line.pairs.empty()) return;
@@ -391,6 +394,27 @@ class SiteBuilder {
   std::set<std::string> warned_;
   std::unordered_map<std::string, std::function<void(const Pair&)>> globals_;
   std::vector<std::string>& warnings_;
+  bool lenient_;
+
+  // A key that is not modelled: a key slurmctld does not know is an error (slurmctld refuses to start;
+  // --lenient makes it a warning); a known one that changes scheduling decisions is a warning naming
+  // its effect; any other known key (paths, daemons, logging) changes nothing the simulator decides.
+  void not_modelled(SlurmConfSection section, const std::string& kind, const Pair& p) {
+    if (!known_slurm_conf_key(section, p.key)) {
+      const auto near = nearest_slurm_conf_key(section, p.key);
+      const auto what = fmt::format("unknown {}key '{}'{}", kind.empty() ? "" : kind + " ", p.key,
+                                    near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
+      if (!lenient_) fail(p, what + "; --lenient ignores it");
+      warn_once("unknown:" + kind + ":" + p.key, p, what + "; ignored (--lenient)");
+      return;
+    }
+    if (section == SlurmConfSection::kGlobal) {
+      if (const auto effect = scheduling_effect(p.key); !effect.empty())
+        warn_once(p.key, p, fmt::format("{} is not modelled: {}", p.key, effect));
+      return;
+    }
+    warn_once(kind + ":" + p.key, p, fmt::format("{} option {} is not modelled; ignored", kind, p.key));
+  }
 
   void warn_once(const std::string& id, const Pair& p, const std::string& what) {
     if (!warned_.insert(text::to_lower(id)).second) return;
@@ -408,7 +432,7 @@ class SiteBuilder {
   // A `NAME=DEFAULT` line updates `defaults` (they persist until another DEFAULT line changes them) and
   // gives nullopt; any other line gives its keys over the defaults, warning once per key not modelled.
   std::optional<Table> with_defaults(const ConfLine& l, Table& defaults, const std::set<std::string>& known,
-                                     const std::string& kind) {
+                                     SlurmConfSection section, const std::string& kind) {
     const Table own = table_of(l);
     if (text::iequals(l.pairs.front().value, "DEFAULT")) {
       for (const auto& [k, p] : own) defaults[k] = p;
@@ -417,14 +441,13 @@ class SiteBuilder {
     Table t = defaults;
     for (const auto& [k, p] : own) t[k] = p;
     for (const auto& [k, p] : t)
-      if (!known.count(k))
-        warn_once(kind + ":" + k, p, fmt::format("{} option {} is not modelled; ignored", kind, p.key));
+      if (!known.count(k)) not_modelled(section, kind, p);
     return t;
   }
 
   void node_line(const ConfLine& l) {
     const Pair& head = l.pairs.front();
-    const auto merged = with_defaults(l, node_defaults_, kNodeKeys, "NodeName");
+    const auto merged = with_defaults(l, node_defaults_, kNodeKeys, SlurmConfSection::kNode, "NodeName");
     if (!merged) return;
     const Table& t = *merged;
 
@@ -531,7 +554,8 @@ class SiteBuilder {
 
   void partition_line(const ConfLine& l) {
     const Pair& head = l.pairs.front();
-    const auto merged = with_defaults(l, part_defaults_, kPartitionKeys, "PartitionName");
+    const auto merged =
+        with_defaults(l, part_defaults_, kPartitionKeys, SlurmConfSection::kPartition, "PartitionName");
     if (!merged) return;
     const Table& t = *merged;
     if (head.value.empty()) fail(head, "empty partition name");
@@ -690,7 +714,7 @@ class SiteBuilder {
     const auto key = text::to_lower(p.key);
     const auto it = globals_.find(key);
     if (it == globals_.end()) {
-      warn_once(key, p, fmt::format("{} is not modelled; ignored", p.key));
+      not_modelled(SlurmConfSection::kGlobal, "", p);
       return;
     }
     it->second(p);
@@ -837,8 +861,8 @@ class SiteBuilder {
   }
 };
 
-Site build_site(const ConfReader& reader, std::vector<std::string>& warnings) {
-  SiteBuilder builder(warnings);
+Site build_site(const ConfReader& reader, std::vector<std::string>& warnings, bool lenient) {
+  SiteBuilder builder(warnings, lenient);
   for (const auto& line : reader.lines) builder.apply(line);
   return builder.finish();
 }
@@ -878,11 +902,16 @@ std::vector<NodeGres> parse_node_gres(std::string_view text_in) {
 void apply_scheduler_parameters(std::string_view text_in, SchedulerParameters& p,
                                 std::vector<std::string>& unmodelled) {
   constexpr std::int64_t kMax32 = std::numeric_limits<std::uint32_t>::max();
+  // slurmctld reads "SchedulerParameters==bf_max_job_user=20" (a doubled '=') as the list after it.
+  text_in = text::trim(text_in);
+  while (!text_in.empty() && text_in.front() == '=') text_in.remove_prefix(1);
   for (auto item : text::split(text_in, ',')) {
     item = text::trim(item);
     if (item.empty()) continue;
     const auto eq = item.find('=');
-    const auto key = text::to_lower(text::trim(item.substr(0, eq)));
+    auto key = text::to_lower(text::trim(item.substr(0, eq)));
+    // Names older slurmctld read (and 22.05 still reads) for the same options.
+    if (key == "max_job_bf") key = "bf_max_job_test";
     const bool has_value = eq != std::string_view::npos;
     const std::string value(has_value ? text::trim(item.substr(eq + 1)) : std::string_view{});
     const auto num = [&](std::int64_t lo, std::int64_t hi) -> std::int64_t {
@@ -960,15 +989,15 @@ void apply_scheduler_parameters(std::string_view text_in, SchedulerParameters& p
 }
 
 Site import_slurm_conf_text(std::string_view content, const std::string& file_name,
-                            std::vector<std::string>& warnings) {
+                            std::vector<std::string>& warnings, bool lenient) {
   ConfReader reader;
   reader.read(content, file_name, 0);
-  return build_site(reader, warnings);
+  return build_site(reader, warnings, lenient);
 }
 
 Site import_slurm_conf(const std::string& path, std::vector<std::string>& warnings,
-                       const std::string& gres_conf_path) {
-  Site site = import_slurm_conf_text(read_input_file(path), path, warnings);
+                       const std::string& gres_conf_path, bool lenient) {
+  Site site = import_slurm_conf_text(read_input_file(path), path, warnings, lenient);
   if (!gres_conf_path.empty()) {
     import_gres_conf(gres_conf_path, site, warnings);
   } else {

@@ -11,16 +11,18 @@ namespace slurmtwin {
 
 /// Imports the slurm.conf at `path` (Include files resolve relative to the including file's directory).
 /// `gres_conf_path` names a gres.conf to apply; "" = the gres.conf beside slurm.conf when there is one.
-/// Keys that are not modelled add one warning each to `warnings`; bad values throw InputError naming
-/// file:line and the key. The result is not validate()d: partitions may name QOS that the sacctmgr
-/// import adds later.
+/// A key slurmctld does not know throws InputError naming file:line, the key and the nearest known
+/// key, as slurmctld refuses to start (`lenient`: a warning instead). Known keys that are not modelled
+/// add one warning each when they affect scheduling (saying how) and nothing otherwise; bad values
+/// throw InputError naming file:line and the key. The result is not validate()d: partitions may name
+/// QOS that the sacctmgr import adds later.
 Site import_slurm_conf(const std::string& path, std::vector<std::string>& warnings,
-                       const std::string& gres_conf_path = {});
+                       const std::string& gres_conf_path = {}, bool lenient = false);
 
 /// The same from text. `file_name` names the content in messages and anchors relative Includes; no
 /// gres.conf is read.
 Site import_slurm_conf_text(std::string_view content, const std::string& file_name,
-                            std::vector<std::string>& warnings);
+                            std::vector<std::string>& warnings, bool lenient = false);
 
 /// Applies gres.conf lines ("NodeName=g[1-8] Name=gpu [Type=v100] Count=2|File=/dev/nvidia[0-1]") to
 /// the site's nodes: per node, name and type the summed count replaces the slurm.conf count (an untyped

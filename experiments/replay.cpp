@@ -287,7 +287,8 @@ std::string rejection_examples(const ReplayResult& r, const Trace& trace, std::s
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   if (reasons.size() > top) reasons.resize(top);
   std::string out;
-  for (const auto& [n, why] : reasons) {
+  for (const auto& reason : reasons) {
+    const std::string& why = reason.second;  // a named variable: clang 14 cannot capture a binding
     // The name each reason is about, as the job gave it.
     const auto name_of = [&](const JobRecord& rec) -> std::string {
       if (why.find("partition") != std::string::npos) return "partition '" + trace.partition_name(rec) + "'";
@@ -304,7 +305,7 @@ std::string rejection_examples(const ReplayResult& r, const Trace& trace, std::s
         examples.push_back(std::move(name));
       if (examples.size() == 3) break;
     }
-    out += fmt::format("  {:>7}  {} (e.g. {})\n", n, why, fmt::join(examples, ", "));
+    out += fmt::format("  {:>7}  {} (e.g. {})\n", reason.first, why, fmt::join(examples, ", "));
   }
   return out;
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <vector>
 
 #include "traces/text.hpp"
 

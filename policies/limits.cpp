@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "traces/text.hpp"
+
 namespace slurmtwin::policies {
 namespace {
 
@@ -119,6 +121,8 @@ sim::PendingReason check_limits(const sim::SimState& s, const sim::SimJob& j, st
   if ((part.max_nodes > 0 && j.request.min_nodes > part.max_nodes) || j.request.min_nodes < part.min_nodes ||
       j.request.min_nodes > s.partition_nodes[partition].size())
     return R::kPartitionNodeLimit;
+  if (partition < s.partition_cpus.size() && j.request.total_cpus > s.partition_cpus[partition])
+    return R::kPartitionConfig;
   const auto& l = s.site.qos[j.qos].limits;
   const auto& u = s.usage;
   const auto qi = j.qos;
@@ -164,6 +168,15 @@ sim::PendingReason check_limits(const sim::SimState& s, const sim::SimJob& j, st
 
 std::string check_submit_limits(const sim::SimState& s, const sim::SimJob& j) {
   const auto& q = s.site.qos[j.qos].limits;
+  // A QOS with Flags=DenyOnLimit refuses at submit a job over its per-job limits, which would
+  // otherwise pend for ever (seen on real Slurm 22.05: MaxWall, "Job violates accounting/QOS policy").
+  const auto& flags = s.site.qos[j.qos].flags;
+  if (std::any_of(flags.begin(), flags.end(),
+                  [](const std::string& f) { return text::iequals(f, "DenyOnLimit"); })) {
+    if (q.max_wall && j.time_limit != kUnlimited && j.time_limit > *q.max_wall)
+      return "QOSMaxWallDurationPerJobLimit";
+    if (over(q.max_tres_per_job, Tres{}, job_tres(s, j)) >= 0) return "QOSMaxTRESPerJob";
+  }
   if (q.max_submit_jobs_per_user &&
       get(s.usage.qos_user_submit, j.qos, j.user) >= *q.max_submit_jobs_per_user)
     return "QOSMaxSubmitJobPerUserLimit";

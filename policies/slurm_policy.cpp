@@ -62,6 +62,9 @@ void SlurmPolicy::init(sim::SimState& state) {
       for (std::uint32_t n = 0; n < site_.nodes.size(); ++n)
         if (site_.nodes[n].name == name) state.partition_nodes[p].push_back(n);
   for (auto& nodes : state.partition_nodes) std::sort(nodes.begin(), nodes.end());
+  state.partition_cpus.assign(site_.partitions.size(), 0);
+  for (std::size_t p = 0; p < site_.partitions.size(); ++p)
+    for (const auto n : state.partition_nodes[p]) state.partition_cpus[p] += state.cluster.node(n).cpus;
   entries_at_.assign(state.jobs.size(), kNoEntries);
 }
 

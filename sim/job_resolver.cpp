@@ -75,12 +75,16 @@ class NodeClasses {
 
   /// Whether partition `p` could run `r` on its nodes when they are all idle (Slurm refuses a job
   /// at submit otherwise: "Requested node configuration is not available").
-  /// A request for more nodes than the partition has is not refused here: slurmctld checks the
-  /// partition's limits first and the job pends (PartitionNodeLimit).
+  /// A request for more nodes or CPUs than the partition has is not refused here: slurmctld checks
+  /// the partition's limits first and the job pends (PartitionNodeLimit, PartitionConfig; seen on
+  /// real Slurm 22.05: -n40 on 4 x 8 CPUs pends).
   bool could_run(const ClusterState& cluster, std::uint16_t p, const NodeRequest& r) const {
-    std::uint64_t partition_nodes = 0;
-    for (const auto& c : partitions_[p]) partition_nodes += c.count;
-    if (partition_nodes < r.min_nodes) return true;
+    std::uint64_t partition_nodes = 0, partition_cpus = 0;
+    for (const auto& c : partitions_[p]) {
+      partition_nodes += c.count;
+      partition_cpus += static_cast<std::uint64_t>(c.count) * cluster.node(c.node).cpus;
+    }
+    if (partition_nodes < r.min_nodes || partition_cpus < r.total_cpus) return true;
     const std::uint32_t ask =
         r.cpus_per_node > 0 ? r.cpus_per_node : std::numeric_limits<std::uint32_t>::max();
     std::vector<std::pair<std::uint32_t, std::uint32_t>> usable;  // (CPUs on one node, nodes)

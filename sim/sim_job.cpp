@@ -56,6 +56,8 @@ const char* to_string(PendingReason reason) {
       return "AssocMaxTRESPerJob";
     case PendingReason::kAssocMaxWall:
       return "AssocMaxWallDurationPerJobLimit";
+    case PendingReason::kPartitionConfig:
+      return "PartitionConfig";
     case PendingReason::kCount:
       break;
   }

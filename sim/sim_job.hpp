@@ -46,7 +46,8 @@ enum class PendingReason : std::uint8_t {
   kAssocGrpGres,
   kAssocMaxTresPerJob,
   kAssocMaxWall,
-  kCount,  // number of reasons (array size; at most 32: SimJob::reasons_seen is a bit set)
+  kPartitionConfig,  // more CPUs than the partition has (Slurm: ESLURM_TOO_MANY_REQUESTED_CPUS)
+  kCount,            // number of reasons (array size; at most 32: SimJob::reasons_seen is a bit set)
 };
 const char* to_string(PendingReason reason);
 

@@ -46,6 +46,7 @@ struct SimState {
   std::vector<std::uint32_t> running;                       // indices into jobs, in no particular order
   std::vector<std::uint32_t> suspended;                     // indices into jobs, in no particular order
   std::vector<std::vector<std::uint32_t>> partition_nodes;  // per partition: node indices, slurm.conf order
+  std::vector<std::uint64_t> partition_cpus;                // per partition: CPUs of its nodes
   LimitUsage usage;
   Seconds now = 0;
   Seconds origin = 0;  // controller start (timer phase reference)

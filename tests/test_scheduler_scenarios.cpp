@@ -326,3 +326,27 @@ TEST_CASE("a job that runs to its time limit (events -sim-walltime -1) ends as T
   const auto f = replay(small_site(1, 4), forever);
   CHECK(f.state->jobs[0].state == sim::SimJobState::kRejected);
 }
+
+TEST_CASE("more CPUs than the partition has pends (PartitionConfig) and blocks nothing, as on real Slurm") {
+  // Recorded on real Slurm 22.05 (tests/oracle 16_impossible, j010): -n40 with no -N on 4 x 8 CPUs is
+  // accepted and pends with PartitionConfig for ever. Here -n16 on 2 x 4 CPUs; the 1-CPU job behind it
+  // starts at 3 (a limit-held job blocks no partition).
+  const auto r = replay(small_site(2, 4), make_trace({{0, 0, 16, 10}, {0, 1, 1, 10}}));
+  CHECK(r.state->jobs[0].state == sim::SimJobState::kPending);
+  CHECK(r.state->jobs[0].reason == sim::PendingReason::kPartitionConfig);
+  CHECK(r.state->jobs[1].start - kT0 == 3);
+}
+
+TEST_CASE("a QOS with DenyOnLimit refuses a job over its MaxWall at submit; without it the job pends") {
+  // Recorded on real Slurm 22.05 (tests/oracle 14_qos_user_limits, j011): "Job violates accounting/QOS
+  // policy" after QOSMaxWallDurationPerJobLimit; without the flag the job pends with that reason.
+  auto site = small_site(1, 4);
+  site.qos[0].limits.max_wall = 600;
+  const auto trace = make_trace({{0, 1, 1, 10, 3600}});
+  const auto pends = replay(site, trace);
+  CHECK(pends.state->jobs[0].reason == sim::PendingReason::kQosMaxWall);
+  site.qos[0].flags.insert("DenyOnLimit");
+  const auto refused = replay(site, trace);
+  CHECK(refused.state->jobs[0].state == sim::SimJobState::kRejected);
+  CHECK(refused.state->jobs[0].reject_reason == "QOSMaxWallDurationPerJobLimit");
+}

@@ -42,8 +42,7 @@ int trace_generate(const Args& args) {
       "seed", po::value<std::uint64_t>(), "override the config's seed")(
       "days", po::value<double>(), "override the config's duration (days)")(
       "jobs-per-day", po::value<double>(), "override the config's mean arrival rate")(
-      "output,o", po::value<std::string>()->required(),
-      "output file (.stt native, or .sacct/.txt for sacct -P)");
+      "output,o", po::value<std::string>()->required(), "output file (.stt, the native format)");
   const auto vm = parse("slurmtwin trace generate -o FILE [options]", o, args);
   auto config = vm["config"].as<std::string>().empty()
                     ? default_synthetic_config()
@@ -51,12 +50,16 @@ int trace_generate(const Args& args) {
   if (vm.count("seed")) config.seed = vm["seed"].as<std::uint64_t>();
   if (vm.count("days")) config.days = vm["days"].as<double>();
   if (vm.count("jobs-per-day")) config.jobs_per_day = vm["jobs-per-day"].as<double>();
-  const auto trace = generate_synthetic(config);
   const auto& out = vm["output"].as<std::string>();
-  if (out.ends_with(".stt"))
-    write_native_trace(trace, out);
-  else
-    write_file_atomic(out, format_sacct_parsable(trace));
+  // sacct records a job's run time only once it has run (Start, End): a generated job written as sacct
+  // would be read back without one and refused at replay (issue 22). Fail before generating.
+  if (!out.ends_with(".stt"))
+    throw po::error(
+        fmt::format("{}: trace generate writes the native format (.stt), which keeps each job's run "
+                    "time; sacct -P has none before a job has run (replay it and use its jobs.sacct)",
+                    out));
+  const auto trace = generate_synthetic(config);
+  write_native_trace(trace, out);
   std::cerr << fmt::format("wrote {} jobs to {}\n", trace.jobs.size(), out);
   return kExitOk;
 }

@@ -316,6 +316,7 @@ std::string jobs_sacct(const ReplayResult& r, const Trace& trace) {
   Trace out = trace;
   out.jobs.clear();
   std::vector<std::string> nodes;
+  std::vector<std::uint32_t> node_counts;
   const auto add = [&](JobRecord rec, const sim::PastRun& run, std::uint32_t restarts, JobState state) {
     rec.submit = run.submit;
     rec.eligible = run.eligible;
@@ -331,6 +332,7 @@ std::string jobs_sacct(const ReplayResult& r, const Trace& trace) {
     if (run.start != kUnsetTime) rec.partition = out.partitions.intern(r.site.partitions[run.partition].name);
     out.jobs.push_back(std::move(rec));
     nodes.push_back(names.empty() ? std::string("None assigned") : compress_hostlist(names));
+    node_counts.push_back(static_cast<std::uint32_t>(names.size()));
   };
   for (const auto& j : r.state->jobs) {
     const auto& input = trace.jobs[j.trace_index];
@@ -345,7 +347,7 @@ std::string jobs_sacct(const ReplayResult& r, const Trace& trace) {
         : j.state == sim::SimJobState::kRejected ? JobState::kCancelled
                                                  : JobState::kPending);
   }
-  return format_sacct_parsable(out, &nodes);
+  return format_sacct_parsable(out, &nodes, &node_counts);
 }
 
 std::vector<Seconds> phase_offsets(const Site& site, std::uint32_t phases, Seconds base) {

@@ -395,6 +395,7 @@ class RecordView {
  public:
   RecordView(const std::array<int, kFieldCount>& index, const std::vector<std::string>& values)
       : index_(index), values_(values) {}
+  bool has_column(Field f) const { return index_[f] >= 0; }
   /// The raw value, or nullopt when the column is absent or (after trimming) empty.
   std::optional<std::string_view> get(Field f) const {
     if (index_[f] < 0) return std::nullopt;
@@ -550,8 +551,13 @@ void fill_job(const RecordView& r, Trace& trace, JobRecord& j, bool pending_arra
   const auto req_tres = tres_counts(r, kReqTRES);
   const auto alloc_tres = tres_counts(r, kAllocTRES);
 
-  if (const auto n = r.integer(kReqNodes, 0, kMaxU32); n && *n > 0) {
-    j.nodes = to_u32(*n);
+  if (r.has_column(kReqNodes)) {
+    // ReqNodes is -N (sacct always fills it; SlurmTwin's own jobs.sacct leaves it empty when no -N was
+    // given, so the job may spread over as many nodes as it likes, as it first did).
+    const auto n = r.integer(kReqNodes, 0, kMaxU32);
+    j.nodes = n ? to_u32(*n) : 0;
+    // sacct shows ReqNodes=1 for a job that gave no -N; one that got more nodes than that gave none.
+    if (const auto got = r.integer(kNNodes, 0, kMaxU32); j.nodes == 1 && got && *got > 1) j.nodes = 0;
   } else if (const auto nn = r.integer(kNNodes, 0, kMaxU32); nn && *nn > 0) {
     j.nodes = to_u32(*nn);
   } else if (const auto t = tres_value(req_tres, "node"); t && *t <= kMaxU32) {

@@ -9,7 +9,8 @@ namespace slurmtwin {
 const char* const kSacctWriterColumns =
     "JobID|JobIDRaw|JobName|User|Account|Partition|QOS|Submit|Eligible|Start|End|Elapsed|ElapsedRaw|"
     "Timelimit|"
-    "TimelimitRaw|State|NNodes|NCPUS|ReqCPUS|ReqMem|ReqTRES|NodeList|Priority|Flags|Restarts|Constraints";
+    "TimelimitRaw|State|NNodes|ReqNodes|NCPUS|ReqCPUS|ReqMem|ReqTRES|NodeList|Priority|Flags|Restarts|"
+    "Constraints";
 
 namespace {
 
@@ -54,7 +55,8 @@ const char* flags(SchedulerPass p) {
 
 }  // namespace
 
-std::string format_sacct_parsable(const Trace& t, const std::vector<std::string>* nodelists) {
+std::string format_sacct_parsable(const Trace& t, const std::vector<std::string>* nodelists,
+                                  const std::vector<std::uint32_t>* node_counts) {
   std::string out = kSacctWriterColumns;
   out += '\n';
   for (std::size_t i = 0; i < t.jobs.size(); ++i) {
@@ -66,12 +68,17 @@ std::string format_sacct_parsable(const Trace& t, const std::vector<std::string>
                                : std::to_string(j.time_limit / 60);
     const auto id = job_id(j);
     out += fmt::format(
-        "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}\n", id, id,
+        "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}\n", id, id,
         t.strings.name(j.name), t.user_name(j), t.account_name(j), t.partition_name(j), t.qos_name(j),
         format_timestamp(j.submit), format_timestamp(j.eligible), format_timestamp(j.start),
         format_timestamp(j.end), format_slurm_duration(elapsed), elapsed,
         j.time_limit == kUnsetTime ? "Partition_Limit" : format_slurm_duration(j.time_limit), limit_min,
-        to_string(j.state), std::max<std::uint32_t>(1, j.nodes), j.alloc_cpus,
+        // NNodes: the nodes it got (as sacct), else those it asked for; ReqNodes: -N, empty when none
+        // was given (so that a replay of this file lets the job spread as the original did).
+        to_string(j.state),
+        node_counts && i < node_counts->size() && (*node_counts)[i] > 0 ? (*node_counts)[i]
+                                                                        : std::max<std::uint32_t>(1, j.nodes),
+        j.nodes > 0 ? std::to_string(j.nodes) : std::string(), j.alloc_cpus,
         std::max<std::uint64_t>(j.req_cpus, static_cast<std::uint64_t>(j.tasks) * j.cpus_per_task),
         req_mem(j), req_tres(j),
         nodelists && i < nodelists->size() ? (*nodelists)[i] : std::string("None assigned"),

@@ -12,6 +12,8 @@ namespace slurmtwin {
 extern const char* const kSacctWriterColumns;
 
 /// One record per job. `nodelists` (optional, same order as trace.jobs) fills NodeList.
-std::string format_sacct_parsable(const Trace& trace, const std::vector<std::string>* nodelists = nullptr);
+/// `node_counts[i]`: nodes job i got (NNodes; 0 or absent = the nodes it asked for).
+std::string format_sacct_parsable(const Trace& trace, const std::vector<std::string>* nodelists = nullptr,
+                                  const std::vector<std::uint32_t>* node_counts = nullptr);
 
 }  // namespace slurmtwin

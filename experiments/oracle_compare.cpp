@@ -183,22 +183,85 @@ bool near_tie(const std::vector<RealSshareRow>& rows, double relative) {
   return false;
 }
 
+namespace {
+
+/// A scenario's gres cell: one request name[:type]:count, per node.
+GresRequest scenario_gres(std::string_view v, const std::string& file, std::uint64_t line) {
+  const auto parts = text::split(v, ':');
+  const auto bad = [&]() {
+    return InputError(file, line, "gres", fmt::format("'{}' is not name[:type]:count", v));
+  };
+  if (parts.size() < 2 || parts.size() > 3) throw bad();
+  const auto word = [](std::string_view w, bool type) {
+    return !w.empty() && std::all_of(w.begin(), w.end(), [&](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (type && (c == '.' || c == '-'));
+    });
+  };
+  const auto count = text::parse_int(parts.back());
+  if (!word(parts[0], false) || (parts.size() == 3 && !word(parts[1], true)) || !count || *count < 1 ||
+      parts.back().front() == '+')
+    throw bad();
+  return GresRequest{std::string(parts[0]), parts.size() == 3 ? std::string(parts[1]) : std::string(), *count,
+                     true};
+}
+
+}  // namespace
+
 std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
   const auto content = read_input_file(path);
   csv::Reader reader(content, path);
   csv::Record r;
-  if (!reader.next(r)) throw InputError(path, 1, "header", "empty scenario");
+  // Lines starting with # are skipped (as oracle.sh does); quotes are refused (oracle.sh splits at
+  // every comma).
+  const auto next = [&]() {
+    while (reader.next(r)) {
+      if (text::trim(r.text).starts_with('#')) continue;
+      if (r.text.find('"') != std::string_view::npos)
+        throw InputError(path, r.line, "line",
+                         "quoted fields are not supported (oracle.sh splits at commas)");
+      return true;
+    }
+    return false;
+  };
+  if (!next()) throw InputError(path, 1, "header", "empty scenario");
+  static const std::set<std::string> kColumns = {"offset", "user",           "account",   "partition",
+                                                 "qos",    "nodes",          "cpus",      "ntasks_per_node",
+                                                 "mem_mb", "mem_per_cpu_mb", "limit_min", "runtime_s",
+                                                 "gres",   "constraint",     "dependency"};
+  {
+    std::set<std::string> seen;
+    for (const auto& name : r.fields) {
+      const auto n = std::string(text::trim(name));
+      if (!kColumns.count(n)) throw InputError(path, r.line, n, "unknown column");
+      if (!seen.insert(n).second) throw InputError(path, r.line, n, "column given twice");
+    }
+  }
   const csv::Header header(r.fields);
   const auto c_off = header.require("offset", path, r.line), c_user = header.require("user", path, r.line),
              c_acct = header.require("account", path, r.line),
              c_part = header.require("partition", path, r.line), c_qos = header.require("qos", path, r.line),
-             c_nodes = header.require("nodes", path, r.line), c_cpus = header.require("cpus", path, r.line),
-             c_mem = header.require("mem_mb", path, r.line),
-             c_lim = header.require("limit_min", path, r.line),
+             c_cpus = header.require("cpus", path, r.line), c_lim = header.require("limit_min", path, r.line),
              c_run = header.require("runtime_s", path, r.line);
-  const auto c_dep = header.find("dependency");
+  const auto c_nodes = header.find("nodes"), c_tpn = header.find("ntasks_per_node"),
+             c_mem = header.find("mem_mb"), c_mpc = header.find("mem_per_cpu_mb"),
+             c_gres = header.find("gres"), c_cons = header.find("constraint"),
+             c_dep = header.find("dependency");
+  // An optional column's cell, trimmed; empty when the column or the cell is absent.
+  const auto cell = [&](std::optional<std::size_t> c) {
+    return c && *c < r.fields.size() ? std::string(text::trim(r.fields[*c])) : std::string();
+  };
+  const auto number = [&](const std::string& v, const char* column, std::int64_t min) {
+    const auto n = text::parse_int(v);
+    if (!n || *n < min || v.front() == '+')
+      throw InputError(path, r.line, column, fmt::format("'{}' is not an integer >= {}", v, min));
+    return *n;
+  };
+  constexpr std::int64_t kMaxCount = 1'000'000;
   std::vector<ScenarioJob> jobs;
-  while (reader.next(r)) {
+  while (next()) {
+    if (r.fields.size() > header.size())
+      throw InputError(path, r.line, "line",
+                       fmt::format("{} fields, the header has {}", r.fields.size(), header.size()));
     ScenarioJob j;
     j.name = fmt::format("j{:03d}", jobs.size() + 1);
     j.offset = int_field(r, c_off, path, "offset");
@@ -206,13 +269,40 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
     j.account = text_field(r, c_acct, path, "account");
     j.partition = text_field(r, c_part, path, "partition");
     j.qos = text_field(r, c_qos, path, "qos");
-    j.nodes = static_cast<std::uint32_t>(int_field(r, c_nodes, path, "nodes"));
-    j.cpus = static_cast<std::uint32_t>(int_field(r, c_cpus, path, "cpus"));
-    j.mem_mb = int_field(r, c_mem, path, "mem_mb");
-    j.time_limit = 60 * int_field(r, c_lim, path, "limit_min");
+    for (const auto& [v, column] :
+         {std::pair{j.user, "user"}, {j.account, "account"}, {j.partition, "partition"}, {j.qos, "qos"}})
+      if (std::any_of(v.begin(), v.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); }))
+        throw InputError(path, r.line, column, "no blanks inside a field");
+    if (const auto v = cell(c_nodes); !v.empty()) j.nodes = static_cast<std::uint32_t>(number(v, "nodes", 1));
+    if (const auto v = cell(c_tpn); !v.empty())
+      j.tasks_per_node = static_cast<std::uint32_t>(number(v, "ntasks_per_node", 1));
+    if (const auto v = cell(c_cpus); !v.empty()) {
+      j.cpus = static_cast<std::uint32_t>(number(v, "cpus", 1));
+    } else if (j.nodes > 0 && j.tasks_per_node > 0) {
+      j.cpus_given = false;  // sbatch without -n: nodes x ntasks-per-node tasks
+      j.cpus = j.nodes * j.tasks_per_node;
+    } else {
+      throw InputError(path, r.line, "cpus", "empty (allowed only with nodes and ntasks_per_node)");
+    }
+    if (j.nodes > kMaxCount || j.tasks_per_node > kMaxCount || j.cpus > kMaxCount)
+      throw InputError(path, r.line, "cpus", "more than a million nodes or tasks");
+    if (j.nodes > 0 && j.cpus < j.nodes) throw InputError(path, r.line, "cpus", "needs cpus >= nodes");
+    const auto mem = cell(c_mem), mpc = cell(c_mpc);
+    if (!mem.empty() && !mpc.empty())
+      throw InputError(path, r.line, "mem_per_cpu_mb", "give mem_mb or mem_per_cpu_mb, not both");
+    if (!mem.empty()) j.mem_mb = number(mem, "mem_mb", 0);
+    if (!mpc.empty()) {
+      j.mem_mb = number(mpc, "mem_per_cpu_mb", 1);
+      j.mem_per_cpu = true;
+    }
+    if (const auto v = cell(c_gres); !v.empty()) j.gres.push_back(scenario_gres(v, path, r.line));
+    j.constraint = cell(c_cons);
+    if (std::any_of(j.constraint.begin(), j.constraint.end(),
+                    [](char c) { return std::isspace(static_cast<unsigned char>(c)); }))
+      throw InputError(path, r.line, "constraint", "no blanks inside a field");
+    j.time_limit = 60 * number(cell(c_lim), "limit_min", 1);
     j.runtime = int_field(r, c_run, path, "runtime_s");
-    if (c_dep && *c_dep < r.fields.size()) j.dependency = std::string(text::trim(r.fields[*c_dep]));
-    if (j.nodes == 0 || j.cpus < j.nodes) throw InputError(path, r.line, "cpus", "needs cpus >= nodes >= 1");
+    j.dependency = cell(c_dep);
     jobs.push_back(std::move(j));
   }
   return jobs;
@@ -287,6 +377,47 @@ RecordedRun read_recorded_run(const std::filesystem::path& dir) {
   for (auto& [name, runs] : run.schedule)
     std::stable_sort(runs.begin(), runs.end(),
                      [](const auto& a, const auto& b) { return a.submit < b.submit; });
+  // Jobs sbatch refused ("jNNN REFUSED EPOCH OFFSET" in submits.txt). Slurm 22.05 still writes a
+  // FAILED record with Start = End = Submit for most refusals ("Requested node configuration is not
+  // available"), none for others ("Invalid feature specification"): either way the job never ran.
+  if (const auto submits = dir / "submits.txt"; std::filesystem::exists(submits)) {
+    line_no = 0;
+    for (const auto& l : lines_of(submits)) {
+      ++line_no;
+      const auto w = text::split_ws(l);
+      if (w.size() < 3)
+        throw InputError(file_of(submits), line_no, "line", "expected NAME ID EPOCH [OFFSET]");
+      if (w[1] != "REFUSED") continue;
+      const auto name = std::string(w[0]);
+      const auto at = parse_epoch(w[2], file_of(submits), line_no, "epoch");
+      run.refused.insert(name);
+      const auto it = run.submit_times.find(name);
+      const Seconds submit = it != run.submit_times.end() ? it->second : static_cast<Seconds>(std::floor(at));
+      run.schedule[name] = {
+          RunOutcome{submit - run.trace_start, kUnsetTime, kUnsetTime, "REJECTED", SchedulerPass::kUnknown}};
+    }
+  }
+  // Jobs the harness cancelled because they could never start ("jNNN ID REASON" in never-started.txt):
+  // pending, not cancelled, as far as the scheduler is concerned.
+  if (const auto never = dir / "never-started.txt"; std::filesystem::exists(never)) {
+    line_no = 0;
+    for (const auto& l : lines_of(never)) {
+      ++line_no;
+      const auto w = text::split_ws(l);
+      if (w.size() < 2) throw InputError(file_of(never), line_no, "line", "expected NAME ID [REASON]");
+      const auto name = std::string(w[0]);
+      const auto it = run.schedule.find(name);
+      if (it == run.schedule.end() || it->second.empty())
+        throw InputError(file_of(never), line_no, "NAME", fmt::format("{} has no sacct record", name));
+      auto& last = it->second.back();
+      if (last.start != kUnsetTime && last.end != last.start)
+        throw InputError(file_of(never), line_no, "NAME",
+                         fmt::format("{} ran ({} to {})", name, last.start, last.end));
+      last.start = last.end = kUnsetTime;
+      last.state = "PENDING";
+      run.never_started[name] = w.size() > 2 ? std::string(w[2]) : std::string();
+    }
+  }
   run.sprio = read_samples<RealSprioRow>(dir / "sprio.txt", parse_sprio);
   run.sshare = read_samples<RealSshareRow>(dir / "sshare.txt", parse_sshare);
   return run;
@@ -314,33 +445,44 @@ std::string real_dependency(const std::string& named, const std::map<std::string
 
 }  // namespace
 
+JobRecord scenario_job_request(const ScenarioJob& j, Trace& trace) {
+  JobRecord rec;
+  rec.user = trace.users.intern(j.user);
+  rec.account = trace.accounts.intern(j.account);
+  rec.partition = trace.partitions.intern(j.partition);
+  rec.qos = trace.qos.intern(j.qos);
+  rec.name = trace.strings.intern(j.name);
+  rec.runtime = j.runtime;
+  rec.time_limit = j.time_limit;
+  rec.nodes = j.nodes;  // 0: no -N, the scheduler decides
+  rec.tasks = j.cpus;
+  rec.tasks_per_node = j.tasks_per_node;
+  rec.req_cpus = j.cpus;
+  rec.mem_mb = j.mem_mb;  // -1: no memory option
+  rec.mem_per_cpu = j.mem_per_cpu;
+  rec.gres = j.gres;
+  if (!j.constraint.empty()) rec.constraints = trace.strings.intern(j.constraint);
+  return rec;
+}
+
 SimulatedRun simulate_recorded_run(const RecordedRun& run) {
   std::vector<std::string> warnings;
-  Site site = import_site((run.dir / "slurm.conf").string(), "", (run.dir / "accounts.sacctmgr").string(), "",
-                          warnings);
+  // The recorded gres.conf (a scenario with GRES), as slurmd read it.
+  const auto gres_conf = run.dir / "gres.conf";
+  Site site = import_site((run.dir / "slurm.conf").string(),
+                          std::filesystem::exists(gres_conf) ? gres_conf.string() : std::string(),
+                          (run.dir / "accounts.sacctmgr").string(), "", warnings);
   Trace trace;
   trace.source = (run.dir / "jobs.csv").string();
   std::uint64_t next_id = 1;
   for (const auto& [name, id] : run.job_ids) next_id = std::max(next_id, id + 1);
   for (const auto& j : run.jobs) {
-    JobRecord rec;
+    JobRecord rec = scenario_job_request(j, trace);
     const auto id = run.job_ids.find(j.name);
     rec.job_id = id != run.job_ids.end() ? id->second : next_id++;  // refused by sbatch: no record
     const auto submit = run.submit_times.find(j.name);
     rec.submit = submit != run.submit_times.end() ? submit->second : run.trace_start + j.offset;
     rec.eligible = rec.submit;
-    rec.user = trace.users.intern(j.user);
-    rec.account = trace.accounts.intern(j.account);
-    rec.partition = trace.partitions.intern(j.partition);
-    rec.qos = trace.qos.intern(j.qos);
-    rec.name = trace.strings.intern(j.name);
-    rec.runtime = j.runtime;
-    rec.time_limit = j.time_limit;
-    rec.nodes = j.nodes;
-    rec.tasks = j.cpus;
-    rec.req_cpus = j.cpus;
-    rec.mem_mb = j.mem_mb;
-    rec.mem_per_cpu = false;
     if (!j.dependency.empty())
       rec.dependency = trace.strings.intern(real_dependency(j.dependency, run.job_ids));
     trace.jobs.push_back(rec);
@@ -562,10 +704,12 @@ ScenarioResult evaluate_scenario(const std::filesystem::path& dir, const Accepta
   }
   if (runs.empty()) throw InputError(dir.string(), 0, "run1", "no recorded run (run1/meta.txt)");
   res.runs = runs.size();
-  {  // the first comment of the scenario's sched.conf, after oracle.sh's marker line
+  {  // the first comment of the scenario's sched.conf, after oracle.sh's marker line (its nodes.conf,
+     // when it has one, comes earlier under a marker of its own)
     const auto conf = lines_of(runs.front().dir / "slurm.conf");
-    const auto it = std::find_if(conf.begin(), conf.end(),
-                                 [](const auto& l) { return l.rfind("# ---- scenario", 0) == 0; });
+    const auto it = std::find_if(conf.begin(), conf.end(), [](const auto& l) {
+      return l.rfind("# ---- scenario", 0) == 0 && text::trim(l).ends_with(": sched.conf");
+    });
     if (it != conf.end() && std::next(it) != conf.end() && std::next(it)->rfind("# ", 0) == 0)
       res.title = std::next(it)->substr(2);
   }
@@ -598,7 +742,7 @@ std::string fidelity_report(const std::vector<ScenarioResult>& results, const Ac
       "tests/oracle/fidelity-notes.md "
       "instead -->\n\n";
   out += fmt::format(
-      "Every scenario of `tests/oracle/scenarios/` ran twice on real Slurm on one machine "
+      "Every scenario of `tests/oracle/scenarios/` ran two or three times on real Slurm on one machine "
       "(`tests/oracle/oracle.sh`, recordings in `tests/oracle/recorded/`); the simulator replays each "
       "recorded run from the same submit instants, controller start and decay-tick phase. "
       "**Acceptance** (per scenario): simulator-vs-real mean |Δstart| (mean over the runs) ≤ real-vs-real "

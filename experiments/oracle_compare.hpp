@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "experiments/replay.hpp"
 #include "traces/job_record.hpp"
+#include "traces/trace.hpp"
 
 namespace slurmtwin::cli {
 
@@ -20,17 +22,31 @@ struct ScenarioJob {
   std::string name;    // jNNN, the sbatch --job-name (NNN = 1-based line among the jobs)
   Seconds offset = 0;  // submit offset after the trace start, s
   std::string user, account, partition, qos;
-  std::uint32_t nodes = 1;
-  std::uint32_t cpus = 1;   // -n, one CPU per task
-  std::int64_t mem_mb = 0;  // --mem, MB per node
-  Seconds time_limit = 0;   // -t, s (whole minutes)
-  Seconds runtime = 0;      // sleep, s
-  std::string dependency;   // --dependency with jobs named by jNNN (optional column), e.g. afterok:j001
+  std::uint32_t nodes = 0;           // -N; 0: not given (empty cell or no column)
+  std::uint32_t cpus = 1;            // -n, one CPU per task (nodes * tasks_per_node when -n was not given)
+  bool cpus_given = true;            // false: the cpus cell was empty, -n was not passed
+  std::uint32_t tasks_per_node = 0;  // --ntasks-per-node; 0: not given
+  std::int64_t mem_mb = -1;          // --mem (MB per node) or --mem-per-cpu (MB per CPU); -1: neither
+  bool mem_per_cpu = false;          // mem_mb is --mem-per-cpu
+  std::vector<GresRequest> gres;     // --gres (per node), at most one entry
+  std::string constraint;            // --constraint, as given; empty: none
+  Seconds time_limit = 0;            // -t, s (whole minutes)
+  Seconds runtime = 0;               // sleep, s
+  std::string dependency;  // --dependency with jobs named by jNNN (optional column), e.g. afterok:j001
 };
 
-/// Reads a scenario jobs.csv (header: offset,user,account,partition,qos,nodes,cpus,mem_mb,limit_min,
-/// runtime_s[,dependency]). Bad fields throw InputError naming file, line and column.
+/// Reads a scenario jobs.csv. Columns are found by the header's names, in any order (the format is
+/// documented at the top of tests/oracle/oracle.sh): offset, user, account, partition, qos, cpus,
+/// limit_min, runtime_s are required; nodes, ntasks_per_node, mem_mb, mem_per_cpu_mb, gres,
+/// constraint, dependency are optional, and an empty cell means the option was not given. Lines
+/// starting with # are skipped (as the harness does). Unknown columns, quoted fields and bad fields
+/// throw InputError naming file, line and column.
 std::vector<ScenarioJob> read_scenario_jobs(const std::string& path);
+
+/// The request of a scenario job as a trace record (no ids or times): nodes 0 when -N was not given
+/// (the scheduler decides), tasks and req_cpus from -n, tasks_per_node, mem_mb per node or per CPU
+/// (-1: no memory option), gres, and the job name and constraint interned in `trace`.
+JobRecord scenario_job_request(const ScenarioJob& job, Trace& trace);
 
 /// One run (sacct -D record) of a job, times relative to the trace start (s).
 struct RunOutcome {
@@ -68,15 +84,19 @@ struct Sampled {
 /// What oracle.sh recorded in one run directory.
 struct RecordedRun {
   std::filesystem::path dir;
-  Seconds trace_start = 0;                       // epoch s of submit offset 0
-  double controller_start = 0;                   // epoch s ("Running as primary controller")
-  std::vector<double> ticks;                     // epoch s of every decay-thread run
-  std::vector<double> limit_timeouts;            // epoch s of every "Time limit exhausted" (when logged)
-  Seconds cred_expire = 120;                     // AuthInfo cred_expire of its slurm.conf (requeue delay)
-  std::vector<ScenarioJob> jobs;                 // the scenario
-  std::map<std::string, std::uint64_t> job_ids;  // name -> Slurm job id
-  std::map<std::string, Seconds> submit_times;   // name -> sacct Submit of the first run (epoch s)
-  Schedule schedule;                             // real outcome
+  Seconds trace_start = 0;                           // epoch s of submit offset 0
+  double controller_start = 0;                       // epoch s ("Running as primary controller")
+  std::vector<double> ticks;                         // epoch s of every decay-thread run
+  std::vector<double> limit_timeouts;                // epoch s of every "Time limit exhausted" (when logged)
+  Seconds cred_expire = 120;                         // AuthInfo cred_expire of its slurm.conf (requeue delay)
+  std::vector<ScenarioJob> jobs;                     // the scenario
+  std::map<std::string, std::uint64_t> job_ids;      // name -> Slurm job id
+  std::map<std::string, Seconds> submit_times;       // name -> sacct Submit of the first run (epoch s)
+  std::set<std::string> refused;                     // jobs sbatch refused (submits.txt: REFUSED)
+  std::map<std::string, std::string> never_started;  // job -> its pending reason when cancelled
+                                                     // (never-started.txt)
+  Schedule schedule;  // real outcome; a refused job: one run, "REJECTED" (the simulator's word), no
+                      // start; a never-started one: its sacct run as "PENDING", no start or end
   std::vector<Sampled<RealSprioRow>> sprio;
   std::vector<Sampled<RealSshareRow>> sshare;
 };

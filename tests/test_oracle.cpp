@@ -3,8 +3,11 @@
 // agreement against the acceptance rule of docs/fidelity.md.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -15,10 +18,8 @@
 #include "scenario_support.hpp"
 #include "sim/cluster_state.hpp"
 #include "test_support.hpp"
+#include "traces/read_report.hpp"
 #include "traces/sacctmgr.hpp"
-
-#include <algorithm>
-#include <array>
 
 using namespace slurmtwin;
 using testing::kT0;
@@ -290,6 +291,167 @@ TEST_CASE("a short job started by backfill frees its nodes for the backfill pass
 
 namespace {
 
+/// Writes `content` to DIR/NAME and returns the path.
+std::string write_text(const std::filesystem::path& dir, const std::string& name,
+                       const std::string& content) {
+  const auto p = dir / name;
+  std::ofstream(p) << content;
+  return p.string();
+}
+
+/// The InputError message of reading `csv` as a scenario jobs.csv, or "" when it reads.
+std::string jobs_csv_error(const std::string& csv) {
+  static const auto dir = testing::scratch_dir("oracle_jobs_csv");
+  const auto path = write_text(dir, "jobs.csv", csv);
+  try {
+    cli::read_scenario_jobs(path);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("scenario jobs.csv: columns by name, empty cells for options not given") {
+  const auto dir = testing::scratch_dir("oracle_jobs_columns");
+  // Columns in another order than the old fixed one; a comment line (skipped, as oracle.sh does).
+  const auto path =
+      write_text(dir, "jobs.csv",
+                 "runtime_s,offset,user,account,partition,qos,cpus,limit_min,nodes,ntasks_per_node,"
+                 "mem_mb,mem_per_cpu_mb,gres,constraint,dependency\n"
+                 "# -n12 with no -N, 500 MB per CPU\n"
+                 "40,3,u1,a1,batch,normal,12,2,,,,500,,,\n"
+                 "30,5,u2,a1,batch,normal,,2,2,4,1000,,gpu:1,bigmem&fast,afterok:j001\n"
+                 "20,7,u2,a1,batch,normal,2,1,,,,,gpu:tesla:2,,\n");
+  const auto jobs = cli::read_scenario_jobs(path);
+  REQUIRE(jobs.size() == 3);
+  CHECK(jobs[0].name == "j001");  // the comment line is not a job
+  CHECK(jobs[0].offset == 3);
+  CHECK(jobs[0].runtime == 40);
+  CHECK(jobs[0].nodes == 0);
+  CHECK(jobs[0].cpus == 12);
+  CHECK(jobs[0].mem_mb == 500);
+  CHECK(jobs[0].mem_per_cpu);
+  CHECK(jobs[0].gres.empty());
+  // -N2 --ntasks-per-node=4 without -n: 8 tasks.
+  CHECK(jobs[1].nodes == 2);
+  CHECK(jobs[1].tasks_per_node == 4);
+  CHECK_FALSE(jobs[1].cpus_given);
+  CHECK(jobs[1].cpus == 8);
+  CHECK(jobs[1].mem_mb == 1000);
+  CHECK_FALSE(jobs[1].mem_per_cpu);
+  REQUIRE(jobs[1].gres.size() == 1);
+  CHECK(jobs[1].gres[0] == GresRequest{"gpu", "", 1, true});
+  CHECK(jobs[1].constraint == "bigmem&fast");
+  CHECK(jobs[1].dependency == "afterok:j001");
+  CHECK(jobs[2].mem_mb == -1);  // no memory option
+  CHECK(jobs[2].gres[0] == GresRequest{"gpu", "tesla", 2, true});
+
+  Trace trace;
+  const auto r0 = cli::scenario_job_request(jobs[0], trace);
+  CHECK(r0.nodes == 0);  // no -N: the scheduler decides
+  CHECK(r0.tasks == 12);
+  CHECK(r0.req_cpus == 12);
+  CHECK(r0.tasks_per_node == 0);
+  CHECK(r0.mem_mb == 500);
+  CHECK(r0.mem_per_cpu);
+  CHECK(r0.constraints == kNoName);
+  const auto r1 = cli::scenario_job_request(jobs[1], trace);
+  CHECK(r1.nodes == 2);
+  CHECK(r1.tasks == 8);
+  CHECK(r1.tasks_per_node == 4);
+  CHECK_FALSE(r1.mem_per_cpu);
+  CHECK(r1.gres == jobs[1].gres);
+  CHECK(trace.strings.name(r1.constraints) == "bigmem&fast");
+  CHECK(trace.user_name(r1) == "u2");
+  CHECK(cli::scenario_job_request(jobs[2], trace).mem_mb == -1);
+
+  // The old fixed format (every recorded scenario's jobs.csv) reads as before.
+  const auto old =
+      cli::read_scenario_jobs(write_text(dir, "old.csv",
+                                         "offset,user,account,partition,qos,nodes,cpus,mem_mb,limit_min,"
+                                         "runtime_s\n0,u1,a1,low,normal,4,32,1000,2,70\n"));
+  REQUIRE(old.size() == 1);
+  CHECK(old[0].nodes == 4);
+  CHECK(old[0].cpus == 32);
+  CHECK(old[0].mem_mb == 1000);
+  CHECK_FALSE(old[0].mem_per_cpu);
+  CHECK(old[0].time_limit == 120);
+}
+
+TEST_CASE("scenario jobs.csv: a bad value names file, line and column") {
+  const std::string head =
+      "offset,user,account,partition,qos,nodes,cpus,ntasks_per_node,mem_mb,mem_per_cpu_mb,gres,"
+      "constraint,limit_min,runtime_s\n";
+  const auto line2 = [&](const std::string& row) { return jobs_csv_error(head + row + "\n"); };
+  CHECK(line2("0,u1,a1,b,normal,,4,,1000,,,,2,30").empty());
+  const auto has = [](const std::string& error, const std::string& what) {
+    CAPTURE(error);
+    CHECK(error.find(what) != std::string::npos);
+  };
+  has(line2("0,u1,a1,b,normal,x,4,,1000,,,,2,30"), "jobs.csv:2: nodes: 'x' is not an integer >= 1");
+  has(line2("0,u1,a1,b,normal,0,4,,1000,,,,2,30"), "jobs.csv:2: nodes:");
+  has(line2("0,u1,a1,b,normal,4,2,,1000,,,,2,30"), "jobs.csv:2: cpus: needs cpus >= nodes");
+  has(line2("0,u1,a1,b,normal,,,4,1000,,,,2,30"), "jobs.csv:2: cpus: empty");
+  has(line2("0,u1,a1,b,normal,1,4,0,1000,,,,2,30"), "jobs.csv:2: ntasks_per_node:");
+  has(line2("0,u1,a1,b,normal,1,4,,1000,500,,,2,30"),
+      "jobs.csv:2: mem_per_cpu_mb: give mem_mb or mem_per_cpu_mb");
+  has(line2("0,u1,a1,b,normal,1,4,,-5,,,,2,30"), "jobs.csv:2: mem_mb:");
+  has(line2("0,u1,a1,b,normal,1,4,,,0,,,2,30"), "jobs.csv:2: mem_per_cpu_mb:");
+  has(line2("0,u1,a1,b,normal,1,4,,1000,,gpu,,2,30"), "jobs.csv:2: gres: 'gpu' is not name[:type]:count");
+  has(line2("0,u1,a1,b,normal,1,4,,1000,,gpu:0,,2,30"), "jobs.csv:2: gres:");
+  has(line2("0,u1,a1,b,normal,1,4,,1000,,gpu:a:b:1,,2,30"), "jobs.csv:2: gres:");
+  has(line2("0,u1,a1,b,normal,1,4,,1000,,,big mem,2,30"), "jobs.csv:2: constraint:");
+  has(line2("0,u1,a1,b,normal,1,4,,1000,,,,0,30"), "jobs.csv:2: limit_min:");
+  has(line2("0,u1,a1,b,normal,1,4,,1000,,,,2,30,extra"), "jobs.csv:2: line:");
+  has(line2("0,u1,a1,b,normal,1,4,,1000,,,\"a,b\",2,30"), "jobs.csv:2: line: quoted fields");
+  has(jobs_csv_error("offset,user,account,partition,qos,nodes,cpus,ntask_per_node,limit_min,runtime_s\n"),
+      "jobs.csv:1: ntask_per_node: unknown column");
+  has(jobs_csv_error("offset,user,account,partition,qos,nodes,limit_min,runtime_s\n"), "jobs.csv:1: cpus:");
+}
+
+TEST_CASE("a recorded run: jobs sbatch refused and jobs that could never start") {
+  // Real Slurm 22.05 (scenario 16): a refused job still has a FAILED sacct record with Start = End =
+  // Submit ("Requested node configuration is not available"); the harness names it REFUSED in
+  // submits.txt. A job pending for good (PartitionNodeLimit) was cancelled by the harness
+  // (never-started.txt): sacct shows Start None.
+  const auto dir = testing::scratch_dir("oracle_refused_run");
+  write_text(dir, "meta.txt", "trace_start 1000\ncontroller_start 990.5\n");
+  write_text(dir, "ticks.txt", "");
+  write_text(dir, "slurm.conf", "AuthInfo=cred_expire=30\n");
+  write_text(dir, "jobs.csv",
+             "offset,user,account,partition,qos,nodes,cpus,mem_mb,limit_min,runtime_s\n"
+             "0,u1,a1,batch,normal,1,8,1000,2,40\n1,u1,a1,batch,normal,1,16,1000,2,30\n"
+             "2,u1,a1,batch,normal,5,5,1000,2,30\n");
+  write_text(dir, "sacct.txt",
+             "JobID|JobName|Submit|Start|End|State|Flags\n"
+             "1|j001|1970-01-01T00:16:40|1970-01-01T00:16:40|1970-01-01T00:17:20|COMPLETED|SchedMain\n"
+             "2|j002|1970-01-01T00:16:41|1970-01-01T00:16:41|1970-01-01T00:16:41|FAILED|\n"
+             "3|j003|1970-01-01T00:16:42|None|1970-01-01T00:18:00|CANCELLED by 0|\n");
+  write_text(dir, "submits.txt", "j001 1 1000.2 0\nj002 REFUSED 1001.3 1\nj003 3 1002.2 2\n");
+  write_text(dir, "never-started.txt", "j003 3 PartitionNodeLimit\n");
+  const auto run = cli::read_recorded_run(dir);
+  CHECK(run.refused == std::set<std::string>{"j002"});
+  REQUIRE(run.schedule.at("j002").size() == 1);
+  const auto& refused = run.schedule.at("j002").front();
+  CHECK(refused.state == "REJECTED");
+  CHECK(refused.start == kUnsetTime);
+  CHECK(refused.submit == 1);
+  const auto& never = run.schedule.at("j003").back();
+  CHECK(never.state == "PENDING");
+  CHECK(never.start == kUnsetTime);
+  CHECK(never.end == kUnsetTime);
+  CHECK(run.never_started.at("j003") == "PartitionNodeLimit");
+  CHECK(run.schedule.at("j001").front().start == 0);
+  // A never-started job that did run is a broken recording.
+  write_text(dir, "never-started.txt", "j001 1 Resources\n");
+  CHECK_THROWS_WITH_AS(cli::read_recorded_run(dir), doctest::Contains("never-started.txt:1: NAME: j001 ran"),
+                       InputError);
+}
+
+namespace {
+
 std::filesystem::path recorded_dir() {
   return std::filesystem::path(SLURMTWIN_SOURCE_DIR) / "tests" / "oracle" / "recorded";
 }
@@ -303,9 +465,15 @@ struct KnownMiss {
   bool start, tau, factors;  // true: this criterion is missed
   const char* why;
 };
-// None at present: every recorded scenario is accepted (02 and 10 were redesigned away from Fair Tree
-// near-ties and recorded anew; 05 follows from ReplayOptions::backfill_end_lag_below).
-constexpr std::array<KnownMiss, 0> kKnownMisses{};
+// 02 and 10 were redesigned away from Fair Tree near-ties and recorded anew; 05 follows from
+// ReplayOptions::backfill_end_lag_below.
+constexpr std::array<KnownMiss, 1> kKnownMisses{{
+    // 44 jobs, preemption and backfill: from ~120 s on the schedule follows ±1 s races (real run 2 vs
+    // run 1: up to 40 s apart), and so do the users' usages; their Fair Tree ranks at ~300 s differ
+    // between the real runs themselves (u2/u3 swap), and sim vs runs 1 and 3 likewise. Fair-share has
+    // no weight in this scenario: the sshare FairShare rows are off, the schedule criteria pass.
+    {"15_congested", false, false, true, "sshare FairShare ranks follow a schedule that diverges by races"},
+}};
 
 TEST_CASE("every recorded real-Slurm scenario: the simulator within the real run-to-run spread") {
   const auto root = recorded_dir();

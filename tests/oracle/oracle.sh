@@ -4,14 +4,40 @@
 #   oracle.sh setup                 install Debian packages, munge key, MariaDB data dir, users, bridge
 #   oracle.sh start                 start munged, MariaDB, slurmdbd, the node namespaces (idempotent)
 #   oracle.sh run SCENARIO OUTDIR   reset Slurm's state, load the scenario, replay its jobs, record
+#   oracle.sh all OUTROOT RUNS [SCENARIO...]   every scenario once, then again, RUNS times in all
 #   oracle.sh stop                  stop every daemon this script started (by its recorded PID)
 #   oracle.sh status                what runs
 #
-# A scenario is a directory with sched.conf (appended to conf/slurm.conf.in), accounts.sacctmgr
-# (sacctmgr commands, one a line) and jobs.csv (submit offset s, user, account, partition, QOS,
-# nodes, CPUs, memory MB per node, time limit min, real runtime s, and optionally a --dependency
-# naming earlier jobs jNNN by their line). Needs root. State lives in
-# $ORACLE_ROOT (default /var/lib/slurmtwin-oracle); nothing under /etc/slurm is touched.
+# A scenario is a directory with
+#   sched.conf         appended to conf/slurm.conf.in (priority, scheduler, preemption, partitions;
+#                      GresTypes=... when its nodes have GRES)
+#   accounts.sacctmgr  sacctmgr commands, one a line
+#   jobs.csv           one job a line, submitted as `sbatch --wrap "sleep RUNTIME"` (see below)
+#   nodes.conf         optional: NodeName lines that replace the four default ones of
+#                      conf/slurm.conf.in (n1-n4 with NodeAddr 10.77.0.11-14; other CPUs, memory,
+#                      Features=..., Gres=...)
+#   gres.conf          optional: copied beside slurm.conf (e.g. `NodeName=n4 Name=gpu Count=2`)
+#   work-loop          optional: jobs run a loop of 1 s sleeps (suspended time is not work done)
+# jobs.csv has a header line; columns are found by name, in any order (lines starting with # are
+# skipped, fields are plain: no quotes, so no commas inside a field):
+#   offset           submit offset after the trace start, s                     (required)
+#   user, account, partition, qos                     -> -A, -p, -q               (required)
+#   cpus             tasks, one CPU each                 -> -n                    (required; may be
+#                    empty when nodes and ntasks_per_node are given: -n is then not passed)
+#   limit_min        time limit, whole minutes           -> -t                    (required)
+#   runtime_s        what the job sleeps, s                                       (required)
+#   nodes            node count -> -N; an empty cell (or no column): no -N
+#   ntasks_per_node  -> --ntasks-per-node (empty: not given)
+#   mem_mb           MB per node -> --mem=NM; mem_per_cpu_mb: MB per CPU -> --mem-per-cpu=NM; at
+#                    most one of the two in a line, both empty: no memory option
+#   gres             one GRES request, name[:type]:count per node -> --gres= (e.g. gpu:1)
+#   constraint       -> --constraint= (node features joined by & or |)
+#   dependency       --dependency naming earlier jobs jNNN by their line (afterok:j001?afterany:j002)
+# A job sbatch refuses is "jNNN REFUSED" in submits.txt and its error lines are in sbatch.err as
+# "jNNN: sbatch: error: ...". Jobs still pending when nothing else is left, for a reason that cannot
+# change (a per-job limit, bad constraints, a dependency never satisfied), are cancelled after 10 s
+# and listed with that reason in never-started.txt. Needs root. State lives in $ORACLE_ROOT
+# (default /var/lib/slurmtwin-oracle); nothing under /etc/slurm is touched.
 set -euo pipefail
 export TZ=UTC  # sacct and the log's timestamps are read back as UTC
 
@@ -208,6 +234,123 @@ status() {
 }
 
 # ---------------------------------------------------------------- one scenario
+# A scenario's nodes.conf: NodeName lines (and comments) for exactly n1-n4, each at its address.
+check_nodes_conf() {
+  local f=$1 line name seen=" " k=11 n
+  while IFS= read -r line || [[ -n $line ]]; do
+    [[ -z "${line// /}" || $line == \#* ]] && continue
+    [[ $line =~ ^NodeName=([a-z0-9]+)[[:space:]] ]] || die "$f: only NodeName lines (and # comments): $line"
+    name=${BASH_REMATCH[1]}
+    [[ " ${NODES[*]} " == *" $name "* ]] || die "$f: node $name is not one of ${NODES[*]}"
+    [[ $seen != *" $name "* ]] || die "$f: node $name twice"
+    seen+="$name "
+  done < "$f"
+  for n in "${NODES[@]}"; do
+    [[ $seen == *" $n "* ]] || die "$f: no NodeName line for $n"
+    grep -qE "^NodeName=${n}[[:space:]].*NodeAddr=${NET}\.${k}([[:space:]]|$)" "$f" || die "$f: $n needs NodeAddr=$NET.$k"
+    k=$((k + 1))
+  done
+}
+
+# read_jobs JOBS_CSV: checks a scenario's jobs.csv (its columns by the header's names) and fills
+# JOB_OFF, JOB_USER, JOB_RUNTIME, JOB_DEP and JOB_OPTS (sbatch options, one word each) per job.
+JOB_COLUMNS=" offset user account partition qos nodes cpus ntasks_per_node mem_mb mem_per_cpu_mb limit_min runtime_s gres constraint dependency "
+read_jobs() {
+  local f=$1 line lno=0 c k
+  local -A col=()
+  local -a field=()
+  JOB_OFF=() JOB_USER=() JOB_RUNTIME=() JOB_DEP=() JOB_OPTS=()
+  # cell VAR NAME: the trimmed field of column NAME in this line (empty if no such column).
+  cell() {
+    local v=""
+    [[ -n ${col[$2]:-} ]] && v=${field[${col[$2]}]:-}
+    v="${v#"${v%%[![:space:]]*}"}"
+    v="${v%"${v##*[![:space:]]}"}"
+    printf -v "$1" '%s' "$v"
+  }
+  bad() { die "$f:$lno: $1: $2"; }
+  uint() {  # uint VALUE COLUMN MIN: VALUE is an integer >= MIN
+    if [[ ! $1 =~ ^(0|[1-9][0-9]{0,8})$ ]] || (($1 < $3)); then bad "$2" "'$1' is not an integer >= $3"; fi
+  }
+  while IFS= read -r line || [[ -n $line ]]; do
+    lno=$((lno + 1))
+    line=${line%$'\r'}
+    [[ -z "${line//[[:space:]]/}" || $line == \#* ]] && continue
+    [[ $line != *\"* ]] || bad line "quoted fields are not supported"
+    IFS=, read -ra field <<< "$line,"  # the extra comma keeps a trailing empty field
+    if ((${#col[@]} == 0)); then
+      for k in "${!field[@]}"; do
+        c=${field[$k]//[[:space:]]/}
+        [[ -z $c && $k == $((${#field[@]} - 1)) ]] && continue
+        [[ $JOB_COLUMNS == *" $c "* ]] || bad header "unknown column '$c' (known:$JOB_COLUMNS)"
+        [[ -z ${col[$c]:-} ]] || bad header "column '$c' twice"
+        col[$c]=$k
+      done
+      for c in offset user account partition qos cpus limit_min runtime_s; do
+        [[ -n ${col[$c]:-} ]] || bad header "missing column '$c'"
+      done
+      continue
+    fi
+    local off user acct part qos nodes cpus tpn mem mpc limit runtime gres cons dep
+    cell off offset; cell user user; cell acct account; cell part partition; cell qos qos
+    cell nodes nodes; cell cpus cpus; cell tpn ntasks_per_node; cell mem mem_mb; cell mpc mem_per_cpu_mb
+    cell limit limit_min; cell runtime runtime_s; cell gres gres; cell cons constraint; cell dep dependency
+    for c in off user acct part qos nodes cpus tpn mem mpc limit runtime gres cons dep; do
+      [[ ${!c} != *[[:space:]]* ]] || bad "$c" "no blanks inside a field"
+    done
+    uint "$off" offset 0
+    for c in user acct part qos; do [[ -n ${!c} ]] || bad "$c" "empty"; done
+    local opts="-A $acct -p $part -q $qos"
+    [[ -z $nodes ]] || { uint "$nodes" nodes 1; opts+=" -N $nodes"; }
+    [[ -z $tpn ]] || { uint "$tpn" ntasks_per_node 1; opts+=" --ntasks-per-node=$tpn"; }
+    if [[ -n $cpus ]]; then
+      uint "$cpus" cpus 1
+      [[ -z $nodes ]] || ((cpus >= nodes)) || bad cpus "needs cpus >= nodes"
+      opts+=" -n $cpus"
+    else
+      [[ -n $nodes && -n $tpn ]] || bad cpus "empty (allowed only with nodes and ntasks_per_node)"
+    fi
+    [[ -z $mem || -z $mpc ]] || bad mem_per_cpu_mb "give mem_mb or mem_per_cpu_mb, not both"
+    [[ -z $mem ]] || { uint "$mem" mem_mb 0; opts+=" --mem=${mem}M"; }
+    [[ -z $mpc ]] || { uint "$mpc" mem_per_cpu_mb 1; opts+=" --mem-per-cpu=${mpc}M"; }
+    uint "$limit" limit_min 1
+    opts+=" -t $limit"
+    uint "$runtime" runtime_s 0
+    if [[ -n $gres ]]; then
+      [[ $gres =~ ^[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)?:[1-9][0-9]*$ ]] || bad gres "'$gres' is not name[:type]:count"
+      opts+=" --gres=$gres"
+    fi
+    [[ -z $cons ]] || opts+=" --constraint=$cons"
+    JOB_OFF+=("$off") JOB_USER+=("$user") JOB_RUNTIME+=("$runtime") JOB_DEP+=("$dep") JOB_OPTS+=("$opts")
+  done < "$f"
+  ((${#col[@]})) || die "$f: no header line"
+}
+
+# A scenario's gres.conf, @ROOT@ replaced, beside slurm.conf. slurmd 22.05 drops a GPU without a
+# File= ("Removing file-less GPU ... from final GRES list", the node is then drained: "gres/gpu count
+# reported lower than configured") and wants each File to be a device: every File= must be under
+# @ROOT@/dev/, where stand-ins are made (character devices 1:3, what /dev/null is; with task/none
+# nothing opens or constrains them). File=@ROOT@/dev/gpu[0-1] names two.
+install_gres_conf() {
+  local f=$1 spec base lo hi i
+  mkdir -p "$ROOT/dev"
+  for spec in $(grep -oE 'File=[^[:space:]]+' "$f" | cut -d= -f2-); do
+    [[ $spec == @ROOT@/dev/* ]] || die "$f: File=$spec: only @ROOT@/dev/NAME or @ROOT@/dev/NAME[A-B] (stand-in devices)"
+    spec=${spec#@ROOT@/dev/}
+    if [[ $spec =~ ^([a-z_]+)\[([0-9]+)-([0-9]+)\]$ ]]; then
+      base=${BASH_REMATCH[1]} lo=${BASH_REMATCH[2]} hi=${BASH_REMATCH[3]}
+    elif [[ $spec =~ ^([a-z_]+)([0-9]+)$ ]]; then
+      base=${BASH_REMATCH[1]} lo=${BASH_REMATCH[2]} hi=${BASH_REMATCH[2]}
+    else
+      die "$f: File=@ROOT@/dev/$spec: expected NAME<N> or NAME[A-B]"
+    fi
+    for ((i = lo; i <= hi; i++)); do
+      [[ -c "$ROOT/dev/$base$i" ]] || mknod "$ROOT/dev/$base$i" c 1 3
+    done
+  done
+  sed "s#@ROOT@#$ROOT#g" "$f" > "$ROOT/etc/gres.conf"
+}
+
 # Fresh accounting database, fresh controller state (no usage, no decay history, job ids from 1),
 # the scenario's slurm.conf and associations.
 reset_for() {
@@ -216,11 +359,28 @@ reset_for() {
   stop_one slurmdbd
   mysql_q "DROP DATABASE IF EXISTS slurm_acct_db;"
   rm -rf "${ROOT:?}/state" && mkdir -p "$ROOT/state" && chown slurm:slurm "$ROOT/state"
+  local nodes_conf=""
+  [[ -f "$sc/nodes.conf" ]] && nodes_conf="$sc/nodes.conf" && check_nodes_conf "$nodes_conf"
   {
-    sed -e "s#@ROOT@#$ROOT#g" -e "s#@HOST@#$(hostname -s)#g" "$HERE/conf/slurm.conf.in"
+    # The scenario's nodes.conf (if any) stands where the default NodeName lines stood.
+    sed -e "s#@ROOT@#$ROOT#g" -e "s#@HOST@#$(hostname -s)#g" "$HERE/conf/slurm.conf.in" |
+      awk -v nc="$nodes_conf" -v name="$(basename "$sc")" '
+        /^NodeName=/ && nc != "" {
+          if (!done) {
+            print "# ---- scenario " name ": nodes.conf"
+            while ((getline l < nc) > 0) print l
+            print "# ---- end of nodes.conf"
+            done = 1
+          }
+          next
+        }
+        { print }'
     echo "# ---- scenario $(basename "$sc"): sched.conf"
     cat "$sc/sched.conf"
   } > "$SLURM_CONF"
+  # gres.conf beside slurm.conf (slurmd and slurmctld read it from there); none left from before.
+  rm -f "$ROOT/etc/gres.conf"
+  [[ -f "$sc/gres.conf" ]] && install_gres_conf "$sc/gres.conf"
   : > "$ROOT/log/slurmctld.log"
   start_dbd
   sacctmgr -i add cluster oracle > /dev/null
@@ -270,6 +430,7 @@ run() {
   out="$(cd "$out" && pwd)"
   [[ -f "$sc/sched.conf" && -f "$sc/accounts.sacctmgr" && -f "$sc/jobs.csv" ]] ||
     die "$sc: needs sched.conf, accounts.sacctmgr and jobs.csv"
+  read_jobs "$sc/jobs.csv"  # before anything starts: a bad line fails here
   start
   log "scenario $(basename "$sc") -> $out"
   reset_for "$sc"
@@ -278,6 +439,11 @@ run() {
   # What was run against slurmdbd, in order: the cluster first (it creates root's user association).
   { echo "add cluster oracle"; cat "$sc/accounts.sacctmgr"; } > "$out/accounts.sacctmgr"
   cp "$sc/jobs.csv" "$out/jobs.csv"
+  # The scenario's node lines are in slurm.conf already; its gres.conf as slurmd read it.
+  rm -f "$out/gres.conf"
+  if [[ -f "$ROOT/etc/gres.conf" ]]; then
+    sed "s#$ROOT#/var/lib/slurmtwin-oracle#g" "$ROOT/etc/gres.conf" > "$out/gres.conf"
+  fi
 
   # Trace start: the next whole second at least 3 s from now.
   local t0
@@ -292,11 +458,12 @@ run() {
   sampler "$out" &
   local sampler_pid=$!
   : > "$out/submits.txt"
-  local idx=0 off user acct part qos nodes cpus mem limit runtime dep now
+  : > "$out/sbatch.err"
+  local idx=0 k now
   local -A ids=()  # jNNN -> the job id sbatch gave it (for the dependency column)
-  while IFS=, read -r off user acct part qos nodes cpus mem limit runtime dep; do
-    [[ -z $off || $off == \#* || $off == offset* ]] && continue
-    idx=$((idx + 1))
+  for ((k = 0; k < ${#JOB_OFF[@]}; k++)); do
+    idx=$((k + 1))
+    local off=${JOB_OFF[$k]} user=${JOB_USER[$k]} dep=${JOB_DEP[$k]} runtime=${JOB_RUNTIME[$k]}
     now=$(date +%s.%N)
     local wait
     wait=$(awk -v a="$t0" -v o="$off" -v n="$now" 'BEGIN { d = a + o - n; print (d > 0 ? d : 0) }')
@@ -307,9 +474,9 @@ run() {
     # A suspended `sleep` keeps counting wall time; a loop of 1 s sleeps does the work it was
     # given after a suspension, like a real job (scenarios with a file named work-loop).
     [[ -e "$sc/work-loop" ]] && work="for i in \$(seq $runtime); do sleep 1; done"
-    # Optional 11th column: --dependency naming earlier jobs by jNNN (e.g. afterok:j001?afterany:j002).
+    # The dependency column names earlier jobs by jNNN (e.g. afterok:j001?afterany:j002).
     local depend=()
-    if [[ -n ${dep:-} ]]; then
+    if [[ -n $dep ]]; then
       local d=$dep ref
       for ref in $(grep -oE 'j[0-9]{3}' <<< "$dep"); do
         [[ -n ${ids[$ref]:-} ]] || die "$sc/jobs.csv: $name depends on $ref, which has no job id"
@@ -317,17 +484,43 @@ run() {
       done
       depend=(--dependency="$d")
     fi
-    id=$(runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" sbatch --parsable -J "$name" -A "$acct" \
-      -p "$part" -q "$qos" -N "$nodes" -n "$cpus" --mem="${mem}M" -t "$limit" -o /dev/null \
-      "${depend[@]}" -D /tmp --wrap "$work" 2>> "$out/sbatch.err" || echo REFUSED)
+    local opts=()
+    read -ra opts <<< "${JOB_OPTS[$k]}"
+    id=$(runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" sbatch --parsable -J "$name" "${opts[@]}" \
+      -o /dev/null "${depend[@]}" -D /tmp --wrap "$work" 2> "$out/.sbatch.err" || echo REFUSED)
+    # What sbatch said (errors of a refusal, warnings of an accepted job), each line named by the job.
+    sed "s/^/$name: /" "$out/.sbatch.err" >> "$out/sbatch.err"
+    rm -f "$out/.sbatch.err"
+    [[ $id =~ ^[0-9]+$ ]] || id=REFUSED
     ids[$name]=$id
     echo "$name $id $(date +%s.%N) $off" >> "$out/submits.txt"
-  done < "$sc/jobs.csv"
+    [[ $id == REFUSED ]] && log "$name refused by sbatch: $(grep "^$name: " "$out/sbatch.err" | tail -1)"
+  done
   log "submitted $idx jobs; waiting for them to end"
 
-  local limit_s=${ORACLE_MAX_SECONDS:-900} start_wait
+  # Until no job is left. When every job left has pended for 10 s with nothing running, suspended,
+  # waiting for a begin time or for a dependency that may still be met (a per-job limit, a bad
+  # constraint, a dependency never satisfied: nothing will change), they are listed with their reason in never-started.txt and cancelled.
+  local limit_s=${ORACLE_MAX_SECONDS:-900} start_wait stuck=0 q
   start_wait=$(date +%s)
-  while [[ -n "$(squeue -h -o %i 2> /dev/null)" ]]; do
+  : > "$out/never-started.txt"
+  while :; do
+    q=$(squeue -h -o '%j|%i|%T|%r' 2> /dev/null) || q="?"
+    [[ -z $q ]] && break
+    # (Dependency may still be met later, by time: after:jNNN+MIN; DependencyNeverSatisfied may not.)
+    if [[ $q != "?" ]] && ! grep -qvE '^[^|]*\|[^|]*\|PENDING\|' <<< "$q" && ! grep -qE '\|(BeginTime|Dependency)$' <<< "$q"; then
+      stuck=$((stuck + 1))
+    else
+      stuck=0
+    fi
+    if ((stuck > 5)); then
+      tr '|' ' ' <<< "$q" | awk '{ r = $4; for (i = 5; i <= NF; i++) r = r " " $i; print $1, $2, r }' |
+        sort > "$out/never-started.txt"
+      log "$(wc -l < "$out/never-started.txt") jobs can never start: $(awk '{print $1 "(" $3 ")"}' "$out/never-started.txt" | tr '\n' ' ')- cancelling"
+      cancel_all
+      while [[ -n "$(squeue -h -o %i 2> /dev/null)" ]]; do sleep 1; done
+      break
+    fi
     (($(date +%s) - start_wait > limit_s)) && {
       log "still running after $limit_s s: cancelling"
       cancel_all
@@ -347,10 +540,10 @@ run() {
   # Each run of the decay thread logs the Fair Tree walk from root (DebugFlags=Priority).
   grep -E '_ft_debug: +root \(root\)' "$ROOT/log/slurmctld.log" | sed -E 's/^\[([^]]+)\].*/\1/' |
     while read -r ts; do date -d "$ts" +%s.%3N; done > "$out/ticks.txt"
-  grep -E 'sched: Allocate|backfill: Started|sched/backfill|preempt|Requeu|TIMEOUT|[Tt]ime limit' \
+  grep -E 'sched: Allocate|backfill: Started|sched/backfill|preempt|Requeu|TIMEOUT|[Tt]ime limit|_slurm_rpc_submit_batch_job: [^J]' \
     "$ROOT/log/slurmctld.log" > "$out/slurmctld-events.log" || true
   sacct -M oracle -a -D -X -P -S "$(date -d @$((t0 - 600)) +%Y-%m-%dT%H:%M:%S)" -E now \
-    --format=JobID,JobName,User,Account,Partition,QOS,Submit,Eligible,Start,End,ElapsedRaw,TimelimitRaw,NNodes,ReqCPUS,AllocCPUS,ReqMem,State,Flags,Priority,NodeList \
+    --format=JobID,JobName,User,Account,Partition,QOS,Submit,Eligible,Start,End,ElapsedRaw,TimelimitRaw,NNodes,ReqCPUS,AllocCPUS,ReqMem,State,Flags,Priority,NodeList,ReqTRES,AllocTRES \
     > "$out/sacct.txt"
   echo "slurm $(slurmctld -V | awk '{print $2}')" >> "$out/meta.txt"
   log "done: $(($(wc -l < "$out/sacct.txt") - 1)) sacct records, $(wc -l < "$out/ticks.txt") decay ticks"

@@ -22,7 +22,7 @@ po::variables_map parse_and_load(const std::string& usage, po::options_descripti
   po::positional_options_description pos;
   pos.add("files", -1);
   auto vm = parse(usage, o, args, pos);
-  trace = load_traces(vm["files"].as<std::vector<std::string>>(), vm, report);
+  trace = load_traces(vm["files"].as<std::vector<std::string>>(), vm, report, /*for_replay=*/false);
   return vm;
 }
 

@@ -1,11 +1,13 @@
 #include "experiments/trace_options.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <fstream>
 #include <iostream>
 
 #include "traces/file_io.hpp"
+#include "traces/read_report.hpp"
 #include "traces/text.hpp"
 #include "traces/time_format.hpp"
 
@@ -51,9 +53,22 @@ TraceReadOptions trace_read_options(const po::variables_map& vm) {
   return o;
 }
 
-Trace load_traces(const std::vector<std::string>& paths, const po::variables_map& vm, ReadReport& report) {
+namespace {
+// The sacct columns docs/getting-started.md asks for.
+constexpr const char* kRecommendedSacctColumns =
+    "JobID,JobIDRaw,JobName,User,Account,Partition,QOS,Submit,Eligible,Start,End,Elapsed,Timelimit,State,"
+    "NNodes,ReqNodes,NCPUS,ReqCPUS,ReqMem,ReqTRES,NodeList,Priority,Flags,Restarts,Constraints";
+}  // namespace
+
+Trace load_traces(const std::vector<std::string>& paths, const po::variables_map& vm, ReadReport& report,
+                  bool for_replay) {
   const auto options = trace_read_options(vm);
   auto trace = read_trace(paths, options, report);
+  if (for_replay && !report.missing_columns.empty())
+    throw InputError(
+        report.file, 1, "header",
+        fmt::format("sacct columns a replay needs are missing: {}; dump with sacct -a -P -D -o {}",
+                    fmt::join(report.missing_columns, ", "), kRecommendedSacctColumns));
   if (const auto& f = vm["rejects"].as<std::string>(); !f.empty()) {
     std::string out = "file|line|reason|field|detail|record\n";
     for (const auto& r : report.rejects) {

@@ -293,3 +293,20 @@ TEST_CASE("config import stops at a slurm.conf typo with exit 2; --lenient warns
   CHECK(lenient.code == 0);
   CHECK(lenient.out.find("ignored (--lenient)") != std::string::npos);
 }
+
+TEST_CASE("a sacct dump without the columns a replay needs stops the replay naming them") {
+  // Issue 23: a dump without Submit was accepted, even with --strict, and every job then refused.
+  const auto dir = slurmtwin::testing::scratch_dir("cli_columns");
+  const auto dump = (dir / "jobs.sacct").string();
+  std::ofstream(dump) << "JobID|User|Account|Partition|Start|End|Timelimit|NCPUS|State\n"
+                         "1|u1|physics|cpu|2026-01-05T00:00:10|2026-01-05T00:10:10|01:00:00|4|COMPLETED\n";
+  const auto r = run_cli(fmt::format("replay --trace {} --out {} --strict", dump, (dir / "out").string()));
+  CHECK(r.code == 2);
+  CHECK(r.out.find(dump +
+                   ":1: header: sacct columns a replay needs are missing: Submit; dump with sacct -a -P "
+                   "-D -o JobID,") != std::string::npos);
+  // trace info still describes it, and says what is missing.
+  const auto info = run_cli("trace info " + dump);
+  CHECK(info.code == 0);
+  CHECK(info.out.find("missing columns a replay needs: Submit") != std::string::npos);
+}

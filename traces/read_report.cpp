@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace slurmtwin {
 
 InputError::InputError(std::string file, std::uint64_t line, std::string field, const std::string& what)
@@ -35,6 +37,9 @@ void ReadReport::merge(const ReadReport& other) {
   for (const auto& [k, n] : other.rejected_by_reason) rejected_by_reason[k] += n;
   rejects.insert(rejects.end(), other.rejects.begin(), other.rejects.end());
   warnings.insert(warnings.end(), other.warnings.begin(), other.warnings.end());
+  for (const auto& c : other.missing_columns)
+    if (std::find(missing_columns.begin(), missing_columns.end(), c) == missing_columns.end())
+      missing_columns.push_back(c);
 }
 
 void RejectSink::reject(std::uint64_t line, const std::string& field, const std::string& reason,
@@ -50,6 +55,11 @@ std::string format_report(const ReadReport& r) {
   for (const auto& [kind, n] : r.folded_by_kind) out += fmt::format("  folded   {:>8}  {}\n", n, kind);
   for (const auto& [reason, n] : r.rejected_by_reason)
     out += fmt::format("  rejected {:>8}  {}\n", n, reason);
+  if (!r.missing_columns.empty()) {
+    out += "  missing columns a replay needs:";
+    for (const auto& c : r.missing_columns) out += " " + c;
+    out += '\n';
+  }
   return out;
 }
 

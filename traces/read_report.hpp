@@ -46,6 +46,9 @@ struct ReadReport {
   std::map<std::string, std::uint64_t> rejected_by_reason;
   std::vector<Reject> rejects;
   std::vector<std::string> warnings;
+  // Columns a replay needs that the input lacks (sacct dumps made without them): every job would
+  // come out wrong or refused. Commands that replay refuse such input (trace_options.cpp).
+  std::vector<std::string> missing_columns;
 
   std::uint64_t folded() const;
   std::uint64_t rejected() const;

@@ -728,6 +728,18 @@ void read_sacct_parsable(std::string_view content, const std::string& file, Trac
   }
   if (index[kJobID] < 0 && index[kJobIDRaw] < 0)
     throw InputError(file, header_line, where, "no JobID or JobIDRaw column");
+  {
+    auto& missing = sink.report().missing_columns;
+    const auto need = [&](std::initializer_list<Field> any_of, const char* name) {
+      if (std::none_of(any_of.begin(), any_of.end(), [&](Field f) { return index[f] >= 0; }))
+        missing.emplace_back(name);
+    };
+    need({kUser}, "User");
+    need({kSubmit}, "Submit");
+    need({kStart}, "Start");
+    need({kEnd, kElapsed, kElapsedRaw}, "End");
+    need({kTimelimit, kTimelimitRaw}, "Timelimit");
+  }
 
   const std::size_t ncols = shapes.size();
   const auto tokens_of = [](std::string_view s) { return text::split(s, '|'); };

@@ -75,16 +75,21 @@ class NodeClasses {
 
   /// Whether partition `p` could run `r` on its nodes when they are all idle (Slurm refuses a job
   /// at submit otherwise: "Requested node configuration is not available").
-  /// A request for more nodes or CPUs than the partition has is not refused here: slurmctld checks
-  /// the partition's limits first and the job pends (PartitionNodeLimit, PartitionConfig; seen on
-  /// real Slurm 22.05: -n40 on 4 x 8 CPUs pends).
-  bool could_run(const ClusterState& cluster, std::uint16_t p, const NodeRequest& r) const {
+  /// Whether `r` asks for more nodes or CPUs than partition `p` has.
+  bool over_partition(const ClusterState& cluster, std::uint16_t p, const NodeRequest& r) const {
     std::uint64_t partition_nodes = 0, partition_cpus = 0;
     for (const auto& c : partitions_[p]) {
       partition_nodes += c.count;
       partition_cpus += static_cast<std::uint64_t>(c.count) * cluster.node(c.node).cpus;
     }
-    if (partition_nodes < r.min_nodes || partition_cpus < r.total_cpus) return true;
+    return partition_nodes < r.min_nodes || partition_cpus < r.total_cpus;
+  }
+
+  /// A request for more nodes or CPUs than the partition has is not refused here: slurmctld checks
+  /// the partition's limits first and the job pends (PartitionNodeLimit, PartitionConfig; seen on
+  /// real Slurm 22.05: -n40 on 4 x 8 CPUs pends).
+  bool could_run(const ClusterState& cluster, std::uint16_t p, const NodeRequest& r) const {
+    if (over_partition(cluster, p, r)) return true;
     const std::uint32_t ask =
         r.cpus_per_node > 0 ? r.cpus_per_node : std::numeric_limits<std::uint32_t>::max();
     std::vector<std::pair<std::uint32_t, std::uint32_t>> usable;  // (CPUs on one node, nodes)
@@ -273,6 +278,16 @@ std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterSt
       req.gres_per_node[k] += g.per_node ? g.count : (g.count + req.min_nodes - 1) / req.min_nodes;
     }
     req.features = cluster.constraint(trace.strings.name(r.constraints));
+    // With EnforcePartLimits (ANY, or YES: every partition over; ALL: any partition over) slurmctld
+    // refuses a request over the partition's size at submit; without it the job pends.
+    if (const auto& enforce = site.scheduler.enforce_part_limits; enforce != "NO") {
+      const auto over = [&](std::uint16_t p) { return classes.over_partition(cluster, p, req); };
+      if (enforce == "ALL" ? std::any_of(j.partitions.begin(), j.partitions.end(), over)
+                           : std::all_of(j.partitions.begin(), j.partitions.end(), over)) {
+        reject("more nodes or CPUs than the partition has (EnforcePartLimits)");
+        continue;
+      }
+    }
     if (std::none_of(j.partitions.begin(), j.partitions.end(),
                      [&](std::uint16_t p) { return classes.could_run(cluster, p, req); })) {
       reject("requested node configuration is not available");

@@ -340,6 +340,14 @@ TEST_CASE("more CPUs than the partition has pends (PartitionConfig) and blocks n
   CHECK(r.state->jobs[0].state == sim::SimJobState::kPending);
   CHECK(r.state->jobs[0].reason == sim::PendingReason::kPartitionConfig);
   CHECK(r.state->jobs[1].start - kT0 == 3);
+  // EnforcePartLimits=ANY: refused at submit instead (job_mgr.c ESLURM_TOO_MANY_REQUESTED_CPUS), and
+  // so is -N3 on the 2-node partition.
+  auto site = small_site(2, 4);
+  site.scheduler.enforce_part_limits = "ANY";
+  const auto enforced = replay(site, make_trace({{0, 0, 16, 10}, {0, 3, 3, 10}, {0, 1, 1, 10}}));
+  CHECK(enforced.metrics.rejected_by_reason.at(
+            "more nodes or CPUs than the partition has (EnforcePartLimits)") == 2);
+  CHECK(enforced.state->jobs[2].start - kT0 == 3);
 }
 
 TEST_CASE("a QOS with DenyOnLimit refuses a job over its MaxWall at submit; without it the job pends") {

@@ -729,7 +729,7 @@ class Planner {
       if (same_shape(shapes_[last_shape_].request, r)) return shapes_[last_shape_];
     Shape shape;
     shape.request = r;
-    shape.ask = per_node_ask(r);
+    shape.ask = r.per_node_ask();
     auto& kept = cache_->shape(r);
     shape.kept = &kept;
     kept.now.resize(cluster_.nodes().size());

@@ -1,6 +1,7 @@
 #include "policies/limits.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "traces/text.hpp"
 
@@ -47,11 +48,28 @@ Tres job_tres(const sim::SimState& s, const sim::SimJob& j) {
   return {static_cast<std::int64_t>(r.total_cpus), mem, nodes, gpus_per_node * nodes};
 }
 
-// The first TRES slot where `used` + `job` exceeds `limits` (-1 = none).
-int over(const TresMap& limits, const Tres& used, const Tres& job) {
+// A job's TRES, computed on first use: check_limits runs for every record a pass examines, and most
+// meet no TRES limit at all.
+class JobTres {
+ public:
+  JobTres(const sim::SimState& s, const sim::SimJob& j) : s_(s), j_(j) {}
+  const Tres& get() {
+    if (!tres_) tres_ = job_tres(s_, j_);
+    return *tres_;
+  }
+
+ private:
+  const sim::SimState& s_;
+  const sim::SimJob& j_;
+  std::optional<Tres> tres_;
+};
+
+// The first TRES slot where `used` + the job's TRES exceeds `limits` (-1 = none).
+int over(const TresMap& limits, const Tres& used, JobTres& job) {
   if (limits.empty()) return -1;
+  const Tres& t = job.get();
   for (std::size_t k = 0; k < kTresNames.size(); ++k)
-    if (const auto cap = tres_limit(limits, kTresNames[k]); cap >= 0 && used[k] + job[k] > cap)
+    if (const auto cap = tres_limit(limits, kTresNames[k]); cap >= 0 && used[k] + t[k] > cap)
       return static_cast<int>(k);
   return -1;
 }
@@ -126,7 +144,7 @@ sim::PendingReason check_limits(const sim::SimState& s, const sim::SimJob& j, st
   const auto& l = s.site.qos[j.qos].limits;
   const auto& u = s.usage;
   const auto qi = j.qos;
-  const Tres job = job_tres(s, j);
+  JobTres job(s, j);
   // QOS limits first, then the association's and those of every account above it (Slurm's
   // acct_policy_job_runnable_*: QOS, then associations from the user's upwards).
   if (l.max_wall && j.time_limit != kUnlimited && j.time_limit > *l.max_wall) return R::kQosMaxWall;
@@ -175,7 +193,8 @@ std::string check_submit_limits(const sim::SimState& s, const sim::SimJob& j) {
                   [](const std::string& f) { return text::iequals(f, "DenyOnLimit"); })) {
     if (q.max_wall && j.time_limit != kUnlimited && j.time_limit > *q.max_wall)
       return "QOSMaxWallDurationPerJobLimit";
-    if (over(q.max_tres_per_job, Tres{}, job_tres(s, j)) >= 0) return "QOSMaxTRESPerJob";
+    JobTres job(s, j);
+    if (over(q.max_tres_per_job, Tres{}, job) >= 0) return "QOSMaxTRESPerJob";
   }
   if (q.max_submit_jobs_per_user &&
       get(s.usage.qos_user_submit, j.qos, j.user) >= *q.max_submit_jobs_per_user)

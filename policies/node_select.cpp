@@ -38,12 +38,6 @@ struct Scratch {
 };
 thread_local Scratch scratch;
 
-/// The most nodes a request may use: its bound, but never more nodes than tasks (cons_tres choose_nodes).
-std::uint32_t node_bound(const sim::NodeRequest& r) {
-  const std::uint32_t tasks = r.total_cpus / std::max<std::uint32_t>(1, r.cpus_per_task);
-  return tasks > 0 && r.max_nodes > tasks ? std::max(tasks, r.min_nodes) : r.max_nodes;
-}
-
 /// One evaluation of `list` (usable nodes in node order), as cons_tres's _eval_nodes for topology/flat
 /// (Slurm 22.05 select/cons_tres/job_test.c): sets of consecutive nodes of equal Weight; the set to
 /// take from is the lowest-weight one, and among equal weights the tightest sufficient set, else the
@@ -58,7 +52,7 @@ bool evaluate(const sim::ClusterState& cluster, const sim::NodeRequest& r, std::
   std::int64_t rem_cpus = r.total_cpus;
   std::int64_t rem_max_cpus = r.total_cpus;
   std::int64_t rem_nodes = r.min_nodes;
-  std::int64_t max_nodes = node_bound(r);
+  std::int64_t max_nodes = r.node_bound();
   out.clear();
   sc.sets.clear();
   sc.avail.resize(list.size());
@@ -147,7 +141,7 @@ bool choose_nodes(const sim::ClusterState& cluster, const sim::NodeRequest& r, s
   if (list.size() < r.min_nodes) return false;
   if (evaluate(cluster, r, list, sc, out)) return true;
   // Dropping nodes never helps when one node must hold it all or the CPUs are short anyway.
-  if (list.size() <= r.min_nodes || node_bound(r) <= 1) return false;
+  if (list.size() <= r.min_nodes || r.node_bound() <= 1) return false;
   std::uint64_t sum = 0;
   std::uint32_t most = 0;
   for (const auto& u : list) {
@@ -206,7 +200,7 @@ std::optional<std::vector<sim::NodeAlloc>> choose(const sim::ClusterState& clust
 /// The request takes all its CPUs on one node and evaluate() treats it simply: the node it gets is
 /// the best-fitting one of the first set (in evaluate's order of sets) that has a node with them all.
 bool single_node_plain(const sim::NodeRequest& r) {
-  return node_bound(r) == 1 && r.min_nodes <= 1 && !r.exclusive && r.cpus_per_node == 0 && r.total_cpus > 0;
+  return r.node_bound() == 1 && r.min_nodes <= 1 && !r.exclusive && r.cpus_per_node == 0 && r.total_cpus > 0;
 }
 
 /// choose() for a single_node_plain request over the nodes set in `available` (ascending), without
@@ -260,10 +254,6 @@ std::optional<std::vector<sim::NodeAlloc>> choose_single(const sim::ClusterState
 
 }  // namespace
 
-std::uint32_t per_node_ask(const sim::NodeRequest& r) {
-  return r.cpus_per_node > 0 ? r.cpus_per_node : std::numeric_limits<std::uint32_t>::max();
-}
-
 std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState& cluster,
                                                         const sim::NodeRequest& r,
                                                         const std::vector<std::uint32_t>& candidates,
@@ -272,7 +262,7 @@ std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState&
   sc.all.clear();
   for (auto n : candidates) {
     if (!available.empty() && !available[n]) continue;
-    const auto cpus = cluster.usable_cpus(n, r, per_node_ask(r));
+    const auto cpus = cluster.usable_cpus(n, r, r.per_node_ask());
     if (cpus > 0) sc.all.push_back({n, cpus, cluster.node_weight(n)});
   }
   return choose(cluster, r, sc);

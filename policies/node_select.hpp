@@ -10,10 +10,6 @@
 
 namespace slurmtwin::policies {
 
-/// The CPUs a request asks of one node when its usable CPUs there are counted: --ntasks-per-node's
-/// fixed count, else all the node can give (cons_tres compares nodes by what they have free).
-std::uint32_t per_node_ask(const sim::NodeRequest& request);
-
 /// Chooses nodes among `candidates` (node indices, ascending) for `request`; nullopt when it cannot
 /// start now. `available` may further exclude nodes (empty = all candidates usable).
 std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState& cluster,
@@ -22,10 +18,10 @@ std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState&
                                                         const std::vector<bool>& available = {});
 
 /// The same choice when the caller already knows each node's usable CPUs: `usable[n]` must equal
-/// cluster.usable_cpus(n, request, per_node_ask(request)) in the state the choice is for, for every candidate
-/// whose bit is set in `available` (bit n%64 of word n/64; the rest are not read). Node choice reads nothing
-/// else of that state, so `cluster` only supplies the configuration (CPUs, weights, memory, cores) and may be
-/// in any state.
+/// cluster.usable_cpus(n, request, request.per_node_ask()) in the state the choice is for, for every
+/// candidate whose bit is set in `available` (bit n%64 of word n/64; the rest are not read). Node choice
+/// reads nothing else of that state, so `cluster` only supplies the configuration (CPUs, weights, memory,
+/// cores) and may be in any state.
 std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState& cluster,
                                                         const sim::NodeRequest& request,
                                                         const std::vector<std::uint32_t>& candidates,

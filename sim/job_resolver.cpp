@@ -90,18 +90,15 @@ class NodeClasses {
   /// real Slurm 22.05: -n40 on 4 x 8 CPUs pends).
   bool could_run(const ClusterState& cluster, std::uint16_t p, const NodeRequest& r) const {
     if (over_partition(cluster, p, r)) return true;
-    const std::uint32_t ask =
-        r.cpus_per_node > 0 ? r.cpus_per_node : std::numeric_limits<std::uint32_t>::max();
     std::vector<std::pair<std::uint32_t, std::uint32_t>> usable;  // (CPUs on one node, nodes)
     for (const auto& c : partitions_[p]) {
       const auto& n = cluster.node(c.node);
-      const auto cpus =
-          cluster.usable_cpus(c.node, r, ask, NodeFree{n.cpus, 0, n.memory_mb, false}, n.gres.data());
+      const auto cpus = cluster.usable_cpus(c.node, r, r.per_node_ask(),
+                                            NodeFree{n.cpus, 0, n.memory_mb, false}, n.gres.data());
       if (cpus > 0) usable.emplace_back(cpus, c.count);
     }
     std::sort(usable.begin(), usable.end(), std::greater<>());
-    const std::uint32_t tasks = r.total_cpus / std::max<std::uint32_t>(1, r.cpus_per_task);
-    std::uint64_t bound = tasks > 0 && r.max_nodes > tasks ? std::max(tasks, r.min_nodes) : r.max_nodes;
+    const std::uint64_t bound = r.node_bound();
     std::uint64_t nodes = 0, cpus = 0;
     for (const auto& [each, count] : usable) {
       const auto take = std::min<std::uint64_t>(count, bound - nodes);

@@ -67,6 +67,16 @@ struct NodeRequest {
   std::vector<std::int64_t> gres_per_node;  // indexed by ClusterState gres kind
   bool exclusive = false;                   // whole nodes
   std::uint32_t features = 0;               // index into the constraint table (0 = none)
+
+  /// The most nodes it may use: max_nodes, but never more nodes than tasks (cons_tres choose_nodes).
+  std::uint32_t node_bound() const {
+    const std::uint32_t tasks = total_cpus / (cpus_per_task > 0 ? cpus_per_task : 1);
+    return tasks > 0 && max_nodes > tasks ? (tasks > min_nodes ? tasks : min_nodes) : max_nodes;
+  }
+  /// The CPUs asked of one node when its usable CPUs are counted (ClusterState::usable_cpus):
+  /// --ntasks-per-node's fixed count, else all the node can give (cons_tres compares nodes by what
+  /// they have free).
+  std::uint32_t per_node_ask() const { return cpus_per_node > 0 ? cpus_per_node : 0xFFFFFFFFu; }
 };
 
 /// One allocation on one node.

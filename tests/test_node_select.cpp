@@ -54,7 +54,7 @@ std::optional<std::vector<sim::NodeAlloc>> check_set_bits_path(const sim::Cluste
     available[n] = std::uniform_int_distribution<std::uint32_t>(0, keep - 1)(rng) != 0;
     if (!available[n]) continue;
     bits[n >> 6] |= std::uint64_t{1} << (n & 63);
-    usable[n] = cluster.usable_cpus(n, r, policies::per_node_ask(r));
+    usable[n] = cluster.usable_cpus(n, r, r.per_node_ask());
   }
   auto expected = policies::select_nodes(cluster, r, all, available);
   CHECK(same(expected, policies::select_nodes(cluster, r, bits, usable)));
@@ -101,7 +101,7 @@ TEST_CASE("select_nodes with precomputed usable CPUs matches select_nodes") {
     std::vector<bool> available(site.nodes.size());
     std::vector<std::uint64_t> bits((site.nodes.size() + 63) / 64, 0);
     std::vector<std::uint32_t> usable(site.nodes.size(), 0);
-    const std::uint32_t ask = policies::per_node_ask(r);
+    const std::uint32_t ask = r.per_node_ask();
     for (auto n : candidates) {
       available[n] = pick(0, 3) != 0;
       if (!available[n]) continue;
@@ -277,7 +277,7 @@ TEST_CASE("select_nodes: a one-node job gets the best-fitting node of its set") 
   // The set-bits path (the main scheduler's) agrees.
   std::vector<std::uint64_t> bits{0xF};
   std::vector<std::uint32_t> usable(4);
-  for (std::uint32_t n = 0; n < 4; ++n) usable[n] = cluster.usable_cpus(n, r, policies::per_node_ask(r));
+  for (std::uint32_t n = 0; n < 4; ++n) usable[n] = cluster.usable_cpus(n, r, r.per_node_ask());
   CHECK(nodes_of(policies::select_nodes(cluster, r, bits, usable)) == std::vector<std::uint32_t>{2});
 }
 

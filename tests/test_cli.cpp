@@ -277,7 +277,7 @@ TEST_CASE("a replay that refuses (nearly) every job exits 2 naming the reasons a
   CHECK(run_cli(fmt::format("replay --trace {} --out {} --max-rejected 70", events, out)).code == 0);
 }
 
-TEST_CASE("config import stops at a slurm.conf typo with exit 2; --lenient warns and goes on") {
+TEST_CASE("config import stops at a slurm.conf typo with exit 2, and --lenient warns and goes on") {
   const auto dir = slurmtwin::testing::scratch_dir("cli_typo");
   const auto conf = (dir / "slurm.conf").string();
   std::ofstream(conf) << "ClusterName=c\nNodeName=n1 CPUs=4 RealMemory=1000\n"

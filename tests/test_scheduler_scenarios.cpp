@@ -350,7 +350,7 @@ TEST_CASE("more CPUs than the partition has pends (PartitionConfig) and blocks n
   CHECK(enforced.state->jobs[2].start - kT0 == 3);
 }
 
-TEST_CASE("a QOS with DenyOnLimit refuses a job over its MaxWall at submit; without it the job pends") {
+TEST_CASE("a QOS with DenyOnLimit refuses a job over its MaxWall at submit, and without it the job pends") {
   // Recorded on real Slurm 22.05 (tests/oracle 14_qos_user_limits, j011): "Job violates accounting/QOS
   // policy" after QOSMaxWallDurationPerJobLimit; without the flag the job pends with that reason.
   auto site = small_site(1, 4);

@@ -27,31 +27,6 @@ Tolerance parse_tolerance(const YamlReader& r, const YAML::Node& n, Tolerance ba
 
 // The site and trace sections use the keys of a sweep spec (docs/sweeps.md), so a site's sweep and
 // check files read the same way.
-void parse_site(const YamlReader& r, const YAML::Node& site, SweepSpec& spec) {
-  if (site.IsScalar()) {
-    spec.site_yaml = r.path(site, "site");
-    return;
-  }
-  r.check_map(site, "site",
-              {"yaml", "slurm_conf", "gres_conf", "sacctmgr", "assoc_dump", "default_cpu_nodes"});
-  if (site["yaml"]) spec.site_yaml = r.path(site["yaml"], "yaml");
-  if (site["slurm_conf"]) spec.slurm_conf = r.path(site["slurm_conf"], "slurm_conf");
-  if (site["gres_conf"]) spec.gres_conf = r.path(site["gres_conf"], "gres_conf");
-  if (site["sacctmgr"]) spec.sacctmgr = r.path(site["sacctmgr"], "sacctmgr");
-  if (site["assoc_dump"]) spec.assoc_dump = r.path(site["assoc_dump"], "assoc_dump");
-  if (site["default_cpu_nodes"]) {
-    const double n = r.number(site["default_cpu_nodes"], "default_cpu_nodes");
-    if (n != std::floor(n) || n < 1 || n > 100000)
-      r.fail(site["default_cpu_nodes"], "default_cpu_nodes", "expected an integer in 1..100000");
-    spec.default_cpu_nodes = static_cast<std::uint32_t>(n);
-  }
-  if (!spec.site_yaml.empty() && !spec.slurm_conf.empty())
-    r.fail(site, "site", "give either yaml or slurm_conf, not both");
-  if (spec.slurm_conf.empty() &&
-      (!spec.sacctmgr.empty() || !spec.assoc_dump.empty() || !spec.gres_conf.empty()))
-    r.fail(site, "site", "gres_conf, sacctmgr and assoc_dump need slurm_conf");
-}
-
 void parse_trace(const YamlReader& r, const YAML::Node& trace, SweepSpec& spec) {
   if (trace.IsScalar()) {
     spec.trace_paths.push_back(r.path(trace, "trace"));
@@ -91,7 +66,7 @@ CheckScenario parse_scenario(const YamlReader& r, const YAML::Node& n, const Tol
   s.name = r.str(n["name"], "name");
   if (s.name.empty() || s.name.find_first_of(" \t\n\"'<>&|") != std::string::npos)
     r.fail(n["name"], "name", "expected a non-empty name without spaces, quotes, <, >, & or |");
-  if (n["site"]) parse_site(r, n["site"], s.inputs);
+  if (n["site"]) parse_site_section(r, n["site"], s.inputs);
   if (n["trace"]) parse_trace(r, n["trace"], s.inputs);
   if (const auto w = n["window"]; w) {
     r.check_map(w, "window", {"from", "length"});
@@ -151,8 +126,8 @@ CheckScenario parse_scenario(const YamlReader& r, const YAML::Node& n, const Tol
 /// Every input file a scenario reads.
 std::vector<std::string> input_files(const SweepSpec& in) {
   std::vector<std::string> files = in.trace_paths;
-  for (const auto* p :
-       {&in.site_yaml, &in.slurm_conf, &in.gres_conf, &in.sacctmgr, &in.assoc_dump, &in.users_from})
+  for (const auto& p : in.site_files.paths()) files.push_back(p);
+  for (const auto* p : {&in.site_yaml, &in.users_from})
     if (!p->empty()) files.push_back(*p);
   return files;
 }

@@ -74,7 +74,8 @@ CaseResult run_case(const std::string& name, const std::string& data_dir, const 
   if (base == "replay-week") {
     const auto dir = data_dir + "/ub_medium/";
     std::vector<std::string> warnings;
-    Site site = import_site(dir + "slurm.conf", "", dir + "sacctmgr.script", "", warnings);
+    Site site =
+        import_site(SiteFiles::conf_and_script(dir + "slurm.conf", dir + "sacctmgr.script"), warnings);
     TraceReadOptions o;
     for (const auto& a : site.associations)
       if (!o.user_default_accounts.count(a.user)) o.user_default_accounts[a.user] = a.account;

@@ -27,20 +27,39 @@ std::string site_summary(const Site& s) {
   return out;
 }
 
+/// Where each setting came from: set ones with file:line, then the modelled settings no file sets.
+std::string sources_table(const std::vector<SettingSource>& sources) {
+  std::string out = "where each setting came from (the last file that sets it wins):\n";
+  std::string unset;
+  for (const auto& s : sources) {
+    if (s.where.empty()) {
+      unset += (unset.empty() ? "" : ", ") + s.setting;
+      continue;
+    }
+    auto value = s.value.size() > 48 ? s.value.substr(0, 45) + "..." : s.value;
+    out += fmt::format("  {:<28} {:<48} {}\n", s.setting, value, s.where);
+  }
+  if (!unset.empty()) out += "set in no file (Slurm's default): " + unset + "\n";
+  return out;
+}
+
 int config_import(const Args& args) {
   po::options_description o("config import options");
   o.add_options()("output,o", po::value<std::string>()->required(), "site YAML to write");
   add_site_options(o);
   const auto vm = parse(
-      "slurmtwin config import --slurm-conf slurm.conf [--gres-conf F] [--sacctmgr F | --assoc-dump F] -o "
-      "site.yaml",
+      "slurmtwin config import --slurm-conf slurm.conf | --scontrol-config F [--scontrol-nodes F "
+      "--scontrol-partitions F] [--gres-conf F] [--qos-dump F] [--sacctmgr F | --sacctmgr-dump F | "
+      "--assoc-dump F] -o site.yaml",
       o, args);
-  if (vm["slurm-conf"].as<std::string>().empty()) throw po::error("--slurm-conf is required");
+  if (vm["slurm-conf"].as<std::string>().empty() && vm["scontrol-config"].as<std::string>().empty())
+    throw po::error("--slurm-conf or --scontrol-config is required");
   std::vector<std::string> warnings;
-  const auto site = load_site(vm, warnings);
+  std::vector<SettingSource> sources;
+  const auto site = load_site(vm, warnings, &sources);
   for (const auto& w : warnings) std::cerr << "warning: " << w << "\n";
   save_site_yaml(site, vm["output"].as<std::string>());
-  std::cout << site_summary(site);
+  std::cout << site_summary(site) << sources_table(sources);
   return kExitOk;
 }
 
@@ -68,7 +87,7 @@ int run_config(const Args& args) {
   return guarded([&]() -> int {
     const std::string usage =
         "usage: slurmtwin config import|show|check [options]   (slurmtwin config SUB --help)\n"
-        "  import  slurm.conf (+gres.conf) + sacctmgr script or assoc dump -> site YAML\n"
+        "  import  slurm.conf or scontrol show output (+gres.conf) + sacctmgr data -> site YAML\n"
         "  show    print a site as YAML (the built-in default when no site is given)\n"
         "  check   validate a site and print its summary\n";
     if (args.empty() || args[0] == "--help" || args[0] == "-h") {

@@ -117,8 +117,11 @@ int run_replay(const Args& args) {
     if (result.associations_added > 0)
       std::cout << fmt::format("associations added for users the site lacks: {}\n",
                                result.associations_added);
-    std::cout << fmt::format("jobs: {} started, {} never started, {} rejected at submit\n", m.started,
+    std::cout << fmt::format("jobs: {} started, {} never started, {} rejected at submit", m.started,
                              m.never_started, m.rejected);
+    if (m.cancelled_before_start > 0)
+      std::cout << fmt::format(", {} cancelled before they started (as recorded)", m.cancelled_before_start);
+    std::cout << "\n";
     for (const auto& [why, n] : m.rejected_by_reason)
       std::cout << fmt::format("  rejected {:>7}  {}\n", n, why);
     std::cout << fmt::format(

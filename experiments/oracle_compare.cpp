@@ -224,10 +224,10 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
     return false;
   };
   if (!next()) throw InputError(path, 1, "header", "empty scenario");
-  static const std::set<std::string> kColumns = {"offset", "user",           "account",   "partition",
-                                                 "qos",    "nodes",          "cpus",      "ntasks_per_node",
-                                                 "mem_mb", "mem_per_cpu_mb", "limit_min", "runtime_s",
-                                                 "gres",   "constraint",     "dependency"};
+  static const std::set<std::string> kColumns = {"offset", "user",           "account",    "partition",
+                                                 "qos",    "nodes",          "cpus",       "ntasks_per_node",
+                                                 "mem_mb", "mem_per_cpu_mb", "limit_min",  "runtime_s",
+                                                 "gres",   "constraint",     "dependency", "cancel_s"};
   {
     std::set<std::string> seen;
     for (const auto& name : r.fields) {
@@ -245,7 +245,7 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
   const auto c_nodes = header.find("nodes"), c_tpn = header.find("ntasks_per_node"),
              c_mem = header.find("mem_mb"), c_mpc = header.find("mem_per_cpu_mb"),
              c_gres = header.find("gres"), c_cons = header.find("constraint"),
-             c_dep = header.find("dependency");
+             c_dep = header.find("dependency"), c_cancel = header.find("cancel_s");
   // An optional column's cell, trimmed; empty when the column or the cell is absent.
   const auto cell = [&](std::optional<std::size_t> c) {
     return c && *c < r.fields.size() ? std::string(text::trim(r.fields[*c])) : std::string();
@@ -303,6 +303,10 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
     j.time_limit = 60 * number(cell(c_lim), "limit_min", 1);
     j.runtime = int_field(r, c_run, path, "runtime_s");
     j.dependency = cell(c_dep);
+    if (const auto v = cell(c_cancel); !v.empty()) {
+      j.cancel = number(v, "cancel_s", 0);
+      if (j.cancel < j.offset) throw InputError(path, r.line, "cancel_s", "before the job's offset");
+    }
     jobs.push_back(std::move(j));
   }
   return jobs;
@@ -469,9 +473,10 @@ SimulatedRun simulate_recorded_run(const RecordedRun& run) {
   std::vector<std::string> warnings;
   // The recorded gres.conf (a scenario with GRES), as slurmd read it.
   const auto gres_conf = run.dir / "gres.conf";
-  Site site = import_site((run.dir / "slurm.conf").string(),
-                          std::filesystem::exists(gres_conf) ? gres_conf.string() : std::string(),
-                          (run.dir / "accounts.sacctmgr").string(), "", warnings);
+  Site site = import_site(
+      SiteFiles::conf_and_script((run.dir / "slurm.conf").string(), (run.dir / "accounts.sacctmgr").string(),
+                                 std::filesystem::exists(gres_conf) ? gres_conf.string() : std::string()),
+      warnings);
   Trace trace;
   trace.source = (run.dir / "jobs.csv").string();
   std::uint64_t next_id = 1;
@@ -483,6 +488,8 @@ SimulatedRun simulate_recorded_run(const RecordedRun& run) {
     const auto submit = run.submit_times.find(j.name);
     rec.submit = submit != run.submit_times.end() ? submit->second : run.trace_start + j.offset;
     rec.eligible = rec.submit;
+    // The harness runs scancel at the trace start + cancel_s on a job still pending (cancels.txt).
+    if (j.cancel != kUnsetTime) rec.cancel = std::max(rec.submit, run.trace_start + j.cancel);
     if (!j.dependency.empty())
       rec.dependency = trace.strings.intern(real_dependency(j.dependency, run.job_ids));
     trace.jobs.push_back(rec);
@@ -669,8 +676,10 @@ FactorDiff compare_factors(const RecordedRun& run, const SimulatedRun& sim, doub
     const double t_rel = real.at - static_cast<double>(run.trace_start);
     for (const auto& r : real.rows) {
       if (r.user.empty() || r.fairshare < 0) continue;  // accounts: sshare shows no FairShare
+      // A user with a partition's own association has two rows under the account (sshare -a shows no
+      // partition): their shares tell them apart.
       const auto it = std::find_if(s->shares.begin(), s->shares.end(), [&](const SshareSample& x) {
-        return x.account == r.account && x.user == r.user;
+        return x.account == r.account && x.user == r.user && std::abs(x.norm_shares - r.norm_shares) < 1e-5;
       });
       if (it == s->shares.end()) continue;  // root's own user association: not in the model
       ++d.share_rows;

@@ -32,13 +32,14 @@ struct ScenarioJob {
   std::string constraint;            // --constraint, as given; empty: none
   Seconds time_limit = 0;            // -t, s (whole minutes)
   Seconds runtime = 0;               // sleep, s
-  std::string dependency;  // --dependency with jobs named by jNNN (optional column), e.g. afterok:j001
+  std::string dependency;       // --dependency with jobs named by jNNN (optional column), e.g. afterok:j001
+  Seconds cancel = kUnsetTime;  // scancel at this offset after the trace start if still pending (cancel_s)
 };
 
 /// Reads a scenario jobs.csv. Columns are found by the header's names, in any order (the format is
 /// documented at the top of tests/oracle/oracle.sh): offset, user, account, partition, qos, cpus,
 /// limit_min, runtime_s are required; nodes, ntasks_per_node, mem_mb, mem_per_cpu_mb, gres,
-/// constraint, dependency are optional, and an empty cell means the option was not given. Lines
+/// constraint, dependency, cancel_s are optional, and an empty cell means the option was not given. Lines
 /// starting with # are skipped (as the harness does). Unknown columns, quoted fields and bad fields
 /// throw InputError naming file, line and column.
 std::vector<ScenarioJob> read_scenario_jobs(const std::string& path);

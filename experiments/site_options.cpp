@@ -1,46 +1,59 @@
 #include "experiments/site_options.hpp"
 
 #include "traces/default_site.hpp"
-#include "traces/sacctmgr.hpp"
 #include "traces/site_yaml.hpp"
-#include "traces/slurm_conf.hpp"
 
 namespace slurmtwin::cli {
 
 void add_site_options(po::options_description& o) {
-  o.add_options()("site", po::value<std::string>()->default_value(""),
-                  "site YAML (from `slurmtwin config import`)")(
-      "slurm-conf", po::value<std::string>()->default_value(""),
-      "import the site from this slurm.conf instead")("gres-conf",
-                                                      po::value<std::string>()->default_value(""),
-                                                      "gres.conf to apply (default: beside slurm.conf)")(
-      "sacctmgr", po::value<std::string>()->default_value(""),
-      "sacctmgr script with QOS, accounts, users and shares")(
-      "assoc-dump", po::value<std::string>()->default_value(""),
-      "`sacctmgr show assoc -P` dump instead of a script")(
+  const auto file = [] { return po::value<std::string>()->default_value(""); };
+  o.add_options()("site", file(), "site YAML (from `slurmtwin config import`)")(
+      "slurm-conf", file(), "import the site from this slurm.conf instead")(
+      "scontrol-config", file(),
+      "`scontrol show config` output: the settings slurmctld runs with (with or instead of slurm.conf)")(
+      "scontrol-nodes", file(), "`scontrol show nodes` output: replaces slurm.conf's NodeName lines")(
+      "scontrol-partitions", file(), "`scontrol show partition` output: replaces its PartitionName lines")(
+      "gres-conf", file(), "gres.conf to apply (default: beside slurm.conf)")(
+      "qos-dump", file(), "`sacctmgr -P show qos` output: the QOS")(
+      "sacctmgr", file(), "sacctmgr script with QOS, accounts, users and shares")(
+      "sacctmgr-dump", file(), "`sacctmgr dump CLUSTER file=F` flat file: accounts, users, shares, limits")(
+      "assoc-dump", file(), "`sacctmgr -P show assoc` output: the associations")(
       "default-cpu-nodes", po::value<std::uint32_t>()->default_value(64),
       "size of the built-in default site (CPU nodes; +1/16 big-memory, +1/8 GPU nodes)")(
       "lenient", po::bool_switch(),
       "warn about slurm.conf keys slurmctld does not know (typos) instead of stopping");
 }
 
-Site import_site(const std::string& slurm_conf, const std::string& gres_conf, const std::string& sacctmgr,
-                 const std::string& assoc_dump, std::vector<std::string>& warnings, bool lenient) {
-  Site site = import_slurm_conf(slurm_conf, warnings, gres_conf, lenient);
-  if (!sacctmgr.empty()) import_sacctmgr_script(sacctmgr, site, warnings);
-  if (!assoc_dump.empty()) import_assoc_dump(assoc_dump, site, warnings);
-  validate(site);
-  return site;
+SiteFiles site_files_of(const po::variables_map& vm) {
+  const auto get = [&](const char* name) { return vm[name].as<std::string>(); };
+  SiteFiles f;
+  f.cluster.slurm_conf = get("slurm-conf");
+  f.cluster.scontrol_config = get("scontrol-config");
+  f.cluster.scontrol_nodes = get("scontrol-nodes");
+  f.cluster.scontrol_partitions = get("scontrol-partitions");
+  f.cluster.gres_conf = get("gres-conf");
+  f.qos_table = get("qos-dump");
+  f.sacctmgr_script = get("sacctmgr");
+  f.sacctmgr_dump = get("sacctmgr-dump");
+  f.assoc_table = get("assoc-dump");
+  f.lenient = vm["lenient"].as<bool>();
+  return f;
 }
 
-Site load_site(const po::variables_map& vm, std::vector<std::string>& warnings) {
+Site load_site(const po::variables_map& vm, std::vector<std::string>& warnings,
+               std::vector<SettingSource>* sources) {
   const auto& yaml = vm["site"].as<std::string>();
-  const auto& conf = vm["slurm-conf"].as<std::string>();
-  if (!yaml.empty() && !conf.empty()) throw po::error("give either --site or --slurm-conf, not both");
+  const auto files = site_files_of(vm);
+  const bool imported = !files.cluster.slurm_conf.empty() || !files.cluster.scontrol_config.empty();
+  if (!yaml.empty() && imported)
+    throw po::error("give either --site or the site's files (--slurm-conf, --scontrol-config), not both");
+  if (!imported && !files.paths().empty())
+    throw po::error(
+        "the site's files need --slurm-conf or --scontrol-config (the cluster's configuration) with them");
   if (!yaml.empty()) return load_site_yaml(yaml);
-  if (!conf.empty())
-    return import_site(conf, vm["gres-conf"].as<std::string>(), vm["sacctmgr"].as<std::string>(),
-                       vm["assoc-dump"].as<std::string>(), warnings, vm["lenient"].as<bool>());
+  if (!files.sacctmgr_script.empty() + !files.sacctmgr_dump.empty() + !files.assoc_table.empty() > 1)
+    throw po::error("give the associations one way: --sacctmgr, --sacctmgr-dump or --assoc-dump");
+  if (imported) return import_site(files, warnings, sources);
   return scaled_default_site(vm["default-cpu-nodes"].as<std::uint32_t>());
 }
 

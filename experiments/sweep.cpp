@@ -40,9 +40,9 @@ namespace slurmtwin::cli {
 
 Site load_sweep_site(const SweepSpec& spec) {
   if (!spec.site_yaml.empty()) return load_site_yaml(spec.site_yaml);
-  if (!spec.slurm_conf.empty()) {
+  if (!spec.site_files.paths().empty()) {
     std::vector<std::string> warnings;
-    return import_site(spec.slurm_conf, spec.gres_conf, spec.sacctmgr, spec.assoc_dump, warnings);
+    return import_site(spec.site_files, warnings);
   }
   return scaled_default_site(spec.default_cpu_nodes);
 }

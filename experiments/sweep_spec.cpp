@@ -197,6 +197,43 @@ void apply_point(Site& site, const SweepPoint& point) {
   for (const auto& [name, value] : point) apply_setting(site, name, value);
 }
 
+void parse_site_section(const YamlReader& r, const YAML::Node& site, SweepSpec& spec) {
+  if (site.IsScalar()) {
+    spec.site_yaml = r.path(site, "site");
+    return;
+  }
+  // key -> the file it names: one table for sweep specs and check files
+  auto& f = spec.site_files;
+  const std::pair<const char*, std::string*> files[] = {
+      {"yaml", &spec.site_yaml},
+      {"slurm_conf", &f.cluster.slurm_conf},
+      {"scontrol_config", &f.cluster.scontrol_config},
+      {"scontrol_nodes", &f.cluster.scontrol_nodes},
+      {"scontrol_partitions", &f.cluster.scontrol_partitions},
+      {"gres_conf", &f.cluster.gres_conf},
+      {"qos_dump", &f.qos_table},
+      {"sacctmgr", &f.sacctmgr_script},
+      {"sacctmgr_dump", &f.sacctmgr_dump},
+      {"assoc_dump", &f.assoc_table}};
+  std::set<std::string> keys{"default_cpu_nodes"};
+  for (const auto& [key, field] : files) keys.emplace(key);
+  r.check_map(site, "site", keys);
+  for (const auto& [key, field] : files)
+    if (site[key]) *field = r.path(site[key], key);
+  if (site["default_cpu_nodes"]) {
+    const auto n = r.unsigned_int(site["default_cpu_nodes"], "default_cpu_nodes");
+    if (n == 0 || n > 100000) r.fail(site["default_cpu_nodes"], "default_cpu_nodes", "expected 1..100000");
+    spec.default_cpu_nodes = static_cast<std::uint32_t>(n);
+  }
+  const bool imported = !f.cluster.slurm_conf.empty() || !f.cluster.scontrol_config.empty();
+  if (!spec.site_yaml.empty() && imported)
+    r.fail(site, "site", "give either yaml or the site's files (slurm_conf, scontrol_config), not both");
+  if (!imported && !f.paths().empty())
+    r.fail(site, "site", "the site's files need slurm_conf or scontrol_config (the cluster's configuration)");
+  if (!f.sacctmgr_script.empty() + !f.sacctmgr_dump.empty() + !f.assoc_table.empty() > 1)
+    r.fail(site, "site", "give the associations one way: sacctmgr, sacctmgr_dump or assoc_dump");
+}
+
 SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_name) {
   SweepSpec spec;
   spec.file = file_name;
@@ -211,30 +248,7 @@ SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_n
       root, "sweep spec",
       {"site", "trace", "parameters", "design", "objectives", "constraints", "job_waits", "replicates"});
 
-  if (const auto site = root["site"]; site) {
-    if (site.IsScalar()) {
-      spec.site_yaml = r.path(site, "site");
-    } else {
-      r.check_map(site, "site",
-                  {"yaml", "slurm_conf", "gres_conf", "sacctmgr", "assoc_dump", "default_cpu_nodes"});
-      if (site["yaml"]) spec.site_yaml = r.path(site["yaml"], "yaml");
-      if (site["slurm_conf"]) spec.slurm_conf = r.path(site["slurm_conf"], "slurm_conf");
-      if (site["gres_conf"]) spec.gres_conf = r.path(site["gres_conf"], "gres_conf");
-      if (site["sacctmgr"]) spec.sacctmgr = r.path(site["sacctmgr"], "sacctmgr");
-      if (site["assoc_dump"]) spec.assoc_dump = r.path(site["assoc_dump"], "assoc_dump");
-      if (site["default_cpu_nodes"]) {
-        const auto n = r.unsigned_int(site["default_cpu_nodes"], "default_cpu_nodes");
-        if (n == 0 || n > 100000)
-          r.fail(site["default_cpu_nodes"], "default_cpu_nodes", "expected 1..100000");
-        spec.default_cpu_nodes = static_cast<std::uint32_t>(n);
-      }
-      if (!spec.site_yaml.empty() && !spec.slurm_conf.empty())
-        r.fail(site, "site", "give either yaml or slurm_conf, not both");
-      if (spec.slurm_conf.empty() &&
-          (!spec.sacctmgr.empty() || !spec.assoc_dump.empty() || !spec.gres_conf.empty()))
-        r.fail(site, "site", "gres_conf, sacctmgr and assoc_dump need slurm_conf");
-    }
-  }
+  if (const auto site = root["site"]; site) parse_site_section(r, site, spec);
 
   if (const auto trace = root["trace"]; trace) {
     if (trace.IsScalar()) {

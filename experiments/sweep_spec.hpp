@@ -9,6 +9,11 @@
 
 #include "sim/metrics.hpp"
 #include "traces/site.hpp"
+#include "traces/site_import.hpp"
+
+namespace YAML {
+class Node;
+}
 
 namespace slurmtwin::cli {
 
@@ -52,8 +57,10 @@ struct WindowBound {
 
 struct SweepSpec {
   std::string file;  // the spec file (for messages)
-  // base site: exactly one of site_yaml / slurm_conf, or neither (built-in default site)
-  std::string site_yaml, slurm_conf, gres_conf, sacctmgr, assoc_dump;
+  // base site: site_yaml, or the site's files (site_files.cluster names slurm.conf and/or scontrol
+  // output), or neither (the built-in default site)
+  std::string site_yaml;
+  SiteFiles site_files;
   std::uint32_t default_cpu_nodes = 64;
   // trace: paths (read with format/users_from), or none (the built-in synthetic workload)
   std::vector<std::string> trace_paths;
@@ -84,6 +91,11 @@ using SweepPoint = std::map<std::string, double>;
 /// Parses a spec; relative paths are taken relative to the spec's directory. Every error (unknown key
 /// or setting, empty range, bad type, unknown metric) throws InputError naming file:line and the key.
 SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_name);
+class YamlReader;
+/// The `site:` section of a sweep spec or a check file (docs/sweeps.md): a site YAML path, or a map of
+/// yaml / slurm_conf / scontrol_config / scontrol_nodes / scontrol_partitions / gres_conf / qos_dump /
+/// sacctmgr / sacctmgr_dump / assoc_dump / default_cpu_nodes.
+void parse_site_section(const YamlReader& r, const YAML::Node& site, SweepSpec& spec);
 SweepSpec load_sweep_spec(const std::string& path);
 
 /// True when `name` is a setting a sweep may vary; `integer` tells whether it takes integer values.

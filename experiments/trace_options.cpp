@@ -54,10 +54,11 @@ TraceReadOptions trace_read_options(const po::variables_map& vm) {
 }
 
 namespace {
-// The sacct columns docs/getting-started.md asks for.
+// The sacct columns docs/getting-started.md asks for (each one sacct 22.05 accepts: it refuses Restarts;
+// requeued runs come from -D).
 constexpr const char* kRecommendedSacctColumns =
     "JobID,JobIDRaw,JobName,User,Account,Partition,QOS,Submit,Eligible,Start,End,Elapsed,Timelimit,State,"
-    "NNodes,ReqNodes,NCPUS,ReqCPUS,ReqMem,ReqTRES,NodeList,Priority,Flags,Restarts,Constraints";
+    "NNodes,ReqNodes,NCPUS,ReqCPUS,ReqMem,ReqTRES,NodeList,Priority,Flags,Constraints";
 }  // namespace
 
 Trace load_traces(const std::vector<std::string>& paths, const po::variables_map& vm, ReadReport& report,

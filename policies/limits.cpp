@@ -260,7 +260,10 @@ void count_start(sim::SimState& s, const sim::SimJob& j) {
 void count_end(sim::SimState& s, const sim::SimJob& j) {
   count_running(s, j, -1);
   // A requeued job stays submitted; one that is done leaves the submit counts.
-  if (j.preempt == sim::PreemptAction::kRequeue) return;
+  if (j.preempt != sim::PreemptAction::kRequeue) count_withdrawn(s, j);
+}
+
+void count_withdrawn(sim::SimState& s, const sim::SimJob& j) {
   auto& u = s.usage;
   --u.qos_user_submit[{j.qos, j.user}];
   --u.qos_user_submit[{j.qos, kAllUsers}];

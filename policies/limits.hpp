@@ -16,5 +16,7 @@ void count_submit(sim::SimState& state, const sim::SimJob& job);
 void count_start(sim::SimState& state, const sim::SimJob& job);
 /// Removes an ended job from the running totals.
 void count_end(sim::SimState& state, const sim::SimJob& job);
+/// Takes a job that leaves without running (cancelled while pending) out of the submit counts.
+void count_withdrawn(sim::SimState& state, const sim::SimJob& job);
 
 }  // namespace slurmtwin::policies

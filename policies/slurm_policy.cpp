@@ -331,16 +331,24 @@ void SlurmPolicy::on_start(sim::SimState& s, std::uint32_t job) {
   j.billing =
       billable_tres(job_tres(s, j), site_.partitions[j.run_partition].tres_billing_weights, billing_mode_);
   count_start(s, j);
-  stale_records_ += j.partitions.size();
-  if (entries_at_[job] != kNoEntries) {
-    auto* e = &entries_[entries_at_[job]];
-    for (std::size_t k = 0; k < j.partitions.size(); ++k) e[k].queued = false;
-    if (!priority_.flags().calculate_running) {
-      // Its entries are not read again until a requeue (which computes them anew).
-      free_entries_[j.partitions.size()].push_back(entries_at_[job]);
-      entries_at_[job] = kNoEntries;
-    }
-  }
+  // Its entries are not read again until a requeue (which computes them anew).
+  leave_queue(s, job, /*keep_entries=*/priority_.flags().calculate_running);
+}
+
+void SlurmPolicy::on_cancel_pending(sim::SimState& s, std::uint32_t job) {
+  count_withdrawn(s, s.jobs[job]);
+  leave_queue(s, job, /*keep_entries=*/false);
+}
+
+void SlurmPolicy::leave_queue(const sim::SimState& s, std::uint32_t job, bool keep_entries) {
+  const auto& j = s.jobs[job];
+  stale_records_ += j.partitions.size();  // its queue records are skipped, then dropped lazily
+  if (entries_at_[job] == kNoEntries) return;
+  auto* e = &entries_[entries_at_[job]];
+  for (std::size_t k = 0; k < j.partitions.size(); ++k) e[k].queued = false;
+  if (keep_entries) return;
+  free_entries_[j.partitions.size()].push_back(entries_at_[job]);
+  entries_at_[job] = kNoEntries;
 }
 
 void SlurmPolicy::on_end(sim::SimState& s, std::uint32_t job) {

@@ -37,6 +37,7 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   void on_queued(sim::SimState& state, std::uint32_t job) override;
   void on_start(sim::SimState& state, std::uint32_t job) override;
   void on_end(sim::SimState& state, std::uint32_t job) override;
+  void on_cancel_pending(sim::SimState& state, std::uint32_t job) override;
   void decay_tick(sim::SimState& state) override;
   void main_pass(sim::SimState& state, sim::JobLauncher& launcher, bool full) override;
   /// One sched/backfill cycle; false (backfill off) when SchedulerType is not sched/backfill.
@@ -77,6 +78,9 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   ChargedJob charged(const sim::SimState& state, const sim::SimJob& job) const;
   /// Removes a job's records from queue_ (those of an earlier stay in the queue).
   void drop_records(std::uint32_t job);
+  /// Job `job` leaves the queue (started or cancelled): its records go stale; its priority entries are
+  /// freed unless `keep_entries` (CALCULATE_RUNNING reads them again).
+  void leave_queue(const sim::SimState& s, std::uint32_t job, bool keep_entries);
 
   const Site& site_;
   SlurmPolicyOptions options_;

@@ -108,6 +108,9 @@ void Controller::handle(const Submit& e) {
     return;
   }
   j.state = SimJobState::kPending;
+  if (j.cancel != kUnsetTime)
+    j.cancel_event =
+        queue_.schedule(std::max(j.cancel, state_.now), phase(EventPhase::kCancel), j.id, Cancel{e.job});
   // A dependency that does not hold at submit holds the job: pending, out of the queue, not eligible
   // (no age) until a later test finds it holds.
   const bool held = deps && deps->has(e.job) && !dependency_holds(e.job);
@@ -185,7 +188,31 @@ void Controller::handle(const Retest&) {
 
 void Controller::handle(const Eligible& e) {
   --future_submits_;
-  queue_job(e.job);
+  if (state_.jobs[e.job].state == SimJobState::kPending) queue_job(e.job);  // else cancelled meanwhile
+}
+
+void Controller::handle(const Cancel& e) {
+  auto& j = state_.jobs[e.job];
+  j.cancel_event = {};
+  if (j.state == SimJobState::kRunning) {  // scancel of a running job: it ends now
+    queue_.cancel(j.end_event);
+    j.end_state = JobState::kCancelled;
+    end_job(e.job);
+    return;
+  }
+  if (j.state != SimJobState::kPending) return;  // suspended: left to run when resumed
+  // Out of the queue, the dependency hold or the wait for its begin time (whose event then finds it
+  // no longer pending), for good.
+  if (in_queue(j, state_.now)) remove_slot(state_.pending, state_.jobs, e.job);
+  const auto held = std::find_if(held_.begin(), held_.end(), [&](const auto& h) { return h.first == e.job; });
+  if (held != held_.end()) held_.erase(held);
+  j.state = SimJobState::kDone;
+  j.end_state = JobState::kCancelled;
+  j.end = state_.now;
+  dependency_event(e.job, /*ended=*/true);
+  policy_.on_cancel_pending(state_, e.job);
+  for (auto* o : observers_) o->on_end(state_, e.job);
+  note_change();
 }
 
 void Controller::queue_job(std::uint32_t job) {
@@ -265,6 +292,10 @@ void Controller::end_job(std::uint32_t job) {
   remove_slot(state_.running, state_.jobs, job);
   j.state = SimJobState::kDone;
   j.end = state_.now;
+  if (j.cancel_event.seq != 0 && j.preempt != PreemptAction::kRequeue) {
+    queue_.cancel(j.cancel_event);
+    j.cancel_event = {};
+  }
   dependency_event(job, /*ended=*/true);
   policy_.on_end(state_, job);
   if (!state_.suspended.empty()) resume_suspended();

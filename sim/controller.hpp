@@ -34,7 +34,10 @@ enum class EventPhase : std::uint8_t {
   kDecay = 7,
   // A TIMEOUT by the periodic limit check in a second when the decay thread ran first
   // (ControllerOptions::limit_check_after_decay).
-  kLateTimeout = 8
+  kLateTimeout = 8,
+  // A user's scancel (a job recorded as cancelled before it started), after everything else that
+  // second: a job that could start in that second's pass starts, as it might have in real Slurm.
+  kCancel = 9
 };
 
 /// Starts jobs on behalf of a policy (the controller records the start and schedules the end).
@@ -68,6 +71,8 @@ class SchedulingPolicy {
   virtual void on_start(SimState& state, std::uint32_t job) = 0;
   /// A job ended (charge its last usage slice).
   virtual void on_end(SimState& state, std::uint32_t job) = 0;
+  /// Pending job `job` was cancelled (scancel) before it started: it leaves the queue for good.
+  virtual void on_cancel_pending(SimState& /*state*/, std::uint32_t /*job*/) {}
   /// The decay/priority thread tick (every PriorityCalcPeriod).
   virtual void decay_tick(SimState& state) = 0;
   /// One main scheduling pass; `full` = whole queue (sched_interval) vs default_queue_depth.
@@ -145,8 +150,11 @@ class Controller final : public JobLauncher {
   struct DecayTick {};
   struct Snapshot {};
   struct Retest {};  // an after:ID+MIN dependency may hold now
-  using Event =
-      std::variant<Submit, Eligible, JobEnd, EndPass, Background, BackfillTick, DecayTick, Snapshot, Retest>;
+  struct Cancel {
+    std::uint32_t job;
+  };
+  using Event = std::variant<Submit, Eligible, JobEnd, EndPass, Background, BackfillTick, DecayTick, Snapshot,
+                             Retest, Cancel>;
 
   void handle(const Submit& e);
   void handle(const Eligible& e);
@@ -157,6 +165,7 @@ class Controller final : public JobLauncher {
   void handle(const DecayTick&);
   void handle(const Snapshot&);
   void handle(const Retest&);
+  void handle(const Cancel& e);
   /// Tests job `job`'s dependency now: true when it holds; else the job is held (pending, out of the
   /// queue, not accruing age) with reason Dependency or DependencyNeverSatisfied.
   bool dependency_holds(std::uint32_t job);

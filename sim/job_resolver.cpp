@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "traces/text.hpp"
@@ -17,7 +18,8 @@ constexpr std::uint32_t kUnboundedNodes = 1u << 30;
 
 struct SiteIndex {
   std::unordered_map<std::string, std::uint16_t> partitions, qos;
-  std::map<std::pair<std::string, std::string>, std::int32_t> assoc;  // (user, account) -> index
+  // (user, account, partition) -> index; partition "" = the association for every other partition
+  std::map<std::tuple<std::string, std::string, std::string>, std::int32_t> assoc;
   std::unordered_map<std::string, std::string> default_account;
 
   explicit SiteIndex(const Site& s) {
@@ -26,7 +28,7 @@ struct SiteIndex {
     for (std::size_t i = 0; i < s.qos.size(); ++i) qos[s.qos[i].name] = static_cast<std::uint16_t>(i);
     for (std::size_t i = 0; i < s.associations.size(); ++i) {
       const auto& a = s.associations[i];
-      if (a.partition.empty()) assoc.emplace(std::make_pair(a.user, a.account), static_cast<std::int32_t>(i));
+      assoc.emplace(std::make_tuple(a.user, a.account, a.partition), static_cast<std::int32_t>(i));
     }
     for (const auto& u : s.users) default_account[u.name] = u.default_account;
   }
@@ -133,6 +135,7 @@ std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterSt
     j.id = r.job_id;
     j.array_task = r.array_task;
     j.submit = r.submit;
+    j.cancel = r.cancel;
     j.nice = r.nice;
     auto [uit, added] = user_of.try_emplace(r.user, static_cast<std::uint32_t>(users.size()));
     if (added) users.push_back(trace.user_name(r));
@@ -153,14 +156,6 @@ std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterSt
       auto d = idx.default_account.find(trace.user_name(r));
       if (d != idx.default_account.end()) account = d->second;
     }
-    auto ait = idx.assoc.find({trace.user_name(r), account});
-    if (ait == idx.assoc.end()) {
-      reject("no association for user/account");
-      continue;
-    }
-    j.assoc = ait->second;
-    const auto& assoc = site.associations[static_cast<std::size_t>(j.assoc)];
-
     // Partitions: the requested list, else the default partition.
     const auto& plist = trace.partition_name(r);
     bool bad_partition = false;
@@ -186,6 +181,19 @@ std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterSt
       }
       j.partitions.push_back(idx.partitions.at(dp->name));
     }
+
+    // Association: the user's in that account for the (first) partition, else for any partition, as
+    // slurmctld picks a partition's own association first (real Slurm 22.05 charges a job in partition
+    // prio to user erin's prio association: docs/fidelity.md, scenario 17).
+    const auto& user_name = trace.user_name(r);
+    auto ait = idx.assoc.find({user_name, account, site.partitions[j.partitions.front()].name});
+    if (ait == idx.assoc.end()) ait = idx.assoc.find({user_name, account, std::string()});
+    if (ait == idx.assoc.end()) {
+      reject("no association for user/account");
+      continue;
+    }
+    j.assoc = ait->second;
+    const auto& assoc = site.associations[static_cast<std::size_t>(j.assoc)];
 
     // QOS: requested, else the association's default; must be allowed by every requested partition.
     const std::string qos_name = trace.qos_name(r).empty() ? default_qos(site, assoc) : trace.qos_name(r);

@@ -94,7 +94,10 @@ TimeSeriesRecorder schedule_series(const SimState& state) {
   for (const auto& j : state.jobs) {
     if (j.state == SimJobState::kRejected || j.submit == kUnsetTime) continue;
     changes.push_back({j.submit, 1, 0});
-    if (j.start == kUnsetTime) continue;
+    if (j.start == kUnsetTime) {
+      if (j.state == SimJobState::kDone) changes.push_back({j.end, -1, 0});  // cancelled while pending
+      continue;
+    }
     changes.push_back({j.start, -1, static_cast<double>(j.alloc_cpus)});
     changes.push_back({j.end == kUnsetTime ? state.now : j.end, 0, -static_cast<double>(j.alloc_cpus)});
   }
@@ -155,7 +158,7 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
     if (j.end_state == JobState::kPreempted)  // cancelled by preemption: its only run was interrupted
       lost(state.site.partitions[j.run_partition].name, j.start, j.end, j.alloc_cpus);
     if (j.start == kUnsetTime) {
-      ++m.never_started;
+      ++(j.state == SimJobState::kDone ? m.cancelled_before_start : m.never_started);
       continue;
     }
     ++m.started;
@@ -328,8 +331,9 @@ std::string count_map_json(const M& m) {
 std::string metrics_to_json(const ReplayMetrics& m) {
   std::string out = "{\n";
   out += fmt::format(
-      "  \"jobs\": {{\"input\": {}, \"rejected\": {}, \"started\": {}, \"never_started\": {}}},\n",
-      m.input_jobs, m.rejected, m.started, m.never_started);
+      "  \"jobs\": {{\"input\": {}, \"rejected\": {}, \"started\": {}, \"never_started\": {}, "
+      "\"cancelled_before_start\": {}}},\n",
+      m.input_jobs, m.rejected, m.started, m.never_started, m.cancelled_before_start);
   out += fmt::format("  \"rejected_by_reason\": {},\n", count_map_json(m.rejected_by_reason));
   out += fmt::format("  \"end_states\": {},\n", count_map_json(m.end_states));
   out += fmt::format("  \"overall\": {},\n", wait_json(m.overall));

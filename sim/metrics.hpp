@@ -52,6 +52,7 @@ struct FidelityStats {
 
 struct ReplayMetrics {
   std::uint64_t input_jobs = 0, rejected = 0, started = 0, never_started = 0;
+  std::uint64_t cancelled_before_start = 0;  // scancel while pending (the trace says when)
   std::map<std::string, std::uint64_t> rejected_by_reason;
   std::map<std::string, std::uint64_t> end_states;
   WaitStats overall;

@@ -109,8 +109,9 @@ struct SimJob {
   std::uint32_t user = 0;                 // user index (dense, for per-user limits)
   Seconds submit = kUnsetTime;
   Seconds eligible = kUnsetTime;
-  Seconds time_limit = 0;  // s, resolved (kUnlimited possible)
-  Seconds runtime = 0;     // s, what it would run if unlimited
+  Seconds time_limit = 0;       // s, resolved (kUnlimited possible)
+  Seconds cancel = kUnsetTime;  // scancel at this time (absolute), kUnsetTime = never
+  Seconds runtime = 0;          // s, what it would run if unlimited
   NodeRequest request;
   std::int32_t nice = 0;
 
@@ -136,6 +137,7 @@ struct SimJob {
   std::vector<PastRun> past_runs;                // interrupted runs, oldest first
   PreemptAction preempt = PreemptAction::kNone;  // what happens at `end` when it was preempted with grace
   EventId end_event;                             // pending end (cancelled when preemption moves it)
+  EventId cancel_event;                          // pending scancel (dropped when the job ends)
   Seconds preempt_started = kUnsetTime;          // when this job last preempted others (as a preemptor)
   // suspension (SUSPEND preemption)
   std::int64_t suspended_by = -1;   // job index of the preemptor it waits for, -1 = none

@@ -17,7 +17,8 @@ inline cli::ReplayResult checked_replay(Site site, const Trace& trace, cli::Repl
   options.check_invariants = true;
   auto r = cli::run_replay(std::move(site), trace, options);
   CHECK(r.metrics.input_jobs == trace.jobs.size());
-  CHECK(r.metrics.started + r.metrics.never_started + r.metrics.rejected == trace.jobs.size());
+  CHECK(r.metrics.started + r.metrics.never_started + r.metrics.cancelled_before_start + r.metrics.rejected ==
+        trace.jobs.size());
   return r;
 }
 

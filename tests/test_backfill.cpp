@@ -304,7 +304,7 @@ TEST_CASE("ub_medium week with backfill: invariants hold, every job starts, back
   const auto events = testing::data_file("ub_medium/workload_week.events");
   if (conf.empty() || script.empty() || events.empty()) return;
   std::vector<std::string> warnings;
-  const Site site = cli::import_site(conf, "", script, "", warnings);
+  const Site site = import_site(SiteFiles::conf_and_script(conf, script), warnings);
   TraceReadOptions to;
   for (const auto& u : site.users) to.user_default_accounts[u.name] = u.default_account;
   ReadReport report;

@@ -206,7 +206,7 @@ TEST_CASE("the ub_medium week replays to the end with invariants checked at ever
   const auto events = slurmtwin::testing::data_file("ub_medium/workload_week.events");
   if (conf.empty() || script.empty() || events.empty()) return;
   std::vector<std::string> warnings;
-  Site site = cli::import_site(conf, "", script, "", warnings);
+  Site site = import_site(SiteFiles::conf_and_script(conf, script), warnings);
   TraceReadOptions o;
   for (const auto& u : site.users) o.user_default_accounts[u.name] = u.default_account;
   ReadReport report;
@@ -412,4 +412,49 @@ TEST_CASE("replay(T) and replay(sacct(replay(T))) start every job at the same ti
   CHECK(spread > 10);  // the case NNodes alone got wrong
   CHECK(compared > 1000);
   CHECK(differ == 0);
+}
+
+TEST_CASE("scancel: a pending job leaves the queue at its cancel time, a running one ends then") {
+  // One node, 4 CPUs. J1 (4 CPUs, 100 s) starts at t=3; J2 and J3 (4 CPUs each) wait behind it.
+  // J2 is cancelled at t=50 while pending (a sacct record CANCELLED with no start): J3 starts at 103
+  // when J1 ends, not at 153 after J2.
+  auto trace = make_trace({{0, 1, 4, 100}, {0, 1, 4, 50}, {0, 1, 4, 10}});
+  trace.jobs[1].cancel = kT0 + 50;
+  const auto r = replay(small_site(1, 4), trace);
+  const auto& j2 = r.state->jobs[1];
+  CHECK(j2.state == sim::SimJobState::kDone);
+  CHECK(j2.start == kUnsetTime);
+  CHECK(j2.end - kT0 == 50);
+  CHECK(j2.end_state == JobState::kCancelled);
+  CHECK(start_of(r, 2) == 103);
+  CHECK(r.metrics.cancelled_before_start == 1);
+  CHECK(r.metrics.never_started == 0);
+  CHECK(r.metrics.started == 2);
+
+  // Had the twin started it before the user's scancel, scancel ends it then: J1 cancelled at t=50
+  // (it started at 3) frees the node for J2 in the pass its end triggers.
+  auto running = make_trace({{0, 1, 4, 100}, {0, 1, 4, 50}});
+  running.jobs[0].cancel = kT0 + 50;
+  const auto s = replay(small_site(1, 4), running);
+  CHECK(s.state->jobs[0].end - kT0 == 50);
+  CHECK(s.state->jobs[0].end_state == JobState::kCancelled);
+  CHECK(start_of(s, 1) == 50);
+}
+
+TEST_CASE("a job in a partition where its user has that partition's own association is charged to it") {
+  // Real Slurm 22.05 (tests/oracle 17_site_files): erin has associations genomics (any partition) and
+  // genomics/prio; her jobs in prio are charged to the prio one (sshare), others to the general one.
+  auto site = small_site(1, 4);
+  Partition prio = site.partitions[0];
+  prio.name = "prio";
+  prio.is_default = false;
+  site.partitions.push_back(prio);
+  UserAssoc own = site.associations[0];
+  own.partition = "prio";
+  site.associations.push_back(own);
+  auto trace = make_trace({{0, 1, 1, 10}, {0, 1, 1, 10}});
+  trace.jobs[1].partition = trace.partitions.intern("prio");
+  const auto r = replay(site, trace);
+  CHECK(r.state->jobs[0].assoc == 0);
+  CHECK(r.state->jobs[1].assoc == static_cast<std::int32_t>(site.associations.size() - 1));
 }

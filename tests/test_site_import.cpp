@@ -645,6 +645,7 @@ TEST_CASE("association dumps (sacctmgr -P show assoc) rebuild the tree from Par 
       row({"c2", "other", "", "", "1"});
   Site s;
   std::vector<std::string> w;
+  import_qos_table_text("Name|Priority|\nnormal|0|\nhigh|10|\n", "qos.txt", s, w);
   import_assoc_dump_text(dump, "assoc.txt", s, w);
   REQUIRE(s.accounts.size() == 4);
   CHECK(s.find_account("root")->parent.empty());
@@ -666,11 +667,21 @@ TEST_CASE("association dumps (sacctmgr -P show assoc) rebuild the tree from Par 
   CHECK(find_assoc(s, "dave", "chem")->partition == "p1");
   CHECK(find_assoc(s, "dave", "chem")->shares == Shares{3, false});
   CHECK(s.find_user("carol")->default_account == "theory");
-  CHECK(s.qos.size() == 2);  // high and normal added with defaults
+  CHECK(s.qos.size() == 2);
+  CHECK(s.find_qos("high")->priority == 10);
   CHECK(count_containing(w, "several clusters") == 1);
   CHECK(count_containing(w, "GrpTRESMins") == 1);
-  CHECK(count_containing(w, "QOS not in the site") == 1);
   CHECK_NOTHROW(validate(s));
+
+  // Fail closed: a QOS the site does not define is not made up with priority 0 and no limits.
+  const auto no_qos = input_error([&] {
+    Site x;
+    std::vector<std::string> w4;
+    import_assoc_dump_text(dump, "assoc.txt", x, w4);
+  });
+  CHECK(no_qos ==
+        "assoc.txt:2: QOS: the associations name QOS the site does not define: high,normal (give them with "
+        "--qos-dump, the output of `sacctmgr -P show qos`)");
 
   // flat output with a Par Name column
   const std::string flat =
@@ -681,10 +692,25 @@ TEST_CASE("association dumps (sacctmgr -P show assoc) rebuild the tree from Par 
       "b|erin||parent|\n";
   Site f;
   std::vector<std::string> w2;
+  import_qos_table_text("Name\nnormal\n", "qos.txt", f, w2);
   import_assoc_dump_text(flat, "flat.txt", f, w2);
   CHECK(f.find_account("b")->parent == "a");
   CHECK(f.find_account("a")->parent == "root");
   CHECK_NOTHROW(validate(f));
+
+  // Slurm 23.11+ gives the tree as Lineage instead ("/a/b/" for account b under a)
+  const std::string lineage =
+      "Account|User|Lineage|Share\n"
+      "root|||1\n"
+      "a|||1\n"
+      "b||/a/b/|2\n"
+      "b|erin|/a/b/0-erin/|1\n";
+  Site g;
+  std::vector<std::string> w5;
+  import_assoc_dump_text(lineage, "lineage.txt", g, w5);
+  CHECK(g.find_account("b")->parent == "a");
+  CHECK(g.find_account("a")->parent == "root");
+  CHECK(find_assoc(g, "erin", "b") != nullptr);
   const auto msg = input_error([] {
     Site x;
     std::vector<std::string> w3;

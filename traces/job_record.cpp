@@ -43,6 +43,14 @@ const char* to_string(JobState s) {
   return "UNKNOWN";
 }
 
+void note_cancel_before_start(JobRecord& j) {
+  if (j.state != JobState::kCancelled || j.start != kUnsetTime || j.end == kUnsetTime ||
+      j.submit == kUnsetTime || j.end < j.submit)
+    return;
+  j.cancel = j.end;
+  j.runtime = j.end - j.submit;
+}
+
 JobState parse_job_state(std::string_view text) {
   auto t = text::trim(text);
   // "CANCELLED by 123", "CANCELLED+" (sacct marks states with a reason)

@@ -68,6 +68,9 @@ struct JobRecord {
   Seconds end = kUnsetTime;         // recorded end, absolute
   Seconds runtime = kUnsetTime;     // actual run time (what the job would run if not limited), s
   Seconds time_limit = kUnsetTime;  // requested limit, s; kUnlimited; kUnsetTime = partition default
+  // When the user cancelled it (scancel), absolute; kUnsetTime = never. Set for jobs that ended
+  // CANCELLED without starting: a replay cancels it then if it is still pending (or running).
+  Seconds cancel = kUnsetTime;
 
   std::uint32_t nodes = 0;           // requested (min) node count; 0 = let the scheduler decide
   std::uint32_t tasks = 1;           // total tasks (-n)
@@ -87,6 +90,11 @@ struct JobRecord {
   std::int32_t nice = 0;
   std::uint64_t source_line = 0;  // first line of this record in its source file (1-based)
 };
+
+/// A job recorded CANCELLED that never started (scancel of a pending or held job): sets `cancel` to its
+/// recorded end, when the replay cancels it, and `runtime` to end - submit, so that a twin that starts
+/// it earlier than real Slurm would have runs it until the cancel. No change to any other job.
+void note_cancel_before_start(JobRecord& job);
 
 /// sacct's name for a state ("COMPLETED", "CANCELLED", ...).
 const char* to_string(JobState state);

@@ -29,7 +29,9 @@ void get(ByteReader& r, NameDictionary& d) {
 
 }  // namespace
 
-bool is_native_trace(const std::string& bytes) { return has_magic(bytes, kMagic); }
+bool is_native_trace(const std::string& bytes) {
+  return has_magic(bytes, kMagic);
+}
 
 std::string encode_native_trace(const Trace& t, bool with_source) {
   ByteWriter w;
@@ -42,7 +44,7 @@ std::string encode_native_trace(const Trace& t, bool with_source) {
     w.put(j.array_task);
     w.put(j.het_component);
     for (auto n : {j.user, j.account, j.partition, j.qos, j.name, j.constraints, j.dependency}) w.put(n);
-    for (auto s : {j.submit, j.eligible, j.start, j.end, j.runtime, j.time_limit}) w.put(s);
+    for (auto s : {j.submit, j.eligible, j.start, j.end, j.runtime, j.time_limit, j.cancel}) w.put(s);
     for (auto c : {j.nodes, j.tasks, j.tasks_per_node, j.cpus_per_task, j.req_cpus, j.alloc_cpus}) w.put(c);
     w.put(j.mem_mb);
     w.put(static_cast<std::uint8_t>(j.mem_per_cpu | (j.exclusive << 1)));
@@ -64,7 +66,8 @@ std::string encode_native_trace(const Trace& t, bool with_source) {
 }
 
 Trace decode_native_trace(const std::string& bytes, const std::string& file) {
-  const auto payload = open_container(bytes, kMagic, kNativeTraceVersion, file, kWhat);
+  std::uint32_t version = 0;
+  const auto payload = open_container(bytes, kMagic, 1, kNativeTraceVersion, version, file, kWhat);
   ByteReader r(payload, file, kWhat);
   Trace t;
   t.origin = r.get<Seconds>();
@@ -73,7 +76,8 @@ Trace decode_native_trace(const std::string& bytes, const std::string& file) {
   const auto n = r.get<std::uint64_t>();
   // Each job takes at least kMinJobBytes of payload: a larger count is corruption, caught before
   // allocating for it.
-  if (n > payload.size() / kMinJobBytes) throw InputError(file, 0, "", "native trace job count exceeds payload");
+  if (n > payload.size() / kMinJobBytes)
+    throw InputError(file, 0, "", "native trace job count exceeds payload");
   t.jobs.resize(n);
   for (auto& j : t.jobs) {
     j.job_id = r.get<std::uint64_t>();
@@ -91,6 +95,7 @@ Trace decode_native_trace(const std::string& bytes, const std::string& file) {
                                      index, dict->size()));
     for (auto* p : {&j.submit, &j.eligible, &j.start, &j.end, &j.runtime, &j.time_limit})
       *p = r.get<Seconds>();
+    if (version >= 2) j.cancel = r.get<Seconds>();
     for (auto* p : {&j.nodes, &j.tasks, &j.tasks_per_node, &j.cpus_per_task, &j.req_cpus, &j.alloc_cpus})
       *p = r.get<std::uint32_t>();
     j.mem_mb = r.get<std::int64_t>();

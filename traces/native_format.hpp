@@ -11,7 +11,8 @@
 
 namespace slurmtwin {
 
-inline constexpr std::uint32_t kNativeTraceVersion = 1;
+// 2: JobRecord::cancel after time_limit (version 1 files read with no cancellations)
+inline constexpr std::uint32_t kNativeTraceVersion = 2;
 
 /// Serialises a trace to the native format. Without `with_source` the trace's source (the files it was
 /// read from) is written empty: the bytes then depend on the jobs alone, for content fingerprints.

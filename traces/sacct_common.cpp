@@ -101,6 +101,7 @@ void JobFolder::add_job(JobRecord&& job) {
   kept.start = job.start;
   kept.end = job.end;
   kept.runtime = job.runtime;
+  kept.cancel = job.cancel;
   kept.state = job.state;
   if (job.started_by != SchedulerPass::kUnknown) kept.started_by = job.started_by;
 }

@@ -217,6 +217,7 @@ JobRecord read_job(const YAML::Node& j, Trace& trace, bool& pending_array) {
     }
   }
   if (pending_array && job.state == JobState::kUnknown) job.state = JobState::kPending;
+  note_cancel_before_start(job);
 
   const auto tres = j["tres"];
   const YAML::Node requested = tres && tres.IsMap() ? tres["requested"] : YAML::Node();

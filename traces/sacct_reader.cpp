@@ -623,6 +623,7 @@ void fill_job(const RecordView& r, Trace& trace, JobRecord& j, bool pending_arra
   } else if (pending_array) {
     j.state = JobState::kPending;
   }
+  note_cancel_before_start(j);
 
   if (const auto v = r.get(kFlags)) {
     for (auto flag : text::split(*v, ',')) {

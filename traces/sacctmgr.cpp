@@ -174,6 +174,9 @@ const std::vector<OptName> kAssocOpts = {
     {"DefaultQOS", 3, Opt::kDefaultQos},
     {"Description", 0, Opt::kIgnore},
     {"Organization", 1, Opt::kIgnore},
+    {"Coordinator", 0, Opt::kIgnore},  // in `sacctmgr dump` user lines: who administers, not scheduling
+    {"DefaultWCKey", 0, Opt::kIgnore},
+    {"WCKeys", 0, Opt::kIgnore},
     {"FairShare", 1, Opt::kFairshare},
     {"Shares", 1, Opt::kFairshare},
     {"GrpJobs", 4, Opt::kGrpJobs},
@@ -382,10 +385,63 @@ class Executor {
     warn_once(verb + " " + entity, w, fmt::format("'sacctmgr {} {}' is not modelled; ignored", verb, entity));
   }
 
+  /// Said after "unknown QOS 'x'" (where the QOS should have come from).
+  void set_qos_hint(std::string hint) { qos_hint_ = std::move(hint); }
+
+  /// One line of a `sacctmgr dump` file: `Cluster - 'c'`, `Account - 'a'` or `User - 'u'` with its
+  /// options, under the account of the last `Parent - 'p'` line. A user's DefaultAccount is recorded in
+  /// `default_accounts` (it may name an account the dump lists later) instead of adding an association.
+  void dump_line(std::string_view kind, const std::string& name, const std::string& parent,
+                 std::vector<Arg> args, const Where& w,
+                 std::map<std::string, std::string>& default_accounts) {
+    args.insert(args.begin(), Arg{"Name", '=', name});
+    if (kind == "cluster") return add_cluster(args, w);
+    if (parent.empty()) fail(w, std::string(kind), "no 'Parent - ...' line before it");
+    if (kind == "account") {
+      args.push_back({"Parent", '=', parent});
+      return add_account(args, w);
+    }
+    std::erase_if(args, [&](const Arg& a) {
+      if (!text::iequals(a.key, "DefaultAccount")) return false;
+      default_accounts[name] = text::to_lower(text::trim(a.value));
+      return true;
+    });
+    args.push_back({"Account", '=', parent});
+    // The root user association that `add cluster` made is the dump's `User - 'root'` under root.
+    const auto it = std::find_if(
+        site_.associations.begin(), site_.associations.end(),
+        [&](const UserAssoc& u) { return u.user == name && u.account == parent && u.partition.empty(); });
+    if (it != site_.associations.end() && name == "root") {
+      site_.associations.erase(it);
+      std::erase_if(site_.users,
+                    [](const User& u) { return u.name == "root"; });  // made again, with AdminLevel
+    }
+    add_user(args, w);
+  }
+
+  /// The rows of a `sacctmgr show qos -P` table, replacing the site's QOS: every name is created first,
+  /// so that a Preempt list may name a QOS of a later row. Each row is (line, arguments by column).
+  void qos_table(const std::vector<std::pair<std::uint64_t, std::vector<Arg>>>& rows,
+                 const std::string& file) {
+    site_.qos.clear();
+    for (const auto& [line, args] : rows) {
+      const Where w{file, line};
+      const auto names = names_of(args, kQosOpts);
+      if (names.size() != 1) fail(w, "Name", "a QOS row needs one name");
+      if (site_.find_qos(names.front())) fail(w, "Name", fmt::format("QOS '{}' listed twice", names.front()));
+      Qos q;
+      q.name = names.front();
+      site_.qos.push_back(q);
+    }
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      set_qos(site_.qos[i], rows[i].second, {file, rows[i].first});
+  }
+
  private:
   Site& site_;
   std::vector<std::string>& warnings_;
   std::set<std::string> warned_;
+  std::string qos_hint_;
 
   void warn(const Where& w, const std::string& what) {
     warnings_.push_back(fmt::format("{}:{}: {}", w.file, w.line, what));
@@ -427,7 +483,7 @@ class Executor {
     auto names = split_list(a.value, true);
     if (names.size() == 1 && (names.front() == "-1" || names.front() == "''")) names.clear();
     for (const auto& n : names)
-      if (!site_.find_qos(n)) fail(w, a.key, fmt::format("unknown QOS '{}'", n));
+      if (!site_.find_qos(n)) fail(w, a.key, fmt::format("unknown QOS '{}'{}", n, qos_hint_));
     if (a.op == '=') return names;
     auto out = current;
     for (const auto& n : names) {
@@ -441,7 +497,7 @@ class Executor {
   std::string default_qos(const Arg& a, const Where& w) {
     const auto v = text::to_lower(text::trim(a.value));
     if (v.empty() || v == "-1") return {};
-    if (!site_.find_qos(v)) fail(w, a.key, fmt::format("unknown QOS '{}'", v));
+    if (!site_.find_qos(v)) fail(w, a.key, fmt::format("unknown QOS '{}'{}", v, qos_hint_));
     return v;
   }
 
@@ -618,7 +674,8 @@ class Executor {
         std::any_of(site_.associations.begin(), site_.associations.end(),
                     [](const UserAssoc& u) { return u.user == "root" && u.account == "root"; });
     if (!has_root_user) {
-      if (!site_.find_user("root")) site_.users.push_back({"root", "root", "None"});
+      // slurmdbd makes the Linux user root an Administrator (`sacctmgr dump` says so)
+      if (!site_.find_user("root")) site_.users.push_back({"root", "root", "Administrator"});
       UserAssoc u;
       u.user = "root";
       u.account = "root";
@@ -844,13 +901,126 @@ class Executor {
 };
 
 // ---------------------------------------------------------------------------------------------------
-// association dumps
+// `sacctmgr -P show ...` tables and `sacctmgr dump` files
 
 std::string column_key(std::string_view name) {
   std::string out;
   for (char c : name)
     if (!is_space(c)) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
+}
+
+/// A '|' separated table as `sacctmgr -P` (or -p, which ends each line with '|') prints it.
+struct PipeTable {
+  std::vector<std::string> header;  // trimmed, as printed
+  struct Row {
+    std::uint64_t line = 0;
+    std::vector<std::string_view> fields;  // one per header column, untrimmed
+  };
+  std::vector<Row> rows;
+};
+
+PipeTable read_pipe_table(std::string_view content, const std::string& file_name, const char* what) {
+  PipeTable t;
+  std::uint64_t line_no = 0;
+  for (auto raw : text::split(content, '\n')) {
+    ++line_no;
+    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    if (text::trim(raw).empty()) continue;
+    auto fields = text::split(raw, '|');
+    if (t.header.empty()) {
+      if (fields.size() > 1 && text::trim(fields.back()).empty()) fields.pop_back();
+      // (one column has no '|'; the caller checks that the columns it needs are there)
+      if (std::any_of(fields.begin(), fields.end(), [](std::string_view f) { return text::trim(f).empty(); }))
+        throw InputError(file_name, line_no, "",
+                         fmt::format("expected the '|' separated header of {} (sacctmgr -P)", what));
+      for (const auto f : fields) t.header.emplace_back(text::trim(f));
+      continue;
+    }
+    if (fields.size() == t.header.size() + 1 && text::trim(fields.back()).empty()) fields.pop_back();
+    if (fields.size() != t.header.size())
+      throw InputError(file_name, line_no, "",
+                       fmt::format("{} fields where the header has {}", fields.size(), t.header.size()));
+    t.rows.push_back({line_no, std::move(fields)});
+  }
+  if (t.header.empty()) throw InputError(file_name, 0, "", fmt::format("empty file: no {}", what));
+  return t;
+}
+
+/// Splits a `sacctmgr dump` line at ':' outside '...' quotes, removing the quotes.
+std::vector<std::string> split_dump_fields(std::string_view line, const Where& w) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (const char c : line) {
+    if (c == '\'') {
+      quoted = !quoted;
+    } else if (c == ':' && !quoted) {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  if (quoted) fail(w, "", "unterminated quote");
+  return out;
+}
+
+/// `sacctmgr show assoc` prints what an association inherits (QOS, Def QOS, the Max* limits) as if it
+/// were its own. Values equal to what the parent account gives are cleared back to "inherited", the
+/// form sacctmgr commands make: the same limits bind, and the site compares equal to the one its
+/// commands describe.
+void clear_inherited(std::vector<Account>& accounts, std::vector<UserAssoc>& assocs) {
+  struct Given {
+    std::vector<std::string> qos;
+    std::string default_qos;
+    Limits max;  // the Max* limits only
+  };
+  const auto by_name = [&](const std::string& n) -> const Account* {
+    for (const auto& a : accounts)
+      if (a.name == n) return &a;
+    return nullptr;
+  };
+  // what account `name` gives its children, from the values as read (before any clearing)
+  const auto given = [&](std::string name) {
+    Given g;
+    bool qos = false, def = false;
+    for (int guard = 0; guard < 1000 && !name.empty(); ++guard) {
+      const Account* a = by_name(name);
+      if (!a) break;
+      if (!qos && !a->qos.empty()) g.qos = a->qos, qos = true;
+      if (!def && !a->default_qos.empty()) g.default_qos = a->default_qos, def = true;
+      const Limits& l = a->limits;
+      if (g.max.max_tres_per_job.empty()) g.max.max_tres_per_job = l.max_tres_per_job;
+      if (g.max.max_tres_per_node.empty()) g.max.max_tres_per_node = l.max_tres_per_node;
+      if (!g.max.max_jobs_per_user) g.max.max_jobs_per_user = l.max_jobs_per_user;
+      if (!g.max.max_submit_jobs_per_user) g.max.max_submit_jobs_per_user = l.max_submit_jobs_per_user;
+      if (!g.max.max_wall) g.max.max_wall = l.max_wall;
+      name = a->parent;
+    }
+    return g;
+  };
+  const auto sorted = [](std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  const auto clear = [&](auto& x, const Given& g) {
+    if (!x.qos.empty() && sorted(x.qos) == sorted(g.qos)) x.qos.clear();
+    if (!x.default_qos.empty() && x.default_qos == g.default_qos) x.default_qos.clear();
+    Limits& l = x.limits;
+    if (!l.max_tres_per_job.empty() && l.max_tres_per_job == g.max.max_tres_per_job)
+      l.max_tres_per_job.clear();
+    if (!l.max_tres_per_node.empty() && l.max_tres_per_node == g.max.max_tres_per_node)
+      l.max_tres_per_node.clear();
+    if (l.max_jobs_per_user && l.max_jobs_per_user == g.max.max_jobs_per_user) l.max_jobs_per_user.reset();
+    if (l.max_submit_jobs_per_user && l.max_submit_jobs_per_user == g.max.max_submit_jobs_per_user)
+      l.max_submit_jobs_per_user.reset();
+    if (l.max_wall && l.max_wall == g.max.max_wall) l.max_wall.reset();
+  };
+  std::vector<Given> from_parent;
+  for (const auto& a : accounts) from_parent.push_back(given(a.parent));
+  std::vector<Given> from_account;
+  for (const auto& u : assocs) from_account.push_back(given(u.account));
+  for (std::size_t i = 0; i < accounts.size(); ++i) clear(accounts[i], from_parent[i]);
+  for (std::size_t i = 0; i < assocs.size(); ++i) clear(assocs[i], from_account[i]);
 }
 
 }  // namespace
@@ -883,9 +1053,7 @@ void import_sacctmgr_script(const std::string& path, Site& site, std::vector<std
 
 void import_assoc_dump_text(std::string_view content, const std::string& file_name, Site& site,
                             std::vector<std::string>& warnings) {
-  std::vector<std::string> header;
   std::map<std::string, std::size_t> col;  // normalised column name -> index
-  std::uint64_t line_no = 0;
   std::vector<Account> accounts;
   std::vector<UserAssoc> assocs;
   std::vector<std::pair<std::string, std::size_t>> depth_stack;      // (account, depth) for `tree` output
@@ -893,7 +1061,7 @@ void import_assoc_dump_text(std::string_view content, const std::string& file_na
   std::set<std::string> warned;
   std::string cluster;
   bool tree = false;
-  std::set<std::string> missing_qos;
+  std::map<std::string, std::uint64_t> missing_qos;  // QOS the site lacks -> first line naming it
   const auto warn_once = [&](const std::string& id, std::uint64_t line, const std::string& what) {
     if (warned.insert(id).second) warnings.push_back(fmt::format("{}:{}: {}", file_name, line, what));
   };
@@ -921,29 +1089,18 @@ void import_assoc_dump_text(std::string_view content, const std::string& file_na
                                                               {"defqos", "defqos"},
                                                               {"defaultqos", "defqos"},
                                                               {"parname", "parent"},
-                                                              {"parentname", "parent"}};
-  for (auto raw : text::split(content, '\n')) {
-    ++line_no;
-    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
-    if (text::trim(raw).empty()) continue;
-    auto fields = text::split(raw, '|');
-    if (header.empty()) {
-      if (fields.size() < 2)
-        throw InputError(file_name, line_no, "", "expected a '|' separated header (sacctmgr -P)");
-      if (text::trim(fields.back()).empty()) fields.pop_back();  // -p ends lines with '|'
-      for (std::size_t i = 0; i < fields.size(); ++i) {
-        header.emplace_back(text::trim(fields[i]));
-        const auto it = kAliases.find(column_key(fields[i]));
-        if (it != kAliases.end()) col[it->second] = i;
-      }
-      if (!col.count("account"))
-        throw InputError(file_name, line_no, "Account", "the header lacks an Account column");
-      continue;
-    }
-    if (fields.size() == header.size() + 1 && text::trim(fields.back()).empty()) fields.pop_back();
-    if (fields.size() != header.size())
-      throw InputError(file_name, line_no, "",
-                       fmt::format("{} fields where the header has {}", fields.size(), header.size()));
+                                                              {"parentname", "parent"},
+                                                              {"lineage", "lineage"}};
+  const auto table = read_pipe_table(content, file_name, "sacctmgr show assoc");
+  const auto& header = table.header;
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    const auto it = kAliases.find(column_key(header[i]));
+    if (it != kAliases.end()) col[it->second] = i;
+  }
+  if (!col.count("account")) throw InputError(file_name, 1, "Account", "the header lacks an Account column");
+  for (const auto& row : table.rows) {
+    const auto line_no = row.line;
+    const auto& fields = row.fields;
     const auto field = [&](const char* name) -> std::string_view {
       const auto it = col.find(name);
       return it == col.end() ? std::string_view{} : fields[it->second];
@@ -997,8 +1154,8 @@ void import_assoc_dump_text(std::string_view content, const std::string& file_na
     qos_names = split_list(field("qos"), true);
     def_qos = text::to_lower(text::trim(field("defqos")));
     for (const auto& q : qos_names)
-      if (!site.find_qos(q)) missing_qos.insert(q);
-    if (!def_qos.empty() && !site.find_qos(def_qos)) missing_qos.insert(def_qos);
+      if (!site.find_qos(q)) missing_qos.emplace(q, line_no);
+    if (!def_qos.empty() && !site.find_qos(def_qos)) missing_qos.emplace(def_qos, line_no);
 
     if (user_name.empty()) {
       Account a;
@@ -1012,6 +1169,12 @@ void import_assoc_dump_text(std::string_view content, const std::string& file_na
         a.parent = "";
       } else if (const auto p = text::to_lower(text::trim(field("parent"))); !p.empty()) {
         a.parent = p;
+      } else if (const auto lineage = text::to_lower(text::trim(field("lineage"))); !lineage.empty()) {
+        // Slurm 23.11+: "/dept/group/" for account group; the parent is the component before the last
+        std::vector<std::string_view> path;
+        for (const auto c : text::split(lineage, '/'))
+          if (!c.empty()) path.push_back(c);
+        a.parent = path.size() >= 2 ? std::string(path[path.size() - 2]) : "root";
       } else if (tree) {
         while (!depth_stack.empty() && depth_stack.back().second >= depth) depth_stack.pop_back();
         a.parent = depth_stack.empty() ? "root" : depth_stack.back().first;
@@ -1038,7 +1201,6 @@ void import_assoc_dump_text(std::string_view content, const std::string& file_na
       assocs.push_back(std::move(u));
     }
   }
-  if (header.empty()) throw InputError(file_name, 0, "", "empty association dump");
   if (!std::any_of(accounts.begin(), accounts.end(), [](const Account& a) { return a.name == "root"; })) {
     Account root;
     root.name = "root";
@@ -1051,25 +1213,29 @@ void import_assoc_dump_text(std::string_view content, const std::string& file_na
       throw InputError(file_name, check.first, "Account",
                        fmt::format("account '{}' has no account row", name));
   }
-  if (!tree && !col.count("parent") && accounts.size() > 1)
+  if (!tree && !col.count("parent") && !col.count("lineage") && accounts.size() > 1)
     warnings.push_back(fmt::format(
         "{}: no Par Name column and no tree indentation: every account is placed under root", file_name));
   if (!missing_qos.empty()) {
+    // Fail closed: a QOS made up here would have priority 0 and no limits, silently.
     std::string list;
-    for (const auto& q : missing_qos) {
-      Qos nq;
-      nq.name = q;
-      site.qos.push_back(nq);
+    std::uint64_t first = 0;
+    for (const auto& [q, line] : missing_qos) {
       list += (list.empty() ? "" : ",") + q;
+      first = first == 0 ? line : std::min(first, line);
     }
-    warnings.push_back(
-        fmt::format("{}: QOS not in the site added with default settings: {}", file_name, list));
+    throw InputError(file_name, first, "QOS",
+                     fmt::format("the associations name QOS the site does not define: {} (give them with "
+                                 "--qos-dump, the output of `sacctmgr -P show qos`)",
+                                 list));
   }
+  clear_inherited(accounts, assocs);
   std::size_t guessed = 0;
   for (const auto& u : assocs) {
     if (site.find_user(u.user)) continue;
-    site.users.push_back({u.user, u.account, "None"});
-    ++guessed;
+    // slurmdbd makes the Linux user root an Administrator
+    site.users.push_back({u.user, u.account, u.user == "root" ? "Administrator" : "None"});
+    guessed += u.user != "root";
   }
   if (guessed > 0)
     warnings.push_back(fmt::format(
@@ -1080,6 +1246,109 @@ void import_assoc_dump_text(std::string_view content, const std::string& file_na
 
 void import_assoc_dump(const std::string& path, Site& site, std::vector<std::string>& warnings) {
   import_assoc_dump_text(read_input_file(path), path, site, warnings);
+}
+
+void import_sacctmgr_dump_text(std::string_view content, const std::string& file_name, Site& site,
+                               std::vector<std::string>& warnings) {
+  Executor exec(site, warnings);
+  exec.set_qos_hint(
+      " (a sacctmgr dump names QOS without defining them: give them with --qos-dump, the output of "
+      "`sacctmgr -P show qos`)");
+  std::string parent;
+  bool cluster_seen = false;
+  std::map<std::string, std::string> default_accounts;  // user -> DefaultAccount
+  std::map<std::string, std::uint64_t> user_lines;      // user -> the line that named it first
+  std::uint64_t line_no = 0;
+  for (auto raw : text::split(content, '\n')) {
+    ++line_no;
+    const auto line = text::trim(raw);
+    if (line.empty() || line.front() == '#') continue;
+    const Where w{file_name, line_no};
+    auto fields = split_dump_fields(line, w);
+    const auto& head = fields.front();
+    const auto dash = head.find(" - ");
+    if (dash == std::string::npos)
+      fail(w, "", fmt::format("expected \"Cluster|Parent|Account|User - 'name'\", not '{}'", head));
+    const auto kind = text::to_lower(text::trim(std::string_view(head).substr(0, dash)));
+    const auto name = text::to_lower(text::trim(std::string_view(head).substr(dash + 3)));
+    if (name.empty()) fail(w, head, "empty name");
+    if (kind != "cluster" && kind != "parent" && kind != "account" && kind != "user")
+      fail(w, std::string(text::trim(head.substr(0, dash))),
+           "unknown line kind (a sacctmgr dump has Cluster, Parent, Account and User lines)");
+    if (kind == "cluster") {
+      if (cluster_seen) fail(w, "Cluster", "a second Cluster line: give one cluster's dump");
+      cluster_seen = true;
+    } else if (!cluster_seen) {
+      fail(w, kind, "before the Cluster line");
+    }
+    if (kind == "parent") {
+      if (!site.find_account(name)) fail(w, "Parent", fmt::format("account '{}' is not defined above", name));
+      parent = name;
+      continue;
+    }
+    std::vector<Arg> args;
+    for (std::size_t i = 1; i < fields.size(); ++i) {
+      auto a = to_arg(fields[i]);
+      if (a.key.empty()) fail(w, fields[i], "expected Key=Value");
+      args.push_back(std::move(a));
+    }
+    if (kind == "user") user_lines.emplace(name, line_no);
+    exec.dump_line(kind, name, parent, std::move(args), w, default_accounts);
+  }
+  if (!cluster_seen)
+    throw InputError(file_name, 0, "Cluster",
+                     "no \"Cluster - 'name'\" line: not a `sacctmgr dump` file (a script of sacctmgr "
+                     "commands goes to --sacctmgr)");
+  for (const auto& [user, account] : default_accounts) {
+    const auto has = std::any_of(site.associations.begin(), site.associations.end(),
+                                 [&](const UserAssoc& u) { return u.user == user && u.account == account; });
+    if (!has)
+      throw InputError(
+          file_name, user_lines[user], "DefaultAccount",
+          fmt::format("user '{}' has no association with its default account '{}'", user, account));
+    for (auto& u : site.users)
+      if (u.name == user) u.default_account = account;
+  }
+}
+
+void import_sacctmgr_dump(const std::string& path, Site& site, std::vector<std::string>& warnings) {
+  import_sacctmgr_dump_text(read_input_file(path), path, site, warnings);
+}
+
+void import_qos_table_text(std::string_view content, const std::string& file_name, Site& site,
+                           std::vector<std::string>& warnings) {
+  const auto table = read_pipe_table(content, file_name, "sacctmgr show qos");
+  if (std::none_of(table.header.begin(), table.header.end(),
+                   [](const std::string& h) { return text::iequals(h, "Name"); }))
+    throw InputError(file_name, 1, "Name", "the header lacks a Name column");
+  std::vector<std::pair<std::uint64_t, std::vector<Arg>>> rows;
+  for (const auto& row : table.rows) {
+    std::vector<Arg> args;
+    for (std::size_t i = 0; i < table.header.size(); ++i) {
+      const auto& key = table.header[i];
+      std::string value(text::trim(row.fields[i]));
+      if (value.empty() || text::iequals(key, "ID")) continue;
+      // The table prints some values unlike the sacctmgr command that sets them.
+      if (text::iequals(key, "GraceTime")) {  // "00:05:00" here, seconds in `sacctmgr modify qos`
+        const auto d = parse_slurm_duration(value);
+        if (!d || *d < 0) fail({file_name, row.line}, key, fmt::format("'{}' is not a Slurm time", value));
+        value = std::to_string(*d);
+      }
+      if (text::iequals(key, "PreemptMode") && text::iequals(value, "cluster")) continue;  // = unset
+      // a column named unlike the option that sets it
+      const auto option = text::iequals(key, "MaxSubmitPU")   ? std::string("MaxSubmitJobsPU")
+                          : text::iequals(key, "MaxSubmitPA") ? std::string("MaxSubmitJobsPA")
+                                                              : key;
+      args.push_back({option, '=', std::move(value)});
+    }
+    rows.emplace_back(row.line, std::move(args));
+  }
+  Executor exec(site, warnings);
+  exec.qos_table(rows, file_name);
+}
+
+void import_qos_table(const std::string& path, Site& site, std::vector<std::string>& warnings) {
+  import_qos_table_text(read_input_file(path), path, site, warnings);
 }
 
 }  // namespace slurmtwin

@@ -28,11 +28,33 @@ void import_sacctmgr_script_text(std::string_view content, const std::string& fi
 /// Share|FairShare, Priority, GrpJobs, GrpTRES, GrpSubmit|GrpSubmitJobs, MaxJobs, MaxTRES|MaxTRESPerJob,
 /// MaxTRESPerNode, MaxSubmit|MaxSubmitJobs, MaxWall, QOS, Def QOS|DefaultQOS, Par Name|ParentName.
 /// An account's parent is the Par Name column, else the `tree` indentation of Account, else root.
-/// Users not yet in site.users are added with their first association's account as default account;
-/// QOS that the site lacks are added with default settings. Each adds one warning.
+/// An account's parent may also come from Lineage ("/dept/group/", Slurm 23.11+).
+/// Users not yet in site.users are added with their first association's account as default account
+/// (one warning). A QOS the site lacks throws InputError: QOS come from import_qos_table.
 void import_assoc_dump(const std::string& path, Site& site, std::vector<std::string>& warnings);
 /// The same from text; `file_name` names the content in messages.
 void import_assoc_dump_text(std::string_view content, const std::string& file_name, Site& site,
                             std::vector<std::string>& warnings);
+
+/// Reads the flat file of `sacctmgr dump CLUSTER file=F` (`Cluster - 'c':Fairshare=1:QOS='normal'`, then
+/// `Parent - 'p'` sections of `Account - 'a':...` and `User - 'u':DefaultAccount='a':...` lines, limits as
+/// sacctmgr options; MaxWallDurationPerJob in minutes) into the site's account tree and associations.
+/// A dump names QOS but does not define them: they must be in the site already (import_qos_table);
+/// an unknown one, a Parent not defined above, a second cluster or a line of another kind throw
+/// InputError naming file:line. Options that do not affect scheduling (Description, Organization,
+/// Coordinator, WCKeys) are ignored; limits not modelled (GrpTRESMins, GrpWall, ...) warn.
+void import_sacctmgr_dump(const std::string& path, Site& site, std::vector<std::string>& warnings);
+/// The same from text; `file_name` names the content in messages.
+void import_sacctmgr_dump_text(std::string_view content, const std::string& file_name, Site& site,
+                               std::vector<std::string>& warnings);
+
+/// Reads `sacctmgr -P show qos` (any column set with a Name column, in any order; -p's trailing '|'
+/// accepted) and replaces the site's QOS with its rows: Priority, GraceTime, Preempt, PreemptMode
+/// ("cluster" = unset), PreemptExemptTime, Flags, UsageFactor and the limits the simulator enforces.
+/// Columns not modelled that hold a value warn once each (MaxTRESPA, GrpWall, MinTRES, ...).
+void import_qos_table(const std::string& path, Site& site, std::vector<std::string>& warnings);
+/// The same from text; `file_name` names the content in messages.
+void import_qos_table_text(std::string_view content, const std::string& file_name, Site& site,
+                           std::vector<std::string>& warnings);
 
 }  // namespace slurmtwin

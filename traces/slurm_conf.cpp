@@ -18,6 +18,7 @@
 #include "traces/hostlist.hpp"
 #include "traces/input_limits.hpp"
 #include "traces/read_report.hpp"
+#include "traces/scontrol_show.hpp"
 #include "traces/slurm_conf_keys.hpp"
 #include "traces/text.hpp"
 #include "traces/time_format.hpp"
@@ -114,6 +115,18 @@ std::vector<Pair> split_pairs(std::string_view s, const std::string& file, std::
 class ConfReader {
  public:
   std::vector<ConfLine> lines;
+  /// When set, an Include that cannot be read is a warning here instead of an error (the nodes and
+  /// partitions it may hold come from `scontrol show`).
+  std::vector<std::string>* missing_include_warnings = nullptr;
+
+  /// Appends records read from another source (`scontrol show ...`).
+  void add(const std::vector<ConfRecord>& records) {
+    for (const auto& r : records) {
+      ConfLine l{r.file, r.line, {}};
+      for (const auto& item : r.items) l.pairs.push_back({item.key, item.value, r.file, item.line, ++order_});
+      if (!l.pairs.empty()) lines.push_back(std::move(l));
+    }
+  }
 
   void read(std::string_view content, const std::string& file, int depth) {
     const auto canonical = fs::absolute(fs::path(file)).lexically_normal().string();
@@ -166,7 +179,11 @@ class ConfReader {
       try {
         content = read_input_file(path.string());
       } catch (const std::exception& e) {
-        throw InputError(file, line, "Include", e.what());
+        if (!missing_include_warnings) throw InputError(file, line, "Include", e.what());
+        missing_include_warnings->push_back(
+            fmt::format("{}:{}: Include not read ({}); nodes and partitions come from scontrol show", file,
+                        line, e.what()));
+        return;
       }
       read(content, path.string(), depth + 1);
       return;
@@ -357,13 +374,15 @@ const std::vector<std::string> kSelectTypeParameters = {"CR_CPU",
 /// Builds a Site from logical lines in file order.
 class SiteBuilder {
  public:
-  SiteBuilder(std::vector<std::string>& warnings, bool lenient) : warnings_(warnings), lenient_(lenient) {
+  SiteBuilder(std::vector<std::string>& warnings, bool lenient, std::vector<SettingSource>* sources)
+      : warnings_(warnings), lenient_(lenient), sources_(sources) {
     init_globals();
   }
 
   void apply(const ConfLine& line) {
     if (line.pairs.empty()) return;
     const auto kind = text::to_lower(line.pairs.front().key);
+    if (kind == "nodename" || kind == "partitionname") record_line(line);
     if (kind == "nodename") return node_line(line);
     if (kind == "partitionname") return partition_line(line);
     if (kind == "nodeset") return nodeset_line(line);
@@ -377,6 +396,16 @@ class SiteBuilder {
 
   Site finish() {
     resolve_partitions();
+    if (sources_) {
+      for (const auto& [key, source] : global_sources_) sources_->push_back(source);
+      sources_->insert(sources_->end(), line_sources_.begin(), line_sources_.end());
+      std::vector<std::string> unset;
+      for (const auto& [key, handler] : globals_)
+        if (!global_sources_.count(key))
+          unset.push_back(nearest_slurm_conf_key(SlurmConfSection::kGlobal, key));
+      std::sort(unset.begin(), unset.end());
+      for (auto& key : unset) sources_->push_back({std::move(key), "", ""});
+    }
     return std::move(site_);
   }
 
@@ -395,6 +424,15 @@ class SiteBuilder {
   std::unordered_map<std::string, std::function<void(const Pair&)>> globals_;
   std::vector<std::string>& warnings_;
   bool lenient_;
+  std::vector<SettingSource>* sources_;
+  std::map<std::string, SettingSource> global_sources_;  // lower-case key -> the pair that set it last
+
+  std::vector<SettingSource> line_sources_;  // NodeName / PartitionName lines, in order
+
+  void record_line(const ConfLine& l) {
+    const auto& head = l.pairs.front();
+    if (sources_) line_sources_.push_back({head.key, head.value, fmt::format("{}:{}", l.file, l.line)});
+  }
 
   // A key that is not modelled: a key slurmctld does not know is an error (slurmctld refuses to start;
   // --lenient makes it a warning); a known one that changes scheduling decisions is a warning naming
@@ -718,6 +756,7 @@ class SiteBuilder {
       return;
     }
     it->second(p);
+    if (sources_) global_sources_[key] = {p.key, p.value, fmt::format("{}:{}", p.file, p.line)};
   }
 
   void init_globals() {
@@ -853,7 +892,14 @@ class SiteBuilder {
       if (out.count("safe")) out.insert("limits");
       s->accounting_storage_enforce = std::move(out);
     };
-    g["accountingstoragetres"] = [s](const Pair& p) { s->accounting_storage_tres = to_list(p, true); };
+    g["accountingstoragetres"] = [s](const Pair& p) {
+      // Slurm always tracks these (`scontrol show config` lists them): keep the extra ones
+      static const std::set<std::string> kAlways = {"cpu",     "mem",     "energy", "node",
+                                                    "billing", "fs/disk", "vmem",   "pages"};
+      s->accounting_storage_tres.clear();
+      for (auto& t : to_list(p, true))
+        if (!kAlways.count(t)) s->accounting_storage_tres.push_back(std::move(t));
+    };
     g["firstjobid"] = [s](const Pair& p) {
       s->first_job_id = static_cast<std::uint32_t>(to_int(p, 1, std::numeric_limits<std::uint32_t>::max()));
     };
@@ -861,8 +907,9 @@ class SiteBuilder {
   }
 };
 
-Site build_site(const ConfReader& reader, std::vector<std::string>& warnings, bool lenient) {
-  SiteBuilder builder(warnings, lenient);
+Site build_site(const ConfReader& reader, std::vector<std::string>& warnings, bool lenient,
+                std::vector<SettingSource>* sources = nullptr) {
+  SiteBuilder builder(warnings, lenient, sources);
   for (const auto& line : reader.lines) builder.apply(line);
   return builder.finish();
 }
@@ -997,14 +1044,48 @@ Site import_slurm_conf_text(std::string_view content, const std::string& file_na
 
 Site import_slurm_conf(const std::string& path, std::vector<std::string>& warnings,
                        const std::string& gres_conf_path, bool lenient) {
-  Site site = import_slurm_conf_text(read_input_file(path), path, warnings, lenient);
-  if (!gres_conf_path.empty()) {
-    import_gres_conf(gres_conf_path, site, warnings);
-  } else {
-    const auto beside = fs::path(path).parent_path() / "gres.conf";
-    std::error_code ec;
-    if (fs::is_regular_file(beside, ec)) import_gres_conf(beside.string(), site, warnings);
+  SlurmConfigFiles files;
+  files.slurm_conf = path;
+  files.gres_conf = gres_conf_path;
+  return import_slurm_config(files, warnings, lenient);
+}
+
+Site import_slurm_config(const SlurmConfigFiles& files, std::vector<std::string>& warnings, bool lenient,
+                         std::vector<SettingSource>* sources) {
+  if (files.slurm_conf.empty() && files.scontrol_config.empty())
+    throw std::invalid_argument(
+        "no cluster configuration: give a slurm.conf or `scontrol show config` output");
+  const bool own_nodes = !files.scontrol_nodes.empty(), own_partitions = !files.scontrol_partitions.empty();
+  ConfReader reader;
+  if (own_nodes && own_partitions) reader.missing_include_warnings = &warnings;
+  if (!files.slurm_conf.empty()) {
+    reader.read(read_input_file(files.slurm_conf), files.slurm_conf, 0);
+    // scontrol's nodes / partitions replace slurm.conf's: they are what slurmctld runs with
+    std::erase_if(reader.lines, [&](const ConfLine& l) {
+      const auto& head = l.pairs.front().key;
+      return (own_nodes && text::iequals(head, "NodeName")) ||
+             (own_partitions && text::iequals(head, "PartitionName"));
+    });
   }
+  if (!files.scontrol_config.empty())
+    reader.add(read_scontrol_config(read_input_file(files.scontrol_config), files.scontrol_config));
+  if (own_nodes)
+    reader.add(read_scontrol_nodes(read_input_file(files.scontrol_nodes), files.scontrol_nodes, warnings));
+  if (own_partitions)
+    reader.add(
+        read_scontrol_partitions(read_input_file(files.scontrol_partitions), files.scontrol_partitions));
+  Site site = build_site(reader, warnings, lenient, sources);
+  // scontrol prints the cluster's PreemptMode for a partition that sets none: the same as unset
+  if (own_partitions)
+    for (auto& p : site.partitions)
+      if (p.preempt_mode == site.scheduler.preempt_mode) p.preempt_mode = PreemptMode::kUnset;
+  std::string gres = files.gres_conf;
+  if (gres.empty() && !files.slurm_conf.empty()) {
+    const auto beside = fs::path(files.slurm_conf).parent_path() / "gres.conf";
+    std::error_code ec;
+    if (fs::is_regular_file(beside, ec)) gres = beside.string();
+  }
+  if (!gres.empty()) import_gres_conf(gres, site, warnings);
   return site;
 }
 

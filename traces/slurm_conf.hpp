@@ -9,6 +9,31 @@
 
 namespace slurmtwin {
 
+/// Where a modelled setting came from, for `config import` to show.
+struct SettingSource {
+  std::string setting;  // as written ("PriorityWeightAge")
+  std::string value;    // as written; "" with `where` "" = set nowhere (Slurm's default)
+  std::string where;    // "file:line"
+};
+
+/// The files that describe a cluster: a slurm.conf and/or what the running slurmctld reports. Per
+/// setting the later wins: slurm.conf, then `scontrol show config`; nodes and partitions from
+/// `scontrol show nodes|partition` replace slurm.conf's NodeName / PartitionName lines (with both
+/// given, an Include that cannot be read is a warning: such files usually hold the node lines).
+struct SlurmConfigFiles {
+  std::string slurm_conf;
+  std::string scontrol_config;
+  std::string scontrol_nodes;
+  std::string scontrol_partitions;
+  std::string gres_conf;  // "" = the gres.conf beside slurm.conf when there is one
+};
+
+/// Imports a cluster from `files` (at least slurm_conf or scontrol_config; std::invalid_argument
+/// otherwise) as import_slurm_conf does. `sources`, when given, receives each modelled global setting
+/// with the file:line that set it last, then those set nowhere.
+Site import_slurm_config(const SlurmConfigFiles& files, std::vector<std::string>& warnings,
+                         bool lenient = false, std::vector<SettingSource>* sources = nullptr);
+
 /// Imports the slurm.conf at `path` (Include files resolve relative to the including file's directory).
 /// `gres_conf_path` names a gres.conf to apply; "" = the gres.conf beside slurm.conf when there is one.
 /// A key slurmctld does not know throws InputError naming file:line, the key and the nearest known

@@ -33,11 +33,22 @@
 #   gres             one GRES request, name[:type]:count per node -> --gres= (e.g. gpu:1)
 #   constraint       -> --constraint= (node features joined by & or |)
 #   dependency       --dependency naming earlier jobs jNNN by their line (afterok:j001?afterany:j002)
+#   cancel_s         seconds after the trace start (>= offset) at which the job is cancelled with
+#                    `scancel --state=PENDING` if it still pends then (a running or ended job is left
+#                    alone); an empty cell (or no column): never. What happened is in cancels.txt.
 # A job sbatch refuses is "jNNN REFUSED" in submits.txt and its error lines are in sbatch.err as
 # "jNNN: sbatch: error: ...". Jobs still pending when nothing else is left, for a reason that cannot
 # change (a per-job limit, bad constraints, a dependency never satisfied), are cancelled after 10 s
 # and listed with that reason in never-started.txt. Needs root. State lives in $ORACLE_ROOT
 # (default /var/lib/slurmtwin-oracle); nothing under /etc/slurm is touched.
+#
+# After the jobs, OUTDIR/admin/ gets the files a real site's admin has, written by the Slurm commands
+# themselves while slurmctld and slurmdbd still run (fixtures for the project's importers; the harness
+# state path in them is replaced by /var/lib/slurmtwin-oracle, as in slurm.conf): sacctmgr-dump.cfg
+# (`sacctmgr dump`), sacctmgr-show-{qos,assoc,assoc-tree,event}.txt (-P), scontrol-show-{config,nodes,
+# partition,reservation}.txt, and sacct.txt / sacct-local.txt: `sacct -a -P -D` with the columns of
+# admin_export below, steps included (no -X), as a user runs it, with TZ=UTC and TZ=Europe/Berlin
+# (sacct prints local time); admin/README says which is which.
 set -euo pipefail
 export TZ=UTC  # sacct and the log's timestamps are read back as UTC
 
@@ -253,13 +264,14 @@ check_nodes_conf() {
 }
 
 # read_jobs JOBS_CSV: checks a scenario's jobs.csv (its columns by the header's names) and fills
-# JOB_OFF, JOB_USER, JOB_RUNTIME, JOB_DEP and JOB_OPTS (sbatch options, one word each) per job.
-JOB_COLUMNS=" offset user account partition qos nodes cpus ntasks_per_node mem_mb mem_per_cpu_mb limit_min runtime_s gres constraint dependency "
+# JOB_OFF, JOB_USER, JOB_RUNTIME, JOB_DEP, JOB_CANCEL (cancel_s, empty: none) and JOB_OPTS (sbatch
+# options, one word each) per job.
+JOB_COLUMNS=" offset user account partition qos nodes cpus ntasks_per_node mem_mb mem_per_cpu_mb limit_min runtime_s gres constraint dependency cancel_s "
 read_jobs() {
   local f=$1 line lno=0 c k
   local -A col=()
   local -a field=()
-  JOB_OFF=() JOB_USER=() JOB_RUNTIME=() JOB_DEP=() JOB_OPTS=()
+  JOB_OFF=() JOB_USER=() JOB_RUNTIME=() JOB_DEP=() JOB_CANCEL=() JOB_OPTS=()
   # cell VAR NAME: the trimmed field of column NAME in this line (empty if no such column).
   cell() {
     local v=""
@@ -291,11 +303,12 @@ read_jobs() {
       done
       continue
     fi
-    local off user acct part qos nodes cpus tpn mem mpc limit runtime gres cons dep
+    local off user acct part qos nodes cpus tpn mem mpc limit runtime gres cons dep cancel
     cell off offset; cell user user; cell acct account; cell part partition; cell qos qos
     cell nodes nodes; cell cpus cpus; cell tpn ntasks_per_node; cell mem mem_mb; cell mpc mem_per_cpu_mb
     cell limit limit_min; cell runtime runtime_s; cell gres gres; cell cons constraint; cell dep dependency
-    for c in off user acct part qos nodes cpus tpn mem mpc limit runtime gres cons dep; do
+    cell cancel cancel_s
+    for c in off user acct part qos nodes cpus tpn mem mpc limit runtime gres cons dep cancel; do
       [[ ${!c} != *[[:space:]]* ]] || bad "$c" "no blanks inside a field"
     done
     uint "$off" offset 0
@@ -321,7 +334,9 @@ read_jobs() {
       opts+=" --gres=$gres"
     fi
     [[ -z $cons ]] || opts+=" --constraint=$cons"
-    JOB_OFF+=("$off") JOB_USER+=("$user") JOB_RUNTIME+=("$runtime") JOB_DEP+=("$dep") JOB_OPTS+=("$opts")
+    [[ -z $cancel ]] || uint "$cancel" cancel_s "$off"
+    JOB_OFF+=("$off") JOB_USER+=("$user") JOB_RUNTIME+=("$runtime") JOB_DEP+=("$dep") JOB_CANCEL+=("$cancel")
+    JOB_OPTS+=("$opts")
   done < "$f"
   ((${#col[@]})) || die "$f: no header line"
 }
@@ -421,6 +436,83 @@ sampler() {  # sampler OUTDIR: sprio/sshare/squeue at every half second (X.5), e
   rm -f "$out"/.sprio* "$out"/.sshare* "$out"/.squeue*
 }
 
+# canceller OUTDIR NAME ID EPOCH CANCEL_S: at EPOCH, cancels job ID if it still pends (the cancel_s
+# column) and writes one line to cancels.txt: NAME ID EPOCH_DONE CANCEL_S, then "cancelled" or "left
+# STATE" (the state squeue showed: RUNNING, COMPLETED, gone when it had left the queue).
+canceller() {
+  local out=$1 name=$2 id=$3 at=$4 cancel_s=$5 state
+  sleep "$(awk -v a="$at" -v n="$(date +%s.%N)" 'BEGIN { d = a - n; print (d > 0 ? d : 0) }')"
+  [[ -e "$out/.running" ]] || return 0  # the run ended (failed) in the meantime
+  state=$(squeue -h -j "$id" -o %T 2> /dev/null || true)
+  if [[ $state == PENDING ]]; then
+    # --state=PENDING: should it have started since the squeue above, scancel leaves it alone.
+    scancel --state=PENDING "$id" 2>> "$out/cancels.err" || true
+    echo "$name $id $(date +%s.%N) $cancel_s cancelled" >> "$out/cancels.txt"
+  else
+    echo "$name $id $(date +%s.%N) $cancel_s left ${state:-gone}" >> "$out/cancels.txt"
+  fi
+}
+
+# admin_export OUTDIR T0: OUTDIR/admin/, the files a real site's admin has (see the header), written by
+# the Slurm commands themselves while slurmctld and slurmdbd run, so that the project's importers are
+# tested on real 22.05 output rather than on what we believe it prints.
+# (sacct 22.05 has no Restarts field: "Invalid field requested"; it is left out.)
+ADMIN_SACCT_FORMAT=JobID,JobIDRaw,JobName,User,Account,Partition,QOS,Submit,Eligible,Start,End,Elapsed,Timelimit,State,NNodes,ReqNodes,NCPUS,ReqCPUS,ReqMem,ReqTRES,NodeList,Priority,Flags,Constraints
+ADMIN_TREE_FORMAT=Cluster,Account,User,Partition,ParentName,Share,Priority,GrpJobs,GrpTRES,GrpSubmit,GrpWall,MaxJobs,MaxTRES,MaxTRESPerNode,MaxSubmit,MaxWall,QOS,DefaultQOS
+ADMIN_LOCAL_TZ=Europe/Berlin
+admin_export() {
+  local out=$1/admin t0=$2 tmp
+  rm -rf "$out"
+  mkdir -p "$out"
+  # sacctmgr (as root) writes the dump file itself, overwriting one that exists, and echoes each line
+  # to stderr as "sacctmgr: LINE"; the file (its last line has no newline) is what a site has.
+  tmp=$(mktemp -d)
+  sacctmgr -i dump oracle file="$tmp/dump.cfg" > "$tmp/dump.out" 2>&1 ||
+    log "sacctmgr dump failed: $(tail -1 "$tmp/dump.out")"
+  if [[ -f "$tmp/dump.cfg" ]]; then cp "$tmp/dump.cfg" "$out/sacctmgr-dump.cfg"; fi
+  rm -rf "$tmp"
+  # admin_to FILE CMD...: CMD's output into FILE; a failure is logged (the run's own records stand).
+  admin_to() {
+    local f=$1
+    shift
+    "$@" > "$out/$f" 2> "$out/.err" || log "admin/$f: '$*' failed: $(tail -1 "$out/.err")"
+    rm -f "$out/.err"
+  }
+  admin_to sacctmgr-show-qos.txt sacctmgr -P show qos
+  admin_to sacctmgr-show-assoc.txt sacctmgr -P show assoc
+  admin_to sacctmgr-show-assoc-tree.txt sacctmgr -P show assoc tree withdeleted format="$ADMIN_TREE_FORMAT"
+  # `show event all` is refused by 22.05 ("Unknown event type: 'all'"); All_Time lists every event.
+  admin_to sacctmgr-show-event.txt sacctmgr -P show event All_Time
+  admin_to scontrol-show-config.txt scontrol show config
+  admin_to scontrol-show-nodes.txt scontrol show nodes
+  admin_to scontrol-show-partition.txt scontrol show partition
+  admin_to scontrol-show-reservation.txt scontrol show reservation
+  # sacct as a user runs it: every run (-D), steps included (no -X), times in the command's local time
+  # zone (-S is read in that zone too).
+  local tz file
+  for tz in UTC "$ADMIN_LOCAL_TZ"; do
+    file=sacct.txt
+    [[ $tz == UTC ]] || file=sacct-local.txt
+    admin_to "$file" env TZ="$tz" sacct -M oracle -a -P -D -S "$(TZ=$tz date -d @$((t0 - 600)) +%Y-%m-%dT%H:%M:%S)" \
+      -E now -o "$ADMIN_SACCT_FORMAT"
+  done
+  sed -i "s#$ROOT#/var/lib/slurmtwin-oracle#g" "$out"/*
+  cat > "$out/README" << EOF
+Written by tests/oracle/oracle.sh (admin_export) after the jobs of this run, while real Slurm
+$(slurmctld -V | awk '{print $2}') (cluster oracle) still ran; the harness state path is replaced by
+/var/lib/slurmtwin-oracle.
+sacctmgr-dump.cfg              sacctmgr -i dump oracle file=...
+sacctmgr-show-qos.txt          sacctmgr -P show qos
+sacctmgr-show-assoc.txt        sacctmgr -P show assoc
+sacctmgr-show-assoc-tree.txt   sacctmgr -P show assoc tree withdeleted format=$ADMIN_TREE_FORMAT
+sacctmgr-show-event.txt        sacctmgr -P show event All_Time
+scontrol-show-*.txt            scontrol show config / nodes / partition / reservation
+sacct.txt                      TZ=UTC sacct -M oracle -a -P -D -S <trace start - 600 s> -E now -o $ADMIN_SACCT_FORMAT
+sacct-local.txt                the same with TZ=$ADMIN_LOCAL_TZ (its times, -S included, in that zone)
+trace start: $t0 ($(date -u -d @"$t0" +%Y-%m-%dT%H:%M:%SZ))
+EOF
+}
+
 run() {
   need_root
   local sc out
@@ -459,6 +551,8 @@ run() {
   local sampler_pid=$!
   : > "$out/submits.txt"
   : > "$out/sbatch.err"
+  rm -f "$out/cancels.txt" "$out/cancels.err"
+  local cancellers=()  # PIDs of the canceller of each job with a cancel_s
   local idx=0 k now
   local -A ids=()  # jNNN -> the job id sbatch gave it (for the dependency column)
   for ((k = 0; k < ${#JOB_OFF[@]}; k++)); do
@@ -495,6 +589,13 @@ run() {
     ids[$name]=$id
     echo "$name $id $(date +%s.%N) $off" >> "$out/submits.txt"
     [[ $id == REFUSED ]] && log "$name refused by sbatch: $(grep "^$name: " "$out/sbatch.err" | tail -1)"
+    local cancel=${JOB_CANCEL[$k]}
+    if [[ -n $cancel && $id != REFUSED ]]; then
+      canceller "$out" "$name" "$id" "$((t0 + cancel))" "$cancel" &
+      cancellers+=($!)
+    elif [[ -n $cancel ]]; then
+      echo "$name REFUSED - $cancel left refused" >> "$out/cancels.txt"
+    fi
   done
   log "submitted $idx jobs; waiting for them to end"
 
@@ -508,7 +609,10 @@ run() {
     q=$(squeue -h -o '%j|%i|%T|%r' 2> /dev/null) || q="?"
     [[ -z $q ]] && break
     # (Dependency may still be met later, by time: after:jNNN+MIN; DependencyNeverSatisfied may not.)
-    if [[ $q != "?" ]] && ! grep -qvE '^[^|]*\|[^|]*\|PENDING\|' <<< "$q" && ! grep -qE '\|(BeginTime|Dependency)$' <<< "$q"; then
+    # (A job that waits for its cancel_s may still be cancelled: not stuck while a canceller waits.)
+    local waiting=0 p
+    for p in "${cancellers[@]}"; do kill -0 "$p" 2> /dev/null && waiting=1; done
+    if ((waiting == 0)) && [[ $q != "?" ]] && ! grep -qvE '^[^|]*\|[^|]*\|PENDING\|' <<< "$q" && ! grep -qE '\|(BeginTime|Dependency)$' <<< "$q"; then
       stuck=$((stuck + 1))
     else
       stuck=0
@@ -531,6 +635,8 @@ run() {
   sleep 2
   rm -f "$out/.running"
   wait "$sampler_pid" || true
+  for p in "${cancellers[@]}"; do wait "$p" || true; done
+  [[ -s "$out/cancels.err" ]] || rm -f "$out/cancels.err"
 
   echo "trace_start $t0" > "$out/meta.txt"
   # Controller start and decay ticks from the log (iso8601_ms local time -> epoch s with ms).
@@ -546,6 +652,7 @@ run() {
     --format=JobID,JobName,User,Account,Partition,QOS,Submit,Eligible,Start,End,ElapsedRaw,TimelimitRaw,NNodes,ReqCPUS,AllocCPUS,ReqMem,State,Flags,Priority,NodeList,ReqTRES,AllocTRES \
     > "$out/sacct.txt"
   echo "slurm $(slurmctld -V | awk '{print $2}')" >> "$out/meta.txt"
+  admin_export "$out" "$t0"
   log "done: $(($(wc -l < "$out/sacct.txt") - 1)) sacct records, $(wc -l < "$out/ticks.txt") decay ticks"
 }
 

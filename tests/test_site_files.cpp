@@ -1,0 +1,365 @@
+// The files a real site's admins have (`sacctmgr dump`, `sacctmgr -P show qos`, `scontrol show
+// config|nodes|partition`) read into the same site as the slurm.conf + sacctmgr commands they came from.
+// The hand-written texts follow the formats of Slurm 22.05 (src/sacctmgr/file_functions.c,
+// src/api/config_info.c); tests/oracle/recorded/17_site_files holds files real Slurm printed.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tests/test_support.hpp"
+#include "traces/read_report.hpp"
+#include "traces/sacctmgr.hpp"
+#include "traces/scontrol_show.hpp"
+#include "traces/site.hpp"
+#include "traces/site_import.hpp"
+#include "traces/site_yaml.hpp"
+#include "traces/slurm_conf.hpp"
+
+using namespace slurmtwin;
+
+namespace {
+
+template <class F>
+std::string input_error(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no InputError";
+}
+
+std::size_t count_containing(const std::vector<std::string>& warnings, const std::string& needle) {
+  return static_cast<std::size_t>(std::count_if(warnings.begin(), warnings.end(), [&](const std::string& w) {
+    return w.find(needle) != std::string::npos;
+  }));
+}
+
+/// Associations in a fixed order with their QOS lists sorted, so that two imports compare whatever
+/// order their files used (the order means nothing to Slurm).
+std::vector<UserAssoc> sorted_assocs(std::vector<UserAssoc> v) {
+  std::sort(v.begin(), v.end(), [](const UserAssoc& a, const UserAssoc& b) {
+    return std::tie(a.user, a.account, a.partition) < std::tie(b.user, b.account, b.partition);
+  });
+  for (auto& a : v) std::sort(a.qos.begin(), a.qos.end());
+  return v;
+}
+std::vector<Account> sorted_accounts(std::vector<Account> v) {
+  std::sort(v.begin(), v.end(), [](const Account& a, const Account& b) { return a.name < b.name; });
+  for (auto& a : v) std::sort(a.qos.begin(), a.qos.end());
+  return v;
+}
+std::vector<User> sorted_users(std::vector<User> v) {
+  std::sort(v.begin(), v.end(), [](const User& a, const User& b) { return a.name < b.name; });
+  return v;
+}
+
+const char* const kQosScript =
+    "add qos low Priority=10\n"
+    "add qos high Priority=100 Preempt=low PreemptMode=requeue GraceTime=300 Flags=DenyOnLimit UsageFactor=2 "
+    "GrpTRES=cpu=16 MaxTRESPerJob=cpu=8 MaxWall=01:00:00 MaxTRESPerUser=cpu=12 MaxJobsPerUser=2 "
+    "MaxSubmitJobsPerUser=5\n";
+
+// `sacctmgr -P show qos` of the same QOS, 22.05's default columns (Preempt names a later row).
+const char* const kQosTable =
+    "Name|Priority|GraceTime|Preempt|PreemptExemptTime|PreemptMode|Flags|UsageThres|UsageFactor|GrpTRES|"
+    "GrpTRESMins|GrpTRESRunMins|GrpJobs|GrpSubmit|GrpWall|MaxTRES|MaxTRESPerNode|MaxTRESMins|MaxWall|"
+    "MaxTRESPU|MaxJobsPU|MaxSubmitPU|MaxTRESPA|MaxJobsPA|MaxSubmitPA|MinTRES\n"
+    "normal|0|00:00:00|||cluster|||1.000000|||||||||||||||||\n"
+    "high|100|00:05:00|low||requeue|DenyOnLimit||2.000000|cpu=16||||||cpu=8|||01:00:00|cpu=12|2|5|cpu=4|||\n"
+    "low|10|00:00:00|||cluster|||1.000000|||||||||||||||||\n";
+
+}  // namespace
+
+TEST_CASE("sacctmgr show qos -P gives the QOS its sacctmgr commands made") {
+  Site from_script, from_table;
+  std::vector<std::string> w1, w2;
+  import_sacctmgr_script_text(kQosScript, "qos.script", from_script, w1);
+  import_qos_table_text(kQosTable, "qos.txt", from_table, w2);
+  REQUIRE(from_table.qos.size() == 3);
+  const auto by_name = [](std::vector<Qos> v) {
+    std::sort(v.begin(), v.end(), [](const Qos& a, const Qos& b) { return a.name < b.name; });
+    return v;
+  };
+  CHECK(by_name(from_table.qos) == by_name(from_script.qos));
+  const auto& high = *from_table.find_qos("high");
+  CHECK(high.grace_time == 300);  // printed 00:05:00, set in seconds
+  CHECK(high.preempt == std::vector<std::string>{"low"});
+  CHECK(high.limits.max_wall == 3600);
+  CHECK(from_table.find_qos("normal")->preempt_mode == PreemptMode::kUnset);  // "cluster"
+  // MaxTRESPA (per account) is a limit the simulator does not enforce: said, not dropped silently
+  CHECK(count_containing(w2, "qos.txt:3: sacctmgr qos option MaxTRESPA is not modelled") == 1);
+
+  CHECK(input_error([] {
+          Site s;
+          std::vector<std::string> w;
+          import_qos_table_text("Name|Preempt\nhigh|lo\n", "q.txt", s, w);
+        }) == "q.txt:2: Preempt: unknown QOS 'lo'");
+  CHECK(input_error([] {
+          Site s;
+          std::vector<std::string> w;
+          import_qos_table_text("Name|Flags\nhigh|DenyOnLimt\n", "q.txt", s, w);
+        }) == "q.txt:2: Flags: unknown QOS flag 'DenyOnLimt'");
+  CHECK(input_error([] {
+          Site s;
+          std::vector<std::string> w;
+          import_qos_table_text("Priority|Flags\n1|\n", "q.txt", s, w);
+        }) == "q.txt:1: Name: the header lacks a Name column");
+}
+
+TEST_CASE("a sacctmgr dump file gives the account tree its sacctmgr commands made") {
+  // What `sacctmgr dump c file=F` writes for the tree the script below builds (22.05's
+  // print_file_add_limits_to_line: MaxWallDurationPerJob in minutes, QOS lists quoted).
+  const std::string dump =
+      "# To edit this file start with a cluster line for the new cluster\n"
+      "# Cluster - 'cluster_name':MaxTRESPerJob=node=50\n"
+      "Cluster - 'c':Fairshare=1:QOS='normal'\n"
+      "Parent - 'root'\n"
+      "User - 'root':DefaultAccount='root':AdminLevel='Administrator':Fairshare=1\n"
+      "Account - 'dept':Description='dept: physics':Organization='dept':Fairshare=10:GrpJobs=4\n"
+      "Account - 'other':Description='other':Organization='other':Fairshare=1\n"
+      "Parent - 'dept'\n"
+      "Account - 'grp':Description='grp':Organization='grp':Fairshare=5:GrpTRES=cpu=16:QOS='high,normal'\n"
+      "Parent - 'grp'\n"
+      "User - 'ann':DefaultAccount='other':Fairshare=2:MaxJobs=1:MaxWallDurationPerJob=30\n"
+      "User - 'bob':DefaultAccount='grp':DefaultQOS='high':Fairshare=parent:QOS='high'\n"
+      "Parent - 'other'\n"
+      "User - 'ann':DefaultAccount='other':Fairshare=1\n"
+      "User - "
+      "'cy':Partition='batch':DefaultAccount='other':Coordinator='other':Fairshare=3:MaxSubmitJobs=2\n";
+  const std::string script =
+      "add cluster c\n"
+      "modify user root set AdminLevel=Administrator\n"
+      "add account dept Fairshare=10 GrpJobs=4\n"
+      "add account other Fairshare=1\n"
+      "add account grp Parent=dept Fairshare=5 GrpTRES=cpu=16 QOS=high,normal\n"
+      "add user ann Account=other Fairshare=1\n"
+      "add user ann Account=grp Fairshare=2 MaxJobs=1 MaxWall=30\n"
+      "add user bob Account=grp DefaultQOS=high Fairshare=parent QOS=high\n"
+      "add user cy Account=other Partition=batch Fairshare=3 MaxSubmitJobs=2\n";
+  Site from_script, from_dump;
+  std::vector<std::string> w1, w2;
+  import_qos_table_text(kQosTable, "qos.txt", from_script, w1);
+  import_qos_table_text(kQosTable, "qos.txt", from_dump, w2);
+  import_sacctmgr_script_text(script, "accounts.script", from_script, w1);
+  import_sacctmgr_dump_text(dump, "c.cfg", from_dump, w2);
+  CHECK(from_dump.cluster_name == "c");
+  CHECK(sorted_accounts(from_dump.accounts) == sorted_accounts(from_script.accounts));
+  CHECK(sorted_assocs(from_dump.associations) == sorted_assocs(from_script.associations));
+  CHECK(sorted_users(from_dump.users) == sorted_users(from_script.users));
+  CHECK(from_dump.find_user("ann")->default_account == "other");
+  CHECK(from_dump.find_account("grp")->parent == "dept");
+  CHECK(count_containing(w2, "Coordinator") == 0);  // who administers an account is not scheduling
+  CHECK_NOTHROW(validate(from_dump));
+
+  const auto import = [](const std::string& text) {
+    return input_error([&] {
+      Site s;
+      std::vector<std::string> w;
+      import_qos_table_text("Name\nnormal\n", "qos.txt", s, w);
+      import_sacctmgr_dump_text(text, "d.cfg", s, w);
+    });
+  };
+  // QOS are not in a dump: one it names must come from `sacctmgr show qos -P`
+  CHECK(import("Cluster - 'c':QOS='normal'\nParent - 'root'\nAccount - 'a':QOS='gold'\n") ==
+        "d.cfg:3: QOS: unknown QOS 'gold' (a sacctmgr dump names QOS without defining them: give them with "
+        "--qos-dump, the output of `sacctmgr -P show qos`)");
+  CHECK(import("add account a\n") ==
+        "d.cfg:1: : expected \"Cluster|Parent|Account|User - 'name'\", not 'add account a'");
+  CHECK(import("Parent - 'root'\n") == "d.cfg:1: parent: before the Cluster line");
+  CHECK(import("Cluster - 'c'\nParent - 'nope'\n") == "d.cfg:2: Parent: account 'nope' is not defined above");
+  CHECK(import("Cluster - 'c'\nParent - 'root'\nAccount - 'a':Fairshare=x\n") ==
+        "d.cfg:3: Fairshare: 'x' is not a share count or 'parent'");
+  CHECK(import("Cluster - 'c'\nParent - 'root'\nUser - 'u':DefaultAccount='zz'\n") ==
+        "d.cfg:3: DefaultAccount: user 'u' has no association with its default account 'zz'");
+  CHECK(import("# nothing\n") ==
+        "d.cfg: Cluster: no \"Cluster - 'name'\" line: not a `sacctmgr dump` file (a script of sacctmgr "
+        "commands goes to --sacctmgr)");
+  CHECK(import("Cluster - 'c'\nCluster - 'd'\n") ==
+        "d.cfg:2: Cluster: a second Cluster line: give one cluster's dump");
+}
+
+TEST_CASE("scontrol show config, nodes and partition give the cluster their slurm.conf describes") {
+  const auto dir = testing::scratch_dir("scontrol_show");
+  const auto write = [&](const char* name, const std::string& content) {
+    const auto p = (dir / name).string();
+    std::ofstream(p) << content;
+    return p;
+  };
+  const auto conf = write("slurm.conf",
+                          "ClusterName=c\n"
+                          "SchedulerType=sched/backfill\n"
+                          "SchedulerParameters=bf_interval=1,bf_window=60,bf_continue\n"
+                          "PriorityType=priority/multifactor\n"
+                          "PriorityCalcPeriod=1\n"
+                          "PriorityDecayHalfLife=00:10:00\n"
+                          "PriorityWeightAge=1000\n"
+                          "PriorityWeightFairshare=5000\n"
+                          "OverTimeLimit=2\n"
+                          "PreemptType=preempt/qos\n"
+                          "PreemptMode=REQUEUE\n"
+                          "NodeName=n[1-2] CPUs=4 RealMemory=8000 Weight=2 Features=fast\n"
+                          "NodeName=g1 CPUs=8 RealMemory=16000 Gres=gpu:2 Weight=5\n"
+                          "PartitionName=batch Nodes=n[1-2] Default=YES MaxTime=10 PriorityTier=2 State=UP\n"
+                          "PartitionName=gpu Nodes=g1 MaxTime=60 AllowQos=normal,high State=UP\n");
+  // What scontrol prints for it (22.05 layout: "%-23s = %s", multi-line records; abridged).
+  const auto config = write("config.txt",
+                            "Configuration data as of 2026-11-25T10:00:00\n"
+                            "AccountingStorageEnforce = none\n"
+                            "BOOT_TIME               = 2026-11-25T09:59:00\n"
+                            "ClusterName             = c\n"
+                            "KillWait                = 30 sec\n"
+                            "OverTimeLimit           = 2 min\n"
+                            "PreemptMode             = REQUEUE\n"
+                            "PreemptType             = preempt/qos\n"
+                            "PreemptExemptTime       = 00:00:00\n"
+                            "PriorityParameters      = (null)\n"
+                            "PriorityDecayHalfLife   = 00:10:00\n"
+                            "PriorityCalcPeriod      = 00:01:00\n"
+                            "PriorityFavorSmall      = No\n"
+                            "PriorityFlags           = \n"
+                            "PriorityMaxAge          = 7-00:00:00\n"
+                            "PriorityUsageResetPeriod = NONE\n"
+                            "PriorityType            = priority/multifactor\n"
+                            "PriorityWeightAge       = 1000\n"
+                            "PriorityWeightFairShare = 5000\n"
+                            "PriorityWeightTRES      = (null)\n"
+                            "SchedulerParameters     = bf_interval=1,bf_window=60,bf_continue\n"
+                            "SchedulerType           = sched/backfill\n"
+                            "SLURM_VERSION           = 22.05.8\n"
+                            "\n"
+                            "Cgroup Support Configuration:\n"
+                            "AllowedDevicesFile      = /etc/slurm/cgroup_allowed_devices_file.conf\n"
+                            "\n"
+                            "Slurmctld(primary) at ctl is UP\n");
+  const auto nodes =
+      write("nodes.txt",
+            "NodeName=n1 Arch=x86_64 CoresPerSocket=1 \n"
+            "   CPUAlloc=0 CPUEfctv=4 CPUTot=4 CPULoad=0.00\n"
+            "   AvailableFeatures=fast\n"
+            "   Gres=(null)\n"
+            "   RealMemory=8000 AllocMem=0 FreeMem=1000 Sockets=4 Boards=1\n"
+            "   State=IDLE ThreadsPerCore=1 TmpDisk=0 Weight=2 Owner=N/A MCS_label=N/A\n"
+            "\n"
+            "NodeName=n2 Arch=x86_64 CoresPerSocket=1 CPUAlloc=0 CPUEfctv=4 CPUTot=4 "
+            "AvailableFeatures=fast Gres=(null) RealMemory=8000 Sockets=4 Boards=1 State=MIXED "
+            "ThreadsPerCore=1 Weight=2\n"
+            "\n"
+            "NodeName=g1 Arch=x86_64 CoresPerSocket=1 \n"
+            "   CPUAlloc=0 CPUEfctv=8 CPUTot=8 CPULoad=0.00\n"
+            "   AvailableFeatures=(null)\n"
+            "   ActiveFeatures=(null)\n"
+            "   Gres=gpu:2\n"
+            "   NodeAddr=10.0.0.3 NodeHostName=g1 Version=22.05.8\n"
+            "   OS=Linux 6.1.0-18-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 (2024-02-01) \n"
+            "   RealMemory=16000 AllocMem=0 FreeMem=1000 Sockets=8 Boards=1\n"
+            "   State=DOWN+DRAIN ThreadsPerCore=1 TmpDisk=0 Weight=5 Owner=N/A MCS_label=N/A\n"
+            "   Partitions=gpu \n"
+            "   Reason=Not responding [slurm@2026-11-25T09:00:00]\n");
+  const auto partitions =
+      write("partitions.txt",
+            "PartitionName=batch\n"
+            "   AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL\n"
+            "   AllocNodes=ALL Default=YES QoS=N/A\n"
+            "   DefaultTime=NONE DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO\n"
+            "   MaxNodes=UNLIMITED MaxTime=00:10:00 MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED\n"
+            "   Nodes=n[1-2]\n"
+            "   PriorityJobFactor=1 PriorityTier=2 RootOnly=NO ReqResv=NO OverSubscribe=NO\n"
+            "   OverTimeLimit=NONE PreemptMode=REQUEUE\n"
+            "   State=UP TotalCPUs=8 TotalNodes=2 SelectTypeParameters=NONE\n"
+            "   JobDefaults=(null)\n"
+            "   DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED\n"
+            "   TRES=cpu=8,mem=16000M,node=2,billing=8\n"
+            "\n"
+            "PartitionName=gpu\n"
+            "   AllowGroups=ALL AllowAccounts=ALL AllowQos=normal,high\n"
+            "   AllocNodes=ALL Default=NO QoS=N/A\n"
+            "   DefaultTime=NONE DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO\n"
+            "   MaxNodes=UNLIMITED MaxTime=01:00:00 MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED\n"
+            "   Nodes=g1\n"
+            "   PriorityJobFactor=1 PriorityTier=1 RootOnly=NO ReqResv=NO OverSubscribe=NO\n"
+            "   OverTimeLimit=NONE PreemptMode=REQUEUE\n"
+            "   State=UP TotalCPUs=8 TotalNodes=1 SelectTypeParameters=NONE\n");
+  std::vector<std::string> w1, w2;
+  SlurmConfigFiles from_conf, from_scontrol;
+  from_conf.slurm_conf = conf;
+  from_scontrol.scontrol_config = config;
+  from_scontrol.scontrol_nodes = nodes;
+  from_scontrol.scontrol_partitions = partitions;
+  const Site a = import_slurm_config(from_conf, w1);
+  std::vector<SettingSource> sources;
+  const Site b = import_slurm_config(from_scontrol, w2, false, &sources);
+  CHECK(b.scheduler == a.scheduler);
+  CHECK(b.partitions == a.partitions);
+  REQUIRE(b.nodes.size() == a.nodes.size());
+  CHECK(b.nodes == a.nodes);
+  CHECK(b.cluster_name == "c");
+  // the drained node is said, not silently kept or dropped
+  CHECK(count_containing(w2, "nodes.txt:18: node g1 was DOWN+DRAIN when this was taken") == 1);
+  // where each setting came from, and what no file set
+  const auto where = [&](const std::string& setting) {
+    for (const auto& s : sources)
+      if (s.setting == setting) return s.where;
+    return std::string("absent");
+  };
+  CHECK(where("PriorityWeightAge") == config + ":18");
+  CHECK(where("PartitionName") == partitions + ":1");
+  CHECK(where("PriorityWeightJobSize").empty());  // set in no file: Slurm's default
+
+  // slurm.conf's own settings, then scontrol's winning; scontrol's nodes replacing slurm.conf's
+  SlurmConfigFiles both = from_scontrol;
+  both.slurm_conf = conf;
+  sources.clear();
+  const Site c = import_slurm_config(both, w2, false, &sources);
+  CHECK(c.nodes == a.nodes);
+  CHECK(where("PriorityWeightAge") == config + ":18");
+
+  CHECK(input_error([&] {
+          SlurmConfigFiles f;
+          f.scontrol_config = conf;  // slurm.conf given as scontrol output
+          std::vector<std::string> w;
+          import_slurm_config(f, w);
+        }) == conf + ": not `scontrol show config` output (no 'Configuration data as of' line)");
+}
+
+TEST_CASE("the real site files of scenario 17 (made by Slurm 22.05) import to the site its commands made") {
+  const std::filesystem::path run =
+      std::filesystem::path(SLURMTWIN_SOURCE_DIR) / "tests/oracle/recorded/17_site_files/run1";
+  REQUIRE(std::filesystem::exists(run / "admin"));
+  const auto admin = [&](const char* name) { return (run / "admin" / name).string(); };
+  std::vector<std::string> w1, w2, w3;
+  // how the oracle harness made the cluster: its slurm.conf and its sacctmgr commands
+  const Site made =
+      import_site(SiteFiles::conf_and_script(
+                      (run / "slurm.conf").string(), (run / "accounts.sacctmgr").string(),
+                      std::filesystem::exists(run / "gres.conf") ? (run / "gres.conf").string() : ""),
+                  w1);
+  // what an admin can give instead: scontrol show + sacctmgr show qos + sacctmgr dump
+  SiteFiles dumped;
+  dumped.cluster.scontrol_config = admin("scontrol-show-config.txt");
+  dumped.cluster.scontrol_nodes = admin("scontrol-show-nodes.txt");
+  dumped.cluster.scontrol_partitions = admin("scontrol-show-partition.txt");
+  dumped.qos_table = admin("sacctmgr-show-qos.txt");
+  dumped.sacctmgr_dump = admin("sacctmgr-dump.cfg");
+  const Site from_dump = import_site(dumped, w2);
+  CHECK(from_dump.scheduler == made.scheduler);
+  CHECK(from_dump.nodes == made.nodes);
+  CHECK(from_dump.partitions == made.partitions);
+  CHECK(from_dump.qos == made.qos);
+  CHECK(sorted_accounts(from_dump.accounts) == sorted_accounts(made.accounts));
+  CHECK(sorted_assocs(from_dump.associations) == sorted_assocs(made.associations));
+  CHECK(sorted_users(from_dump.users) == sorted_users(made.users));
+  // ... or the association table with its tree
+  SiteFiles table = dumped;
+  table.sacctmgr_dump.clear();
+  table.assoc_table = admin("sacctmgr-show-assoc-tree.txt");
+  const Site from_table = import_site(table, w3);
+  CHECK(sorted_accounts(from_table.accounts) == sorted_accounts(made.accounts));
+  CHECK(sorted_assocs(from_table.associations) == sorted_assocs(made.associations));
+  // the table has no default accounts (alice's is theory; the table can only guess): said
+  CHECK(count_containing(w3, "6 users added with their first association's account as default account") == 1);
+}

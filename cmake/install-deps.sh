@@ -6,7 +6,8 @@ packages=(cmake make g++ pkg-config
   libboost-graph-dev libboost-program-options-dev libeigen3-dev
   libtorch-dev libopenblas0-pthread
   libyaml-cpp-dev libfmt-dev doctest-dev zlib1g-dev liblzma-dev xz-utils libsqlite3-dev
-  libopenmpi-dev openmpi-bin)
+  libopenmpi-dev openmpi-bin
+  tzdata)  # sacct prints local time: --timezone converts it with the zone database
 # `make fuzz`: clang with libFuzzer and the sanitizer runtimes as well. Other arguments: install the
 # packages named instead (e.g. `install-deps.sh chromium` for the report test).
 if [ "${1:-}" = "--fuzz" ]; then

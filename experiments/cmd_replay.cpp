@@ -105,7 +105,9 @@ int run_replay(const Args& args) {
 
     std::filesystem::create_directories(dir);
     write_file_atomic((dir / "jobs.csv").string(), jobs_csv(result, trace));
-    write_file_atomic((dir / "jobs.sacct").string(), jobs_sacct(result, trace));
+    // in the zone the trace's sacct times were read in, so that it reads back the same way
+    const TimeZone zone(vm["timezone"].as<std::string>());
+    write_file_atomic((dir / "jobs.sacct").string(), jobs_sacct(result, trace, &zone));
     write_file_atomic((dir / "metrics.json").string(), sim::metrics_to_json(result.metrics));
     if (!result.snapshot.empty()) write_file_atomic((dir / "snapshot.txt").string(), result.snapshot);
 

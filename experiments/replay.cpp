@@ -310,7 +310,7 @@ std::string rejection_examples(const ReplayResult& r, const Trace& trace, std::s
   return out;
 }
 
-std::string jobs_sacct(const ReplayResult& r, const Trace& trace) {
+std::string jobs_sacct(const ReplayResult& r, const Trace& trace, const TimeZone* zone) {
   // Same dictionaries as the input; one record per run, as `sacct -D`: runs interrupted by preemption
   // (state PREEMPTED) first, then the final one. Outcome fields are the simulated ones.
   Trace out = trace;
@@ -347,7 +347,7 @@ std::string jobs_sacct(const ReplayResult& r, const Trace& trace) {
         : j.state == sim::SimJobState::kRejected ? JobState::kCancelled
                                                  : JobState::kPending);
   }
-  return format_sacct_parsable(out, &nodes, &node_counts);
+  return format_sacct_parsable(out, &nodes, &node_counts, zone);
 }
 
 std::vector<Seconds> phase_offsets(const Site& site, std::uint32_t phases, Seconds base) {

@@ -10,6 +10,7 @@
 #include "sim/metrics.hpp"
 #include "sim/sim_state.hpp"
 #include "traces/site.hpp"
+#include "traces/time_zone.hpp"
 #include "traces/trace.hpp"
 
 namespace slurmtwin::cli {
@@ -96,6 +97,6 @@ std::string jobs_csv(const ReplayResult& r, const Trace& trace);
 /// The reasons most jobs were refused at submit for (at most `top`), each with its count and up to
 /// three of the names it concerns (partitions, QOS, users or job ids), one line each.
 std::string rejection_examples(const ReplayResult& r, const Trace& trace, std::size_t top);
-std::string jobs_sacct(const ReplayResult& r, const Trace& trace);
+std::string jobs_sacct(const ReplayResult& r, const Trace& trace, const TimeZone* zone = nullptr);
 
 }  // namespace slurmtwin::cli

@@ -10,6 +10,7 @@
 #include "traces/read_report.hpp"
 #include "traces/text.hpp"
 #include "traces/time_format.hpp"
+#include "traces/time_zone.hpp"
 
 namespace slurmtwin::cli {
 
@@ -24,7 +25,10 @@ void add_trace_read_options(po::options_description& o) {
       "origin", po::value<std::string>()->default_value("2026-01-05T00:00:00"),
       "absolute time of offset 0 for the events format (UTC)")(
       "users-from", po::value<std::string>()->default_value(""),
-      "sacctmgr script giving users' default accounts (events format)");
+      "sacctmgr script giving users' default accounts (events format)")(
+      "timezone", po::value<std::string>()->default_value("local"),
+      "zone sacct -P printed its local times in (DST included): local (this machine's, as sacct), UTC, "
+      "or a name such as Europe/Berlin");
 }
 
 TraceReadOptions trace_read_options(const po::variables_map& vm) {
@@ -36,6 +40,12 @@ TraceReadOptions trace_read_options(const po::variables_map& vm) {
   const auto origin = parse_timestamp(vm["origin"].as<std::string>());
   if (!origin || *origin == kUnsetTime) throw po::error("--origin expects YYYY-MM-DDTHH:MM:SS");
   o.origin = *origin;
+  o.timezone = vm["timezone"].as<std::string>();
+  try {
+    TimeZone check(o.timezone);  // an unknown zone is a usage error now, not after the trace is read
+  } catch (const std::invalid_argument& e) {
+    throw po::error(std::string("--timezone: ") + e.what());
+  }
   if (const auto& f = vm["users-from"].as<std::string>(); !f.empty()) {
     // "add user Name=u DefaultAccount=a ..." lines of a sacctmgr script.
     const auto content = read_input_file(f);

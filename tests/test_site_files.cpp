@@ -3,6 +3,7 @@
 // The hand-written texts follow the formats of Slurm 22.05 (src/sacctmgr/file_functions.c,
 // src/api/config_info.c); tests/oracle/recorded/17_site_files holds files real Slurm printed.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -362,4 +363,27 @@ TEST_CASE("the real site files of scenario 17 (made by Slurm 22.05) import to th
   CHECK(sorted_assocs(from_table.associations) == sorted_assocs(made.associations));
   // the table has no default accounts (alice's is theory; the table can only guess): said
   CHECK(count_containing(w3, "6 users added with their first association's account as default account") == 1);
+}
+
+TEST_CASE("end to end: scenario 17's admin files and its sacct dump replay to within real Slurm's spread") {
+  // Issue 23, item 6: what an admin of the real cluster has (scontrol show, sacctmgr show qos and
+  // dump, sacct -P as documented), imported with one call and replayed with the default timer phases:
+  // the twin's starts are within the real runs' spread (0 s between the two real runs) + 5 s.
+  const auto admin =
+      std::filesystem::path(SLURMTWIN_SOURCE_DIR) / "tests/oracle/recorded/17_site_files/run1/admin";
+  const auto run = testing::run_cli(fmt::format(
+      "replay --scontrol-config {0}/scontrol-show-config.txt --scontrol-nodes {0}/scontrol-show-nodes.txt "
+      "--scontrol-partitions {0}/scontrol-show-partition.txt --qos-dump {0}/sacctmgr-show-qos.txt "
+      "--sacctmgr-dump {0}/sacctmgr-dump.cfg --trace {0}/sacct.txt --timezone UTC --out {1}",
+      admin.string(), testing::scratch_dir("e2e17").string()));
+  REQUIRE(run.code == 0);
+  // every job accounted for: 23 ran, j009 was cancelled while pending, as recorded
+  CHECK(run.out.find(
+            "jobs: 23 started, 0 never started, 0 rejected at submit, 1 cancelled before they started") !=
+        std::string::npos);
+  const auto at = run.out.find("fidelity vs recorded starts: |start error| mean ");
+  REQUIRE(at != std::string::npos);
+  const double mean =
+      std::stod(run.out.substr(at + std::string("fidelity vs recorded starts: |start error| mean ").size()));
+  CHECK(mean <= 5.0);
 }

@@ -56,7 +56,11 @@ const char* flags(SchedulerPass p) {
 }  // namespace
 
 std::string format_sacct_parsable(const Trace& t, const std::vector<std::string>* nodelists,
-                                  const std::vector<std::uint32_t>* node_counts) {
+                                  const std::vector<std::uint32_t>* node_counts, const TimeZone* zone) {
+  const auto stamp = [&](Seconds utc) {
+    const bool shift = zone && utc != kUnsetTime && utc != kUnlimited;
+    return format_timestamp(shift ? utc + zone->offset_at(utc) : utc);
+  };
   std::string out = kSacctWriterColumns;
   out += '\n';
   for (std::size_t i = 0; i < t.jobs.size(); ++i) {
@@ -70,9 +74,9 @@ std::string format_sacct_parsable(const Trace& t, const std::vector<std::string>
     out += fmt::format(
         "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}\n", id, id,
         t.strings.name(j.name), t.user_name(j), t.account_name(j), t.partition_name(j), t.qos_name(j),
-        format_timestamp(j.submit), format_timestamp(j.eligible), format_timestamp(j.start),
-        format_timestamp(j.end), format_slurm_duration(elapsed), elapsed,
-        j.time_limit == kUnsetTime ? "Partition_Limit" : format_slurm_duration(j.time_limit), limit_min,
+        stamp(j.submit), stamp(j.eligible), stamp(j.start), stamp(j.end), format_slurm_duration(elapsed),
+        elapsed, j.time_limit == kUnsetTime ? "Partition_Limit" : format_slurm_duration(j.time_limit),
+        limit_min,
         // NNodes: the nodes it got (as sacct), else those it asked for; ReqNodes: -N, empty when none
         // was given (so that a replay of this file lets the job spread as the original did).
         to_string(j.state),

@@ -1299,7 +1299,9 @@ void import_sacctmgr_dump_text(std::string_view content, const std::string& file
     throw InputError(file_name, 0, "Cluster",
                      "no \"Cluster - 'name'\" line: not a `sacctmgr dump` file (a script of sacctmgr "
                      "commands goes to --sacctmgr)");
-  for (const auto& [user, account] : default_accounts) {
+  for (const auto& entry : default_accounts) {  // not a structured binding: clang 14 cannot capture one
+    const auto& user = entry.first;
+    const auto& account = entry.second;
     const auto has = std::any_of(site.associations.begin(), site.associations.end(),
                                  [&](const UserAssoc& u) { return u.user == user && u.account == account; });
     if (!has)

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include "traces/file_io.hpp"
@@ -10,6 +11,7 @@
 #include "traces/native_format.hpp"
 #include "traces/readers.hpp"
 #include "traces/text.hpp"
+#include "traces/time_zone.hpp"
 
 namespace slurmtwin {
 namespace {
@@ -71,6 +73,11 @@ TraceFormat detect_trace_format(const std::string& path, const std::string& cont
 }
 
 Trace read_trace(const std::vector<std::string>& paths, const TraceReadOptions& options, ReadReport& report) {
+  std::optional<TimeZone> zone_;  // made on first use: reading the zone database takes a moment
+  const auto zone = [&]() -> const TimeZone& {
+    if (!zone_) zone_.emplace(options.timezone);
+    return *zone_;
+  };
   Trace trace;
   trace.origin = options.origin;
   for (const auto& path : paths) {
@@ -95,9 +102,12 @@ Trace read_trace(const std::vector<std::string>& paths, const TraceReadOptions& 
     one.file = path;
     RejectSink sink(one, options.read);
     switch (format) {
-      case TraceFormat::kSacct:
+      case TraceFormat::kSacct: {
+        const auto first = trace.jobs.size();
         read_sacct_parsable(content, path, trace, sink, options.sacct_columns);
+        wall_times_to_utc(trace, first, zone());
         break;
+      }
       case TraceFormat::kSacctJson:
         read_sacct_json(content, path, trace, sink);
         break;

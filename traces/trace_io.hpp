@@ -23,6 +23,8 @@ struct TraceReadOptions {
   std::string sacct_columns;                                 // for headerless sacct -P output
   std::map<std::string, std::string> user_default_accounts;  // for the events format
   Seconds origin = 0;  // events format: absolute time of -dt 0 (epoch s)
+  // sacct -P prints local time: the zone it was printed in (TimeZone: "UTC", "local", "Europe/Berlin")
+  std::string timezone = "UTC";
 };
 
 /// Reads one or more files (of one format each) into one trace; `report` accounts for every record.

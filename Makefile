@@ -8,7 +8,7 @@ ifeq ($(CI),true)
   CMAKE_FLAGS += -DSLURMTWIN_WERROR=ON
 endif
 
-.PHONY: deps build run test sanitize check-scenarios test-browser cli-doc fuzz clean format oracle oracle-report oracle-ci
+.PHONY: deps build run test sanitize check-scenarios test-browser cli-doc docs fuzz clean format oracle oracle-report oracle-ci
 
 deps:
 	@bash cmake/install-deps.sh
@@ -58,6 +58,10 @@ sanitize: deps
 # docs/cli.md from the binary's --help (a test checks that they agree).
 cli-doc: build
 	@bash cmake/gen-cli-doc.sh $(BUILD)/experiments/slurmtwin > docs/cli.md
+
+# Walkthrough docs made by running their commands (docs/src/*.md -> docs/*.md; a test checks them).
+docs: cli-doc
+	@bash cmake/gen-doc.sh $(BUILD)/experiments/slurmtwin docs/src/getting-started.md docs/getting-started.md
 
 # libFuzzer targets for every reader and importer (clang++), FUZZ_SECONDS each on the committed seed
 # corpus (tests/fuzz/). All 15 at the default 30 s take about 8 min plus the first build.

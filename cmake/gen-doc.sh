@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Builds a walkthrough doc from its template by running the commands in it, so that every command and
+# every output the doc shows is what the current build prints (`make docs`; a test runs --check).
+#
+#   gen-doc.sh SLURMTWIN TEMPLATE OUTPUT           write OUTPUT
+#   gen-doc.sh SLURMTWIN TEMPLATE OUTPUT --check   exit 1 when OUTPUT is not what the template gives
+#                                                  now (run times and file sizes masked); exit 77
+#                                                  (skipped) when ../shared/data is absent
+# Template blocks (everything else is copied as it is):
+#   ```sh run        run from the repository root with bash -e, after the VAR=value lines of the run
+#                    blocks before it; written as ```sh, then a ```text block of what it printed
+#                    (stdout and stderr); B is set to SLURMTWIN
+#   ```yaml file=P   written to P (relative to the repository root), then shown as ```yaml
+# Outputs go to gs/ (git-ignored), emptied first.
+set -euo pipefail
+(($# >= 3)) || {
+  echo "usage: gen-doc.sh SLURMTWIN TEMPLATE OUTPUT [--check]" >&2
+  exit 2
+}
+BIN="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+TEMPLATE=$2
+OUTPUT=$3
+CHECK=${4:-}
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+if [[ $CHECK == --check && ! -d ../shared/data/ub_medium ]]; then
+  echo "SKIPPED: $OUTPUT needs ../shared/data/ub_medium"
+  exit 77
+fi
+export TZ=UTC  # outputs print times; the doc's were made in UTC
+rm -rf gs && mkdir gs
+
+generated=$(mktemp)
+block=$(mktemp)
+trap 'rm -f "$generated" "$block"' EXIT
+prelude="B=$BIN"
+mode=copy # copy | run | file
+file_path=
+while IFS= read -r line || [[ -n $line ]]; do
+  case $mode in
+    copy)
+      if [[ $line == '```sh run' ]]; then
+        mode=run
+        : > "$block"
+      elif [[ $line =~ ^\`\`\`yaml\ file=(.+)$ ]]; then
+        mode=file
+        file_path=${BASH_REMATCH[1]}
+        : > "$block"
+        echo '```yaml' >> "$generated"
+      else
+        echo "$line" >> "$generated"
+      fi
+      ;;
+    file)
+      if [[ $line == '```' ]]; then
+        mkdir -p "$(dirname "$file_path")"
+        cp "$block" "$file_path"
+        echo '```' >> "$generated"
+        mode=copy
+      else
+        echo "$line" >> "$generated"
+        echo "$line" >> "$block"
+      fi
+      ;;
+    run)
+      if [[ $line == '```' ]]; then
+        {
+          echo '```sh'
+          cat "$block"
+          echo '```'
+          echo '```text'
+        } >> "$generated"
+        if ! bash -e -c "$prelude"$'\n'"$(cat "$block")" >> "$generated" 2>&1; then
+          echo "gen-doc.sh: a command of $TEMPLATE failed:" >&2
+          cat "$block" >&2
+          tail -5 "$generated" >&2
+          exit 1
+        fi
+        echo '```' >> "$generated"
+        # the variables it set hold for the blocks after it
+        while IFS= read -r l; do
+          [[ $l =~ ^[A-Z][A-Z0-9_]*= ]] && prelude+=$'\n'"${l%%#*}"
+        done < "$block"
+        mode=copy
+      else
+        echo "$line" >> "$block"
+      fi
+      ;;
+  esac
+done < "$TEMPLATE"
+[[ $mode == copy ]] || {
+  echo "gen-doc.sh: $TEMPLATE ends inside a block" >&2
+  exit 1
+}
+# The build's absolute path is not part of the doc.
+sed -i "s#$BIN#build/experiments/slurmtwin#g" "$generated"
+
+if [[ $CHECK != --check ]]; then
+  cp "$generated" "$OUTPUT"
+  echo "$OUTPUT written"
+  exit 0
+fi
+# Run times and file sizes change from run to run; everything else must be the same bytes.
+mask() { sed -E 's/[0-9]+(\.[0-9]+)? ?s\b/N s/g; s/[0-9.]+ points\/s/N points\/s/g; s/\([0-9]+ KiB\)/(N KiB)/g' "$1"; }
+if ! diff <(mask "$OUTPUT") <(mask "$generated"); then
+  echo "$OUTPUT is not what $TEMPLATE gives with this build: run \`make docs\`" >&2
+  exit 1
+fi
+echo "$OUTPUT matches $TEMPLATE"

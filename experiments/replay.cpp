@@ -256,7 +256,7 @@ std::string jobs_csv(const ReplayResult& r, const Trace& trace) {
   std::string out =
       "job_id,user,account,partition,qos,submit,eligible,start,end,wait_s,state,nodes,alloc_cpus,priority_at_"
       "start,"
-      "started_by,restarts,pending_reasons,reject_reason\n";
+      "started_by,restarts,pending_reasons,reject_reason,recorded_start\n";
   for (const auto& j : r.state->jobs) {
     const auto& rec = trace.jobs[j.trace_index];
     const bool started = j.start != kUnsetTime;
@@ -267,7 +267,7 @@ std::string jobs_csv(const ReplayResult& r, const Trace& trace) {
     const std::string id =
         rec.array_task >= 0 ? fmt::format("{}_{}", rec.job_id, rec.array_task) : std::to_string(rec.job_id);
     out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{},{},{},\"{}\"\n", id, trace.user_name(rec),
+        "{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{},{},{},\"{}\",{}\n", id, trace.user_name(rec),
         j.assoc >= 0 ? r.site.associations[static_cast<std::size_t>(j.assoc)].account
                      : trace.account_name(rec),
         started ? r.site.partitions[j.run_partition].name : trace.partition_name(rec),
@@ -275,7 +275,8 @@ std::string jobs_csv(const ReplayResult& r, const Trace& trace) {
         j.eligible != kUnsetTime ? std::to_string(j.eligible) : "", started ? std::to_string(j.start) : "",
         j.end != kUnsetTime ? std::to_string(j.end) : "", started ? std::to_string(j.start - j.submit) : "",
         state, started ? nodelist(r, j) : "", j.alloc_cpus, j.priority_at_start, to_string(j.started_by),
-        j.restarts, reasons(j.reasons_seen), j.reject_reason);
+        j.restarts, reasons(j.reasons_seen), j.reject_reason,
+        rec.start != kUnsetTime ? std::to_string(rec.start) : "");
   }
   return out;
 }

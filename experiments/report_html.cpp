@@ -79,6 +79,7 @@ std::vector<std::pair<double, std::string>> wait_ticks() {
 struct JobRow {
   std::string partition, qos, account, state, nodes, id;
   Seconds submit = 0, start = kUnsetTime, end = kUnsetTime;
+  Seconds recorded_start = kUnsetTime;  // what the trace recorded (a sacct dump), if anything
 };
 
 Seconds to_seconds(const std::string& s, const std::string& file, std::uint64_t line,
@@ -104,6 +105,7 @@ std::vector<JobRow> read_jobs_csv(const std::string& file) {
   const auto c_id = col("job_id"), c_part = col("partition"), c_qos = col("qos"), c_acct = col("account"),
              c_submit = col("submit"), c_start = col("start"), c_end = col("end"), c_state = col("state"),
              c_nodes = col("nodes");
+  const auto c_recorded = header.find("recorded_start");  // optional: jobs.csv before it had one
   std::vector<JobRow> rows;
   while (reader.next(rec)) {
     if (rec.fields.size() != header.size())
@@ -119,6 +121,7 @@ std::vector<JobRow> read_jobs_csv(const std::string& file) {
     j.submit = to_seconds(rec.fields[c_submit], file, rec.line, "submit");
     j.start = to_seconds(rec.fields[c_start], file, rec.line, "start");
     j.end = to_seconds(rec.fields[c_end], file, rec.line, "end");
+    if (c_recorded) j.recorded_start = to_seconds(rec.fields[*c_recorded], file, rec.line, "recorded_start");
     rows.push_back(std::move(j));
   }
   return rows;
@@ -358,6 +361,61 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
 
 }  // namespace
 
+/// The twin against history: the recorded and simulated wait CDFs of the jobs with both starts, and
+/// metrics.json's fidelity per partition, QOS and week. "" when the trace recorded no start.
+std::string history_section(const std::vector<JobRow>& jobs, const YAML::Node& m, const std::string& file) {
+  const auto f = m["fidelity"];
+  if (!f || !f.IsMap()) return {};
+  std::vector<double> simulated, recorded;
+  for (const auto& j : jobs) {
+    if (j.start == kUnsetTime || j.recorded_start == kUnsetTime) continue;
+    simulated.push_back(static_cast<double>(j.start - j.submit));
+    recorded.push_back(static_cast<double>(j.recorded_start - j.submit));
+  }
+  const auto num = [&](const YAML::Node& n, const char* k) { return json_number(n[k], file, k); };
+  std::string out = fmt::format(
+      "<h2>Against history: the twin vs what happened</h2>\n<p class=\"note\">For the {:.0f} jobs whose "
+      "start the trace recorded: mean |simulated − recorded start| {}, p90 {}; mean wait {} simulated vs "
+      "{} recorded ({:+.1f}%).</p>\n",
+      num(f, "jobs"), duration_label(std::round(num(f, "start_error_mean_abs_s"))),
+      duration_label(std::round(num(f, "start_error_p90_abs_s"))),
+      duration_label(std::round(num(f, "simulated_mean_wait_s"))),
+      duration_label(std::round(num(f, "recorded_mean_wait_s"))), 100 * num(f, "mean_wait_deviation"));
+  if (!simulated.empty()) {
+    std::vector<svg::Series> series{cdf_series("simulated", std::move(simulated)),
+                                    cdf_series("recorded", std::move(recorded))};
+    svg::PlotOptions o;
+    o.id = "history-wait-cdf";
+    o.title = "Wait time CDF: simulated vs recorded";
+    o.x = {"wait (start - submit), log scale", true, 0.5, 0, wait_ticks()};
+    o.x.hi = 1;
+    for (const auto& s : series)
+      for (double v : s.x) o.x.hi = std::max(o.x.hi, v);
+    o.y = {"fraction of jobs", false, 0, 1, {}};
+    out += svg::plot(series, o);
+  }
+  for (const auto& [key, what] : {std::pair{"by_partition", "partition"}, std::pair{"by_qos", "QOS"},
+                                  std::pair{"by_week", "week from"}}) {
+    const auto table = f[key];
+    if (!table || !table.IsMap() || table.size() == 0) continue;
+    out += fmt::format(
+        "<table><tr><th class=\"l\">{}</th><th>jobs</th><th>mean |Δstart|</th><th>recorded mean "
+        "wait</th><th>simulated mean wait</th><th>deviation</th></tr>\n",
+        what);
+    for (const auto& row : table)
+      out += fmt::format(
+          "<tr><td "
+          "class=\"l\">{}</td><td>{:.0f}</td><td>{}</td><td>{}</td><td>{}</td><td>{:+.1f}%</td></tr>\n",
+          escape(row.first.as<std::string>()), num(row.second, "jobs"),
+          duration_label(std::round(num(row.second, "start_error_mean_abs_s"))),
+          duration_label(std::round(num(row.second, "recorded_mean_wait_s"))),
+          duration_label(std::round(num(row.second, "simulated_mean_wait_s"))),
+          100 * num(row.second, "mean_wait_deviation"));
+    out += "</table>\n";
+  }
+  return out;
+}
+
 std::string replay_report_html(const std::string& run_dir, const ReportOptions& opt) {
   const auto dir = std::filesystem::path(run_dir);
   const auto jobs_file = (dir / "jobs.csv").string(), metrics_file = (dir / "metrics.json").string();
@@ -397,6 +455,10 @@ std::string replay_report_html(const std::string& run_dir, const ReportOptions& 
   body += wait_cdf_plot(jobs, &JobRow::qos, "QOS", "wait-cdf-qos");
   body += wait_table(m["by_qos"], "QOS");
   plots += 2;
+  if (const auto history = history_section(jobs, m, metrics_file); !history.empty()) {
+    body += history;
+    if (history.find("<svg") != std::string::npos) ++plots;
+  }
 
   body += "<h2>Utilisation and queue length over time</h2>\n";
   body += series_plot(m, metrics_file, "utilisation_series", "utilisation", "Utilisation",
@@ -608,8 +670,8 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
       }
       svg::PlotOptions o;
       o.id = fmt::format("surrogate-{}", k);
-      o.title = fmt::format("{}: surrogate vs exact ({} points, MAE {:.4g})", objectives[k].metric, both.size(),
-                            abs_err / static_cast<double>(both.size()));
+      o.title = fmt::format("{}: surrogate vs exact ({} points, MAE {:.4g})", objectives[k].metric,
+                            both.size(), abs_err / static_cast<double>(both.size()));
       o.x.label = "exact simulator";
       o.y.label = "surrogate (median)";
       o.diagonal = true;
@@ -622,7 +684,8 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
     body += "</div>\n";
   } else {
     body +=
-        "<p class=\"note\" id=\"no-surrogate\">Omitted: the database has no points evaluated by both the exact "
+        "<p class=\"note\" id=\"no-surrogate\">Omitted: the database has no points evaluated by both the "
+        "exact "
         "simulator and the surrogate.</p>\n";
   }
   return page(opt.title.empty() ? "SlurmTwin sweep report" : opt.title, body, plots);

@@ -544,6 +544,9 @@ const std::set<std::string> kWaitMetrics = {"wait_mean", "wait_median", "wait_p9
                                             "wait_p99",  "wait_max",    "bsld_mean", "jobs_started"};
 const std::set<std::string> kGlobalMetrics = {"utilisation", "preemptions", "mean_queue_length",
                                               "never_started", "fairness"};
+// The twin against the starts the trace recorded (a sacct dump): mean |simulated - recorded start| (s)
+// and the relative error of the mean wait.
+const std::set<std::string> kHistoryMetrics = {"start_error_mean", "wait_mean_deviation"};
 
 }  // namespace
 
@@ -551,7 +554,8 @@ bool metric_is_known(const std::string& metric) {
   std::string base, kind, group;
   if (!split_metric(metric, base, kind, group)) return false;
   if (kWaitMetrics.count(base)) return true;
-  if (base == "preemptions") return kind != "account";  // counted per partition and per QOS
+  if (kHistoryMetrics.count(base)) return kind != "account";  // kept per partition and per QOS
+  if (base == "preemptions") return kind != "account";        // counted per partition and per QOS
   return kind.empty() && kGlobalMetrics.count(base) > 0;
 }
 
@@ -633,6 +637,20 @@ double metric_value(const sim::ReplayMetrics& m, const std::string& metric) {
     return it == table.end() ? 0.0 : static_cast<double>(it->second);
   }
   if (base == "mean_queue_length") return m.mean_queue_length;
+  if (kHistoryMetrics.count(base)) {
+    if (!m.has_fidelity)
+      throw std::invalid_argument(fmt::format(
+          "metric '{}' compares with recorded starts: the trace has none (a sacct dump has them)", metric));
+    const auto& f = m.fidelity;
+    sim::GroupFidelity g{f.jobs, f.start_error_mean_abs, f.recorded_mean_wait, f.simulated_mean_wait,
+                         f.mean_wait_deviation};
+    if (!kind.empty()) {
+      const auto& table = kind == "partition" ? f.by_partition : f.by_qos;
+      const auto it = table.find(group);
+      g = it == table.end() ? sim::GroupFidelity{} : it->second;
+    }
+    return base == "start_error_mean" ? g.start_error_mean_abs : g.mean_wait_deviation;
+  }
   if (base == "never_started") return static_cast<double>(m.never_started);
   sim::WaitStats w = m.overall;
   if (!kind.empty()) {

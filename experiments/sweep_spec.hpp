@@ -126,7 +126,9 @@ bool metric_is_known(const std::string& metric);
 /// A metric of a replay: wait_mean, wait_median, wait_p90, wait_p95, wait_p99, wait_max (s),
 /// bsld_mean, jobs_started (these optionally @partition:NAME, @account:NAME or @qos:NAME; 0 when the
 /// group has no started job), utilisation (0..1), preemptions (optionally @partition:NAME or
-/// @qos:NAME), mean_queue_length, never_started, fairness (0..1, see fairness_index).
+/// @qos:NAME), mean_queue_length, never_started, fairness (0..1, see fairness_index); against the
+/// starts a trace recorded: start_error_mean (s) and wait_mean_deviation (relative), optionally
+/// @partition:NAME or @qos:NAME (std::invalid_argument when the trace recorded no start).
 double metric_value(const sim::ReplayMetrics& m, const std::string& metric);
 /// 1 - (1/2) * sum over top-level accounts of |usage share - target share| of delivered CPU time
 /// (1 = every top-level account got exactly its fair-share target; 0 = all went elsewhere); 1 when

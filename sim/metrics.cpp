@@ -7,6 +7,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "traces/time_format.hpp"
 #include "traces/trace_summary.hpp"
 
 namespace slurmtwin::sim {
@@ -136,6 +137,12 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>>
       ks_groups;                                                                  // part -> (sim, recorded)
   std::map<Seconds, std::pair<std::vector<double>, std::vector<double>>> by_day;  // day -> (sim, recorded)
+  // group -> (|start error|, simulated wait, recorded wait) sums and count
+  struct Sums {
+    double error = 0, simulated = 0, recorded = 0;
+    std::uint64_t jobs = 0;
+  };
+  std::map<std::string, Sums> fid_part, fid_qos, fid_week;
   for (const auto& j : state.jobs) {
     if (j.state == SimJobState::kRejected) {
       ++m.rejected;
@@ -186,7 +193,17 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
     if (r.start != kUnsetTime && r.submit != kUnsetTime) {
       const double rec_wait = static_cast<double>(r.start - r.submit);
       rec_all.waits.push_back(rec_wait);
-      start_errors.push_back(std::abs(static_cast<double>(j.start - r.start)));
+      const double error = std::abs(static_cast<double>(j.start - r.start));
+      start_errors.push_back(error);
+      const Seconds week_start =
+          state.origin + std::max<Seconds>(0, r.submit - state.origin) / (7 * 86400) * (7 * 86400);
+      for (auto* sums :
+           {&fid_part[part], &fid_qos[qos], &fid_week[format_timestamp(week_start).substr(0, 10)]}) {
+        sums->error += error;
+        sums->simulated += wait;
+        sums->recorded += rec_wait;
+        ++sums->jobs;
+      }
       ks_groups[part].first.push_back(wait);
       ks_groups[part].second.push_back(rec_wait);
       auto& day = by_day[(r.submit - state.origin) / 86400];
@@ -269,6 +286,20 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
       ++n;
     }
     f.moving_average_wait_mape = n > 0 ? ape / static_cast<double>(n) : 0;
+    const auto groups = [](const std::map<std::string, Sums>& in, std::map<std::string, GroupFidelity>& out) {
+      for (const auto& [name, s] : in) {
+        auto& g = out[name];
+        const auto n = static_cast<double>(s.jobs);
+        g.jobs = s.jobs;
+        g.start_error_mean_abs = s.error / n;
+        g.simulated_mean_wait = s.simulated / n;
+        g.recorded_mean_wait = s.recorded / n;
+        g.mean_wait_deviation = s.recorded > 0 ? (s.simulated - s.recorded) / s.recorded : 0;
+      }
+    };
+    groups(fid_part, f.by_partition);
+    groups(fid_qos, f.by_qos);
+    groups(fid_week, f.by_week);
   }
   return m;
 }
@@ -373,13 +404,24 @@ std::string metrics_to_json(const ReplayMetrics& m) {
       first = false;
     }
     ks += "}";
+    const auto groups = [](const std::map<std::string, GroupFidelity>& table) {
+      std::string s = "{";
+      for (const auto& [name, g] : table)
+        s += fmt::format(
+            "{}{}: {{\"jobs\": {}, \"start_error_mean_abs_s\": {}, \"recorded_mean_wait_s\": {}, "
+            "\"simulated_mean_wait_s\": {}, \"mean_wait_deviation\": {}}}",
+            s.size() > 1 ? ", " : "", json_string(name), g.jobs, num(g.start_error_mean_abs),
+            num(g.recorded_mean_wait), num(g.simulated_mean_wait), num(g.mean_wait_deviation));
+      return s + "}";
+    };
     out += fmt::format(
         ",\n  \"fidelity\": {{\"jobs\": {}, \"start_error_mean_abs_s\": {}, \"start_error_p50_abs_s\": {}, "
         "\"start_error_p90_abs_s\": {}, \"recorded_mean_wait_s\": {}, \"simulated_mean_wait_s\": {}, "
-        "\"mean_wait_deviation\": {}, \"two_week_moving_average_wait_mape\": {}, \"ks_by_partition\": {}}}",
+        "\"mean_wait_deviation\": {}, \"two_week_moving_average_wait_mape\": {}, \"ks_by_partition\": {},\n"
+        "    \"by_partition\": {},\n    \"by_qos\": {},\n    \"by_week\": {}}}",
         f.jobs, num(f.start_error_mean_abs), num(f.start_error_p50_abs), num(f.start_error_p90_abs),
         num(f.recorded_mean_wait), num(f.simulated_mean_wait), num(f.mean_wait_deviation),
-        num(f.moving_average_wait_mape), ks);
+        num(f.moving_average_wait_mape), ks, groups(f.by_partition), groups(f.by_qos), groups(f.by_week));
   }
   return out + "\n}\n";
 }

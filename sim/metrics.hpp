@@ -42,12 +42,23 @@ struct WaitStats {
   double mean_bsld = 0;
 };
 
+/// Twin vs history over one group of jobs (those with both a recorded and a simulated start).
+struct GroupFidelity {
+  std::uint64_t jobs = 0;
+  double start_error_mean_abs = 0;                         // s
+  double recorded_mean_wait = 0, simulated_mean_wait = 0;  // s
+  double mean_wait_deviation = 0;  // (simulated - recorded) / recorded; 0 when recorded is 0
+};
+
 struct FidelityStats {
   std::uint64_t jobs = 0;  // jobs with both a recorded and a simulated start
   double start_error_mean_abs = 0, start_error_p50_abs = 0, start_error_p90_abs = 0;  // s
   double recorded_mean_wait = 0, simulated_mean_wait = 0, mean_wait_deviation = 0;    // s, s, relative
   double moving_average_wait_mape = 0;            // MAPE of the 2-week moving average wait (by submit day)
   std::map<std::string, double> ks_by_partition;  // KS statistic of wait distributions
+  // per partition, per QOS, per week of submission (the week's first day, YYYY-MM-DD, counted from the
+  // replay's start)
+  std::map<std::string, GroupFidelity> by_partition, by_qos, by_week;
 };
 
 struct ReplayMetrics {

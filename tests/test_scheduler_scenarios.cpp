@@ -7,6 +7,7 @@
 
 #include "experiments/replay.hpp"
 #include "experiments/site_options.hpp"
+#include "experiments/sweep_spec.hpp"
 #include "replay_support.hpp"
 #include "scenario_support.hpp"
 #include "test_support.hpp"
@@ -14,6 +15,7 @@
 #include "traces/hostlist.hpp"
 #include "traces/readers.hpp"
 #include "traces/synthetic.hpp"
+#include "traces/time_format.hpp"
 #include "traces/trace_io.hpp"
 
 using namespace slurmtwin;
@@ -457,4 +459,39 @@ TEST_CASE("a job in a partition where its user has that partition's own associat
   const auto r = replay(site, trace);
   CHECK(r.state->jobs[0].assoc == 0);
   CHECK(r.state->jobs[1].assoc == static_cast<std::int32_t>(site.associations.size() - 1));
+}
+
+TEST_CASE("the twin against history: start errors and wait deviation per partition, QOS and week") {
+  // The blocked-partition schedule above (J1 at 3, J2 at 103, J3 at 153), against recorded starts
+  // 3, 110 and 150: |errors| 0, 7, 3 -> mean 10/3 s; mean waits 259/3 simulated vs 263/3 recorded.
+  auto trace = make_trace({{0, 1, 4, 100}, {0, 2, 8, 50}, {0, 1, 1, 10}});
+  for (const auto& [i, at] : {std::pair{0, 3}, {1, 110}, {2, 150}}) {
+    trace.jobs[static_cast<std::size_t>(i)].start = kT0 + at;
+    trace.jobs[static_cast<std::size_t>(i)].end = kT0 + at + 10;
+  }
+  const auto r = replay(small_site(2, 4), trace);
+  REQUIRE(start_of(r, 1) == 103);
+  REQUIRE(r.metrics.has_fidelity);
+  const auto& f = r.metrics.fidelity;
+  CHECK(f.start_error_mean_abs == doctest::Approx(10.0 / 3));
+  for (const auto* table : {&f.by_partition, &f.by_qos, &f.by_week}) {
+    REQUIRE(table->size() == 1);
+    const auto& g = table->begin()->second;
+    CHECK(g.jobs == 3);
+    CHECK(g.start_error_mean_abs == doctest::Approx(10.0 / 3));
+    CHECK(g.simulated_mean_wait == doctest::Approx(259.0 / 3));
+    CHECK(g.recorded_mean_wait == doctest::Approx(263.0 / 3));
+    CHECK(g.mean_wait_deviation == doctest::Approx(-4.0 / 263));
+  }
+  CHECK(f.by_week.begin()->first == format_timestamp(r.state->origin).substr(0, 10));
+  // ... as metrics a check can hold
+  CHECK(cli::metric_value(r.metrics, "start_error_mean") == doctest::Approx(10.0 / 3));
+  CHECK(cli::metric_value(r.metrics, "start_error_mean@partition:p") == doctest::Approx(10.0 / 3));
+  CHECK(cli::metric_value(r.metrics, "wait_mean_deviation@qos:normal") == doctest::Approx(-4.0 / 263));
+  CHECK_FALSE(cli::metric_is_known("start_error_mean@account:acct"));
+  const auto no_history = replay(small_site(2, 4), make_trace({{0, 1, 4, 100}}));
+  CHECK_THROWS_WITH_AS(cli::metric_value(no_history.metrics, "start_error_mean"),
+                       "metric 'start_error_mean' compares with recorded starts: the trace has none (a sacct "
+                       "dump has them)",
+                       std::invalid_argument);
 }

@@ -371,11 +371,12 @@ TEST_CASE("end to end: scenario 17's admin files and its sacct dump replay to wi
   // the twin's starts are within the real runs' spread (0 s between the two real runs) + 5 s.
   const auto admin =
       std::filesystem::path(SLURMTWIN_SOURCE_DIR) / "tests/oracle/recorded/17_site_files/run1/admin";
+  const auto scratch = testing::scratch_dir("e2e17");
   const auto run = testing::run_cli(fmt::format(
       "replay --scontrol-config {0}/scontrol-show-config.txt --scontrol-nodes {0}/scontrol-show-nodes.txt "
       "--scontrol-partitions {0}/scontrol-show-partition.txt --qos-dump {0}/sacctmgr-show-qos.txt "
       "--sacctmgr-dump {0}/sacctmgr-dump.cfg --trace {0}/sacct.txt --timezone UTC --out {1}",
-      admin.string(), testing::scratch_dir("e2e17").string()));
+      admin.string(), (scratch / "run").string()));
   REQUIRE(run.code == 0);
   // every job accounted for: 23 ran, j009 was cancelled while pending, as recorded
   CHECK(run.out.find(
@@ -386,4 +387,13 @@ TEST_CASE("end to end: scenario 17's admin files and its sacct dump replay to wi
   const double mean =
       std::stod(run.out.substr(at + std::string("fidelity vs recorded starts: |start error| mean ").size()));
   CHECK(mean <= 5.0);
+  // the report shows it: recorded vs simulated waits, per partition, QOS and week
+  const auto out = scratch / "run";
+  const auto report =
+      testing::run_cli(fmt::format("report {} -o {}", out.string(), (out / "r.html").string()));
+  REQUIRE(report.code == 0);
+  const auto html = testing::slurp(out / "r.html");
+  CHECK(html.find("Against history: the twin vs what happened") != std::string::npos);
+  CHECK(html.find("history-wait-cdf") != std::string::npos);
+  CHECK(html.find("<th class=\"l\">week from</th>") != std::string::npos);
 }

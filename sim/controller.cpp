@@ -203,7 +203,8 @@ void Controller::handle(const Cancel& e) {
   if (j.state != SimJobState::kPending) return;  // suspended: left to run when resumed
   // Out of the queue, the dependency hold or the wait for its begin time (whose event then finds it
   // no longer pending), for good.
-  if (in_queue(j, state_.now)) remove_slot(state_.pending, state_.jobs, e.job);
+  if (j.slot < state_.pending.size() && state_.pending[j.slot] == e.job)
+    remove_slot(state_.pending, state_.jobs, e.job);
   const auto held = std::find_if(held_.begin(), held_.end(), [&](const auto& h) { return h.first == e.job; });
   if (held != held_.end()) held_.erase(held);
   j.state = SimJobState::kDone;

@@ -27,25 +27,47 @@ std::string site_summary(const Site& s) {
   return out;
 }
 
-/// Where each setting came from: set ones with file:line, then the modelled settings no file sets.
-std::string sources_table(const std::vector<SettingSource>& sources) {
-  std::string out = "where each setting came from (the last file that sets it wins):\n";
-  std::string unset;
+/// Where each modelled setting came from (file:line), the modelled settings no file sets, and how many
+/// settings were read of each kind: modelled, changing scheduling but not modelled (each warned), and
+/// without effect on scheduling (listed with `verbose`).
+std::string sources_table(const std::vector<SettingSource>& sources, bool verbose) {
+  using Kind = SettingSource::Kind;
+  std::string out = "where each modelled setting came from (the last file that sets it wins):\n";
+  std::string unset, not_modelled, no_effect;
+  std::size_t modelled = 0, n_not_modelled = 0, n_no_effect = 0;
+  const auto add = [](std::string& list, const std::string& name) {
+    list += (list.empty() ? "" : ", ") + name;
+  };
   for (const auto& s : sources) {
-    if (s.where.empty()) {
-      unset += (unset.empty() ? "" : ", ") + s.setting;
-      continue;
+    if (s.kind == Kind::kNotModelled) {
+      add(not_modelled, s.setting);
+      ++n_not_modelled;
+    } else if (s.kind == Kind::kNoEffect) {
+      add(no_effect, s.setting);
+      ++n_no_effect;
+    } else if (s.where.empty()) {
+      add(unset, s.setting);
+    } else {
+      modelled += s.kind == Kind::kModelled;
+      auto value = s.value.size() > 48 ? s.value.substr(0, 45) + "..." : s.value;
+      out += fmt::format("  {:<28} {:<48} {}\n", s.setting, value, s.where);
     }
-    auto value = s.value.size() > 48 ? s.value.substr(0, 45) + "..." : s.value;
-    out += fmt::format("  {:<28} {:<48} {}\n", s.setting, value, s.where);
   }
   if (!unset.empty()) out += "set in no file (Slurm's default): " + unset + "\n";
+  out += fmt::format(
+      "read: {} modelled, {} that change scheduling but are not modelled{}, {} with no effect on "
+      "scheduling{}\n",
+      modelled, n_not_modelled, n_not_modelled > 0 ? " (warned above: " + not_modelled + ")" : "",
+      n_no_effect,
+      verbose || no_effect.empty() ? (no_effect.empty() ? "" : " (" + no_effect + ")")
+                                   : " (--verbose lists them)");
   return out;
 }
 
 int config_import(const Args& args) {
   po::options_description o("config import options");
-  o.add_options()("output,o", po::value<std::string>()->required(), "site YAML to write");
+  o.add_options()("output,o", po::value<std::string>()->required(), "site YAML to write")(
+      "verbose", po::bool_switch(), "also list the settings read that have no effect on scheduling");
   add_site_options(o);
   const auto vm = parse(
       "slurmtwin config import --slurm-conf slurm.conf | --scontrol-config F [--scontrol-nodes F "
@@ -59,7 +81,7 @@ int config_import(const Args& args) {
   const auto site = load_site(vm, warnings, &sources);
   for (const auto& w : warnings) std::cerr << "warning: " << w << "\n";
   save_site_yaml(site, vm["output"].as<std::string>());
-  std::cout << site_summary(site) << sources_table(sources);
+  std::cout << site_summary(site) << sources_table(sources, vm["verbose"].as<bool>());
   return kExitOk;
 }
 

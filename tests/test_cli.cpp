@@ -310,3 +310,26 @@ TEST_CASE("a sacct dump without the columns a replay needs stops the replay nami
   CHECK(info.code == 0);
   CHECK(info.out.find("missing columns a replay needs: Submit") != std::string::npos);
 }
+
+TEST_CASE("config import counts the settings it read by kind: modelled, not modelled but warned, no effect") {
+  // Issue 23, item 2: PriorityWeightAge is modelled; SchedulerTimeSlice changes scheduling (gang time
+  // slicing) and is not modelled: warned with its effect; SlurmctldLogFile and AuthType change nothing
+  // the scheduler decides: counted, listed with --verbose, quiet otherwise.
+  const auto dir = slurmtwin::testing::scratch_dir("cli_kinds");
+  const auto conf = (dir / "slurm.conf").string();
+  std::ofstream(conf)
+      << "ClusterName=c\nNodeName=n1 CPUs=4 RealMemory=1000\n"
+         "PartitionName=p Nodes=n1 Default=YES\nPriorityWeightAge=100\n"
+         "SchedulerTimeSlice=30\nSlurmctldLogFile=/var/log/slurmctld.log\nAuthType=auth/munge\n";
+  const auto yaml = (dir / "s.yaml").string();
+  const auto quiet = run_cli(fmt::format("config import --slurm-conf {} -o {}", conf, yaml));
+  CHECK(quiet.code == 0);
+  CHECK(quiet.out.find(conf + ":5: SchedulerTimeSlice is not modelled: gang time slicing is not modelled") !=
+        std::string::npos);
+  CHECK(quiet.out.find("read: 2 modelled, 1 that change scheduling but are not modelled (warned above: "
+                       "SchedulerTimeSlice), 2 with no effect on scheduling (--verbose lists them)") !=
+        std::string::npos);
+  CHECK(quiet.out.find("SlurmctldLogFile") == std::string::npos);
+  const auto verbose = run_cli(fmt::format("config import --slurm-conf {} -o {} --verbose", conf, yaml));
+  CHECK(verbose.out.find("2 with no effect on scheduling (AuthType, SlurmctldLogFile)") != std::string::npos);
+}

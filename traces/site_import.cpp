@@ -51,12 +51,12 @@ Site import_site(const SiteFiles& files, std::vector<std::string>& warnings,
     std::string names;
     for (const auto& q : site.qos) names += (names.empty() ? "" : ",") + q.name;
     const auto& qos_from = !files.qos_table.empty() ? files.qos_table : accounts_from;
-    if (!qos_from.empty()) sources->push_back({"QOS", names, qos_from});
+    if (!qos_from.empty()) sources->push_back({"QOS", names, qos_from, SettingSource::Kind::kRecord});
     if (!accounts_from.empty())
       sources->push_back(
           {"associations",
            fmt::format("{} accounts, {} user associations", site.accounts.size(), site.associations.size()),
-           accounts_from});
+           accounts_from, SettingSource::Kind::kRecord});
   }
   return site;
 }

@@ -431,7 +431,9 @@ class SiteBuilder {
 
   void record_line(const ConfLine& l) {
     const auto& head = l.pairs.front();
-    if (sources_) line_sources_.push_back({head.key, head.value, fmt::format("{}:{}", l.file, l.line)});
+    if (sources_)
+      line_sources_.push_back(
+          {head.key, head.value, fmt::format("{}:{}", l.file, l.line), SettingSource::Kind::kRecord});
   }
 
   // A key that is not modelled: a key slurmctld does not know is an error (slurmctld refuses to start;
@@ -447,8 +449,12 @@ class SiteBuilder {
       return;
     }
     if (section == SlurmConfSection::kGlobal) {
-      if (const auto effect = scheduling_effect(p.key); !effect.empty())
-        warn_once(p.key, p, fmt::format("{} is not modelled: {}", p.key, effect));
+      const auto effect = scheduling_effect(p.key);
+      if (!effect.empty()) warn_once(p.key, p, fmt::format("{} is not modelled: {}", p.key, effect));
+      if (sources_)
+        global_sources_[text::to_lower(p.key)] = {
+            p.key, p.value, fmt::format("{}:{}", p.file, p.line),
+            effect.empty() ? SettingSource::Kind::kNoEffect : SettingSource::Kind::kNotModelled};
       return;
     }
     warn_once(kind + ":" + p.key, p, fmt::format("{} option {} is not modelled; ignored", kind, p.key));

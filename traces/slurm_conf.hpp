@@ -1,6 +1,7 @@
 #pragma once
 // slurm.conf and gres.conf importers: nodes, partitions and the cluster's scheduling settings.
 // QOS and the association tree come from sacctmgr (traces/sacctmgr.hpp).
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,11 +10,18 @@
 
 namespace slurmtwin {
 
-/// Where a modelled setting came from, for `config import` to show.
+/// Where a setting came from, for `config import` to show, and what the simulator makes of it.
 struct SettingSource {
+  enum class Kind : std::uint8_t {
+    kModelled,     // the simulator uses it
+    kNotModelled,  // changes Slurm's scheduling, not modelled (each one warned, naming its effect)
+    kNoEffect,     // known to Slurm, no effect on scheduling (paths, daemons, logging)
+    kRecord,       // a NodeName / PartitionName line, the QOS, the associations
+  };
   std::string setting;  // as written ("PriorityWeightAge")
   std::string value;    // as written; "" with `where` "" = set nowhere (Slurm's default)
   std::string where;    // "file:line"
+  Kind kind = Kind::kModelled;
 };
 
 /// The files that describe a cluster: a slurm.conf and/or what the running slurmctld reports. Per
@@ -29,8 +37,9 @@ struct SlurmConfigFiles {
 };
 
 /// Imports a cluster from `files` (at least slurm_conf or scontrol_config; std::invalid_argument
-/// otherwise) as import_slurm_conf does. `sources`, when given, receives each modelled global setting
-/// with the file:line that set it last, then those set nowhere.
+/// otherwise) as import_slurm_conf does. `sources`, when given, receives every global setting read with
+/// the file:line that set it last and its kind, the NodeName / PartitionName lines, then the modelled
+/// settings set nowhere.
 Site import_slurm_config(const SlurmConfigFiles& files, std::vector<std::string>& warnings,
                          bool lenient = false, std::vector<SettingSource>* sources = nullptr);
 

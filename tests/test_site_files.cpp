@@ -24,15 +24,7 @@ using namespace slurmtwin;
 
 namespace {
 
-template <class F>
-std::string input_error(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no InputError";
-}
+using testing::input_error;
 
 std::size_t count_containing(const std::vector<std::string>& warnings, const std::string& needle) {
   return static_cast<std::size_t>(std::count_if(warnings.begin(), warnings.end(), [&](const std::string& w) {

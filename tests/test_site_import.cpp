@@ -37,16 +37,7 @@ void write(const std::filesystem::path& p, const std::string& content) {
   std::ofstream(p) << content;
 }
 
-/// The message of the InputError that `f` throws ("" when it throws none).
-template <class F>
-std::string input_error(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::input_error;
 
 /// ub_medium imported from slurm.conf + gres.conf + sacctmgr.script ("" path when the data is absent).
 bool import_ub_medium(Site& site, std::vector<std::string>& warnings) {

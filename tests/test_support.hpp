@@ -14,6 +14,8 @@
 #include <system_error>
 #include <vector>
 
+#include "traces/read_report.hpp"
+
 namespace slurmtwin::testing {
 
 /// ../shared/data (or $SLURMTWIN_DATA_DIR).
@@ -74,6 +76,17 @@ inline CliRun run_cli(const std::string& args) {
   const auto capture = (dir / "out.txt").string();
   const int status = std::system(fmt::format("{} {} > {} 2>&1", SLURMTWIN_BINARY, args, capture).c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(capture)};
+}
+
+/// The message of the InputError that `f` throws ("" when it throws none).
+template <class F>
+std::string input_error(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace slurmtwin::testing

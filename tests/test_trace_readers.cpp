@@ -40,16 +40,7 @@ ReadReport read_path(void (*fn)(std::string_view, const std::string&, Trace&, Re
   return read_string(fn, read_input_file(path), trace, false, path);
 }
 
-/// The message of the InputError `fn` throws ("" if it throws none).
-template <typename Fn>
-std::string input_error(Fn fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::input_error;
 
 const auto kSwf = [](std::string_view c, const std::string& f, Trace& t, RejectSink& s) {
   read_swf(c, f, t, s);
@@ -538,16 +529,17 @@ TEST_CASE("events: bad lines are rejected by reason, strict mode names line and 
       "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice --mem=4Q pseudo.job\n"  // bad mem
       "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice --mem=1G --mem-per-cpu=1G x\n"  // conflict
       "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice --gres=gpu:0 pseudo.job\n"      // bad gres
-      "-dt 0 -e submit_batch_job | -sim-walltime -2 --uid=alice pseudo.job\n"           // bad walltime
-      "-dt 0 -e submit_batch_job | --uid=alice pseudo.job\n"                            // no walltime
-      "-dt 0 -e submit_batch_job | -sim-walltime 60 pseudo.job\n"                       // no uid
-      "-dt -1 -e submit_batch_job | -sim-walltime 60 --uid=alice pseudo.job\n"          // bad dt
-      "-dt 0 -e cancel_job | -sim-walltime 60 --uid=alice pseudo.job\n"                 // event
-      "-dt 0 -e submit_batch_job -sim-walltime 60 --uid=alice pseudo.job\n"             // no '|'
-      "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice a.job b.job\n"          // 2 scripts
-      "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice -J 'open pseudo.job\n"  // quote
-      "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice -d afterwards:1 pseudo.job\n"  // bad dependency
-      "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice -t\n";                  // no value
+      "-dt 0 -e submit_batch_job | -sim-walltime -2 --uid=alice pseudo.job\n"                  // bad walltime
+      "-dt 0 -e submit_batch_job | --uid=alice pseudo.job\n"                                   // no walltime
+      "-dt 0 -e submit_batch_job | -sim-walltime 60 pseudo.job\n"                              // no uid
+      "-dt -1 -e submit_batch_job | -sim-walltime 60 --uid=alice pseudo.job\n"                 // bad dt
+      "-dt 0 -e cancel_job | -sim-walltime 60 --uid=alice pseudo.job\n"                        // event
+      "-dt 0 -e submit_batch_job -sim-walltime 60 --uid=alice pseudo.job\n"                    // no '|'
+      "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice a.job b.job\n"                 // 2 scripts
+      "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice -J 'open pseudo.job\n"         // quote
+      "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice -d afterwards:1 pseudo.job\n"  // bad
+                                                                                               // dependency
+      "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice -t\n";                         // no value
   Trace t;
   const auto r = read_events_string(ev, t);
   CHECK(r.balanced());
@@ -588,7 +580,8 @@ TEST_CASE("events: bad lines are rejected by reason, strict mode names line and 
   CHECK(msg.find("--time") != std::string::npos);
   CHECK(msg.find("99:99:99:99") != std::string::npos);
   const auto dep = input_error([&] {
-    read_events_string(good + "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice -d afterok:1+5 x\n", s, true);
+    read_events_string(good + "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice -d afterok:1+5 x\n",
+                       s, true);
   });
   CHECK(dep.find("w.events:2") != std::string::npos);
   CHECK(dep.find("--dependency") != std::string::npos);
@@ -653,7 +646,8 @@ TEST_CASE("Graham CSV: quoted req_tres, memory per node, rejections by column") 
       "3,103,2021-05-01 00:00:10,55,18437,8,8000,\"cpu=8\",1,DONE,42,,,,3600,60\n"
       "4,104,2021-05-01 00:00:10,55,18437,0,8000,\"cpu=8\",1,COMPLETED,42,,,,3600,60\n"
       "5,105,2021-05-01 00:00:10,55,18437,8,8000,\"cpu=eight\",1,COMPLETED,42,,,,3600,60\n"
-      "6,106,2021-05-01 00:00:10,55,18437,8,8000,cpu=8,1,COMPLETED,42,,,,3600,60\n"  // an unquoted single TRES
+      "6,106,2021-05-01 00:00:10,55,18437,8,8000,cpu=8,1,COMPLETED,42,,,,3600,60\n"  // an unquoted single
+                                                                                     // TRES
       // More memory than any int64 holds (a fuzz finding: the conversion was undefined behaviour).
       "7,107,2021-05-01 00:00:10,55,18437,8,1e300,\"cpu=8\",1,COMPLETED,42,,,,3600,60\n";
   Trace t;

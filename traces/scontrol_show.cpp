@@ -151,7 +151,7 @@ std::vector<ConfRecord> read_scontrol_partitions(std::string_view content, const
       const auto is = [&](std::string_view k) { return text::iequals(item.key, k); };
       if (std::any_of(kDerived.begin(), kDerived.end(), is)) continue;
       // scontrol prints a few fields slurm.conf has no key for (e.g. MaxCPUsPerSocket in some versions)
-      if (!known_slurm_conf_key(SlurmConfSection::kPartition, item.key) && !is("QoS")) continue;
+      if (!known_slurm_conf_key(SlurmConfSection::kPartition, item.key)) continue;
       if (std::any_of(kFlags.begin(), kFlags.end(), is) && text::iequals(item.value, "NO")) continue;
       if (kept.size() > 0 && (means_unset(item.value) || text::iequals(item.value, "ALL"))) continue;
       if (is("QoS")) item.key = "QOS";

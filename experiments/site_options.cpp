@@ -18,6 +18,9 @@ void add_site_options(po::options_description& o) {
       "sacctmgr", file(), "sacctmgr script with QOS, accounts, users and shares")(
       "sacctmgr-dump", file(), "`sacctmgr dump CLUSTER file=F` flat file: accounts, users, shares, limits")(
       "assoc-dump", file(), "`sacctmgr -P show assoc` output: the associations")(
+      "slurm-version", file(),
+      "Slurm version whose defaults apply (e.g. 18.08: classic fair share unless PriorityFlags=FAIR_TREE); "
+      "default: scontrol show config's, else 22.05")(
       "default-cpu-nodes", po::value<std::uint32_t>()->default_value(64),
       "size of the built-in default site (CPU nodes; +1/16 big-memory, +1/8 GPU nodes)")(
       "lenient", po::bool_switch(),
@@ -32,6 +35,14 @@ SiteFiles site_files_of(const po::variables_map& vm) {
   f.cluster.scontrol_nodes = get("scontrol-nodes");
   f.cluster.scontrol_partitions = get("scontrol-partitions");
   f.cluster.gres_conf = get("gres-conf");
+  f.cluster.slurm_version = get("slurm-version");
+  if (!f.cluster.slurm_version.empty()) {
+    try {
+      parse_slurm_version(f.cluster.slurm_version);
+    } catch (const std::invalid_argument& e) {
+      throw po::error(std::string("--slurm-version: ") + e.what());
+    }
+  }
   f.qos_table = get("qos-dump");
   f.sacctmgr_script = get("sacctmgr");
   f.sacctmgr_dump = get("sacctmgr-dump");

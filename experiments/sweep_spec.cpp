@@ -215,11 +215,19 @@ void parse_site_section(const YamlReader& r, const YAML::Node& site, SweepSpec& 
       {"sacctmgr", &f.sacctmgr_script},
       {"sacctmgr_dump", &f.sacctmgr_dump},
       {"assoc_dump", &f.assoc_table}};
-  std::set<std::string> keys{"default_cpu_nodes"};
+  std::set<std::string> keys{"default_cpu_nodes", "slurm_version"};
   for (const auto& [key, field] : files) keys.emplace(key);
   r.check_map(site, "site", keys);
   for (const auto& [key, field] : files)
     if (site[key]) *field = r.path(site[key], key);
+  if (site["slurm_version"]) {
+    f.cluster.slurm_version = r.str(site["slurm_version"], "slurm_version");
+    try {
+      parse_slurm_version(f.cluster.slurm_version);
+    } catch (const std::invalid_argument& e) {
+      r.fail(site["slurm_version"], "slurm_version", e.what());
+    }
+  }
   if (site["default_cpu_nodes"]) {
     const auto n = r.unsigned_int(site["default_cpu_nodes"], "default_cpu_nodes");
     if (n == 0 || n > 100000) r.fail(site["default_cpu_nodes"], "default_cpu_nodes", "expected 1..100000");

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -388,4 +389,52 @@ TEST_CASE("end to end: scenario 17's admin files and its sacct dump replay to wi
   CHECK(html.find("Against history: the twin vs what happened") != std::string::npos);
   CHECK(html.find("history-wait-cdf") != std::string::npos);
   CHECK(html.find("<th class=\"l\">week from</th>") != std::string::npos);
+}
+
+TEST_CASE("the Slurm version decides the defaults that changed: classic fair share before 19.05") {
+  // Fair Tree became the default in Slurm 19.05 (PriorityFlags=FAIR_TREE before it, NO_FAIR_TREE
+  // after): an old site's slurm.conf without the flag ran classic fair share, and must replay so.
+  const auto dir = testing::scratch_dir("slurm_version");
+  const auto conf = (dir / "slurm.conf").string();
+  const auto write = [&](const std::string& extra) {
+    std::ofstream(conf)
+        << "ClusterName=c\nNodeName=n1 CPUs=4 RealMemory=1000\nPartitionName=p Nodes=n1 Default=YES\n"
+        << extra;
+  };
+  const auto flags = [&](const std::string& version) {
+    SlurmConfigFiles f;
+    f.slurm_conf = conf;
+    f.slurm_version = version;
+    std::vector<std::string> w;
+    return import_slurm_config(f, w).scheduler.priority_flags;
+  };
+  write("");
+  CHECK(flags("") == std::set<std::string>{"FAIR_TREE"});  // the version the simulator follows: 22.05
+  CHECK(flags("22.05") == std::set<std::string>{"FAIR_TREE"});
+  CHECK(flags("18.08").empty());
+  write("PriorityFlags=FAIR_TREE,SMALL_RELATIVE_TO_TIME\n");
+  CHECK(flags("18.08") == std::set<std::string>{"FAIR_TREE", "SMALL_RELATIVE_TO_TIME"});
+  write("PriorityFlags=SMALL_RELATIVE_TO_TIME\n");
+  CHECK(flags("17.11") == std::set<std::string>{"SMALL_RELATIVE_TO_TIME"});
+  CHECK(flags("20.11") == std::set<std::string>{"FAIR_TREE", "SMALL_RELATIVE_TO_TIME"});
+  CHECK(parse_slurm_version("22.05.8") == 2205);
+  CHECK_THROWS_WITH_AS(parse_slurm_version("22"),
+                       "'22' is not a Slurm version (major.minor[.micro], e.g. 22.05)",
+                       std::invalid_argument);
+  // scontrol show config says which version it came from
+  const auto admin =
+      std::filesystem::path(SLURMTWIN_SOURCE_DIR) / "tests/oracle/recorded/17_site_files/run1/admin";
+  SlurmConfigFiles f;
+  f.scontrol_config = (admin / "scontrol-show-config.txt").string();
+  std::vector<std::string> w;
+  std::vector<SettingSource> sources;
+  import_slurm_config(f, w, false, &sources);
+  const auto it = std::find_if(sources.begin(), sources.end(),
+                               [](const SettingSource& s) { return s.setting == "SlurmVersion"; });
+  REQUIRE(it != sources.end());
+  CHECK(it->value == "22.05.8");
+  const auto bad = testing::run_cli(
+      fmt::format("config import --slurm-conf {} --slurm-version 22 -o {}", conf, (dir / "s.yaml").string()));
+  CHECK(bad.code == 2);
+  CHECK(bad.out.find("--slurm-version: '22' is not a Slurm version") != std::string::npos);
 }

@@ -158,7 +158,8 @@ void read_graham_csv(std::string_view content, const std::string& file, Trace& t
         fail("req_mem_total", *c_mem, "is not a memory size in MB");
       } else if (j.nodes > 0) {
         // Checked before the conversion: a double beyond int64 does not convert (fuzz finding).
-        if (const double per_node = std::ceil(*mb / j.nodes - 1e-9); per_node > static_cast<double>(kMaxJobMemMb))
+        if (const double per_node = std::ceil(*mb / j.nodes - 1e-9);
+            per_node > static_cast<double>(kMaxJobMemMb))
           fail("req_mem_total", *c_mem, fmt::format("is over the limit of {} MB per node", kMaxJobMemMb));
         else
           j.mem_mb = static_cast<std::int64_t>(per_node);

@@ -65,7 +65,8 @@ std::vector<ConfRecord> read_records(std::string_view content, const std::string
 
 }  // namespace
 
-std::vector<ConfRecord> read_scontrol_config(std::string_view content, const std::string& file_name) {
+std::vector<ConfRecord> read_scontrol_config(std::string_view content, const std::string& file_name,
+                                             std::string* version) {
   std::vector<ConfRecord> out;
   std::uint64_t line_no = 0;
   bool in_main = false;
@@ -81,6 +82,7 @@ std::vector<ConfRecord> read_scontrol_config(std::string_view content, const std
     if (eq == std::string_view::npos) break;  // a section title ("Cgroup Support Configuration:")
     const auto key = text::trim(line.substr(0, eq));
     const auto value = text::trim(line.substr(eq + 1));
+    if (version && key == "SLURM_VERSION") *version = std::string(value);
     if (!known_slurm_conf_key(SlurmConfSection::kGlobal, key)) continue;  // BOOT_TIME, SLURM_VERSION, ...
     if (value.empty() || value == "(null)") continue;
     // "NONE"/"UNLIMITED" are real values of some keys (PriorityUsageResetPeriod=NONE, OverTimeLimit);

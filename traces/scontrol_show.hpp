@@ -29,7 +29,9 @@ struct ConfRecord {
 /// out, unit suffixes dropped ("30 sec" -> "30", "0 min" -> "0": slurm.conf's own units); keys that
 /// only the running daemon has (BOOT_TIME, SLURM_VERSION, ...) are skipped. Throws InputError when
 /// the text is not `scontrol show config` output.
-std::vector<ConfRecord> read_scontrol_config(std::string_view content, const std::string& file_name);
+/// `version`, when given, receives its SLURM_VERSION ("" when absent).
+std::vector<ConfRecord> read_scontrol_config(std::string_view content, const std::string& file_name,
+                                             std::string* version = nullptr);
 
 /// `scontrol show nodes` (the default multi-line form or -o): one NodeName record per node with what
 /// slurm.conf says of a node (CPUs, Boards, Sockets, CoresPerSocket, ThreadsPerCore, RealMemory,

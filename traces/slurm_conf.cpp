@@ -29,6 +29,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kMaxIncludeDepth = 16;
+constexpr int kModelledVersion = 2205;  // the Slurm whose behaviour the simulator follows (real 22.05.8)
 
 /// One Key=Value of a logical line, with where it was written.
 struct Pair {
@@ -374,9 +375,12 @@ const std::vector<std::string> kSelectTypeParameters = {"CR_CPU",
 /// Builds a Site from logical lines in file order.
 class SiteBuilder {
  public:
-  SiteBuilder(std::vector<std::string>& warnings, bool lenient, std::vector<SettingSource>* sources)
-      : warnings_(warnings), lenient_(lenient), sources_(sources) {
+  SiteBuilder(std::vector<std::string>& warnings, bool lenient, std::vector<SettingSource>* sources,
+              int version)
+      : warnings_(warnings), lenient_(lenient), sources_(sources), version_(version) {
     init_globals();
+    // Fair Tree became the default in 19.05: before, classic fair share unless PriorityFlags says FAIR_TREE.
+    if (version_ < kFairTreeDefault) site_.scheduler.priority_flags.erase("FAIR_TREE");
   }
 
   void apply(const ConfLine& line) {
@@ -425,6 +429,8 @@ class SiteBuilder {
   std::vector<std::string>& warnings_;
   bool lenient_;
   std::vector<SettingSource>* sources_;
+  int version_;  // Slurm version whose defaults apply (major * 100 + minor)
+  static constexpr int kFairTreeDefault = 1905;
   std::map<std::string, SettingSource> global_sources_;  // lower-case key -> the pair that set it last
 
   std::vector<SettingSource> line_sources_;  // NodeName / PartitionName lines, in order
@@ -797,10 +803,11 @@ class SiteBuilder {
     };
     g["prioritymaxage"] = [s](const Pair& p) { s->max_age = to_duration(p); };
     g["priorityfavorsmall"] = [s](const Pair& p) { s->favor_small = to_bool(p); };
-    g["priorityflags"] = [s](const Pair& p) {
-      // Each PriorityFlags line starts from the default (FAIR_TREE); NO_FAIR_TREE and DEPTH_OBLIVIOUS clear
-      // it.
-      std::set<std::string> flags = {"FAIR_TREE"};
+    g["priorityflags"] = [s, this](const Pair& p) {
+      // Each PriorityFlags line starts from the version's default (FAIR_TREE since 19.05); NO_FAIR_TREE
+      // and DEPTH_OBLIVIOUS clear it.
+      std::set<std::string> flags;
+      if (version_ >= kFairTreeDefault) flags.insert("FAIR_TREE");
       for (const auto& f : to_list(p, false)) {
         const auto u = upper(f);
         if (!kPriorityFlags.count(u)) fail(p, fmt::format("unknown PriorityFlags flag '{}'", f));
@@ -914,8 +921,8 @@ class SiteBuilder {
 };
 
 Site build_site(const ConfReader& reader, std::vector<std::string>& warnings, bool lenient,
-                std::vector<SettingSource>* sources = nullptr) {
-  SiteBuilder builder(warnings, lenient, sources);
+                std::vector<SettingSource>* sources = nullptr, int version = kModelledVersion) {
+  SiteBuilder builder(warnings, lenient, sources, version);
   for (const auto& line : reader.lines) builder.apply(line);
   return builder.finish();
 }
@@ -1056,6 +1063,16 @@ Site import_slurm_conf(const std::string& path, std::vector<std::string>& warnin
   return import_slurm_config(files, warnings, lenient);
 }
 
+int parse_slurm_version(std::string_view text) {
+  const auto parts = text::split(text::trim(text), '.');
+  const auto major = parts.size() >= 2 ? text::parse_int(parts[0]) : std::nullopt;
+  const auto minor = parts.size() >= 2 ? text::parse_int(parts[1]) : std::nullopt;
+  if (!major || !minor || *major < 1 || *major > 99 || *minor < 0 || *minor > 99)
+    throw std::invalid_argument(
+        fmt::format("'{}' is not a Slurm version (major.minor[.micro], e.g. 22.05)", text));
+  return static_cast<int>(*major * 100 + *minor);
+}
+
 Site import_slurm_config(const SlurmConfigFiles& files, std::vector<std::string>& warnings, bool lenient,
                          std::vector<SettingSource>* sources) {
   if (files.slurm_conf.empty() && files.scontrol_config.empty())
@@ -1073,14 +1090,22 @@ Site import_slurm_config(const SlurmConfigFiles& files, std::vector<std::string>
              (own_partitions && text::iequals(head, "PartitionName"));
     });
   }
+  std::string reported_version;  // scontrol show config's SLURM_VERSION
   if (!files.scontrol_config.empty())
-    reader.add(read_scontrol_config(read_input_file(files.scontrol_config), files.scontrol_config));
+    reader.add(read_scontrol_config(read_input_file(files.scontrol_config), files.scontrol_config,
+                                    &reported_version));
   if (own_nodes)
     reader.add(read_scontrol_nodes(read_input_file(files.scontrol_nodes), files.scontrol_nodes, warnings));
   if (own_partitions)
     reader.add(
         read_scontrol_partitions(read_input_file(files.scontrol_partitions), files.scontrol_partitions));
-  Site site = build_site(reader, warnings, lenient, sources);
+  const auto& version_text = !files.slurm_version.empty() ? files.slurm_version : reported_version;
+  const int version = version_text.empty() ? kModelledVersion : parse_slurm_version(version_text);
+  if (sources && !version_text.empty())
+    sources->push_back({"SlurmVersion", version_text,
+                        !files.slurm_version.empty() ? std::string("--slurm-version") : files.scontrol_config,
+                        SettingSource::Kind::kRecord});
+  Site site = build_site(reader, warnings, lenient, sources, version);
   // scontrol prints the cluster's PreemptMode for a partition that sets none: the same as unset
   if (own_partitions)
     for (auto& p : site.partitions)

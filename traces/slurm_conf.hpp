@@ -34,7 +34,14 @@ struct SlurmConfigFiles {
   std::string scontrol_nodes;
   std::string scontrol_partitions;
   std::string gres_conf;  // "" = the gres.conf beside slurm.conf when there is one
+  // The Slurm version whose defaults apply ("18.08", "22.05.8"); "" = scontrol show config's
+  // SLURM_VERSION when given, else the version the simulator follows (22.05). Before 19.05 a
+  // PriorityFlags without FAIR_TREE meant classic fair share.
+  std::string slurm_version;
 };
+
+/// "22.05.8" -> 2205 (major * 100 + minor); throws std::invalid_argument on anything else.
+int parse_slurm_version(std::string_view text);
 
 /// Imports a cluster from `files` (at least slurm_conf or scontrol_config; std::invalid_argument
 /// otherwise) as import_slurm_conf does. `sources`, when given, receives every global setting read with

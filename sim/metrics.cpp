@@ -142,7 +142,8 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
     double error = 0, simulated = 0, recorded = 0;
     std::uint64_t jobs = 0;
   };
-  std::map<std::string, Sums> fid_part, fid_qos, fid_week;
+  std::map<std::string, Sums> fid_part, fid_qos;
+  std::map<Seconds, Sums> fid_week;  // week index from the replay's start
   for (const auto& j : state.jobs) {
     if (j.state == SimJobState::kRejected) {
       ++m.rejected;
@@ -195,10 +196,8 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
       rec_all.waits.push_back(rec_wait);
       const double error = std::abs(static_cast<double>(j.start - r.start));
       start_errors.push_back(error);
-      const Seconds week_start =
-          state.origin + std::max<Seconds>(0, r.submit - state.origin) / (7 * 86400) * (7 * 86400);
-      for (auto* sums :
-           {&fid_part[part], &fid_qos[qos], &fid_week[format_timestamp(week_start).substr(0, 10)]}) {
+      const Seconds week = std::max<Seconds>(0, r.submit - state.origin) / (7 * 86400);
+      for (auto* sums : {&fid_part[part], &fid_qos[qos], &fid_week[week]}) {
         sums->error += error;
         sums->simulated += wait;
         sums->recorded += rec_wait;
@@ -299,7 +298,10 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
     };
     groups(fid_part, f.by_partition);
     groups(fid_qos, f.by_qos);
-    groups(fid_week, f.by_week);
+    std::map<std::string, Sums> by_week;  // named by the week's first day, YYYY-MM-DD
+    for (const auto& [week, sums] : fid_week)
+      by_week[format_timestamp(state.origin + week * 7 * 86400).substr(0, 10)] = sums;
+    groups(by_week, f.by_week);
   }
   return m;
 }

@@ -194,8 +194,9 @@ void Controller::handle(const Eligible& e) {
 void Controller::handle(const Cancel& e) {
   auto& j = state_.jobs[e.job];
   j.cancel_event = {};
-  if (j.state == SimJobState::kRunning) {  // scancel of a running job: it ends now
+  if (j.state == SimJobState::kRunning) {  // scancel of a running job: it ends now, for good
     queue_.cancel(j.end_event);
+    j.preempt = PreemptAction::kNone;  // even in a preemption's grace time: no requeue follows
     j.end_state = JobState::kCancelled;
     end_job(e.job);
     return;

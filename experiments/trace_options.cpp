@@ -42,7 +42,7 @@ TraceReadOptions trace_read_options(const po::variables_map& vm) {
   o.origin = *origin;
   o.timezone = vm["timezone"].as<std::string>();
   try {
-    TimeZone check(o.timezone);  // an unknown zone is a usage error now, not after the trace is read
+    TimeZone::check_name(o.timezone);  // an unknown zone is a usage error now, not after the trace is read
   } catch (const std::invalid_argument& e) {
     throw po::error(std::string("--timezone: ") + e.what());
   }

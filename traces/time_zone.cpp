@@ -52,20 +52,25 @@ constexpr Seconds kStep = 6 * 3600;  // zones change offset at most every few we
 
 }  // namespace
 
+bool TimeZone::names_utc(const std::string& name) {
+  return text::iequals(name, "UTC") || name == "Etc/UTC";
+}
+
+void TimeZone::check_name(const std::string& name) {
+  if (names_utc(name) || name == "local") return;
+  const char* dir = std::getenv("TZDIR");
+  const auto path = std::filesystem::path(dir ? dir : "/usr/share/zoneinfo") / name;
+  std::error_code ec;
+  if (name.empty() || name.find("..") != std::string::npos || !std::filesystem::is_regular_file(path, ec))
+    throw std::invalid_argument("unknown time zone '" + name +
+                                "' (a zone database name such as "
+                                "Europe/Berlin, UTC, or local; is tzdata installed?)");
+}
+
 TimeZone::TimeZone(const std::string& name) : name_(name) {
-  std::string zone;  // "" = as the process has it
-  if (text::iequals(name, "UTC") || name == "Etc/UTC") return;
-  if (name != "local") {
-    const char* dir = std::getenv("TZDIR");
-    const auto path = std::filesystem::path(dir ? dir : "/usr/share/zoneinfo") / name;
-    std::error_code ec;
-    if (name.empty() || name.find("..") != std::string::npos || !std::filesystem::is_regular_file(path, ec))
-      throw std::invalid_argument("unknown time zone '" + name +
-                                  "' (a zone database name such as "
-                                  "Europe/Berlin, UTC, or local; is tzdata installed?)");
-    zone = ":" + name;
-  }
-  ZoneScope scope(zone);
+  check_name(name);
+  if (names_utc(name)) return;
+  ZoneScope scope(name == "local" ? std::string() : ":" + name);  // "" = the zone the process has
   base_offset_ = local_offset(kFrom);
   std::int64_t current = base_offset_;
   for (Seconds t = kFrom + kStep; t <= kTo; t += kStep) {

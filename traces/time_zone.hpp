@@ -15,6 +15,9 @@ class TimeZone {
   /// "UTC", "local" (the machine's zone: $TZ, else /etc/localtime, as sacct uses) or a zone database
   /// name ("Europe/Berlin"). Throws std::invalid_argument for a name the database lacks.
   explicit TimeZone(const std::string& name);
+  /// Throws as the constructor does for a name the database lacks, without reading the zone's rules
+  /// (which takes tens of ms): for checking a user's option before any trace is read.
+  static void check_name(const std::string& name);
   const std::string& name() const { return name_; }
   /// Whether no conversion is needed (UTC, or a local zone with offset 0 throughout).
   bool is_utc() const { return transitions_.empty() && base_offset_ == 0; }
@@ -26,6 +29,7 @@ class TimeZone {
   std::vector<Seconds> to_utc(Seconds wall) const;
 
  private:
+  static bool names_utc(const std::string& name);
   struct Transition {
     Seconds at;           // UTC instant from which `offset` holds
     std::int64_t offset;  // s east of UTC

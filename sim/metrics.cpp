@@ -288,11 +288,11 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
     const auto groups = [](const std::map<std::string, Sums>& in, std::map<std::string, GroupFidelity>& out) {
       for (const auto& [name, s] : in) {
         auto& g = out[name];
-        const auto n = static_cast<double>(s.jobs);
+        const auto jobs = static_cast<double>(s.jobs);
         g.jobs = s.jobs;
-        g.start_error_mean_abs = s.error / n;
-        g.simulated_mean_wait = s.simulated / n;
-        g.recorded_mean_wait = s.recorded / n;
+        g.start_error_mean_abs = s.error / jobs;
+        g.simulated_mean_wait = s.simulated / jobs;
+        g.recorded_mean_wait = s.recorded / jobs;
         g.mean_wait_deviation = s.recorded > 0 ? (s.simulated - s.recorded) / s.recorded : 0;
       }
     };

@@ -224,10 +224,10 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
     return false;
   };
   if (!next()) throw InputError(path, 1, "header", "empty scenario");
-  static const std::set<std::string> kColumns = {"offset", "user",           "account",    "partition",
-                                                 "qos",    "nodes",          "cpus",       "ntasks_per_node",
-                                                 "mem_mb", "mem_per_cpu_mb", "limit_min",  "runtime_s",
-                                                 "gres",   "constraint",     "dependency", "cancel_s"};
+  static const std::set<std::string> kColumns = {
+      "offset",          "user",     "account",        "partition", "qos",       "nodes", "cpus",
+      "ntasks_per_node", "mem_mb",   "mem_per_cpu_mb", "limit_min", "runtime_s", "gres",  "constraint",
+      "dependency",      "cancel_s", "reservation"};
   {
     std::set<std::string> seen;
     for (const auto& name : r.fields) {
@@ -245,7 +245,8 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
   const auto c_nodes = header.find("nodes"), c_tpn = header.find("ntasks_per_node"),
              c_mem = header.find("mem_mb"), c_mpc = header.find("mem_per_cpu_mb"),
              c_gres = header.find("gres"), c_cons = header.find("constraint"),
-             c_dep = header.find("dependency"), c_cancel = header.find("cancel_s");
+             c_dep = header.find("dependency"), c_cancel = header.find("cancel_s"),
+             c_resv = header.find("reservation");
   // An optional column's cell, trimmed; empty when the column or the cell is absent.
   const auto cell = [&](std::optional<std::size_t> c) {
     return c && *c < r.fields.size() ? std::string(text::trim(r.fields[*c])) : std::string();
@@ -303,6 +304,7 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
     j.time_limit = 60 * number(cell(c_lim), "limit_min", 1);
     j.runtime = int_field(r, c_run, path, "runtime_s");
     j.dependency = cell(c_dep);
+    j.reservation = cell(c_resv);
     if (const auto v = cell(c_cancel); !v.empty()) {
       j.cancel = number(v, "cancel_s", 0);
       if (j.cancel < j.offset) throw InputError(path, r.line, "cancel_s", "before the job's offset");
@@ -466,6 +468,7 @@ JobRecord scenario_job_request(const ScenarioJob& j, Trace& trace) {
   rec.mem_per_cpu = j.mem_per_cpu;
   rec.gres = j.gres;
   if (!j.constraint.empty()) rec.constraints = trace.strings.intern(j.constraint);
+  if (!j.reservation.empty()) rec.reservation = trace.strings.intern(j.reservation);
   return rec;
 }
 
@@ -473,10 +476,16 @@ SimulatedRun simulate_recorded_run(const RecordedRun& run) {
   std::vector<std::string> warnings;
   // The recorded gres.conf (a scenario with GRES), as slurmd read it.
   const auto gres_conf = run.dir / "gres.conf";
-  Site site = import_site(
+  auto files =
       SiteFiles::conf_and_script((run.dir / "slurm.conf").string(), (run.dir / "accounts.sacctmgr").string(),
-                                 std::filesystem::exists(gres_conf) ? gres_conf.string() : std::string()),
-      warnings);
+                                 std::filesystem::exists(gres_conf) ? gres_conf.string() : std::string());
+  // The reservations and node events of the run, as its admin files list them (UTC: oracle.sh runs
+  // Slurm's commands with TZ=UTC).
+  files.time_zone = "UTC";
+  for (const auto& [name, field] : {std::pair{"scontrol-show-reservation.txt", &files.reservations},
+                                    std::pair{"sacctmgr-show-event.txt", &files.node_events}})
+    if (const auto p = run.dir / "admin" / name; std::filesystem::exists(p)) *field = p.string();
+  Site site = import_site(files, warnings);
   Trace trace;
   trace.source = (run.dir / "jobs.csv").string();
   std::uint64_t next_id = 1;
@@ -713,14 +722,15 @@ ScenarioResult evaluate_scenario(const std::filesystem::path& dir, const Accepta
   }
   if (runs.empty()) throw InputError(dir.string(), 0, "run1", "no recorded run (run1/meta.txt)");
   res.runs = runs.size();
-  {  // the first comment of the scenario's sched.conf, after oracle.sh's marker line (its nodes.conf,
-     // when it has one, comes earlier under a marker of its own)
+  {  // the first comment of the scenario's sched.conf (its lines joined), after oracle.sh's marker line
+     // (its nodes.conf, when it has one, comes earlier under a marker of its own)
     const auto conf = lines_of(runs.front().dir / "slurm.conf");
-    const auto it = std::find_if(conf.begin(), conf.end(), [](const auto& l) {
+    auto it = std::find_if(conf.begin(), conf.end(), [](const auto& l) {
       return l.rfind("# ---- scenario", 0) == 0 && text::trim(l).ends_with(": sched.conf");
     });
-    if (it != conf.end() && std::next(it) != conf.end() && std::next(it)->rfind("# ", 0) == 0)
-      res.title = std::next(it)->substr(2);
+    if (it != conf.end())
+      for (++it; it != conf.end() && it->rfind("# ", 0) == 0; ++it)
+        res.title += (res.title.empty() ? "" : " ") + it->substr(2);
   }
   if (runs.size() >= 2) res.real_vs_real = compare_schedules(runs[0].schedule, runs[1].schedule);
   bool factors_ok = true;

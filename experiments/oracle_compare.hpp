@@ -34,14 +34,15 @@ struct ScenarioJob {
   Seconds runtime = 0;               // sleep, s
   std::string dependency;       // --dependency with jobs named by jNNN (optional column), e.g. afterok:j001
   Seconds cancel = kUnsetTime;  // scancel at this offset after the trace start if still pending (cancel_s)
+  std::string reservation;      // --reservation (optional column); empty: none
 };
 
 /// Reads a scenario jobs.csv. Columns are found by the header's names, in any order (the format is
 /// documented at the top of tests/oracle/oracle.sh): offset, user, account, partition, qos, cpus,
 /// limit_min, runtime_s are required; nodes, ntasks_per_node, mem_mb, mem_per_cpu_mb, gres,
-/// constraint, dependency, cancel_s are optional, and an empty cell means the option was not given. Lines
-/// starting with # are skipped (as the harness does). Unknown columns, quoted fields and bad fields
-/// throw InputError naming file, line and column.
+/// constraint, dependency, cancel_s, reservation are optional, and an empty cell means the option was not
+/// given. Lines starting with # are skipped (as the harness does). Unknown columns, quoted fields and bad
+/// fields throw InputError naming file, line and column.
 std::vector<ScenarioJob> read_scenario_jobs(const std::string& path);
 
 /// The request of a scenario job as a trace record (no ids or times): nodes 0 when -N was not given

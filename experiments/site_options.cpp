@@ -18,6 +18,11 @@ void add_site_options(po::options_description& o) {
       "sacctmgr", file(), "sacctmgr script with QOS, accounts, users and shares")(
       "sacctmgr-dump", file(), "`sacctmgr dump CLUSTER file=F` flat file: accounts, users, shares, limits")(
       "assoc-dump", file(), "`sacctmgr -P show assoc` output: the associations")(
+      "reservations", file(),
+      "`scontrol show reservation` or `sacctmgr -P show reservation` output: advanced reservations "
+      "(times in --timezone)")(
+      "node-events", file(),
+      "`sacctmgr -P show event` output: nodes DOWN or DRAINED and when (times in --timezone)")(
       "slurm-version", file(),
       "Slurm version whose defaults apply (e.g. 18.08: classic fair share unless PriorityFlags=FAIR_TREE); "
       "default: scontrol show config's, else 22.05")(
@@ -47,6 +52,10 @@ SiteFiles site_files_of(const po::variables_map& vm) {
   f.sacctmgr_script = get("sacctmgr");
   f.sacctmgr_dump = get("sacctmgr-dump");
   f.assoc_table = get("assoc-dump");
+  f.reservations = get("reservations");
+  f.node_events = get("node-events");
+  // Their times are local like sacct's: the trace's --timezone where the command has one.
+  if (vm.count("timezone")) f.time_zone = vm["timezone"].as<std::string>();
   f.lenient = vm["lenient"].as<bool>();
   return f;
 }

@@ -170,10 +170,10 @@ std::string PointKeyer::operator()(const Site& resolved_site) const {
   std::uint64_t hash = fnv1a64("");
   for (std::size_t i = 0; i < kSiteSections; ++i) {
     const auto section = SiteSection(i);
-    hash = same_site_section(resolved_site, base_, section)
-               ? fnv1a64(base_sections_[i], hash)
-               : fnv1a64(site_yaml_section(resolved_site, section), hash);
-    hash = fnv1a64("\n", hash);
+    const auto text = same_site_section(resolved_site, base_, section)
+                          ? base_sections_[i]
+                          : site_yaml_section(resolved_site, section);
+    if (!text.empty()) hash = fnv1a64("\n", fnv1a64(text, hash));  // site_to_yaml skips empty sections
   }
   hash = fnv1a64(fingerprint_, fnv1a64("\n", hash));
   // A replicated point is another measurement than one replay; one replay keeps the keys of old stores.

@@ -214,7 +214,9 @@ void parse_site_section(const YamlReader& r, const YAML::Node& site, SweepSpec& 
       {"qos_dump", &f.qos_table},
       {"sacctmgr", &f.sacctmgr_script},
       {"sacctmgr_dump", &f.sacctmgr_dump},
-      {"assoc_dump", &f.assoc_table}};
+      {"assoc_dump", &f.assoc_table},
+      {"reservations", &f.reservations},
+      {"node_events", &f.node_events}};
   std::set<std::string> keys{"default_cpu_nodes", "slurm_version"};
   for (const auto& [key, field] : files) keys.emplace(key);
   r.check_map(site, "site", keys);

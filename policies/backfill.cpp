@@ -16,6 +16,7 @@
 #include "policies/node_select.hpp"
 #include "policies/preemption.hpp"
 #include "policies/profile_cache.hpp"
+#include "policies/reservations.hpp"
 
 namespace slurmtwin::policies {
 namespace {
@@ -923,9 +924,13 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
   const Seconds window_end = now + window;
   std::optional<Planner> planner;  // built at the first will-run test: most cycles of a big replay have none
 
+  // Nodes out of service are never planned (node_space starts from avail_node_bitmap).
   std::vector<Words> part_mask(s.site.partitions.size(), Words((node_count + 63) / 64, 0));
   for (std::size_t p = 0; p < part_mask.size() && p < s.partition_nodes.size(); ++p)
-    for (auto n : s.partition_nodes[p]) put(part_mask[p], n);
+    for (auto n : s.partition_nodes[p])
+      if (s.cluster.in_service(n)) put(part_mask[p], n);
+  const bool reserved = reservations_ != nullptr && !reservations_->empty();
+  Words job_part;  // scratch: a test's partition nodes less those reserved from it
 
   // Per-cycle counters of examined records, kept only for the limits that are set (they are read
   // for nothing else).
@@ -939,6 +944,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     const sim::NodeRequest* request;  // the job's (SimState::jobs does not move during a cycle)
     std::uint16_t partition;
     Seconds limit;
+    std::int32_t reservation;  // SimJob::reservation
     bool no_reserve;
     bool counted;                    // reached the will-run test
     std::optional<Seconds> planned;  // start estimate without a reservation
@@ -952,6 +958,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     if (stats.tested >= max_test) break;
     auto& j = s.jobs[rec.job];
     if (!sim::in_queue(j, now)) continue;
+    if (reserved && !reservations_->may_run_now(s, j, now)) continue;  // not queued (job_independent)
     j.priority = rec.priority;
     if (check_limits(s, j, rec.partition) != sim::PendingReason::kNone) continue;
     const bool no_reserve =
@@ -981,7 +988,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     const bool preemptor = may_preempt && preemption_->may_preempt(j, rec.partition);
     const auto seen = preemptor ? memo.end() : std::find_if(memo.begin(), memo.end(), [&](const Outcome& o) {
       return o.partition == rec.partition && o.limit == limit && o.no_reserve == no_reserve &&
-             same_request(*o.request, j.request);
+             o.reservation == j.reservation && same_request(*o.request, j.request);
     });
     if (seen != memo.end()) {
       if (seen->counted) ++stats.tested;
@@ -998,13 +1005,30 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     Seconds later_start = now;       // TRY_LATER target; the first attempt is at now
     bool stop_cycle = false;
     while (true) {  // TRY_LATER
-      const Seconds start_res = later_start;
+      Seconds start_res = later_start;
       later_start = 0;
+      // Advanced reservations (job_test_resv with move_time): the nodes this run may not use, and
+      // after the next reservation end it is tried again when one overlapped the partition.
+      const Words* part = &part_mask[rec.partition];
+      Seconds resv_end = 0;
+      if (reserved) {
+        const auto t = reservations_->test(s, j, rec.partition, start_res, j.time_limit);
+        start_res = t.start;
+        if (!t.blocked.empty()) {
+          job_part = *part;
+          for (std::uint32_t n = 0; n < node_count; ++n)
+            if (t.blocked[n]) job_part[n >> 6] &= ~(std::uint64_t{1} << (n & 63));
+          part = &job_part;
+        }
+        if (t.overlap) resv_end = reservations_->next_end(start_res, res);
+      }
       if (start_res > window_end) break;
       const Seconds end_time = std::max(start_res, now) + limit;
       // Nodes of the partition free of reservations over [start_res, end_time], and the next time
       // at which more of them become free.
-      later_start = free_nodes(map, start_res, end_time, part_mask[rec.partition], avail);
+      later_start = free_nodes(map, start_res, end_time, *part, avail);
+      if (resv_end != 0 && ++resv_end < window_end && (later_start == 0 || resv_end < later_start))
+        later_start = resv_end;
       const bool can_retry = later_start > 0 && !no_reserve;
       if (!at_least(avail, j.request.min_nodes)) {
         if (can_retry) continue;
@@ -1090,7 +1114,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     if (changed)
       memo.clear();
     else if (!preemptor)
-      memo.push_back({&j.request, rec.partition, limit, no_reserve, counted, planned});
+      memo.push_back({&j.request, rec.partition, limit, j.reservation, no_reserve, counted, planned});
   }
   stats.slots = static_cast<std::uint32_t>(map.size());
   return stats;

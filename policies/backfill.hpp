@@ -23,11 +23,13 @@
 //    (_set_slot_time) and clipped to the window; the map holds at most bf_node_space_size
 //    (= bf_max_job_test) slots, after which the cycle stops.
 // A job may start now only on nodes free of reservations over [now, now + its time limit], so it can
-// never delay an earlier-ordered job's reservation.
+// never delay an earlier-ordered job's reservation. Advanced reservations (reservations.hpp) and
+// nodes out of service are taken out of each test's partition nodes, as job_test_resv and
+// up_node_bitmap do; a test that a reservation overlapped retries after the next reservation end.
 //
 // Approximations (documented in docs/simulator.md): passes take no simulated time (bf_max_time,
 // yields and bf_continue have no effect); bf_busy_nodes does not change node choice; array tasks are
-// separate jobs (bf_max_job_array_resv unused); no advanced reservations, licenses, --time-min,
+// separate jobs (bf_max_job_array_resv unused); no licenses, --time-min,
 // node features requiring reboot or exclusive-user filtering. Preemption: a job that cannot start now
 // but could after preempting (cons_tres removing the preemption candidates) preempts them as the main
 // scheduler does; with SUSPEND victims it starts at once, otherwise the victims' nodes are reserved for
@@ -74,13 +76,15 @@ struct BackfillCostModel {
 };
 
 class Preemption;
+class Reservations;
 
 class Backfill {
  public:
-  /// `preemption` (may be null) lets a job that cannot start now preempt running jobs (spec §6.3-6.4).
+  /// `preemption` (may be null) lets a job that cannot start now preempt running jobs (spec §6.3-6.4);
+  /// `reservations` (may be null: none) keeps jobs off reserved nodes and plans them around.
   explicit Backfill(const SchedulerParameters& params, BackfillCostModel cost = {},
-                    const Preemption* preemption = nullptr)
-      : params_(params), cost_(cost), preemption_(preemption) {}
+                    const Preemption* preemption = nullptr, const Reservations* reservations = nullptr)
+      : params_(params), cost_(cost), preemption_(preemption), reservations_(reservations) {}
   /// Runs one cycle at state.now over `queue` (sorted by queue_before; records of jobs no longer
   /// pending are skipped); starts jobs through `launcher` with SchedulerPass::kBackfill, which must
   /// allocate them in state.cluster. state.cluster is modified during the cycle (planned releases are
@@ -95,6 +99,7 @@ class Backfill {
   const SchedulerParameters& params_;
   BackfillCostModel cost_;
   const Preemption* preemption_;
+  const Reservations* reservations_;
 };
 
 }  // namespace slurmtwin::policies

@@ -5,6 +5,7 @@
 #include "policies/limits.hpp"
 #include "policies/node_select.hpp"
 #include "policies/preemption.hpp"
+#include "policies/reservations.hpp"
 
 namespace slurmtwin::policies {
 
@@ -16,13 +17,14 @@ void append_queue_records(const sim::SimState& s, std::uint32_t ji, std::vector<
     const auto p = j.partitions[k];
     out.push_back({ji, p, s.site.partitions[p].priority_tier,
                    k < j.part_priority.size() ? j.part_priority[k] : j.priority, j.submit, j.id, j.array_task,
-                   static_cast<std::uint16_t>(k), rank});
+                   static_cast<std::uint16_t>(k), rank, j.reservation >= 0});
   }
 }
 
 bool queue_before(const QueueRecord& a, const QueueRecord& b) {
   if (a.tier != b.tier) return a.tier > b.tier;
   if (a.preempt_rank != b.preempt_rank) return a.preempt_rank > b.preempt_rank;
+  if (a.reservation != b.reservation) return a.reservation;
   if (a.priority != b.priority) return a.priority > b.priority;
   if (a.submit != b.submit) return a.submit < b.submit;
   if (a.id != b.id) return a.id < b.id;
@@ -126,6 +128,7 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
   using R = sim::PendingReason;
   MainPassStats stats;
   std::vector<bool> avail(s.cluster.nodes().size(), true);
+  std::vector<bool> reserved_avail;  // scratch: avail less a job's reserved nodes
   std::vector<bool> part_failed(s.site.partitions.size(), false);
   std::vector<std::uint32_t> part_depth(s.site.partitions.size(), 0);
   std::uint32_t depth = 0;
@@ -162,6 +165,11 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
     }
     auto& j = s.jobs[rec.job];
     if (!sim::in_queue(j, s.now)) continue;  // started through an earlier record, or requeued
+    // A job whose reservation is not active is not queued (job_independent): no depth, no block.
+    if (reservations_ && !reservations_->may_run_now(s, j, s.now)) {
+      note(j, R::kReservation);
+      continue;
+    }
     if (params_.partition_job_depth > 0 && ++part_depth[rec.partition] > params_.partition_job_depth) {
       note(j, R::kPriority);
       continue;
@@ -178,10 +186,31 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
       continue;
     }
     const auto& nodes = s.partition_nodes[rec.partition];
-    auto alloc = select_nodes(s.cluster, j.request, nodes, avail);
+    // Reserved nodes are kept from this job only (job_test_resv at now over its time limit).
+    const std::vector<bool>* job_avail = &avail;
+    std::vector<bool> blocked;
+    if (reservations_ && !reservations_->empty()) {
+      auto t = reservations_->test(s, j, rec.partition, s.now, j.time_limit);
+      if (t.start > s.now) t.blocked.assign(avail.size(), true);  // a MAINT one holds the whole partition
+      blocked = std::move(t.blocked);
+      if (!blocked.empty()) {
+        reserved_avail = avail;
+        for (std::size_t n = 0; n < blocked.size(); ++n)
+          if (blocked[n]) reserved_avail[n] = false;
+        job_avail = &reserved_avail;
+      }
+    }
+    auto alloc = select_nodes(s.cluster, j.request, nodes, *job_avail);
     if (alloc) {
       launcher.start_job(rec.job, rec.partition, std::move(*alloc), SchedulerPass::kMain);
       ++stats.started;
+      continue;
+    }
+    // Nodes it may not use (reserved, out of service) are not "busy": if it would not fit even with
+    // the others idle, Slurm says ReqNodeNotAvail and the partition stays open (ESLURM_NODE_NOT_AVAIL).
+    if ((!blocked.empty() || s.cluster.out_of_service() > 0) &&
+        !fits_when_idle(s.cluster, j.request, nodes, blocked)) {
+      note(j, R::kReqNodeNotAvail);
       continue;
     }
     note(j, R::kResources);
@@ -195,6 +224,8 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
     if (params_.bf_min_age_reserve > 0 && s.now - j.eligible < params_.bf_min_age_reserve)
       fail_by_part = false;
     if (params_.bf_min_prio_reserve > 0 && j.priority < params_.bf_min_prio_reserve) fail_by_part = false;
+    // A job of a reservation blocks only that reservation (schedule()): not modelled, it blocks nothing.
+    if (j.reservation >= 0) fail_by_part = false;
     if (fail_by_part) {
       if ((!full || bulk_tail) && !part_failed[rec.partition] && left[rec.partition] > 0) --open_parts;
       part_failed[rec.partition] = true;

@@ -22,6 +22,7 @@ struct QueueRecord {
   std::int32_t array_task = -1;
   std::uint16_t part_index = 0;    // which of the job's requested partitions (index into SimJob::partitions)
   std::uint16_t preempt_rank = 0;  // preemptors first (Preemption::queue_rank), after the tier
+  bool reservation = false;        // asks for a reservation: before every record that does not
 };
 
 class Preemption;
@@ -31,8 +32,8 @@ class Preemption;
 void append_queue_records(const sim::SimState& state, std::uint32_t job, std::vector<QueueRecord>& out,
                           const Preemption* preemption = nullptr);
 /// Slurm's queue order (sort_job_queue2): true when `a` goes before `b`: PriorityTier, preemptors
-/// first (as far as a strict weak order allows, see Preemption::queue_rank), priority, submit time,
-/// job id, array task.
+/// first (as far as a strict weak order allows, see Preemption::queue_rank), jobs of a reservation,
+/// priority, submit time, job id, array task.
 bool queue_before(const QueueRecord& a, const QueueRecord& b);
 /// Beyond this many out-of-order neighbours a full sort is cheaper than insertion.
 constexpr std::size_t kMaxDescents = 32;
@@ -82,12 +83,15 @@ struct MainPassStats {
 };
 
 class Preemption;
+class Reservations;
 
 class MainScheduler {
  public:
-  /// `preemption` (may be null) lets a job that cannot start preempt running jobs (spec §7.4).
-  explicit MainScheduler(const SchedulerParameters& params, const Preemption* preemption = nullptr)
-      : params_(params), preemption_(preemption) {}
+  /// `preemption` (may be null) lets a job that cannot start preempt running jobs (spec §7.4);
+  /// `reservations` (may be null: none) keeps jobs off reserved nodes.
+  explicit MainScheduler(const SchedulerParameters& params, const Preemption* preemption = nullptr,
+                         const Reservations* reservations = nullptr)
+      : params_(params), preemption_(preemption), reservations_(reservations) {}
   /// Runs one pass at state.now over `queue` (sorted by queue_before; records of jobs no longer
   /// pending are skipped); `full` = the whole queue, else at most default_queue_depth records.
   /// `partition_counts` (optional): records of `queue` per partition, if the caller keeps them.
@@ -112,6 +116,7 @@ class MainScheduler {
 
   const SchedulerParameters& params_;
   const Preemption* preemption_;
+  const Reservations* reservations_;
 };
 
 }  // namespace slurmtwin::policies

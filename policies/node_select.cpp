@@ -296,4 +296,19 @@ std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState&
   return choose(cluster, r, sc);
 }
 
+bool fits_when_idle(const sim::ClusterState& cluster, const sim::NodeRequest& request,
+                    const std::vector<std::uint32_t>& candidates, const std::vector<bool>& excluded) {
+  std::vector<std::uint64_t> avail(cluster.node_words(), 0);
+  std::vector<std::uint32_t> usable(cluster.nodes().size(), 0);
+  for (const auto n : candidates) {
+    if (!excluded.empty() && excluded[n]) continue;
+    const auto& node = cluster.node(n);
+    // usable_cpus is 0 for a node out of service, whatever state it is given.
+    usable[n] = cluster.usable_cpus(n, request, request.per_node_ask(),
+                                    sim::NodeFree{node.cpus, 0, node.memory_mb, false}, node.gres.data());
+    avail[n / 64] |= std::uint64_t{1} << (n % 64);
+  }
+  return select_nodes(cluster, request, candidates, avail, usable).has_value();
+}
+
 }  // namespace slurmtwin::policies

@@ -35,4 +35,9 @@ std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState&
                                                         const std::vector<std::uint64_t>& available,
                                                         const std::vector<std::uint32_t>& usable);
 
+/// Whether `request` could start on `candidates` if every one of them were idle, less those set in
+/// `excluded` (may be empty) and those out of service (Slurm's test for ReqNodeNotAvail vs Resources).
+bool fits_when_idle(const sim::ClusterState& cluster, const sim::NodeRequest& request,
+                    const std::vector<std::uint32_t>& candidates, const std::vector<bool>& excluded);
+
 }  // namespace slurmtwin::policies

@@ -40,8 +40,10 @@ SlurmPolicy::SlurmPolicy(const Site& site, SlurmPolicyOptions options)
       reset_period_(parse_usage_reset_period(site.scheduler.usage_reset_period)),
       billing_mode_(billing_mode(site.scheduler.priority_flags)),
       preemption_(site),
-      main_(site.scheduler.params, &preemption_),
-      backfill_(site.scheduler.params, options.backfill_cost, &preemption_),
+      reservations_(site),
+      main_(site.scheduler.params, &preemption_, reservations_.empty() ? nullptr : &reservations_),
+      backfill_(site.scheduler.params, options.backfill_cost, &preemption_,
+                reservations_.empty() ? nullptr : &reservations_),
       profiles_(options.check_backfill_profiles),
       tree_(site),
       qos_usage_(make_qos_usage(site)) {
@@ -221,6 +223,10 @@ void SlurmPolicy::recalculate_queued(sim::SimState& s) {
 }
 
 std::string SlurmPolicy::admit(sim::SimState& s, std::uint32_t job) {
+  // sbatch --reservation by a user or account its lists leave out: "Access denied to requested
+  // reservation" (validate_job_resv).
+  if (const auto& j = s.jobs[job]; j.reservation >= 0 && !reservations_.admits(s, j))
+    return "reservation access denied";
   auto why = check_submit_limits(s, s.jobs[job]);
   if (why.empty()) count_submit(s, s.jobs[job]);
   return why;

@@ -10,6 +10,7 @@
 #include "policies/main_scheduler.hpp"
 #include "policies/preemption.hpp"
 #include "policies/priority.hpp"
+#include "policies/reservations.hpp"
 #include "policies/usage.hpp"
 #include "sim/controller.hpp"
 
@@ -89,6 +90,7 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   UsageResetPeriod reset_period_;
   BillingMode billing_mode_;
   Preemption preemption_;
+  Reservations reservations_;  // before main_ and backfill_, which point to it
   MainScheduler main_;
   Backfill backfill_;
   ProfileCache profiles_;  // backfill's per-shape usable CPUs, kept across cycles of this replay

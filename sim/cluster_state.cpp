@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 #include <stdexcept>
 
 #include "traces/text.hpp"
@@ -98,6 +99,17 @@ std::int64_t ClusterState::memory_needed(std::uint32_t i, const NodeRequest& r, 
   return r.mem_per_node_mb;
 }
 
+void ClusterState::set_outage(std::uint32_t i, bool out) {
+  auto& n = nodes_[i];
+  assert(out || n.outages > 0);
+  if (out) {
+    if (n.outages++ == 0) ++out_of_service_;
+  } else if (--n.outages == 0) {
+    --out_of_service_;
+  }
+  ++n.changes;  // backfill's per-node values are stale
+}
+
 std::uint32_t ClusterState::usable_cpus(std::uint32_t i, const NodeRequest& r,
                                         std::uint32_t cpus_wanted) const {
   const auto& n = nodes_[i];
@@ -107,7 +119,7 @@ std::uint32_t ClusterState::usable_cpus(std::uint32_t i, const NodeRequest& r,
 
 std::uint32_t ClusterState::usable_cpus(std::uint32_t i, const NodeRequest& r, std::uint32_t cpus_wanted,
                                         const NodeFree& n, const std::int64_t* free_gres) const {
-  if (n.exclusive || !node_has_features(i, r.features)) return 0;
+  if (n.exclusive || nodes_[i].outages > 0 || !node_has_features(i, r.features)) return 0;
   if (r.exclusive) {
     if (n.jobs > 0) return 0;
   }

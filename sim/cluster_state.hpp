@@ -19,8 +19,9 @@ struct NodeState {
   std::uint32_t held_cpus = 0;  // CPUs of suspended jobs that their preemptors left: usable by nobody
   std::int64_t free_mem_mb = 0;
   std::vector<std::int64_t> free_gres;
-  std::uint32_t jobs = 0;  // running jobs on the node
-  bool exclusive = false;  // held whole by an exclusive job
+  std::uint32_t jobs = 0;     // running jobs on the node
+  bool exclusive = false;     // held whole by an exclusive job
+  std::uint16_t outages = 0;  // outages (DOWN, DRAIN) in force: > 0 starts no job (usable_cpus is 0)
   // Allocations, releases, suspensions and resumptions applied to the node so far: equal counts mean
   // nothing changed on it in between (backfill keeps per-node values across cycles by it).
   std::uint64_t changes = 0;
@@ -81,6 +82,13 @@ class ClusterState {
   bool can_resume(const std::vector<NodeAlloc>& alloc, const std::vector<std::uint32_t>& held) const;
   void resume(const std::vector<NodeAlloc>& alloc, const std::vector<std::uint32_t>& held = {});
 
+  /// A node outage begins (`out`) or ends; overlapping outages are counted. Running jobs are not
+  /// touched.
+  void set_outage(std::uint32_t i, bool out);
+  bool in_service(std::uint32_t i) const { return nodes_[i].outages == 0; }
+  /// Nodes out of service now.
+  std::uint32_t out_of_service() const { return out_of_service_; }
+
   std::uint64_t total_cpus() const { return total_cpus_; }
   std::uint64_t used_cpus() const { return used_cpus_; }
   /// Throws std::logic_error naming the node when any counter is out of range (--check-invariants).
@@ -98,6 +106,7 @@ class ClusterState {
   std::vector<std::vector<bool>> constraint_masks_;
   std::uint64_t total_cpus_ = 0;
   std::uint64_t used_cpus_ = 0;
+  std::uint32_t out_of_service_ = 0;
 };
 
 }  // namespace slurmtwin::sim

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string_view>
+#include <unordered_map>
 
 namespace slurmtwin::sim {
 namespace {
@@ -60,6 +62,7 @@ std::uint64_t Controller::run() {
     last_backfill_end_ = state_.origin + first - sp.bf_interval;
     schedule_backfill(state_.origin + first);
   }
+  schedule_capacity_changes();
   if (options_.snapshot_at != kUnsetTime && options_.on_snapshot)
     queue_.schedule(std::max(options_.snapshot_at, state_.origin), 255, 0, Snapshot{});
 
@@ -81,6 +84,65 @@ std::uint64_t Controller::run() {
 bool Controller::work_left() const {
   return future_submits_ > 0 || retests_pending_ > 0 || !state_.running.empty() || !state_.pending.empty() ||
          !state_.suspended.empty();
+}
+
+void Controller::schedule_capacity_changes() {
+  const auto& site = state_.site;
+  if (site.outages.empty() && site.reservations.empty()) return;
+  std::unordered_map<std::string_view, std::uint32_t> node_index;
+  for (std::uint32_t n = 0; n < site.nodes.size(); ++n) node_index.emplace(site.nodes[n].name, n);
+  outage_applied_.assign(site.outages.size(), 0);
+  drain_on_idle_.assign(site.nodes.size(), -1);
+  // An outage or reservation boundary before the controller's start is in force from it.
+  const auto at = [&](Seconds t) { return std::max(t, state_.origin); };
+  const auto schedule = [&](Seconds t, std::uint32_t tie, Event e) {
+    queue_.schedule(t, phase(EventPhase::kCapacity), tie, std::move(e));
+    ++future_changes_;
+  };
+  for (std::uint32_t k = 0; k < site.outages.size(); ++k) {
+    const auto& o = site.outages[k];
+    outage_node_.push_back(node_index.at(o.node));  // validated with the site
+    if (o.end <= state_.origin) continue;
+    using Step = NodeOutage::Step;
+    if (o.state == "DRAIN" && options_.drain_lead > 0 && o.start - options_.drain_lead > state_.origin)
+      schedule(o.start - options_.drain_lead, k, NodeOutage{k, Step::kDrainLead});
+    schedule(at(o.start), k, NodeOutage{k, Step::kOut});
+    if (o.end != kUnlimited) schedule(o.end, k, NodeOutage{k, Step::kBack});
+  }
+  for (const auto& r : site.reservations)
+    for (const Seconds t : {r.start, r.end})
+      if (t > state_.origin && t != kUnlimited) schedule(t, 0, CapacityChange{});
+}
+
+void Controller::begin_outage(std::uint32_t outage, std::uint32_t node) {
+  if (drain_on_idle_[node] == static_cast<std::int32_t>(outage)) drain_on_idle_[node] = -1;
+  if (outage_applied_[outage]) return;
+  outage_applied_[outage] = 1;
+  state_.cluster.set_outage(node, true);
+  note_change();
+}
+
+void Controller::handle(const NodeOutage& e) {
+  --future_changes_;
+  const auto node = outage_node_[e.outage];
+  switch (e.step) {
+    case NodeOutage::Step::kDrainLead:
+      // Busy now: out of service once idle (end_job), at the latest at the event.
+      if (state_.cluster.node(node).jobs > 0) drain_on_idle_[node] = static_cast<std::int32_t>(e.outage);
+      break;
+    case NodeOutage::Step::kOut:
+      begin_outage(e.outage, node);
+      break;
+    case NodeOutage::Step::kBack:
+      state_.cluster.set_outage(node, false);
+      if (work_left()) request_pass();  // its resources are usable again, as after a job end
+      break;
+  }
+}
+
+void Controller::handle(const CapacityChange&) {
+  --future_changes_;
+  if (work_left()) request_pass();
 }
 
 void Controller::request_pass() {
@@ -252,7 +314,17 @@ void Controller::start_job(std::uint32_t job, std::uint16_t partition, std::vect
   // A job that runs until its limit (runtime kUnlimited: the UB toolkit's -sim-walltime -1) has one.
   assert(limit != kUnlimited || j.runtime != kUnlimited);
   const Seconds work_done = j.runtime == kUnlimited ? kUnlimited : state_.now + j.runtime;
-  if (limit == kUnlimited || j.runtime <= limit) {
+  // A job of a reservation (not FLEX) is killed by the limit check once the reservation has ended
+  // (ResvOverRun 0: job_time_limit kills when end < now).
+  Seconds resv_due = kUnlimited;
+  if (j.reservation >= 0) {
+    const auto& name = state_.site.reservations[static_cast<std::size_t>(j.reservation)].name;
+    for (const auto& r : state_.site.reservations)
+      if (r.name == name && !r.has("FLEX") && r.start <= state_.now && state_.now < r.end &&
+          r.end != kUnlimited)
+        resv_due = r.end + 1;
+  }
+  if ((limit == kUnlimited || j.runtime <= limit) && work_done < resv_due) {
     j.end = state_.now + j.runtime;
     j.end_state = JobState::kCompleted;
     if (pass == SchedulerPass::kBackfill && j.runtime < options_.backfill_end_lag_below)
@@ -260,7 +332,7 @@ void Controller::start_job(std::uint32_t job, std::uint16_t partition, std::vect
   } else {
     const Seconds over =
         state_.site.partitions[partition].over_time_limit + state_.site.scheduler.over_time_limit;
-    const Seconds due = state_.now + limit + over;
+    const Seconds due = std::min(limit == kUnlimited ? kUnlimited : state_.now + limit + over, resv_due);
     const Seconds tick = options_.timeout_check_interval;
     const Seconds base = state_.origin + options_.timeout_phase;  // ticks at base + k * tick
     j.end = tick > 0 ? base + (std::max<Seconds>(0, due - base) + tick - 1) / tick * tick : due;
@@ -291,6 +363,10 @@ void Controller::handle(const JobEnd& e) {
 void Controller::end_job(std::uint32_t job) {
   auto& j = state_.jobs[job];
   state_.cluster.release(j.request, j.alloc);
+  if (!drain_on_idle_.empty())
+    for (const auto& a : j.alloc)
+      if (const auto k = drain_on_idle_[a.node]; k >= 0 && state_.cluster.node(a.node).jobs == 0)
+        begin_outage(static_cast<std::uint32_t>(k), a.node);
   remove_slot(state_.running, state_.jobs, job);
   j.state = SimJobState::kDone;
   j.end = state_.now;
@@ -422,7 +498,8 @@ void Controller::handle(const Background&) {
   }
   // An idle cluster with nothing to come can never start what is still pending: stop there.
   if (!state_.suspended.empty()) resume_suspended();
-  stalled_ = state_.running.empty() && future_submits_ == 0 && last_full_sched_ == state_.now;
+  stalled_ = state_.running.empty() && future_submits_ == 0 && future_changes_ == 0 &&
+             last_full_sched_ == state_.now;
   if (!work_left() || stalled_) return;
   Seconds next = sp.sched_interval > 0 ? last_full_sched_ + sp.sched_interval : kUnlimited;
   if (pass_requested_) next = std::min(next, std::max(state_.now + 1, last_sched_ + sp.batch_sched_delay));

@@ -2,9 +2,10 @@
 // slurmctld's clock: submits, job ends, time-limit enforcement and the periodic timers that drive the
 // scheduling passes (spec §1). It knows when to call the policy, never what the policy decides.
 //
-// Order of events at one instant (EventPhase): job ends, then the end-triggered limited pass, then
-// submits, then the background loop (eligibility, limited pass after batch_sched_delay, full pass every
-// sched_interval), then backfill, then the decay/priority thread. Equal phases: lower job id first.
+// Order of events at one instant (EventPhase): node outages and reservation boundaries, job ends, then
+// the end-triggered limited pass, then submits, then the background loop (eligibility, limited pass
+// after batch_sched_delay, full pass every sched_interval), then backfill, then the decay/priority
+// thread. Equal phases: lower job id first.
 // Two optional settings move a job end later in its second (after backfill; after the decay run).
 #include <cstdint>
 #include <functional>
@@ -22,22 +23,24 @@
 namespace slurmtwin::sim {
 
 enum class EventPhase : std::uint8_t {
-  kJobEnd = 0,
-  kEndPass = 1,
-  kSubmit = 2,
-  kEligible = 3,
-  kBackground = 4,
-  kBackfill = 5,
+  // A node outage or reservation boundary (an admin's scontrol), before anything else that second.
+  kCapacity = 0,
+  kJobEnd = 1,
+  kEndPass = 2,
+  kSubmit = 3,
+  kEligible = 4,
+  kBackground = 5,
+  kBackfill = 6,
   // The end of a short job started by the backfill pass, after that second's backfill cycle
   // (ControllerOptions::backfill_end_lag_below).
-  kLateBackfillEnd = 6,
-  kDecay = 7,
+  kLateBackfillEnd = 7,
+  kDecay = 8,
   // A TIMEOUT by the periodic limit check in a second when the decay thread ran first
   // (ControllerOptions::limit_check_after_decay).
-  kLateTimeout = 8,
+  kLateTimeout = 9,
   // A user's scancel (a job recorded as cancelled before it started), after everything else that
   // second: a job that could start in that second's pass starts, as it might have in real Slurm.
-  kCancel = 9
+  kCancel = 10,
 };
 
 /// Starts jobs on behalf of a policy (the controller records the start and schedules the end).
@@ -116,6 +119,11 @@ struct ControllerOptions {
   // ~1-1.5 ms per second (bf_interval counts from the end of a cycle): for N below ~60 s the cycle of
   // the job's last second runs first (docs/fidelity.md). The end-triggered main pass still sees it.
   Seconds backfill_end_lag_below = 0;
+  // slurmctld records a DRAIN of a busy node (sacctmgr's node event) only once its last job has
+  // ended: the drain itself was ordered earlier. A node busy this long (s) before a DRAIN event is
+  // taken out of service as soon as it is idle, so a twin whose job there ends a little earlier than
+  // real Slurm's does not start another job on a node that was draining. 0: at the event only.
+  Seconds drain_lead = 60;
   bool check_invariants = false;
   // Job dependencies (sbatch --dependency) of the jobs; null: none are honoured.
   const Dependencies* dependencies = nullptr;
@@ -153,8 +161,14 @@ class Controller final : public JobLauncher {
   struct Cancel {
     std::uint32_t job;
   };
+  struct NodeOutage {  // Site::outages[outage] begins, ends, or (DRAIN) may begin early
+    enum class Step : std::uint8_t { kDrainLead, kOut, kBack };
+    std::uint32_t outage;
+    Step step;
+  };
+  struct CapacityChange {};  // a reservation begins or ends
   using Event = std::variant<Submit, Eligible, JobEnd, EndPass, Background, BackfillTick, DecayTick, Snapshot,
-                             Retest, Cancel>;
+                             Retest, Cancel, NodeOutage, CapacityChange>;
 
   void handle(const Submit& e);
   void handle(const Eligible& e);
@@ -166,6 +180,13 @@ class Controller final : public JobLauncher {
   void handle(const Snapshot&);
   void handle(const Retest&);
   void handle(const Cancel& e);
+  void handle(const NodeOutage& e);
+  void handle(const CapacityChange&);
+  /// Takes node `node` out of service for outage `outage` (once).
+  void begin_outage(std::uint32_t outage, std::uint32_t node);
+  /// Schedules the site's node outages and reservation boundaries (future_changes_ counts them: an idle
+  /// cluster is not stalled while one is to come).
+  void schedule_capacity_changes();
   /// Tests job `job`'s dependency now: true when it holds; else the job is held (pending, out of the
   /// queue, not accruing age) with reason Dependency or DependencyNeverSatisfied.
   bool dependency_holds(std::uint32_t job);
@@ -198,6 +219,12 @@ class Controller final : public JobLauncher {
   EventQueue<Event> queue_;
   std::vector<ReplayObserver*> observers_;
   std::uint64_t future_submits_ = 0;
+  std::uint64_t future_changes_ = 0;  // node outages and reservation boundaries still to come
+  // Per Site::outages entry: its node index and whether it is in force; per node: the DRAIN outage
+  // that begins as soon as the node is idle (-1: none; ControllerOptions::drain_lead).
+  std::vector<std::uint32_t> outage_node_;
+  std::vector<char> outage_applied_;
+  std::vector<std::int32_t> drain_on_idle_;
   bool pass_requested_ = false;
   bool end_pass_scheduled_ = false;
   Seconds last_sched_ = kUnsetTime;

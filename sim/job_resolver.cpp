@@ -226,6 +226,21 @@ std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterSt
       continue;
     }
 
+    // Reservation: one the site has (sbatch refuses others: "Requested reservation is invalid").
+    if (r.reservation != kNoName || r.reservation_id != 0) {
+      const auto& name = trace.strings.name(r.reservation);
+      const auto it =
+          std::find_if(site.reservations.begin(), site.reservations.end(), [&](const Reservation& res) {
+            return r.reservation != kNoName ? res.name == name : res.id == r.reservation_id;
+          });
+      if (it == site.reservations.end()) {
+        reject(name.find(',') != std::string::npos ? "several reservations (not modelled)"
+                                                   : "unknown reservation (give the site's reservations)");
+        continue;
+      }
+      j.reservation = static_cast<std::int32_t>(it - site.reservations.begin());
+    }
+
     // Time limit: requested, else the first partition's DefaultTime, else its MaxTime.
     const auto& part = site.partitions[j.partitions.front()];
     j.time_limit = r.time_limit != kUnsetTime        ? r.time_limit

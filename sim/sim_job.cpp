@@ -58,6 +58,10 @@ const char* to_string(PendingReason reason) {
       return "AssocMaxWallDurationPerJobLimit";
     case PendingReason::kPartitionConfig:
       return "PartitionConfig";
+    case PendingReason::kReservation:
+      return "Reservation";
+    case PendingReason::kReqNodeNotAvail:
+      return "ReqNodeNotAvail";
     case PendingReason::kCount:
       break;
   }

@@ -47,6 +47,8 @@ enum class PendingReason : std::uint8_t {
   kAssocMaxTresPerJob,
   kAssocMaxWall,
   kPartitionConfig,  // more CPUs than the partition has (Slurm: ESLURM_TOO_MANY_REQUESTED_CPUS)
+  kReservation,      // its --reservation is not active (not yet, or ended: then held for good)
+  kReqNodeNotAvail,  // would not fit even if every node it may use (in service, not reserved) were idle
   kCount,            // number of reasons (array size; at most 32: SimJob::reasons_seen is a bit set)
 };
 const char* to_string(PendingReason reason);
@@ -114,6 +116,8 @@ struct SimJob {
   Seconds runtime = 0;          // s, what it would run if unlimited
   NodeRequest request;
   std::int32_t nice = 0;
+  // --reservation: the index in Site::reservations of the first period of that name; -1 for none.
+  std::int32_t reservation = -1;
 
   // run-time state
   SimJobState state = SimJobState::kFuture;

@@ -61,6 +61,10 @@ struct JobRecord {
   NameIndex name = kNoName;         // job name (may be shared among many jobs)
   NameIndex constraints = kNoName;  // --constraint expression, as given
   NameIndex dependency = kNoName;   // --dependency expression, as given
+  NameIndex reservation = kNoName;  // --reservation name (sacct Reservation)
+  // sacct ReservationId (0: none): slurmdbd leaves the name empty for a job that started in the
+  // reservation's first second, but not the id (real Slurm 22.05, docs/simulator.md).
+  std::uint32_t reservation_id = 0;
 
   Seconds submit = kUnsetTime;      // absolute
   Seconds eligible = kUnsetTime;    // absolute (sacct Eligible / begin time)

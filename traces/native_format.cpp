@@ -45,6 +45,8 @@ std::string encode_native_trace(const Trace& t, bool with_source) {
     w.put(j.het_component);
     for (auto n : {j.user, j.account, j.partition, j.qos, j.name, j.constraints, j.dependency}) w.put(n);
     for (auto s : {j.submit, j.eligible, j.start, j.end, j.runtime, j.time_limit, j.cancel}) w.put(s);
+    w.put(j.reservation);
+    w.put(j.reservation_id);
     for (auto c : {j.nodes, j.tasks, j.tasks_per_node, j.cpus_per_task, j.req_cpus, j.alloc_cpus}) w.put(c);
     w.put(j.mem_mb);
     w.put(static_cast<std::uint8_t>(j.mem_per_cpu | (j.exclusive << 1)));
@@ -96,6 +98,15 @@ Trace decode_native_trace(const std::string& bytes, const std::string& file) {
     for (auto* p : {&j.submit, &j.eligible, &j.start, &j.end, &j.runtime, &j.time_limit})
       *p = r.get<Seconds>();
     if (version >= 2) j.cancel = r.get<Seconds>();
+    if (version >= 3) {
+      j.reservation = r.get<NameIndex>();
+      j.reservation_id = r.get<std::uint32_t>();
+      if (j.reservation != kNoName && j.reservation >= t.strings.size())
+        throw InputError(file, 0, "",
+                         fmt::format("native trace job {} names reservation entry {} of a "
+                                     "{}-entry dictionary",
+                                     j.job_id, j.reservation, t.strings.size()));
+    }
     for (auto* p : {&j.nodes, &j.tasks, &j.tasks_per_node, &j.cpus_per_task, &j.req_cpus, &j.alloc_cpus})
       *p = r.get<std::uint32_t>();
     j.mem_mb = r.get<std::int64_t>();

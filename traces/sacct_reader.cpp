@@ -377,13 +377,16 @@ enum Field : std::uint8_t {
   kRestarts,
   kPriority,
   kJobName,
+  kReservation,
+  kReservationId,
   kFieldCount
 };
 constexpr std::array<std::string_view, kFieldCount> kFieldNames = {
-    "JobID",       "JobIDRaw",  "User",    "Account",    "Partition", "QOS",          "Submit",    "Eligible",
-    "Start",       "End",       "Elapsed", "ElapsedRaw", "Timelimit", "TimelimitRaw", "NNodes",    "ReqNodes",
-    "NCPUS",       "AllocCPUS", "ReqCPUS", "NTasks",     "ReqMem",    "ReqTRES",      "AllocTRES", "ReqGRES",
-    "Constraints", "State",     "Flags",   "Restarts",   "Priority",  "JobName"};
+    "JobID",    "JobIDRaw",  "User",        "Account",      "Partition",  "QOS",       "Submit",
+    "Eligible", "Start",     "End",         "Elapsed",      "ElapsedRaw", "Timelimit", "TimelimitRaw",
+    "NNodes",   "ReqNodes",  "NCPUS",       "AllocCPUS",    "ReqCPUS",    "NTasks",    "ReqMem",
+    "ReqTRES",  "AllocTRES", "ReqGRES",     "Constraints",  "State",      "Flags",     "Restarts",
+    "Priority", "JobName",   "Reservation", "ReservationId"};
 
 /// A bad value in one field of a record (turned into a rejection "bad <field>").
 struct BadField {
@@ -516,6 +519,14 @@ void fill_job(const RecordView& r, Trace& trace, JobRecord& j, bool pending_arra
   if (const auto v = r.get(kQOS)) j.qos = trace.qos.intern(text::trim(*v));
   if (const auto v = r.get(kJobName)) j.name = trace.strings.intern(*v);
   if (const auto v = r.get(kConstraints)) j.constraints = trace.strings.intern(*v);
+  if (const auto v = r.get(kReservation); v && !text::trim(*v).empty())
+    j.reservation = trace.strings.intern(text::trim(*v));
+  if (const auto v = r.get(kReservationId); v && !text::trim(*v).empty()) {
+    const auto id = text::parse_int(text::trim(*v));
+    if (!id || *id < 0 || *id > 0xFFFFFFFF)
+      throw BadField{"ReservationId", fmt::format("'{}' is not an id", *v)};
+    j.reservation_id = static_cast<std::uint32_t>(*id);
+  }
 
   j.submit = r.time(kSubmit).value_or(kUnsetTime);
   j.eligible = r.time(kEligible).value_or(kUnsetTime);

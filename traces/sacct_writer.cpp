@@ -10,7 +10,7 @@ const char* const kSacctWriterColumns =
     "JobID|JobIDRaw|JobName|User|Account|Partition|QOS|Submit|Eligible|Start|End|Elapsed|ElapsedRaw|"
     "Timelimit|"
     "TimelimitRaw|State|NNodes|ReqNodes|NCPUS|ReqCPUS|ReqMem|ReqTRES|NodeList|Priority|Flags|Restarts|"
-    "Constraints";
+    "Constraints|Reservation|ReservationId";
 
 namespace {
 
@@ -72,7 +72,7 @@ std::string format_sacct_parsable(const Trace& t, const std::vector<std::string>
                                : std::to_string(j.time_limit / 60);
     const auto id = job_id(j);
     out += fmt::format(
-        "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}\n", id, id,
+        "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}\n", id, id,
         t.strings.name(j.name), t.user_name(j), t.account_name(j), t.partition_name(j), t.qos_name(j),
         stamp(j.submit), stamp(j.eligible), stamp(j.start), stamp(j.end), format_slurm_duration(elapsed),
         elapsed, j.time_limit == kUnsetTime ? "Partition_Limit" : format_slurm_duration(j.time_limit),
@@ -87,7 +87,8 @@ std::string format_sacct_parsable(const Trace& t, const std::vector<std::string>
         req_mem(j), req_tres(j),
         nodelists && i < nodelists->size() ? (*nodelists)[i] : std::string("None assigned"),
         j.priority < 0 ? std::string("") : std::to_string(j.priority), flags(j.started_by), j.restarts,
-        t.strings.name(j.constraints));
+        t.strings.name(j.constraints), t.strings.name(j.reservation),
+        j.reservation_id == 0 ? std::string() : std::to_string(j.reservation_id));
   }
   return out;
 }

@@ -27,11 +27,10 @@ std::string drop_unit(std::string_view v) {
   return std::string(v);
 }
 
-/// Records of `scontrol show nodes|partition`: each starts at a line whose first word is
-/// `<head>=...`; indented lines continue it. A word without '=' continues the previous value
-/// ("OS=Linux 6.1.0 #1 SMP ...", "Reason=Not responding [slurm@...]").
-std::vector<ConfRecord> read_records(std::string_view content, const std::string& file_name,
-                                     std::string_view head) {
+}  // namespace
+
+std::vector<ConfRecord> read_scontrol_records(std::string_view content, const std::string& file_name,
+                                              std::string_view head) {
   std::vector<ConfRecord> out;
   std::uint64_t line_no = 0;
   for (auto raw : text::split(content, '\n')) {
@@ -62,8 +61,6 @@ std::vector<ConfRecord> read_records(std::string_view content, const std::string
   if (out.empty()) throw InputError(file_name, 0, std::string(head), "no records: empty file");
   return out;
 }
-
-}  // namespace
 
 std::vector<ConfRecord> read_scontrol_config(std::string_view content, const std::string& file_name,
                                              std::string* version) {
@@ -114,7 +111,7 @@ std::vector<ConfRecord> read_scontrol_nodes(std::string_view content, const std:
       {"Gres", "Gres"},
       {"Weight", "Weight"},
   }};
-  auto records = read_records(content, file_name, "NodeName");
+  auto records = read_scontrol_records(content, file_name, "NodeName");
   for (auto& r : records) {
     const auto node = r.items.front().value;
     std::vector<ConfItem> kept;
@@ -146,7 +143,7 @@ std::vector<ConfRecord> read_scontrol_partitions(std::string_view content, const
   // What slurmctld derives from the partition's nodes, not configured.
   static constexpr std::array<std::string_view, 4> kDerived = {"TotalCPUs", "TotalNodes", "TRES",
                                                                "SelectTypeParameters"};
-  auto records = read_records(content, file_name, "PartitionName");
+  auto records = read_scontrol_records(content, file_name, "PartitionName");
   for (auto& r : records) {
     std::vector<ConfItem> kept;
     for (auto& item : r.items) {

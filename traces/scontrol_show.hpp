@@ -24,6 +24,13 @@ struct ConfRecord {
   std::vector<ConfItem> items;
 };
 
+/// Records of `scontrol show nodes|partition|reservation`: each starts at a line whose first word is
+/// `<head>=...`; indented lines continue it (with -o, one line each). A word without '=' continues the
+/// previous value ("OS=Linux 6.1.0 #1 SMP ...", "Reason=Not responding [slurm@...]"). Throws
+/// InputError when the text does not start with such a line, or is empty.
+std::vector<ConfRecord> read_scontrol_records(std::string_view content, const std::string& file_name,
+                                              std::string_view head);
+
 /// `scontrol show config`: the main section (up to the first "... Configuration:" title), one record
 /// per setting slurm.conf knows. Values that mean "not set" ("(null)", "", "NONE" of a time) are left
 /// out, unit suffixes dropped ("30 sec" -> "30", "0 min" -> "0": slurm.conf's own units); keys that

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <unordered_set>
 
+#include "traces/site_events.hpp"
 #include "traces/text.hpp"
 
 namespace slurmtwin {
@@ -138,6 +139,7 @@ void validate(const Site& site) {
     if (!u.default_account.empty() && !site.find_account(u.default_account))
       throw std::invalid_argument(
           fmt::format("user '{}': unknown default account '{}'", u.name, u.default_account));
+  validate_site_events(site);
 }
 
 TresMap parse_tres_counts(std::string_view text_in) {

@@ -222,6 +222,33 @@ struct SchedulerSettings {
   bool operator==(const SchedulerSettings&) const = default;
 };
 
+/// An advanced reservation (`scontrol create reservation`): its nodes are held over [start, end) for
+/// the jobs that ask for it (`--reservation`); every other job keeps off them (Slurm 22.05
+/// job_test_resv; docs/simulator.md, "Reservations and outages").
+struct Reservation {
+  std::string name;
+  std::uint32_t id = 0;               // the accounting's id (sacctmgr show reservation ID); 0: unknown
+  Seconds start = 0;                  // absolute, s (UTC)
+  Seconds end = 0;                    // absolute, s (UTC); > start
+  std::vector<std::string> nodes;     // node names (whole nodes)
+  std::vector<std::string> users;     // may use it; a leading '-' on the first denies the list instead
+  std::vector<std::string> accounts;  // the same for accounts (both lists given: both must allow)
+  std::set<std::string> flags;        // upper case, as scontrol prints them (MAINT, FLEX, ...)
+  bool operator==(const Reservation&) const = default;
+  bool has(std::string_view flag) const { return flags.count(std::string(flag)) > 0; }
+};
+
+/// A node out of service over [start, end) (`sacctmgr show event`): it starts no job. DRAIN lets the
+/// jobs on it run to their end; DOWN (in Slurm) ends them, which a replay takes from the trace.
+struct NodeOutage {
+  std::string node;
+  Seconds start = 0;         // absolute, s (UTC)
+  Seconds end = kUnlimited;  // absolute, s (UTC); kUnlimited: still out when the record was made
+  std::string state;         // DOWN, DRAIN or FAIL, as sacctmgr printed it (without * or $)
+  std::string reason;
+  bool operator==(const NodeOutage&) const = default;
+};
+
 /// A whole site. Node order is the slurm.conf order (Slurm's node index order).
 struct Site {
   std::string cluster_name = "cluster";
@@ -232,6 +259,8 @@ struct Site {
   std::vector<UserAssoc> associations;
   std::vector<User> users;
   SchedulerSettings scheduler;
+  std::vector<Reservation> reservations;
+  std::vector<NodeOutage> outages;  // sorted by start
   bool operator==(const Site&) const = default;
 
   const Node* find_node(std::string_view name) const;

@@ -4,15 +4,17 @@
 
 #include <stdexcept>
 
+#include "traces/file_io.hpp"
 #include "traces/sacctmgr.hpp"
+#include "traces/site_events.hpp"
 
 namespace slurmtwin {
 
 std::vector<std::string> SiteFiles::paths() const {
   std::vector<std::string> out;
-  for (const auto* p :
-       {&cluster.slurm_conf, &cluster.scontrol_config, &cluster.scontrol_nodes, &cluster.scontrol_partitions,
-        &cluster.gres_conf, &qos_table, &sacctmgr_script, &sacctmgr_dump, &assoc_table})
+  for (const auto* p : {&cluster.slurm_conf, &cluster.scontrol_config, &cluster.scontrol_nodes,
+                        &cluster.scontrol_partitions, &cluster.gres_conf, &qos_table, &sacctmgr_script,
+                        &sacctmgr_dump, &assoc_table, &reservations, &node_events})
     if (!p->empty()) out.push_back(*p);
   return out;
 }
@@ -46,6 +48,14 @@ Site import_site(const SiteFiles& files, std::vector<std::string>& warnings,
     import_assoc_dump(files.assoc_table, site, warnings);
     accounts_from = files.assoc_table;
   }
+  if (!files.reservations.empty() || !files.node_events.empty()) {
+    const TimeZone zone(files.time_zone);
+    if (!files.reservations.empty())
+      site.reservations =
+          read_reservations(read_input_file(files.reservations), files.reservations, zone, warnings);
+    if (!files.node_events.empty())
+      site.outages = read_node_events(read_input_file(files.node_events), files.node_events, zone);
+  }
   validate(site);
   if (sources) {
     std::string names;
@@ -57,6 +67,12 @@ Site import_site(const SiteFiles& files, std::vector<std::string>& warnings,
           {"associations",
            fmt::format("{} accounts, {} user associations", site.accounts.size(), site.associations.size()),
            accounts_from, SettingSource::Kind::kRecord});
+    if (!files.reservations.empty())
+      sources->push_back({"reservations", fmt::format("{}", site.reservations.size()), files.reservations,
+                          SettingSource::Kind::kRecord});
+    if (!files.node_events.empty())
+      sources->push_back({"node outages", fmt::format("{}", site.outages.size()), files.node_events,
+                          SettingSource::Kind::kRecord});
   }
   return site;
 }

@@ -13,6 +13,7 @@
 #include "traces/input_limits.hpp"
 #include "traces/read_report.hpp"
 #include "traces/text.hpp"
+#include "traces/time_format.hpp"
 
 namespace slurmtwin {
 namespace {
@@ -48,6 +49,45 @@ void emit_weights(YAML::Emitter& out, const char* key, const TresWeights& m) {
   out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap;
   for (const auto& [k, v] : m) out << YAML::Key << k << YAML::Value << format_double(v);
   out << YAML::EndMap;
+}
+
+/// An absolute time as UTC "YYYY-MM-DDTHH:MM:SS" (UNLIMITED for kUnlimited).
+void emit_time(YAML::Emitter& out, const char* key, Seconds t) {
+  out << YAML::Key << key << YAML::Value
+      << (t == kUnlimited ? std::string("UNLIMITED") : format_timestamp(t));
+}
+
+/// Reservations and node outages (absent from the text when the site has neither).
+void emit_events(YAML::Emitter& out, const Site& site) {
+  if (!site.reservations.empty()) {
+    out << YAML::Key << "reservations" << YAML::Value << YAML::BeginSeq;
+    for (const auto& r : site.reservations) {
+      out << YAML::BeginMap;
+      out << YAML::Key << "name" << YAML::Value << r.name;
+      if (r.id != 0) out << YAML::Key << "id" << YAML::Value << r.id;
+      emit_time(out, "start", r.start);
+      emit_time(out, "end", r.end);
+      emit_list(out, "nodes", r.nodes);
+      emit_list(out, "users", r.users);
+      emit_list(out, "accounts", r.accounts);
+      emit_list(out, "flags", r.flags);
+      out << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
+  if (!site.outages.empty()) {
+    out << YAML::Key << "outages" << YAML::Value << YAML::BeginSeq;
+    for (const auto& o : site.outages) {
+      out << YAML::Flow << YAML::BeginMap;
+      out << YAML::Key << "node" << YAML::Value << o.node;
+      emit_time(out, "start", o.start);
+      emit_time(out, "end", o.end);
+      out << YAML::Key << "state" << YAML::Value << o.state;
+      out << YAML::Key << "reason" << YAML::Value << o.reason;
+      out << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
 }
 
 std::string oversubscribe_text(const Partition& p) {
@@ -687,6 +727,54 @@ std::vector<UserAssoc> read_associations(const Reader& r, const YAML::Node& seq)
   return out;
 }
 
+/// A UTC "YYYY-MM-DDTHH:MM:SS", or UNLIMITED.
+Seconds read_time(const Reader& r, const YAML::Node& n, std::string_view key) {
+  const auto v = r.scalar(n, key);
+  if (text::iequals(v, "UNLIMITED")) return kUnlimited;
+  const auto t = parse_timestamp(v);
+  if (!t || *t == kUnsetTime) r.fail(n, key, fmt::format("'{}' is not a UTC time YYYY-MM-DDTHH:MM:SS", v));
+  return *t;
+}
+
+std::vector<Reservation> read_reservations(const Reader& r, const YAML::Node& seq) {
+  if (!seq.IsSequence()) r.fail(seq, "reservations", "expected a list");
+  std::vector<Reservation> out;
+  for (const auto& m : seq) {
+    r.check_map(m, "reservations", {"name", "id", "start", "end", "nodes", "users", "accounts", "flags"});
+    Reservation res;
+    res.name = r.scalar(required(r, m, "name"), "name");
+    if (m["id"]) res.id = static_cast<std::uint32_t>(r.integer(m["id"], "id", 1, kU32));
+    res.start = read_time(r, required(r, m, "start"), "start");
+    res.end = read_time(r, required(r, m, "end"), "end");
+    res.nodes = r.strings(required(r, m, "nodes"), "nodes");
+    if (m["users"]) res.users = r.strings(m["users"], "users");
+    if (m["accounts"]) res.accounts = r.strings(m["accounts"], "accounts");
+    if (m["flags"])
+      for (auto& f : r.strings(m["flags"], "flags")) res.flags.insert(text::to_upper(f));
+    out.push_back(std::move(res));
+  }
+  return out;
+}
+
+std::vector<NodeOutage> read_outages(const Reader& r, const YAML::Node& seq) {
+  if (!seq.IsSequence()) r.fail(seq, "outages", "expected a list");
+  std::vector<NodeOutage> out;
+  for (const auto& m : seq) {
+    r.check_map(m, "outages", {"node", "start", "end", "state", "reason"});
+    NodeOutage o;
+    o.node = r.scalar(required(r, m, "node"), "node");
+    o.start = read_time(r, required(r, m, "start"), "start");
+    o.end = read_time(r, required(r, m, "end"), "end");
+    o.state = text::to_upper(r.scalar(required(r, m, "state"), "state"));
+    if (o.state != "DOWN" && o.state != "DRAIN" && o.state != "FAIL")
+      r.fail(m["state"], "state", fmt::format("'{}' is not DOWN, DRAIN or FAIL", o.state));
+    if (m["reason"]) o.reason = r.scalar(m["reason"], "reason");
+    out.push_back(std::move(o));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+  return out;
+}
+
 std::vector<User> read_users(const Reader& r, const YAML::Node& seq) {
   if (!seq.IsSequence()) r.fail(seq, "users", "expected a list");
   std::vector<User> out;
@@ -957,6 +1045,10 @@ std::string site_yaml_section(const Site& site, SiteSection section) {
     case SiteSection::kScheduler:
       emit_scheduler(out, site.scheduler);
       break;
+    case SiteSection::kEvents:
+      if (site.reservations.empty() && site.outages.empty()) return {};
+      emit_events(out, site);
+      break;
   }
   out << YAML::EndMap;
   if (!out.good()) throw std::logic_error(fmt::format("YAML emitter failed: {}", out.GetLastError()));
@@ -981,6 +1073,8 @@ bool same_site_section(const Site& a, const Site& b, SiteSection section) {
       return a.users == b.users;
     case SiteSection::kScheduler:
       return a.scheduler == b.scheduler;
+    case SiteSection::kEvents:
+      return a.reservations == b.reservations && a.outages == b.outages;
   }
   return false;
 }
@@ -988,7 +1082,7 @@ bool same_site_section(const Site& a, const Site& b, SiteSection section) {
 std::string site_to_yaml(const Site& site) {
   std::string out;
   for (std::size_t i = 0; i < kSiteSections; ++i)
-    out += site_yaml_section(site, static_cast<SiteSection>(i)) + "\n";
+    if (auto text = site_yaml_section(site, static_cast<SiteSection>(i)); !text.empty()) out += text + "\n";
   return out;
 }
 
@@ -1005,9 +1099,9 @@ Site parse_site_yaml(std::string_view content, const std::string& file_name) {
   }
   const Reader r(file_name);
   if (!root.IsMap()) r.fail(root, "", "a site YAML is a map (cluster_name, nodes, partitions, ...)", 1);
-  r.check_map(
-      root, "site",
-      {"cluster_name", "nodes", "partitions", "qos", "accounts", "associations", "users", "scheduler"});
+  r.check_map(root, "site",
+              {"cluster_name", "nodes", "partitions", "qos", "accounts", "associations", "users", "scheduler",
+               "reservations", "outages"});
   Site site;
   try {
     for (const auto& kv : root) {
@@ -1029,6 +1123,10 @@ Site parse_site_yaml(std::string_view content, const std::string& file_name) {
         site.users = read_users(r, v);
       else if (key == "scheduler")
         site.scheduler = read_scheduler(r, v);
+      else if (key == "reservations")
+        site.reservations = read_reservations(r, v);
+      else if (key == "outages")
+        site.outages = read_outages(r, v);
     }
   } catch (const YAML::Exception& e) {  // e.g. a key that is not a scalar
     throw InputError(file_name, static_cast<std::uint64_t>(std::max(e.mark.line + 1, 0)), "", e.msg);

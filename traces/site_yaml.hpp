@@ -20,10 +20,20 @@ Site parse_site_yaml(std::string_view content, const std::string& file_name);
 std::string site_to_yaml(const Site& site);
 /// The top-level sections of a site YAML, in the order site_to_yaml writes them (the header is the
 /// comment line and cluster_name).
-enum class SiteSection { kHeader, kNodes, kPartitions, kQos, kAccounts, kAssociations, kUsers, kScheduler };
-inline constexpr std::size_t kSiteSections = 8;
-/// One section's text without its final newline: site_to_yaml is the sections in order, each followed
-/// by a newline (so a caller can reuse the text of sections that did not change).
+enum class SiteSection {
+  kHeader,
+  kNodes,
+  kPartitions,
+  kQos,
+  kAccounts,
+  kAssociations,
+  kUsers,
+  kScheduler,
+  kEvents,  // reservations and node outages; empty text when the site has neither
+};
+inline constexpr std::size_t kSiteSections = 9;
+/// One section's text without its final newline: site_to_yaml is the non-empty sections in order, each
+/// followed by a newline (so a caller can reuse the text of sections that did not change).
 std::string site_yaml_section(const Site& site, SiteSection section);
 /// Whether `a` and `b` agree on everything `section` writes.
 bool same_site_section(const Site& a, const Site& b, SiteSection section);

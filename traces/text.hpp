@@ -15,6 +15,7 @@ std::vector<std::string_view> split(std::string_view s, char sep);
 std::vector<std::string_view> split_ws(std::string_view s);
 bool iequals(std::string_view a, std::string_view b);
 std::string to_lower(std::string_view s);
+std::string to_upper(std::string_view s);
 bool starts_with_i(std::string_view s, std::string_view prefix);
 
 /// Whole-string integer / float parses; nullopt on any junk, overflow or empty input.

@@ -18,6 +18,7 @@
 #                      Features=..., Gres=...)
 #   gres.conf          optional: copied beside slurm.conf (e.g. `NodeName=n4 Name=gpu Count=2`)
 #   work-loop          optional: jobs run a loop of 1 s sleeps (suspended time is not work done)
+#   admin.csv          optional: scontrol commands an admin runs during the trace (see below)
 # jobs.csv has a header line; columns are found by name, in any order (lines starting with # are
 # skipped, fields are plain: no quotes, so no commas inside a field):
 #   offset           submit offset after the trace start, s                     (required)
@@ -36,6 +37,20 @@
 #   cancel_s         seconds after the trace start (>= offset) at which the job is cancelled with
 #                    `scancel --state=PENDING` if it still pends then (a running or ended job is left
 #                    alone); an empty cell (or no column): never. What happened is in cancels.txt.
+#   reservation      -> --reservation=NAME (an advanced reservation of admin.csv); empty: none
+# admin.csv has the header line `offset,command` (lines starting with # are skipped); the offset is
+# everything before the first comma, the command everything after it (commas allowed there: Flags=A,B):
+#   offset           seconds after the trace start, the clock of jobs.csv's offsets; non-decreasing
+#                    down the file. Lines of one offset run in file order, and before that offset's jobs.
+#   command          run as root when its time comes; only `scontrol ...` (e.g. `scontrol create
+#                    reservation ...`, `scontrol update nodename=n2 state=drain reason=maint`, `... state=
+#                    resume`, `... state=down reason=x`). Split into words at blanks, no shell, no quotes
+#                    (a reason is one word). @T+N@ is replaced by the local time (YYYY-MM-DDTHH:MM:SS; the
+#                    harness runs with TZ=UTC) of the trace start + N s, for a reservation's StartTime/EndTime.
+# Each command is logged to OUTDIR/admin-actions.txt as "OFFSET EPOCH RC COMMAND" (EPOCH: when it was
+# started, fractional s; COMMAND with @T+N@ replaced), followed by its output lines (stdout and stderr),
+# each as "> LINE". While admin.csv still has commands to run, or a reservation exists (pending or
+# active), pending jobs are not taken for stuck (see below).
 # A job sbatch refuses is "jNNN REFUSED" in submits.txt and its error lines are in sbatch.err as
 # "jNNN: sbatch: error: ...". Jobs still pending when nothing else is left, for a reason that cannot
 # change (a per-job limit, bad constraints, a dependency never satisfied), are cancelled after 10 s
@@ -45,10 +60,13 @@
 # After the jobs, OUTDIR/admin/ gets the files a real site's admin has, written by the Slurm commands
 # themselves while slurmctld and slurmdbd still run (fixtures for the project's importers; the harness
 # state path in them is replaced by /var/lib/slurmtwin-oracle, as in slurm.conf): sacctmgr-dump.cfg
-# (`sacctmgr dump`), sacctmgr-show-{qos,assoc,assoc-tree,event}.txt (-P), scontrol-show-{config,nodes,
-# partition,reservation}.txt, and sacct.txt / sacct-local.txt: `sacct -a -P -D` with the columns of
-# admin_export below, steps included (no -X), as a user runs it, with TZ=UTC and TZ=Europe/Berlin
-# (sacct prints local time); admin/README says which is which.
+# (`sacctmgr dump`), sacctmgr-show-{qos,assoc,assoc-tree,event,reservation}.txt (-P; event: All_Time,
+# node DOWN/DRAIN intervals included; reservation: every reservation with the fields 22.05 has),
+# scontrol-show-{config,nodes,partition,reservation}.txt, and sacct.txt / sacct-local.txt: `sacct -a -P
+# -D` with the columns of admin_export below, steps included (no -X), as a user runs it, with TZ=UTC
+# and TZ=Europe/Berlin (sacct prints local time); admin/README says which is which. With an admin.csv,
+# scontrol-show-reservation.txt is taken right after its last command ran (an ended reservation is gone
+# from scontrol), not at the end.
 set -euo pipefail
 export TZ=UTC  # sacct and the log's timestamps are read back as UTC
 
@@ -266,7 +284,7 @@ check_nodes_conf() {
 # read_jobs JOBS_CSV: checks a scenario's jobs.csv (its columns by the header's names) and fills
 # JOB_OFF, JOB_USER, JOB_RUNTIME, JOB_DEP, JOB_CANCEL (cancel_s, empty: none) and JOB_OPTS (sbatch
 # options, one word each) per job.
-JOB_COLUMNS=" offset user account partition qos nodes cpus ntasks_per_node mem_mb mem_per_cpu_mb limit_min runtime_s gres constraint dependency cancel_s "
+JOB_COLUMNS=" offset user account partition qos nodes cpus ntasks_per_node mem_mb mem_per_cpu_mb limit_min runtime_s gres constraint dependency cancel_s reservation "
 read_jobs() {
   local f=$1 line lno=0 c k
   local -A col=()
@@ -303,12 +321,12 @@ read_jobs() {
       done
       continue
     fi
-    local off user acct part qos nodes cpus tpn mem mpc limit runtime gres cons dep cancel
+    local off user acct part qos nodes cpus tpn mem mpc limit runtime gres cons dep cancel resv
     cell off offset; cell user user; cell acct account; cell part partition; cell qos qos
     cell nodes nodes; cell cpus cpus; cell tpn ntasks_per_node; cell mem mem_mb; cell mpc mem_per_cpu_mb
     cell limit limit_min; cell runtime runtime_s; cell gres gres; cell cons constraint; cell dep dependency
-    cell cancel cancel_s
-    for c in off user acct part qos nodes cpus tpn mem mpc limit runtime gres cons dep cancel; do
+    cell cancel cancel_s; cell resv reservation
+    for c in off user acct part qos nodes cpus tpn mem mpc limit runtime gres cons dep cancel resv; do
       [[ ${!c} != *[[:space:]]* ]] || bad "$c" "no blanks inside a field"
     done
     uint "$off" offset 0
@@ -334,11 +352,49 @@ read_jobs() {
       opts+=" --gres=$gres"
     fi
     [[ -z $cons ]] || opts+=" --constraint=$cons"
+    if [[ -n $resv ]]; then
+      [[ $resv =~ ^[A-Za-z0-9_.-]+$ ]] || bad reservation "'$resv' is not a reservation name"
+      opts+=" --reservation=$resv"
+    fi
     [[ -z $cancel ]] || uint "$cancel" cancel_s "$off"
     JOB_OFF+=("$off") JOB_USER+=("$user") JOB_RUNTIME+=("$runtime") JOB_DEP+=("$dep") JOB_CANCEL+=("$cancel")
     JOB_OPTS+=("$opts")
   done < "$f"
   ((${#col[@]})) || die "$f: no header line"
+}
+
+# read_admin ADMIN_CSV: checks a scenario's admin.csv (header `offset,command`) and fills ADMIN_OFF and
+# ADMIN_CMD (the command as written, @T+N@ not yet replaced) per line.
+read_admin() {
+  local f=$1 line lno=0 off cmd prev=0 header=0 rest
+  ADMIN_OFF=() ADMIN_CMD=()
+  while IFS= read -r line || [[ -n $line ]]; do
+    lno=$((lno + 1))
+    line=${line%$'\r'}
+    [[ -z "${line//[[:space:]]/}" || $line == \#* ]] && continue
+    if ((header == 0)); then
+      [[ ${line//[[:space:]]/} == offset,command ]] || die "$f:$lno: header: expected 'offset,command'"
+      header=1
+      continue
+    fi
+    [[ $line == *,* ]] || die "$f:$lno: line: expected OFFSET,COMMAND"
+    off=${line%%,*}
+    cmd=${line#*,}
+    off="${off//[[:space:]]/}"
+    cmd="${cmd#"${cmd%%[![:space:]]*}"}"
+    cmd="${cmd%"${cmd##*[![:space:]]}"}"
+    if [[ ! $off =~ ^(0|[1-9][0-9]{0,8})$ ]]; then die "$f:$lno: offset: '$off' is not an integer >= 0"; fi
+    ((off >= prev)) || die "$f:$lno: offset: $off is before the line above ($prev): keep the file in time order"
+    prev=$off
+    [[ $cmd == "scontrol "* ]] || die "$f:$lno: command: only 'scontrol ...' commands: $cmd"
+    [[ $cmd != *[\"\'\;\&\|\<\>\`\$\\]* ]] || die "$f:$lno: command: no quotes or shell characters: $cmd"
+    # Every @ must belong to a @T+N@ placeholder.
+    rest=$cmd
+    while [[ $rest =~ @T\+(0|[1-9][0-9]{0,8})@ ]]; do rest=${rest/"${BASH_REMATCH[0]}"/}; done
+    [[ $rest != *@* ]] || die "$f:$lno: command: a placeholder is @T+N@ (N whole seconds): $cmd"
+    ADMIN_OFF+=("$off") ADMIN_CMD+=("$cmd")
+  done < "$f"
+  ((header)) || die "$f: no header line"
 }
 
 # A scenario's gres.conf, @ROOT@ replaced, beside slurm.conf. slurmd 22.05 drops a GPU without a
@@ -453,11 +509,47 @@ canceller() {
   fi
 }
 
+# admin_run OUTDIR T0 UPTO: runs the admin.csv lines not run yet whose offset is <= UPTO (all: every
+# one left), each at T0 + its offset, as root; logs each to admin-actions.txt (see the header). After
+# the last line: `scontrol show reservation` into OUTDIR/.admin-resv (admin_export keeps it).
+ADMIN_NEXT=0
+admin_run() {
+  local out=$1 t0=$2 upto=$3 off cmd ph iso at rc
+  local -a words
+  while ((ADMIN_NEXT < ${#ADMIN_OFF[@]})); do
+    off=${ADMIN_OFF[$ADMIN_NEXT]}
+    [[ $upto == all ]] || ((off <= upto)) || break
+    sleep "$(awk -v a="$t0" -v o="$off" -v n="$(date +%s.%N)" 'BEGIN { d = a + o - n; print (d > 0 ? d : 0) }')"
+    [[ -e "$out/.running" ]] || return 0  # the run ended (failed) in the meantime
+    cmd=${ADMIN_CMD[$ADMIN_NEXT]}
+    while [[ $cmd =~ @T\+([0-9]+)@ ]]; do
+      ph=${BASH_REMATCH[0]}
+      iso=$(date -d @$((t0 + BASH_REMATCH[1])) +%Y-%m-%dT%H:%M:%S)
+      cmd=${cmd//"$ph"/$iso}
+    done
+    read -ra words <<< "$cmd"
+    at=$(date +%s.%N)
+    rc=0
+    "${words[@]}" > "$out/.admin.out" 2>&1 < /dev/null || rc=$?
+    { echo "$off $at $rc $cmd"; sed 's/^/> /' "$out/.admin.out"; } >> "$out/admin-actions.txt"
+    rm -f "$out/.admin.out"
+    ((rc == 0)) || log "admin.csv: '$cmd' failed (exit $rc): see admin-actions.txt"
+    ADMIN_NEXT=$((ADMIN_NEXT + 1))
+    if ((ADMIN_NEXT == ${#ADMIN_OFF[@]})); then
+      scontrol show reservation > "$out/.admin-resv" 2>&1 || log "scontrol show reservation failed"
+    fi
+  done
+}
+
 # admin_export OUTDIR T0: OUTDIR/admin/, the files a real site's admin has (see the header), written by
 # the Slurm commands themselves while slurmctld and slurmdbd run, so that the project's importers are
 # tested on real 22.05 output rather than on what we believe it prints.
 # (sacct 22.05 has no Restarts field: "Invalid field requested"; it is left out.)
-ADMIN_SACCT_FORMAT=JobID,JobIDRaw,JobName,User,Account,Partition,QOS,Submit,Eligible,Start,End,Elapsed,Timelimit,State,NNodes,ReqNodes,NCPUS,ReqCPUS,ReqMem,ReqTRES,NodeList,Priority,Flags,Constraints
+ADMIN_SACCT_FORMAT=JobID,JobIDRaw,JobName,User,Account,Partition,QOS,Submit,Eligible,Start,End,Elapsed,Timelimit,State,NNodes,ReqNodes,NCPUS,ReqCPUS,ReqMem,ReqTRES,NodeList,Priority,Flags,Constraints,Reservation,ReservationId
+# Every field sacctmgr 22.05 has for reservations (Assocs: association ids). Naming a format also drops
+# the default time window of a bare `show reservation` (since yesterday 00:00, up to now: a reservation
+# still to start is left out), so every reservation is listed.
+ADMIN_RESV_FORMAT=Cluster,Name,ID,TimeStart,TimeEnd,NodeNames,Flags,Associations,TRES,UnusedWall
 ADMIN_TREE_FORMAT=Cluster,Account,User,Partition,ParentName,Share,Priority,GrpJobs,GrpTRES,GrpSubmit,GrpWall,MaxJobs,MaxTRES,MaxTRESPerNode,MaxSubmit,MaxWall,QOS,DefaultQOS
 ADMIN_LOCAL_TZ=Europe/Berlin
 admin_export() {
@@ -486,7 +578,15 @@ admin_export() {
   admin_to scontrol-show-config.txt scontrol show config
   admin_to scontrol-show-nodes.txt scontrol show nodes
   admin_to scontrol-show-partition.txt scontrol show partition
-  admin_to scontrol-show-reservation.txt scontrol show reservation
+  admin_to sacctmgr-show-reservation.txt sacctmgr -P show reservation format="$ADMIN_RESV_FORMAT"
+  # With an admin.csv: as right after its last command (an ended reservation is gone from scontrol).
+  local resv_when="at the end of the run"
+  if [[ -f "$1/.admin-resv" ]]; then
+    mv "$1/.admin-resv" "$out/scontrol-show-reservation.txt"
+    resv_when="right after the last command of admin.csv ran, not at the end"
+  else
+    admin_to scontrol-show-reservation.txt scontrol show reservation
+  fi
   # sacct as a user runs it: every run (-D), steps included (no -X), times in the command's local time
   # zone (-S is read in that zone too).
   local tz file
@@ -506,7 +606,9 @@ sacctmgr-show-qos.txt          sacctmgr -P show qos
 sacctmgr-show-assoc.txt        sacctmgr -P show assoc
 sacctmgr-show-assoc-tree.txt   sacctmgr -P show assoc tree withdeleted format=$ADMIN_TREE_FORMAT
 sacctmgr-show-event.txt        sacctmgr -P show event All_Time
+sacctmgr-show-reservation.txt  sacctmgr -P show reservation format=$ADMIN_RESV_FORMAT
 scontrol-show-*.txt            scontrol show config / nodes / partition / reservation
+scontrol-show-reservation.txt  taken $resv_when
 sacct.txt                      TZ=UTC sacct -M oracle -a -P -D -S <trace start - 600 s> -E now -o $ADMIN_SACCT_FORMAT
 sacct-local.txt                the same with TZ=$ADMIN_LOCAL_TZ (its times, -S included, in that zone)
 trace start: $t0 ($(date -u -d @"$t0" +%Y-%m-%dT%H:%M:%SZ))
@@ -523,6 +625,8 @@ run() {
   [[ -f "$sc/sched.conf" && -f "$sc/accounts.sacctmgr" && -f "$sc/jobs.csv" ]] ||
     die "$sc: needs sched.conf, accounts.sacctmgr and jobs.csv"
   read_jobs "$sc/jobs.csv"  # before anything starts: a bad line fails here
+  ADMIN_OFF=() ADMIN_CMD=()
+  [[ -f "$sc/admin.csv" ]] && read_admin "$sc/admin.csv"
   start
   log "scenario $(basename "$sc") -> $out"
   reset_for "$sc"
@@ -531,6 +635,11 @@ run() {
   # What was run against slurmdbd, in order: the cluster first (it creates root's user association).
   { echo "add cluster oracle"; cat "$sc/accounts.sacctmgr"; } > "$out/accounts.sacctmgr"
   cp "$sc/jobs.csv" "$out/jobs.csv"
+  rm -f "$out/admin.csv" "$out/admin-actions.txt" "$out/.admin-resv"
+  if [[ -f "$sc/admin.csv" ]]; then
+    cp "$sc/admin.csv" "$out/admin.csv"
+    : > "$out/admin-actions.txt"
+  fi
   # The scenario's node lines are in slurm.conf already; its gres.conf as slurmd read it.
   rm -f "$out/gres.conf"
   if [[ -f "$ROOT/etc/gres.conf" ]]; then
@@ -558,6 +667,7 @@ run() {
   for ((k = 0; k < ${#JOB_OFF[@]}; k++)); do
     idx=$((k + 1))
     local off=${JOB_OFF[$k]} user=${JOB_USER[$k]} dep=${JOB_DEP[$k]} runtime=${JOB_RUNTIME[$k]}
+    admin_run "$out" "$t0" "$off"  # admin.csv lines up to this offset first
     now=$(date +%s.%N)
     local wait
     wait=$(awk -v a="$t0" -v o="$off" -v n="$now" 'BEGIN { d = a + o - n; print (d > 0 ? d : 0) }')
@@ -598,6 +708,12 @@ run() {
     fi
   done
   log "submitted $idx jobs; waiting for them to end"
+  # The admin.csv lines after the last job's offset, in the background.
+  local admin_pid=""
+  if ((ADMIN_NEXT < ${#ADMIN_OFF[@]})); then
+    admin_run "$out" "$t0" all &
+    admin_pid=$!
+  fi
 
   # Until no job is left. When every job left has pended for 10 s with nothing running, suspended,
   # waiting for a begin time or for a dependency that may still be met (a per-job limit, a bad
@@ -612,6 +728,9 @@ run() {
     # (A job that waits for its cancel_s may still be cancelled: not stuck while a canceller waits.)
     local waiting=0 p
     for p in "${cancellers[@]}"; do kill -0 "$p" 2> /dev/null && waiting=1; done
+    # (Nor while admin.csv has commands left, or a reservation is still to start or end.)
+    [[ -n $admin_pid ]] && kill -0 "$admin_pid" 2> /dev/null && waiting=1
+    scontrol -o show reservation 2> /dev/null | grep -q '^ReservationName=' && waiting=1
     if ((waiting == 0)) && [[ $q != "?" ]] && ! grep -qvE '^[^|]*\|[^|]*\|PENDING\|' <<< "$q" && ! grep -qE '\|(BeginTime|Dependency)$' <<< "$q"; then
       stuck=$((stuck + 1))
     else
@@ -633,6 +752,7 @@ run() {
     sleep 2
   done
   sleep 2
+  [[ -z $admin_pid ]] || wait "$admin_pid" || true  # the admin.csv lines left still run, at their time
   rm -f "$out/.running"
   wait "$sampler_pid" || true
   for p in "${cancellers[@]}"; do wait "$p" || true; done
@@ -646,10 +766,10 @@ run() {
   # Each run of the decay thread logs the Fair Tree walk from root (DebugFlags=Priority).
   grep -E '_ft_debug: +root \(root\)' "$ROOT/log/slurmctld.log" | sed -E 's/^\[([^]]+)\].*/\1/' |
     while read -r ts; do date -d "$ts" +%s.%3N; done > "$out/ticks.txt"
-  grep -E 'sched: Allocate|backfill: Started|sched/backfill|preempt|Requeu|TIMEOUT|[Tt]ime limit|_slurm_rpc_submit_batch_job: [^J]' \
+  grep -E 'sched: Allocate|backfill: Started|sched/backfill|preempt|Requeu|TIMEOUT|[Tt]ime limit|_slurm_rpc_submit_batch_job: [^J]|[Rr]eservation|update_node' \
     "$ROOT/log/slurmctld.log" > "$out/slurmctld-events.log" || true
   sacct -M oracle -a -D -X -P -S "$(date -d @$((t0 - 600)) +%Y-%m-%dT%H:%M:%S)" -E now \
-    --format=JobID,JobName,User,Account,Partition,QOS,Submit,Eligible,Start,End,ElapsedRaw,TimelimitRaw,NNodes,ReqCPUS,AllocCPUS,ReqMem,State,Flags,Priority,NodeList,ReqTRES,AllocTRES \
+    --format=JobID,JobName,User,Account,Partition,QOS,Submit,Eligible,Start,End,ElapsedRaw,TimelimitRaw,NNodes,ReqCPUS,AllocCPUS,ReqMem,State,Flags,Priority,NodeList,ReqTRES,AllocTRES,Reservation,ReservationId \
     > "$out/sacct.txt"
   echo "slurm $(slurmctld -V | awk '{print $2}')" >> "$out/meta.txt"
   admin_export "$out" "$t0"

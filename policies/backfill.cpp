@@ -247,7 +247,6 @@ class Planner {
     }
     first_.push_back(static_cast<std::uint32_t>(node_.size()));
     kill_wait_ = sc.kill_wait;
-    over_time_limit_ = sc.over_time_limit;
     mark_.assign(node_count, 0);
     dirty_.assign(node_count, 0);
   }
@@ -836,8 +835,7 @@ class Planner {
   // cons_tres _guess_job_end for a job already past its planned end.
   Seconds guess_end(const Release& rel) const {
     const auto& j = s_.jobs[rel.job];
-    const Seconds part_over = s_.site.partitions[j.run_partition].over_time_limit;
-    const Seconds over = part_over > 0 ? part_over : over_time_limit_;
+    const Seconds over = std::min(over_time_limit(s_.site, j.run_partition), kYear);  // UNLIMITED: a year
     return std::max(rel.end + kill_wait_ + over, s_.now + 1);
   }
 
@@ -872,7 +870,6 @@ class Planner {
   std::vector<std::pair<const std::vector<std::uint32_t>*, bool>> distinct_;   // per candidate list
   std::vector<std::pair<const std::vector<std::uint32_t>*, bool>> ascending_;  // per candidate list
   Seconds kill_wait_ = 30;
-  Seconds over_time_limit_ = 0;
 };
 
 // Slurm _set_slot_time: reservation quantized to bf_resolution.

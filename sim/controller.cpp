@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 #include <stdexcept>
 #include <string_view>
 #include <unordered_map>
@@ -324,15 +325,18 @@ void Controller::start_job(std::uint32_t job, std::uint16_t partition, std::vect
           r.end != kUnlimited)
         resv_due = r.end + 1;
   }
-  if ((limit == kUnlimited || j.runtime <= limit) && work_done < resv_due) {
-    j.end = state_.now + j.runtime;
+  const Seconds over = over_time_limit(state_.site, partition);
+  // Ended by the limit check: over its limit, unless OverTimeLimit=UNLIMITED (then a job that runs
+  // until its limit stops there, COMPLETED).
+  const bool limit_ends_it = limit != kUnlimited && j.runtime > limit && over != kUnlimited;
+  if (!limit_ends_it && work_done < resv_due) {
+    j.end = state_.now + (j.runtime == kUnlimited ? limit : j.runtime);
     j.end_state = JobState::kCompleted;
     if (pass == SchedulerPass::kBackfill && j.runtime < options_.backfill_end_lag_below)
       end_phase = EventPhase::kLateBackfillEnd;
   } else {
-    const Seconds over =
-        state_.site.partitions[partition].over_time_limit + state_.site.scheduler.over_time_limit;
-    const Seconds due = std::min(limit == kUnlimited ? kUnlimited : state_.now + limit + over, resv_due);
+    const Seconds due = std::min(limit_ends_it ? state_.now + limit + over : kUnlimited, resv_due);
+    assert(due != kUnlimited);
     const Seconds tick = options_.timeout_check_interval;
     const Seconds base = state_.origin + options_.timeout_phase;  // ticks at base + k * tick
     j.end = tick > 0 ? base + (std::max<Seconds>(0, due - base) + tick - 1) / tick * tick : due;

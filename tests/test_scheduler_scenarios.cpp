@@ -83,6 +83,23 @@ TEST_CASE("a job over its time limit ends as TIMEOUT on the next 30 s limit chec
   CHECK(j.end_state == JobState::kTimeout);
 }
 
+TEST_CASE("OverTimeLimit: the partition's replaces the cluster's, UNLIMITED never ends a job for its limit") {
+  // slurmctld reads part_ptr->over_time_limit when the partition sets one, else the cluster's
+  // (job_time_limit). A job starts at t=3 with a 60 s limit and 1000 s of work; limit checks every 30 s.
+  auto site = small_site(1, 4);
+  const auto trace = make_trace({{0, 1, 1, 1000, 60}});
+  const auto end_of = [&] {
+    const auto r = replay(site, trace);
+    return std::pair{r.state->jobs[0].end - kT0, r.state->jobs[0].end_state};
+  };
+  site.scheduler.over_time_limit = 300;  // 3 + 60 + 300 = 363: the check at 390
+  CHECK(end_of() == std::pair{Seconds{390}, JobState::kTimeout});
+  site.partitions[0].over_time_limit = 120;  // the partition's alone: 3 + 60 + 120 = 183, check at 210
+  CHECK(end_of() == std::pair{Seconds{210}, JobState::kTimeout});
+  site.partitions[0].over_time_limit = kUnlimited;  // never ended for its limit: its work is done at 1003
+  CHECK(end_of() == std::pair{Seconds{1003}, JobState::kCompleted});
+}
+
 TEST_CASE("cons_tres rounds CPUs up to whole cores and a job with no memory request takes the whole node") {
   SUBCASE("whole cores: 1 task on a 2-thread core gets 2 CPUs") {
     const auto r = replay(small_site(1, 8, 2), make_trace({{0, 1, 1, 10, 60, 100}}));

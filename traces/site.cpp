@@ -142,6 +142,11 @@ void validate(const Site& site) {
   validate_site_events(site);
 }
 
+Seconds over_time_limit(const Site& site, std::size_t partition) {
+  const Seconds own = site.partitions[partition].over_time_limit;
+  return own > 0 ? own : site.scheduler.over_time_limit;
+}
+
 TresMap parse_tres_counts(std::string_view text_in) {
   TresMap out;
   const auto t = text::trim(text_in);

@@ -275,6 +275,11 @@ struct Site {
   const Partition* default_partition() const;
 };
 
+/// OverTimeLimit for jobs run in partition `partition` (s): the partition's when it sets one (> 0),
+/// else the cluster's, as slurmctld reads part_ptr->over_time_limit unless it is unset. kUnlimited:
+/// a job is never ended for its time limit.
+Seconds over_time_limit(const Site& site, std::size_t partition);
+
 /// Checks cross references (partition nodes exist, QOS names, account parents, user default
 /// accounts); throws std::invalid_argument naming the first problem.
 void validate(const Site& site);

@@ -675,3 +675,33 @@ TEST_CASE("sacct --json: input that is not sacct JSON throws InputError") {
   CHECK(empty.report.records == 0);
   CHECK(empty.trace.jobs.empty());
 }
+
+TEST_CASE("SubmitLine gives the sbatch options sacct has no column for, and ReservationId the reservation") {
+  Run run;
+  parse(run,
+        "JobID|User|Account|Partition|Submit|Start|End|Timelimit|State|ReqCPUS|Reservation|ReservationId|"
+        "SubmitLine\n"
+        "1|a|x|p|2026-01-01T00:00:00|2026-01-01T00:00:01|2026-01-01T00:01:00|10|COMPLETED|8|||"
+        "sbatch --exclusive --ntasks-per-node=4 -c2 job.sh\n"
+        "2|a|x|p|2026-01-01T00:00:00|2026-01-01T00:00:01|2026-01-01T00:01:00|10|COMPLETED|8|maint|3|"
+        "sbatch --exclusive=user --ntasks-per-node 2 --cpus-per-task=4 job.sh\n"
+        "3|a|x|p|2026-01-01T00:00:00|2026-01-01T00:00:01|2026-01-01T00:01:00|10|COMPLETED|8||7|"
+        "sbatch -c x job.sh\n");
+  const auto* j1 = find(run.trace, 1);
+  REQUIRE(j1 != nullptr);
+  CHECK(j1->exclusive);
+  CHECK(j1->tasks_per_node == 4);
+  CHECK(j1->cpus_per_task == 2);
+  CHECK(j1->reservation_id == 0);
+  const auto* j2 = find(run.trace, 2);
+  REQUIRE(j2 != nullptr);
+  CHECK_FALSE(j2->exclusive);  // --exclusive=user shares nodes with the user's own jobs: not modelled
+  CHECK(j2->tasks_per_node == 2);
+  CHECK(j2->cpus_per_task == 4);
+  CHECK(run.trace.strings.name(j2->reservation) == "maint");
+  CHECK(j2->reservation_id == 3);
+  CHECK(find(run.trace, 3) == nullptr);
+  CHECK(run.report.rejected_by_reason.at("bad SubmitLine") == 1);
+  REQUIRE(run.report.rejects.size() == 1);
+  CHECK(run.report.rejects[0].detail == "bad SubmitLine 'sbatch -c x job.sh': -c needs a count");
+}

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "experiments/replay.hpp"
@@ -383,24 +384,11 @@ TEST_CASE("a QOS with DenyOnLimit refuses a job over its MaxWall at submit, and 
   CHECK(refused.state->jobs[0].reject_reason == "QOSMaxWallDurationPerJobLimit");
 }
 
-TEST_CASE("replay(T) and replay(sacct(replay(T))) start every job at the same time on the same nodes") {
-  // Issue 22, finding 9: the simulator's own jobs.sacct did not reproduce its schedule (688 of 1,383
-  // jobs of the default 2-day trace started differently: NNodes=1 was written for jobs that asked
-  // for no node count and spread over several nodes, and read back as -N1).
-  auto config = default_synthetic_config();
-  config.days = 2;
-  auto trace = generate_synthetic(config);
-  // sacct -P has no field for --ntasks-per-node or --cpus-per-task (only SubmitLine, which the reader
-  // does not parse; docs/simulator.md): the round trip holds for requests it can carry.
-  // Every third job asks for no node count (-n only), so some spread over several nodes.
-  std::size_t k = 0, spread = 0;
-  for (auto& j : trace.jobs) {
-    j.tasks = j.req_cpus;
-    j.tasks_per_node = 0;
-    j.cpus_per_task = 1;
-    if (j.gres.empty() && ++k % 3 == 0) j.nodes = 0;
-  }
-  const auto site = default_site();
+namespace {
+
+/// Replays `trace`, reads its jobs.sacct back strictly, replays that, and counts the jobs (not
+/// requeued: sacct keeps a requeued job's last Submit) whose start or nodes differ.
+std::pair<std::size_t, std::size_t> sacct_round_trip(const Site& site, const Trace& trace) {
   const auto first = testing::checked_replay(site, trace);
   Trace back;
   ReadReport report;
@@ -414,8 +402,7 @@ TEST_CASE("replay(T) and replay(sacct(replay(T))) start every job at the same ti
   for (const auto& j : second.state->jobs) by_id[j.id] = &j;
   std::size_t compared = 0, differ = 0;
   for (const auto& j : first.state->jobs) {
-    if (!j.past_runs.empty())
-      continue;  // requeued: sacct keeps the last run's Submit (see docs/simulator.md)
+    if (!j.past_runs.empty()) continue;
     const auto it = by_id.find(j.id);
     REQUIRE(it != by_id.end());
     ++compared;
@@ -426,10 +413,53 @@ TEST_CASE("replay(T) and replay(sacct(replay(T))) start every job at the same ti
     if (!same && differ++ < 3)
       MESSAGE("job " << j.id << " starts at " << j.start << " then " << it->second->start);
   }
+  return {compared, differ};
+}
+
+}  // namespace
+
+TEST_CASE("replay(T) and replay(sacct(replay(T))) start every job at the same time on the same nodes") {
+  // Issue 22, finding 9: the simulator's own jobs.sacct did not reproduce its schedule (688 of 1,383
+  // jobs of the default 2-day trace started differently: NNodes=1 was written for jobs that asked
+  // for no node count and spread over several nodes, and read back as -N1). --ntasks-per-node,
+  // --cpus-per-task and --exclusive, which sacct has no column for, travel in SubmitLine.
+  auto config = default_synthetic_config();
+  config.days = 2;
+  auto trace = generate_synthetic(config);
+  // Every third job asks for no node count (-n only), so some spread over several nodes.
+  std::size_t k = 0, spread = 0, per_node = 0;
+  for (auto& j : trace.jobs) {
+    if (j.gres.empty() && ++k % 3 == 0) j.nodes = 0;
+    per_node += j.tasks_per_node > 0 || j.cpus_per_task > 1;
+  }
+  CHECK(per_node > 100);  // the GPU jobs set both
+  const auto site = default_site();
+  const auto [compared, differ] = sacct_round_trip(site, trace);
+  const auto first = testing::checked_replay(site, trace);
   for (const auto& j : first.state->jobs)
     spread += trace.jobs[j.trace_index].nodes == 0 && j.alloc.size() > 1;
   CHECK(spread > 10);  // the case NNodes alone got wrong
   CHECK(compared > 1000);
+  CHECK(differ == 0);
+}
+
+TEST_CASE("the ub_medium week's schedule survives its own jobs.sacct, exclusive jobs included") {
+  // 19,579 jobs, 179 of them --exclusive: without SubmitLine they came back shared and 18,344 jobs
+  // started differently.
+  const auto conf = testing::data_file("ub_medium/slurm.conf");
+  const auto script = testing::data_file("ub_medium/sacctmgr.script");
+  const auto events = testing::data_file("ub_medium/workload_week.events");
+  if (conf.empty() || script.empty() || events.empty()) return;
+  std::vector<std::string> warnings;
+  const Site site = import_site(SiteFiles::conf_and_script(conf, script), warnings);
+  TraceReadOptions to;
+  for (const auto& u : site.users) to.user_default_accounts[u.name] = u.default_account;
+  ReadReport report;
+  const auto trace = read_trace({events}, to, report);
+  CHECK(std::count_if(trace.jobs.begin(), trace.jobs.end(), [](const auto& j) { return j.exclusive; }) ==
+        179);
+  const auto [compared, differ] = sacct_round_trip(site, trace);
+  CHECK(compared == 19579);
   CHECK(differ == 0);
 }
 

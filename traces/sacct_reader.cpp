@@ -379,20 +379,59 @@ enum Field : std::uint8_t {
   kJobName,
   kReservation,
   kReservationId,
+  kSubmitLine,
   kFieldCount
 };
 constexpr std::array<std::string_view, kFieldCount> kFieldNames = {
-    "JobID",    "JobIDRaw",  "User",        "Account",      "Partition",  "QOS",       "Submit",
-    "Eligible", "Start",     "End",         "Elapsed",      "ElapsedRaw", "Timelimit", "TimelimitRaw",
-    "NNodes",   "ReqNodes",  "NCPUS",       "AllocCPUS",    "ReqCPUS",    "NTasks",    "ReqMem",
-    "ReqTRES",  "AllocTRES", "ReqGRES",     "Constraints",  "State",      "Flags",     "Restarts",
-    "Priority", "JobName",   "Reservation", "ReservationId"};
+    "JobID",    "JobIDRaw",  "User",        "Account",       "Partition",  "QOS",       "Submit",
+    "Eligible", "Start",     "End",         "Elapsed",       "ElapsedRaw", "Timelimit", "TimelimitRaw",
+    "NNodes",   "ReqNodes",  "NCPUS",       "AllocCPUS",     "ReqCPUS",    "NTasks",    "ReqMem",
+    "ReqTRES",  "AllocTRES", "ReqGRES",     "Constraints",   "State",      "Flags",     "Restarts",
+    "Priority", "JobName",   "Reservation", "ReservationId", "SubmitLine"};
 
 /// A bad value in one field of a record (turned into a rejection "bad <field>").
 struct BadField {
   std::string field;
   std::string detail;
 };
+
+/// The sbatch options sacct has no column for, from SubmitLine ("sbatch --exclusive -c 4 job.sh"):
+/// --exclusive (the node-exclusive form, not =user/=mcs/=topo), --ntasks-per-node and --cpus-per-task /
+/// -c. Options given in the script's #SBATCH lines are not in SubmitLine; a script argument spelt like
+/// one of these options would be read as it. Throws BadField on a bad count.
+void read_submit_line(std::string_view line, JobRecord& j) {
+  const auto words = text::split_ws(line);
+  // The count of `option` at words[i] ("--cpus-per-task=4", "--cpus-per-task 4", "-c4", "-c 4"),
+  // moving i past a separate value; nullopt when words[i] is not that option.
+  const auto count = [&](std::string_view option, std::size_t& i) -> std::optional<std::uint32_t> {
+    std::string_view value;
+    const auto w = words[i];
+    if (w == option) {
+      if (i + 1 >= words.size()) return std::nullopt;
+      value = words[++i];
+    } else if (w.starts_with(option) && w.size() > option.size() &&
+               (w[option.size()] == '=' || option.size() == 2)) {
+      value = w.substr(option.size() + (w[option.size()] == '=' ? 1 : 0));
+    } else {
+      return std::nullopt;
+    }
+    const auto n = text::parse_int(value);
+    if (!n || *n < 1 || *n > 1'000'000)
+      throw BadField{"SubmitLine", fmt::format("bad SubmitLine '{}': {} needs a count", line, option)};
+    return static_cast<std::uint32_t>(*n);
+  };
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (words[i] == "--exclusive") {
+      j.exclusive = true;
+    } else if (const auto n = count("--ntasks-per-node", i)) {
+      j.tasks_per_node = *n;
+    } else if (const auto c = count("--cpus-per-task", i)) {
+      j.cpus_per_task = *c;
+    } else if (const auto c2 = count("-c", i)) {
+      j.cpus_per_task = *c2;
+    }
+  }
+}
 
 class RecordView {
  public:
@@ -521,12 +560,8 @@ void fill_job(const RecordView& r, Trace& trace, JobRecord& j, bool pending_arra
   if (const auto v = r.get(kConstraints)) j.constraints = trace.strings.intern(*v);
   if (const auto v = r.get(kReservation); v && !text::trim(*v).empty())
     j.reservation = trace.strings.intern(text::trim(*v));
-  if (const auto v = r.get(kReservationId); v && !text::trim(*v).empty()) {
-    const auto id = text::parse_int(text::trim(*v));
-    if (!id || *id < 0 || *id > 0xFFFFFFFF)
-      throw BadField{"ReservationId", fmt::format("'{}' is not an id", *v)};
-    j.reservation_id = static_cast<std::uint32_t>(*id);
-  }
+  if (const auto id = r.integer(kReservationId, 0, kMaxU32)) j.reservation_id = to_u32(*id);
+  if (const auto v = r.get(kSubmitLine)) read_submit_line(*v, j);
 
   j.submit = r.time(kSubmit).value_or(kUnsetTime);
   j.eligible = r.time(kEligible).value_or(kUnsetTime);

@@ -10,7 +10,7 @@ const char* const kSacctWriterColumns =
     "JobID|JobIDRaw|JobName|User|Account|Partition|QOS|Submit|Eligible|Start|End|Elapsed|ElapsedRaw|"
     "Timelimit|"
     "TimelimitRaw|State|NNodes|ReqNodes|NCPUS|ReqCPUS|ReqMem|ReqTRES|NodeList|Priority|Flags|Restarts|"
-    "Constraints|Reservation|ReservationId";
+    "Constraints|Reservation|ReservationId|SubmitLine";
 
 namespace {
 
@@ -37,6 +37,15 @@ std::string req_tres(const JobRecord& j) {
     out += fmt::format(",mem={}M", j.mem_per_cpu ? j.mem_mb * static_cast<std::int64_t>(cpus)
                                                  : j.mem_mb * std::max<std::uint32_t>(1, j.nodes));
   return out + fmt::format(",node={}", std::max<std::uint32_t>(1, j.nodes));
+}
+
+/// What sacct has no column for, as SubmitLine shows it (the sacct reader reads these options back).
+std::string submit_line(const JobRecord& j) {
+  std::string opts;
+  if (j.exclusive) opts += " --exclusive";
+  if (j.tasks_per_node > 0) opts += fmt::format(" --ntasks-per-node={}", j.tasks_per_node);
+  if (j.cpus_per_task > 1) opts += fmt::format(" --cpus-per-task={}", j.cpus_per_task);
+  return opts.empty() ? std::string() : "sbatch" + opts;
 }
 
 const char* flags(SchedulerPass p) {
@@ -72,7 +81,7 @@ std::string format_sacct_parsable(const Trace& t, const std::vector<std::string>
                                : std::to_string(j.time_limit / 60);
     const auto id = job_id(j);
     out += fmt::format(
-        "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}\n", id, id,
+        "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}\n", id, id,
         t.strings.name(j.name), t.user_name(j), t.account_name(j), t.partition_name(j), t.qos_name(j),
         stamp(j.submit), stamp(j.eligible), stamp(j.start), stamp(j.end), format_slurm_duration(elapsed),
         elapsed, j.time_limit == kUnsetTime ? "Partition_Limit" : format_slurm_duration(j.time_limit),
@@ -88,7 +97,7 @@ std::string format_sacct_parsable(const Trace& t, const std::vector<std::string>
         nodelists && i < nodelists->size() ? (*nodelists)[i] : std::string("None assigned"),
         j.priority < 0 ? std::string("") : std::to_string(j.priority), flags(j.started_by), j.restarts,
         t.strings.name(j.constraints), t.strings.name(j.reservation),
-        j.reservation_id == 0 ? std::string() : std::to_string(j.reservation_id));
+        j.reservation_id == 0 ? std::string() : std::to_string(j.reservation_id), submit_line(j));
   }
   return out;
 }

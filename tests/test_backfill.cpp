@@ -299,16 +299,9 @@ TEST_CASE("bf_min_prio_reserve: a job under the threshold reserves nothing, so a
 }
 
 TEST_CASE("ub_medium week with backfill: invariants hold, every job starts, backfill starts many") {
-  const auto conf = testing::data_file("ub_medium/slurm.conf");
-  const auto script = testing::data_file("ub_medium/sacctmgr.script");
-  const auto events = testing::data_file("ub_medium/workload_week.events");
-  if (conf.empty() || script.empty() || events.empty()) return;
-  std::vector<std::string> warnings;
-  const Site site = import_site(SiteFiles::conf_and_script(conf, script), warnings);
-  TraceReadOptions to;
-  for (const auto& u : site.users) to.user_default_accounts[u.name] = u.default_account;
-  ReadReport report;
-  const auto trace = read_trace({events}, to, report);
+  const auto week = testing::ub_medium_week();
+  if (!week) return;
+  const auto& [site, trace] = *week;
   REQUIRE(trace.jobs.size() == 19579);
   cli::ReplayOptions o;
   o.check_invariants = true;

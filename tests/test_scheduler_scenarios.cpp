@@ -221,16 +221,9 @@ TEST_CASE("the snapshot shows sprio- and sshare-like factors at the asked instan
 }
 
 TEST_CASE("the ub_medium week replays to the end with invariants checked at every event") {
-  const auto conf = slurmtwin::testing::data_file("ub_medium/slurm.conf");
-  const auto script = slurmtwin::testing::data_file("ub_medium/sacctmgr.script");
-  const auto events = slurmtwin::testing::data_file("ub_medium/workload_week.events");
-  if (conf.empty() || script.empty() || events.empty()) return;
-  std::vector<std::string> warnings;
-  Site site = import_site(SiteFiles::conf_and_script(conf, script), warnings);
-  TraceReadOptions o;
-  for (const auto& u : site.users) o.user_default_accounts[u.name] = u.default_account;
-  ReadReport report;
-  const auto trace = read_trace({events}, o, report);
+  auto week = testing::ub_medium_week();
+  if (!week) return;
+  auto& [site, trace] = *week;
   cli::ReplayOptions ro;
   ro.check_invariants = true;
   ro.add_missing_associations = false;  // every user of the trace is in sacctmgr.script
@@ -446,16 +439,9 @@ TEST_CASE("replay(T) and replay(sacct(replay(T))) start every job at the same ti
 TEST_CASE("the ub_medium week's schedule survives its own jobs.sacct, exclusive jobs included") {
   // 19,579 jobs, 179 of them --exclusive: without SubmitLine they came back shared and 18,344 jobs
   // started differently.
-  const auto conf = testing::data_file("ub_medium/slurm.conf");
-  const auto script = testing::data_file("ub_medium/sacctmgr.script");
-  const auto events = testing::data_file("ub_medium/workload_week.events");
-  if (conf.empty() || script.empty() || events.empty()) return;
-  std::vector<std::string> warnings;
-  const Site site = import_site(SiteFiles::conf_and_script(conf, script), warnings);
-  TraceReadOptions to;
-  for (const auto& u : site.users) to.user_default_accounts[u.name] = u.default_account;
-  ReadReport report;
-  const auto trace = read_trace({events}, to, report);
+  const auto week = testing::ub_medium_week();
+  if (!week) return;
+  const auto& [site, trace] = *week;
   CHECK(std::count_if(trace.jobs.begin(), trace.jobs.end(), [](const auto& j) { return j.exclusive; }) ==
         179);
   const auto [compared, differ] = sacct_round_trip(site, trace);

@@ -87,8 +87,9 @@ Reservations::Test Reservations::test(const sim::SimState& s, const sim::SimJob&
   if (j.reservation >= 0) {
     const auto& own = s.site.reservations[static_cast<std::size_t>(j.reservation)];
     const Period* mine = own.has("FLEX") ? nullptr : active(s, j.reservation, start);
-    if (mine) {  // only its nodes
-      if (t.blocked.empty()) t.blocked.assign(s.cluster.nodes().size(), true);
+    if (!own.has("FLEX")) {  // only its nodes; none outside its periods (a later start is not planned)
+      t.blocked.assign(s.cluster.nodes().size(), true);
+      if (!mine) return t;
       for (auto n : mine->nodes) t.blocked[n] = false;
       if (mine->maint) return t;  // a MAINT reservation's jobs ignore the others
     }
@@ -123,7 +124,7 @@ Reservations::Test Reservations::test(const sim::SimState& s, const sim::SimJob&
 Seconds Reservations::next_end(Seconds t, Seconds resolution) const {
   Seconds end = 0;
   for (const auto& p : periods_)
-    if (p.end >= t && (end == 0 || p.end < end)) end = p.end;
+    if (p.end >= t && p.end != kUnlimited && (end == 0 || p.end < end)) end = p.end;
   if (end != 0 && resolution > 0) end = (end + resolution - 1) / resolution * resolution;
   return end;
 }

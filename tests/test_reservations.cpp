@@ -236,3 +236,22 @@ TEST_CASE("a drain recorded when its node went idle holds the node from the twin
   site.outages.front() = {"n1", kT0 + 110, kT0 + 300, "DOWN", "Not responding"};
   CHECK(start_of(testing::checked_replay(site, trace), 2) == 103);
 }
+
+TEST_CASE("a reservation or node event without a known start is refused") {
+  const TimeZone utc("UTC");
+  std::vector<std::string> warnings;
+  CHECK_THROWS_WITH_AS(read_node_events("Cluster|NodeName|TimeStart|TimeEnd|State|Reason|User\n"
+                                        "c|n1|Unknown|Unknown|DOWN|x|root(0)\n",
+                                        "event.txt", utc),
+                       "event.txt:2: TimeStart: Unknown: a start must be a time", InputError);
+  CHECK_THROWS_WITH_AS(read_reservations("Cluster|Name|ID|TimeStart|TimeEnd|NodeName|Flags\n"
+                                         "c|r|1|Unknown|2026-01-01T00:00:00|n1|MAINT\n",
+                                         "resv.txt", utc, warnings),
+                       "resv.txt:2: TimeStart: Unknown: a start must be a time", InputError);
+  // An end still to come is open: the event lasts for ever.
+  CHECK(read_node_events("Cluster|NodeName|TimeStart|TimeEnd|State|Reason|User\n"
+                         "c|n1|2026-01-01T00:00:00|Unknown|DOWN|x|root(0)\n",
+                         "event.txt", utc)
+            .front()
+            .end == kUnlimited);
+}

@@ -59,10 +59,13 @@ constexpr std::array kFlags{
     FlagRow{"MAGNETIC", FlagModel::kNotModelled, "jobs that do not ask for it are not drawn into it"},
 };
 
-/// "2026-11-25T21:00:00" in `zone` -> UTC; "Unknown" -> kUnlimited (an end never reached).
+/// "2026-11-25T21:00:00" in `zone` -> UTC; "Unknown" -> kUnlimited, for an end (never reached) only.
 Seconds wall_time(std::string_view v, const TimeZone& zone, const std::string& file, std::uint64_t line,
                   const char* field) {
-  if (text::iequals(v, "Unknown")) return kUnlimited;
+  if (text::iequals(v, "Unknown")) {
+    if (std::string_view(field).find("End") != std::string_view::npos) return kUnlimited;  // EndTime, TimeEnd
+    throw InputError(file, line, field, "Unknown: a start must be a time");
+  }
   const auto t = parse_timestamp(v);
   if (!t || *t == kUnsetTime) throw InputError(file, line, field, fmt::format("'{}' is not a time", v));
   return zone.to_utc(*t).front();
@@ -217,7 +220,6 @@ std::vector<NodeOutage> read_node_events(std::string_view content, const std::st
           fmt::format("'{}' is not a node outage state (DOWN, DRAIN or FAIL)", r.fields[c_state]));
     const auto start = wall_time(r.fields[c_start], zone, file_name, r.line, "TimeStart");
     const auto end = wall_time(r.fields[c_end], zone, file_name, r.line, "TimeEnd");
-    if (start == kUnlimited) throw InputError(file_name, r.line, "TimeStart", "Unknown");
     for (auto& node : expand_hostlist(r.fields[c_node]))
       out.push_back({std::move(node), start, end, state, c_reason ? r.fields[*c_reason] : std::string()});
   }

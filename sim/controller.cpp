@@ -75,6 +75,11 @@ std::uint64_t Controller::run() {
       state_.now = key.time;
     }
     current_phase_ = key.phase;
+    // Anything but a timer or a snapshot may end an idle stretch: the parked timers resume first.
+    if ((background_parked_ || decay_parked_) && !std::holds_alternative<Background>(event) &&
+        !std::holds_alternative<DecayTick>(event) && !std::holds_alternative<BackfillTick>(event) &&
+        !std::holds_alternative<Snapshot>(event))
+      unpark_timers();
     std::visit([this](const auto& e) { handle(e); }, event);
     ++events;
     if (options_.check_invariants) check_invariants();
@@ -144,6 +149,30 @@ void Controller::handle(const NodeOutage& e) {
 void Controller::handle(const CapacityChange&) {
   --future_changes_;
   if (work_left()) request_pass();
+}
+
+bool Controller::idle() const {
+  return state_.pending.empty() && state_.running.empty() && state_.suspended.empty() && held_.empty() &&
+         retests_pending_ == 0;
+}
+
+void Controller::unpark_timers() {
+  const auto& sp = state_.site.scheduler.params;
+  if (background_parked_) {
+    background_parked_ = false;
+    // The full-pass ticks of the idle stretch before now ran, on an empty queue; one due now runs
+    // after the event that ends the stretch, as it would have.
+    const Seconds ticks = (state_.now - 1 - last_full_sched_) / sp.sched_interval;
+    if (ticks > 0) last_full_sched_ = last_sched_ = last_full_sched_ + ticks * sp.sched_interval;
+    schedule_background(last_full_sched_ + sp.sched_interval);
+  }
+  if (decay_parked_) {
+    decay_parked_ = false;
+    const Seconds period = std::max<Seconds>(60, state_.site.scheduler.calc_period);
+    const Seconds first = state_.origin + options_.decay_phase;
+    const Seconds next = first + (state_.now - first + period - 1) / period * period;  // first tick >= now
+    queue_.schedule(next, phase(EventPhase::kDecay), 0, DecayTick{});
+  }
 }
 
 void Controller::request_pass() {
@@ -505,6 +534,10 @@ void Controller::handle(const Background&) {
   stalled_ = state_.running.empty() && future_submits_ == 0 && future_changes_ == 0 &&
              last_full_sched_ == state_.now;
   if (!work_left() || stalled_) return;
+  if (idle() && !pass_requested_ && sp.sched_interval > 0) {
+    background_parked_ = true;
+    return;
+  }
   Seconds next = sp.sched_interval > 0 ? last_full_sched_ + sp.sched_interval : kUnlimited;
   if (pass_requested_) next = std::min(next, std::max(state_.now + 1, last_sched_ + sp.batch_sched_delay));
   if (next != kUnlimited) schedule_background(next);
@@ -549,6 +582,10 @@ void Controller::note_change() {
 void Controller::handle(const DecayTick&) {
   policy_.decay_tick(state_);
   if (!work_left() || stalled_) return;
+  if (idle()) {
+    decay_parked_ = true;
+    return;
+  }
   const Seconds period = std::max<Seconds>(60, state_.site.scheduler.calc_period);
   queue_.schedule(state_.now + period, phase(EventPhase::kDecay), 0, DecayTick{});
 }

@@ -211,6 +211,12 @@ class Controller final : public JobLauncher {
   void schedule_background(Seconds at);
   void run_main(bool full, bool end_triggered);
   bool work_left() const;
+  /// No job is pending, running, suspended or held, and no dependency retest is due: until the next
+  /// submit, begin time or capacity change nothing can happen, so the periodic timers park.
+  bool idle() const;
+  /// Re-arms parked timers at their first ticks from now on, as if every skipped tick had run (a
+  /// skipped main pass would have found an empty queue; the decay thread decays by elapsed time).
+  void unpark_timers();
   void check_invariants() const;
 
   SimState& state_;
@@ -241,6 +247,9 @@ class Controller final : public JobLauncher {
   std::vector<std::pair<std::uint32_t, Seconds>> held_;
   std::vector<std::uint32_t> retest_;
   std::uint64_t retests_pending_ = 0;  // Retest events in the queue
+  // Timers parked while idle (issue 27, D1: two jobs 158 years apart took 100M events).
+  bool background_parked_ = false;
+  bool decay_parked_ = false;
 };
 
 }  // namespace slurmtwin::sim

@@ -528,3 +528,28 @@ TEST_CASE("the twin against history: start errors and wait deviation per partiti
                        "dump has them)",
                        std::invalid_argument);
 }
+
+TEST_CASE("idle time costs no events: two jobs ten years apart replay in a handful of events") {
+  // Issue 27, D1: the periodic timers fired through idle simulated time (two SWF jobs 158 years apart
+  // took 100M events). While nothing is pending, running or held they park, and resume at the next
+  // submit on their own phase, as if every skipped tick had run. Job 2 comes 1 s after a full-pass
+  // tick (every 60 s from kT0; ten years is a multiple of 60 s).
+  constexpr Seconds kDecade = 10 * 365 * 86400;
+  auto site = small_site(1, 4);
+  const auto far = make_trace({{0, 1, 4, 100, 600}, {kDecade + 1, 1, 4, 100, 600}});
+  const auto near = make_trace({{0, 1, 4, 100, 600}, {301, 1, 4, 100, 600}});  // 5 min: no long stretch
+  // The idle backfill thread runs a cycle at the first change: job 2 starts at its submit.
+  const auto r = replay(site, far);
+  CHECK(start_of(r, 0) == 3);
+  CHECK(start_of(r, 1) == kDecade + 1);
+  CHECK(r.state->jobs[1].started_by == SchedulerPass::kBackfill);
+  CHECK(r.events < 200);
+  CHECK(start_of(replay(site, near), 1) == 301);
+  // Without backfill: the skipped tick at +0 counts as the full pass it would have been, so the main
+  // pass job 2 requests waits batch_sched_delay (3 s) after it: +3 (and 303 after the tick at 300).
+  site.scheduler.scheduler_type = "sched/builtin";
+  const auto builtin = replay(site, far);
+  CHECK(start_of(builtin, 1) == kDecade + 3);
+  CHECK(builtin.events < 200);
+  CHECK(start_of(replay(site, near), 1) == 303);
+}

@@ -154,6 +154,10 @@ SweepStore::SweepStore(const std::string& path) : path_(path) {
   try {
     exec("PRAGMA journal_mode=WAL");
     exec("PRAGMA synchronous=NORMAL");
+    // The schema is made and brought up to date in one write transaction: two processes opening a new
+    // store at once (a sweep and a reader of its progress) each saw a column missing and the second
+    // ALTER TABLE failed ("duplicate column name"), ending that process.
+    exec("BEGIN IMMEDIATE");
     exec(
         "CREATE TABLE IF NOT EXISTS points (key TEXT PRIMARY KEY, params TEXT NOT NULL, metrics TEXT NOT "
         "NULL, engine TEXT NOT NULL, run_seconds REAL NOT NULL, version TEXT NOT NULL, trace_fingerprint "
@@ -172,7 +176,9 @@ SweepStore::SweepStore(const std::string& path) : path_(path) {
     if (!columns.count("sur_job_waits")) exec("ALTER TABLE points ADD COLUMN sur_job_waits BLOB");
     // And for replicated points (spec replicates): NULL in older rows means one replay.
     if (!columns.count("replicates")) exec("ALTER TABLE points ADD COLUMN replicates INTEGER");
+    exec("COMMIT");
   } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);  // none open: an error, ignored
     sqlite3_close(db_);
     throw;
   }

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -44,6 +45,10 @@ int run_replay(const Args& args) {
     add_trace_read_options(o);
     const auto vm = parse(
         "slurmtwin replay [--site site.yaml | --slurm-conf ...] [--trace FILE...] [--out DIR]", o, args);
+    // A rate of will-run tests: 0 (off) or a positive number (issue 27, D8: nan, inf and -1 were taken).
+    if (const double rate = vm["bf-tests-per-second"].as<double>(); !std::isfinite(rate) || rate < 0)
+      throw po::error(
+          "--bf-tests-per-second must be 0 (off) or a positive number of will-run tests per second");
 
     std::vector<std::string> warnings;
     Site site = load_site(vm, warnings);

@@ -46,6 +46,16 @@ TEST_CASE("trace info counts the ub_medium week and the HPC2N SWF file") {
   CHECK(hpc2n.out.find("jobs:         3170\n") != std::string::npos);
 }
 
+TEST_CASE("--bf-tests-per-second takes 0 or a positive rate, nothing else") {
+  // Issue 27, D8: nan, inf and -1 were accepted (the cost model then made cycles of any length).
+  for (const char* bad : {"nan", "inf", "-1"}) {
+    const auto r = run_cli(fmt::format("replay --bf-tests-per-second {} --out {}", bad,
+                                       (slurmtwin::testing::scratch_dir("bf_rate") / "out").string()));
+    CHECK(r.code == 2);
+    CHECK(r.out.find("--bf-tests-per-second must be 0 (off) or a positive number") != std::string::npos);
+  }
+}
+
 TEST_CASE("bad input: strict mode names file, line and field with exit code 2, lenient mode counts") {
   const auto dir = slurmtwin::testing::scratch_dir("cli_bad");
   const auto bad = (dir / "bad.events").string();

@@ -4,6 +4,7 @@
 // src/api/config_info.c); tests/oracle/recorded/17_site_files holds files real Slurm printed.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -479,4 +480,18 @@ TEST_CASE("end to end: scenario 18's reservations and node events replay to with
   const auto bare = replay("", "bare");
   CHECK(bare.code == 2);
   CHECK(bare.out.find("unknown reservation (give the site's reservations)") != std::string::npos);
+}
+
+TEST_CASE("an Include of a named pipe is refused, not waited on for ever") {
+  // Issue 27, D8: opening a FIFO blocks until something writes to it.
+  const auto dir = testing::scratch_dir("fifo_include");
+  const auto fifo = (dir / "nodes.conf").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const auto conf = (dir / "slurm.conf").string();
+  std::ofstream(conf) << "ClusterName=c\nInclude " << fifo << "\nPartitionName=p Nodes=ALL\n";
+  std::vector<std::string> warnings;
+  CHECK_THROWS_WITH_AS(
+      import_slurm_conf(conf, warnings),
+      (conf + ":2: Include: " + fifo + ": is not a regular file (a pipe, device or socket)").c_str(),
+      InputError);
 }

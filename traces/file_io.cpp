@@ -20,7 +20,13 @@ namespace {
 
 std::string read_raw(const std::string& path, std::uint64_t max_bytes) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path, 0, "", "is a directory, not a file");
+  const auto type = std::filesystem::status(path, ec).type();
+  if (type == std::filesystem::file_type::directory)
+    throw InputError(path, 0, "", "is a directory, not a file");
+  // Opening a FIFO (a named pipe) blocks until someone writes to it: an `Include` of one hung the
+  // import for ever (issue 27, D8). Devices and sockets are not input files either.
+  if (!ec && type != std::filesystem::file_type::regular && type != std::filesystem::file_type::not_found)
+    throw InputError(path, 0, "", "is not a regular file (a pipe, device or socket)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, 0, "", fmt::format("cannot open: {}", std::strerror(errno)));
   in.seekg(0, std::ios::end);

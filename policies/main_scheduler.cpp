@@ -16,8 +16,8 @@ void append_queue_records(const sim::SimState& s, std::uint32_t ji, std::vector<
   for (std::size_t k = 0; k < j.partitions.size(); ++k) {
     const auto p = j.partitions[k];
     out.push_back({ji, p, s.site.partitions[p].priority_tier,
-                   k < j.part_priority.size() ? j.part_priority[k] : j.priority, j.submit, j.id, j.array_task,
-                   static_cast<std::uint16_t>(k), rank, j.reservation >= 0});
+                   k < j.part_priority.size() ? j.part_priority[k] : j.priority, j.reservation >= 0, j.submit,
+                   j.id, j.array_task, static_cast<std::uint16_t>(k), rank});
   }
 }
 

@@ -17,13 +17,15 @@ struct QueueRecord {
   std::uint16_t partition = 0;
   std::uint16_t tier = 0;
   std::uint32_t priority = 0;
+  bool reservation = false;  // asks for a reservation: before every record that does not (fills padding)
   Seconds submit = 0;
   std::uint64_t id = 0;
   std::int32_t array_task = -1;
   std::uint16_t part_index = 0;    // which of the job's requested partitions (index into SimJob::partitions)
   std::uint16_t preempt_rank = 0;  // preemptors first (Preemption::queue_rank), after the tier
-  bool reservation = false;        // asks for a reservation: before every record that does not
 };
+static_assert(sizeof(QueueRecord) <= 40,
+              "a queue of a million records is sorted at every pass: keep it small");
 
 class Preemption;
 

@@ -65,7 +65,7 @@ TEST_CASE("sort_at_descents re-checks the pair after an insertion") {
   // recorded: the cascade must insert 7 too, giving [9, 8, 7, 6].
   std::vector<QueueRecord> q(4);
   const std::uint32_t prio[] = {9, 6, 8, 7};
-  for (std::uint32_t i = 0; i < 4; ++i) q[i] = {i, 0, 0, prio[i], 0, i + 1, -1, 0};
+  for (std::uint32_t i = 0; i < 4; ++i) q[i] = {i, 0, 0, prio[i], false, 0, i + 1, -1, 0};
   const auto d = descents_of(q);
   REQUIRE(d == std::vector<std::size_t>{2});
   policies::sort_at_descents(q, d);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "traces/site_events.hpp"
+
 namespace slurmtwin::policies {
 namespace {
 
@@ -57,10 +59,8 @@ bool Reservations::admits(const sim::SimState& s, const sim::SimJob& j) const {
 
 const Reservations::Period* Reservations::active(const sim::SimState& s, std::int32_t index,
                                                  Seconds now) const {
-  const auto& name = s.site.reservations[static_cast<std::size_t>(index)].name;
-  for (const auto& p : periods_)
-    if (p.start <= now && now < p.end && s.site.reservations[p.site_index].name == name) return &p;
-  return nullptr;
+  const auto* r = active_period(s.site, static_cast<std::size_t>(index), now);
+  return r != nullptr ? &periods_[static_cast<std::size_t>(r - s.site.reservations.data())] : nullptr;
 }
 
 bool Reservations::may_run_now(const sim::SimState& s, const sim::SimJob& j, Seconds now) const {

@@ -51,7 +51,7 @@ class Reservations {
   };
   /// The period of the reservation named like site reservation `index` active at `now`, if any.
   const Period* active(const sim::SimState& s, std::int32_t index, Seconds now) const;
-  std::vector<Period> periods_;
+  std::vector<Period> periods_;                              // one per Site::reservations entry, in its order
   std::vector<std::vector<std::uint32_t>> partition_nodes_;  // per partition: node indices, ascending
 };
 

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "traces/site_events.hpp"
+
 namespace slurmtwin::sim {
 namespace {
 
@@ -26,6 +28,11 @@ void add_slot(std::vector<std::uint32_t>& list, std::vector<SimJob>& jobs, std::
 
 std::uint8_t phase(EventPhase p) {
   return static_cast<std::uint8_t>(p);
+}
+
+/// The decay thread's period (s): PriorityCalcPeriod, at least a minute.
+Seconds decay_period(const Site& site) {
+  return std::max<Seconds>(60, site.scheduler.calc_period);
 }
 
 }  // namespace
@@ -168,7 +175,7 @@ void Controller::unpark_timers() {
   }
   if (decay_parked_) {
     decay_parked_ = false;
-    const Seconds period = std::max<Seconds>(60, state_.site.scheduler.calc_period);
+    const Seconds period = decay_period(state_.site);
     const Seconds first = state_.origin + options_.decay_phase;
     const Seconds next = first + (state_.now - first + period - 1) / period * period;  // first tick >= now
     queue_.schedule(next, phase(EventPhase::kDecay), 0, DecayTick{});
@@ -347,13 +354,10 @@ void Controller::start_job(std::uint32_t job, std::uint16_t partition, std::vect
   // A job of a reservation (not FLEX) is killed by the limit check once the reservation has ended
   // (ResvOverRun 0: job_time_limit kills when end < now).
   Seconds resv_due = kUnlimited;
-  if (j.reservation >= 0) {
-    const auto& name = state_.site.reservations[static_cast<std::size_t>(j.reservation)].name;
-    for (const auto& r : state_.site.reservations)
-      if (r.name == name && !r.has("FLEX") && r.start <= state_.now && state_.now < r.end &&
-          r.end != kUnlimited)
-        resv_due = r.end + 1;
-  }
+  if (j.reservation >= 0)
+    if (const auto* r = active_period(state_.site, static_cast<std::size_t>(j.reservation), state_.now);
+        r != nullptr && !r->has("FLEX") && r->end != kUnlimited)
+      resv_due = r->end + 1;
   const Seconds over = over_time_limit(state_.site, partition);
   // Ended by the limit check: over its limit, unless OverTimeLimit=UNLIMITED (then a job that runs
   // until its limit stops there, COMPLETED).
@@ -375,7 +379,7 @@ void Controller::start_job(std::uint32_t job, std::uint16_t partition, std::vect
     const bool by_check = j.end < work_done;
     j.end = std::min(j.end, work_done);
     j.end_state = JobState::kTimeout;
-    const Seconds period = std::max<Seconds>(60, state_.site.scheduler.calc_period);
+    const Seconds period = decay_period(state_.site);
     const Seconds first_decay = state_.origin + options_.decay_phase;
     if (by_check && options_.limit_check_after_decay && j.end >= first_decay &&
         (j.end - first_decay) % period == 0)
@@ -586,7 +590,7 @@ void Controller::handle(const DecayTick&) {
     decay_parked_ = true;
     return;
   }
-  const Seconds period = std::max<Seconds>(60, state_.site.scheduler.calc_period);
+  const Seconds period = decay_period(state_.site);
   queue_.schedule(state_.now + period, phase(EventPhase::kDecay), 0, DecayTick{});
 }
 

@@ -227,6 +227,13 @@ std::vector<NodeOutage> read_node_events(std::string_view content, const std::st
   return out;
 }
 
+const Reservation* active_period(const Site& site, std::size_t index, Seconds t) {
+  const auto& name = site.reservations[index].name;
+  for (const auto& r : site.reservations)
+    if (r.start <= t && t < r.end && r.name == name) return &r;
+  return nullptr;
+}
+
 void validate_site_events(const Site& site) {
   for (const auto& r : site.reservations) {
     if (r.name.empty()) throw std::invalid_argument("a reservation without a name");

@@ -38,6 +38,10 @@ std::vector<Reservation> read_reservations(std::string_view content, const std::
 std::vector<NodeOutage> read_node_events(std::string_view content, const std::string& file_name,
                                          const TimeZone& zone);
 
+/// The entry of Site::reservations in force at `t` among those named like entry `index` (one entry per
+/// period of a reservation), or nullptr when none is.
+const Reservation* active_period(const Site& site, std::size_t index, Seconds t);
+
 /// Checks reservations and outages against the site's nodes (names known, end after start, a
 /// reservation named once per period); throws std::invalid_argument naming the first problem.
 void validate_site_events(const Site& site);

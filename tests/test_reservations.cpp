@@ -255,3 +255,22 @@ TEST_CASE("a reservation or node event without a known start is refused") {
             .front()
             .end == kUnlimited);
 }
+
+TEST_CASE("a malformed node list in a reservation or node event is refused with file, line and field") {
+  // Regression: the fuzzer's `Nodes=n[1-)` ended the process with an uncaught std::invalid_argument.
+  const TimeZone utc("UTC");
+  std::vector<std::string> warnings;
+  CHECK_THROWS_WITH_AS(read_reservations("ReservationName=r StartTime=2026-11-25T21:00:00 "
+                                         "EndTime=2026-11-25T21:02:00\n"
+                                         "   Nodes=n[1-) Users=root Accounts=(null) Flags=MAINT\n",
+                                         "resv.txt", utc, warnings),
+                       "resv.txt:2: Nodes: unbalanced '[' in hostlist 'n[1-)'", InputError);
+  CHECK_THROWS_WITH_AS(read_reservations("Cluster|Name|ID|TimeStart|TimeEnd|NodeName|Flags\n"
+                                         "c|r|1|2026-01-01T00:00:00|2026-01-01T01:00:00|n[3-1]|MAINT\n",
+                                         "resv.txt", utc, warnings),
+                       doctest::Contains("resv.txt:2: NodeName: "), InputError);
+  CHECK_THROWS_WITH_AS(read_node_events("Cluster|NodeName|TimeStart|TimeEnd|State|Reason|User\n"
+                                        "c|n[1-99999999]|2026-01-01T00:00:00|Unknown|DOWN|x|root(0)\n",
+                                        "event.txt", utc),
+                       doctest::Contains("event.txt:2: NodeName: "), InputError);
+}

@@ -10,6 +10,7 @@
 
 #include "traces/csv.hpp"
 #include "traces/hostlist.hpp"
+#include "traces/input_limits.hpp"
 #include "traces/read_report.hpp"
 #include "traces/scontrol_show.hpp"
 #include "traces/text.hpp"
@@ -17,6 +18,16 @@
 
 namespace slurmtwin {
 namespace {
+
+// A node list field (`n[1-4],m2`) expanded, or refused with file, line and field.
+std::vector<std::string> node_names(const std::string& value, const std::string& file, std::uint64_t line,
+                                    std::string_view field) {
+  try {
+    return expand_hostlist(value, kMaxSiteNodes);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(file, line, std::string(field), e.what());
+  }
+}
 
 struct FlagRow {
   std::string_view name;
@@ -116,7 +127,8 @@ std::vector<Reservation> read_scontrol(std::string_view content, const std::stri
     r.start = wall_time(get("StartTime").value, zone, file, get("StartTime").line, "StartTime");
     r.end = wall_time(get("EndTime").value, zone, file, get("EndTime").line, "EndTime");
     const auto& nodes = get("Nodes");
-    if (nodes.value != "(null)" && !nodes.value.empty()) r.nodes = expand_hostlist(nodes.value);
+    if (nodes.value != "(null)" && !nodes.value.empty())
+      r.nodes = node_names(nodes.value, file, nodes.line, "Nodes");
     r.users = name_list(get("Users").value);
     r.accounts = name_list(get("Accounts").value);
     const auto& flags = get("Flags");
@@ -155,7 +167,7 @@ std::vector<Reservation> read_sacctmgr(std::string_view content, const std::stri
     if (res.name.empty()) throw InputError(file, r.line, "Name", "empty");
     res.start = wall_time(r.fields[c_start], zone, file, r.line, "TimeStart");
     res.end = wall_time(r.fields[c_end], zone, file, r.line, "TimeEnd");
-    if (!r.fields[c_nodes].empty()) res.nodes = expand_hostlist(r.fields[c_nodes]);
+    if (!r.fields[c_nodes].empty()) res.nodes = node_names(r.fields[c_nodes], file, r.line, "NodeName");
     if (c_flags) res.flags = read_flags(r.fields[*c_flags], res.name, file, r.line, warnings);
     if (c_id) {
       const auto id = text::parse_int(r.fields[*c_id]);
@@ -220,7 +232,7 @@ std::vector<NodeOutage> read_node_events(std::string_view content, const std::st
           fmt::format("'{}' is not a node outage state (DOWN, DRAIN or FAIL)", r.fields[c_state]));
     const auto start = wall_time(r.fields[c_start], zone, file_name, r.line, "TimeStart");
     const auto end = wall_time(r.fields[c_end], zone, file_name, r.line, "TimeEnd");
-    for (auto& node : expand_hostlist(r.fields[c_node]))
+    for (auto& node : node_names(r.fields[c_node], file_name, r.line, "NodeName"))
       out.push_back({std::move(node), start, end, state, c_reason ? r.fields[*c_reason] : std::string()});
   }
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.start < b.start; });

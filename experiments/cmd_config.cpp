@@ -71,7 +71,8 @@ int config_import(const Args& args) {
   add_site_options(o);
   const auto vm = parse(
       "slurmtwin config import --slurm-conf slurm.conf | --scontrol-config F [--scontrol-nodes F "
-      "--scontrol-partitions F] [--gres-conf F] [--qos-dump F] [--sacctmgr F | --sacctmgr-dump F | "
+      "--scontrol-partitions F] [--gres-conf F] [--topology-conf F] [--qos-dump F] [--sacctmgr F | "
+      "--sacctmgr-dump F | "
       "--assoc-dump F] -o site.yaml",
       o, args);
   if (vm["slurm-conf"].as<std::string>().empty() && vm["scontrol-config"].as<std::string>().empty())

@@ -14,6 +14,8 @@ void add_site_options(po::options_description& o) {
       "scontrol-nodes", file(), "`scontrol show nodes` output: replaces slurm.conf's NodeName lines")(
       "scontrol-partitions", file(), "`scontrol show partition` output: replaces its PartitionName lines")(
       "gres-conf", file(), "gres.conf to apply (default: beside slurm.conf)")(
+      "topology-conf", file(),
+      "topology.conf that TopologyPlugin=topology/tree reads (default: beside slurm.conf)")(
       "qos-dump", file(), "`sacctmgr -P show qos` output: the QOS")(
       "sacctmgr", file(), "sacctmgr script with QOS, accounts, users and shares")(
       "sacctmgr-dump", file(), "`sacctmgr dump CLUSTER file=F` flat file: accounts, users, shares, limits")(
@@ -40,6 +42,7 @@ SiteFiles site_files_of(const po::variables_map& vm) {
   f.cluster.scontrol_nodes = get("scontrol-nodes");
   f.cluster.scontrol_partitions = get("scontrol-partitions");
   f.cluster.gres_conf = get("gres-conf");
+  f.cluster.topology_conf = get("topology-conf");
   f.cluster.slurm_version = get("slurm-version");
   if (!f.cluster.slurm_version.empty()) {
     try {

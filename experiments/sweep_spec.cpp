@@ -211,6 +211,7 @@ void parse_site_section(const YamlReader& r, const YAML::Node& site, SweepSpec& 
       {"scontrol_nodes", &f.cluster.scontrol_nodes},
       {"scontrol_partitions", &f.cluster.scontrol_partitions},
       {"gres_conf", &f.cluster.gres_conf},
+      {"topology_conf", &f.cluster.topology_conf},
       {"qos_dump", &f.qos_table},
       {"sacctmgr", &f.sacctmgr_script},
       {"sacctmgr_dump", &f.sacctmgr_dump},

@@ -35,24 +35,64 @@ struct Scratch {
   std::vector<std::uint32_t> avail;  // per usable node: CPUs this evaluation may take (0: none)
   std::vector<char> taken;
   std::vector<Usable> kept;
+  // topology/tree (evaluate_switches)
+  std::vector<std::uint32_t> slot;  // per cluster node: its index in the list + 1; 0: not listed
+  std::vector<std::uint32_t> topo_weights;
+  std::vector<std::int64_t> count;         // per switch: candidate nodes under it
+  std::vector<char> required;              // per switch: holds a node taken before the leaves are chosen
+  std::vector<std::uint32_t> dist;         // per switch: hops summed from the switches used (kFar sticky)
+  std::vector<char> in_top, best, forced;  // per listed node
 };
 thread_local Scratch scratch;
+
+/// What the request still needs while an evaluation takes nodes one by one (cons_tres's rem_cpus,
+/// rem_max_cpus, rem_nodes and max_nodes).
+struct Need {
+  std::int64_t cpt;           // CPUs per task
+  std::int64_t per_node_min;  // the fewest CPUs a node it uses may give
+  std::int64_t cpus;
+  std::int64_t max_cpus;
+  std::int64_t nodes;
+  std::int64_t max_nodes;  // more nodes it may still take
+  explicit Need(const sim::NodeRequest& r)
+      : cpt(std::max<std::uint32_t>(1, r.cpus_per_task)),
+        per_node_min(r.cpus_per_node > 0 ? r.cpus_per_node : cpt),
+        cpus(r.total_cpus),
+        max_cpus(r.total_cpus),
+        nodes(r.min_nodes),
+        max_nodes(r.node_bound()) {}
+  bool met() const { return nodes <= 0 && cpus <= 0; }
+  /// Takes node `u` with `avail` of its CPUs usable. Unless the job is exclusive it takes at most what
+  /// leaves one task for each node still needed after this one (_cpus_to_use); that cut stays in `u`
+  /// for the next evaluation (Slurm keeps it in avail_res).
+  void take(const sim::ClusterState& cluster, const sim::NodeRequest& r, Usable& u, std::int64_t avail,
+            std::vector<sim::NodeAlloc>& out) {
+    if (!r.exclusive) {
+      const std::int64_t most = max_cpus - std::max<std::int64_t>(nodes - 1, 0) * cpt;
+      if (avail > most) {
+        avail = std::max(most, per_node_min);
+        u.cpus = static_cast<std::uint32_t>(avail);
+      }
+    }
+    const auto alloc = r.exclusive ? cluster.node(u.node).cpus
+                                   : cluster.round_cpus(u.node, static_cast<std::uint32_t>(avail));
+    out.push_back({u.node, alloc, cluster.memory_needed(u.node, r, alloc)});
+    cpus -= avail;
+    max_cpus -= avail;
+    --nodes;
+    --max_nodes;
+  }
+};
 
 /// One evaluation of `list` (usable nodes in node order), as cons_tres's _eval_nodes for topology/flat
 /// (Slurm 22.05 select/cons_tres/job_test.c): sets of consecutive nodes of equal Weight; the set to
 /// take from is the lowest-weight one, and among equal weights the tightest sufficient set, else the
 /// largest; a set is taken node by node in order (the best-fitting single node when one more node is
 /// needed), a node skipped when it is the last the job may use and cannot hold the rest; repeated
-/// until the request is met. A node's CPUs cut to what the job still needs stay cut for the next
-/// evaluation (Slurm keeps them in avail_res), so `list` is updated. Appends the choice to `out`.
+/// until the request is met. Cuts of CPUs stay in `list` (Need::take). Appends the choice to `out`.
 bool evaluate(const sim::ClusterState& cluster, const sim::NodeRequest& r, std::vector<Usable>& list,
               Scratch& sc, std::vector<sim::NodeAlloc>& out) {
-  const std::int64_t cpt = std::max<std::uint32_t>(1, r.cpus_per_task);
-  const std::int64_t per_node_min = r.cpus_per_node > 0 ? r.cpus_per_node : cpt;
-  std::int64_t rem_cpus = r.total_cpus;
-  std::int64_t rem_max_cpus = r.total_cpus;
-  std::int64_t rem_nodes = r.min_nodes;
-  std::int64_t max_nodes = r.node_bound();
+  Need need(r);
   out.clear();
   sc.sets.clear();
   sc.avail.resize(list.size());
@@ -66,7 +106,7 @@ bool evaluate(const sim::ClusterState& cluster, const sim::NodeRequest& r, std::
     set.cpus += list[k].cpus;
     ++set.nodes;
   }
-  while (max_nodes > 0) {
+  while (need.max_nodes > 0) {
     // The set to take from (the order of the conditions is Slurm's).
     std::size_t best = 0;
     std::uint32_t best_nodes = 0;
@@ -75,7 +115,7 @@ bool evaluate(const sim::ClusterState& cluster, const sim::NodeRequest& r, std::
     for (std::size_t i = 0; i < sc.sets.size(); ++i) {
       const auto& set = sc.sets[i];
       if (set.nodes == 0) continue;
-      const bool sufficient = static_cast<std::int64_t>(set.cpus) >= rem_cpus && set.nodes >= rem_nodes;
+      const bool sufficient = static_cast<std::int64_t>(set.cpus) >= need.cpus && set.nodes >= need.nodes;
       bool new_best = best_nodes == 0 || set.weight < sc.sets[best].weight;
       if (!new_best && set.weight == sc.sets[best].weight &&
           ((sufficient && !best_sufficient) || (sufficient && set.cpus < best_cpus) ||
@@ -90,13 +130,13 @@ bool evaluate(const sim::ClusterState& cluster, const sim::NodeRequest& r, std::
     }
     if (best_nodes == 0) break;
     auto& set = sc.sets[best];
-    if (rem_nodes <= 1) {  // one node may do: the one with the fewest CPUs that holds the rest
+    if (need.nodes <= 1) {  // one node may do: the one with the fewest CPUs that holds the rest
       std::size_t fit = set.end;
       for (std::size_t k = set.begin; k < set.end; ++k) {
-        if (sc.taken[k] || sc.avail[k] < rem_cpus) continue;
+        if (sc.taken[k] || sc.avail[k] < need.cpus) continue;
         if (fit == set.end || sc.avail[k] < sc.avail[fit]) {
           fit = k;
-          if (sc.avail[k] == rem_cpus) break;
+          if (sc.avail[k] == need.cpus) break;
         }
       }
       if (fit != set.end)
@@ -104,33 +144,197 @@ bool evaluate(const sim::ClusterState& cluster, const sim::NodeRequest& r, std::
           if (k != fit) sc.avail[k] = 0;
     }
     for (std::size_t k = set.begin; k < set.end; ++k) {
-      if (max_nodes == 0 || (rem_nodes <= 0 && rem_cpus <= 0)) break;
+      if (need.max_nodes == 0 || need.met()) break;
       if (sc.taken[k] || sc.avail[k] == 0) continue;
-      std::int64_t cpus = sc.avail[k];
-      if (max_nodes == 1 && cpus < rem_cpus) continue;  // the last node it may use cannot hold the rest
-      if (!r.exclusive) {
-        // Leave one task for each node still needed after this one (_cpus_to_use).
-        const std::int64_t most = rem_max_cpus - std::max<std::int64_t>(rem_nodes - 1, 0) * cpt;
-        if (cpus > most) {
-          cpus = std::max(most, per_node_min);
-          list[k].cpus = static_cast<std::uint32_t>(cpus);
-        }
-      }
-      const auto node = list[k].node;
-      const auto alloc =
-          r.exclusive ? cluster.node(node).cpus : cluster.round_cpus(node, static_cast<std::uint32_t>(cpus));
-      out.push_back({node, alloc, cluster.memory_needed(node, r, alloc)});
+      // The last node it may use cannot hold the rest.
+      if (need.max_nodes == 1 && static_cast<std::int64_t>(sc.avail[k]) < need.cpus) continue;
+      need.take(cluster, r, list[k], sc.avail[k], out);
       sc.taken[k] = 1;
-      rem_cpus -= cpus;
-      rem_max_cpus -= cpus;
-      --rem_nodes;
-      --max_nodes;
     }
-    if (rem_nodes <= 0 && rem_cpus <= 0) return true;
+    if (need.met()) return true;
     set.cpus = 0;
     set.nodes = 0;
   }
-  return rem_nodes <= 0 && rem_cpus <= 0;
+  return need.met();
+}
+
+/// cons_tres's _topo_compare_switches: > 0 when leaf `i` is the better place for `rem` more nodes
+/// than leaf `j`. A switch that holds them all beats one that does not, the tighter of two that do;
+/// when neither does, their parents are compared (up to a common one), then the larger count and
+/// the lower level win.
+int compare_switches(const sim::SwitchTree& tree, const std::vector<std::int64_t>& count, std::uint32_t i,
+                     std::uint32_t j, std::int64_t rem) {
+  // The walk up ends at the top switch (it holds them all) or at a common parent; the bound only
+  // guards against a malformed tree.
+  for (std::size_t steps = 0; steps <= 2 * tree.switches.size(); ++steps) {
+    const bool i_fit = count[i] >= rem, j_fit = count[j] >= rem;
+    if (i_fit && j_fit) {
+      if (count[i] != count[j]) return count[i] < count[j] ? 1 : -1;
+      break;
+    }
+    if (i_fit) return 1;
+    if (j_fit) return -1;
+    const auto pi = tree.switches[i].parent, pj = tree.switches[j].parent;
+    if ((pi != i || pj != j) && pi != pj) {
+      i = pi;
+      j = pj;
+      continue;
+    }
+    break;
+  }
+  if (count[i] != count[j]) return count[i] > count[j] ? 1 : -1;
+  if (tree.switches[i].level != tree.switches[j].level)
+    return tree.switches[i].level < tree.switches[j].level ? 1 : -1;
+  return 0;
+}
+
+/// One evaluation of `list` under topology/tree, as cons_tres's _eval_nodes_topo (Slurm 22.05, no
+/// required nodes, no --switches): the top switch is the highest-level switch with enough listed nodes
+/// (the one whose lightest node is lightest among equals); its nodes of the lowest Weights are the
+/// candidates, enough of them for the request, the lighter levels taken first when several are needed;
+/// then whole leaf switches in turn: the tightest leaf that holds the nodes still needed, else the
+/// largest, preferring leaves near those already used (hops); inside a leaf nodes go in node order,
+/// with no best fit by CPUs. Appends the choice to `out`.
+bool evaluate_switches(const sim::ClusterState& cluster, const sim::NodeRequest& r, std::vector<Usable>& list,
+                       Scratch& sc, std::vector<sim::NodeAlloc>& out) {
+  const auto& tree = cluster.switch_tree();
+  const std::size_t switches = tree.switches.size();
+  constexpr auto kNone = std::numeric_limits<std::size_t>::max();
+  Need need(r);
+  out.clear();
+  sc.slot.resize(cluster.nodes().size(), 0);
+  for (std::size_t k = 0; k < list.size(); ++k) sc.slot[list[k].node] = static_cast<std::uint32_t>(k + 1);
+  const auto body = [&]() -> bool {
+    // The top switch.
+    sc.count.assign(switches, 0);
+    std::size_t top = kNone;
+    std::uint32_t top_weight = 0;
+    for (std::size_t i = 0; i < switches; ++i) {
+      std::uint32_t lightest = std::numeric_limits<std::uint32_t>::max();
+      for (const auto node : tree.switches[i].nodes)
+        if (const auto k = sc.slot[node]; k != 0) {
+          ++sc.count[i];
+          lightest = std::min(lightest, list[k - 1].weight);
+        }
+      if (sc.count[i] == 0 || sc.count[i] < need.nodes) continue;
+      if (top == kNone || (tree.switches[i].level >= tree.switches[top].level && lightest <= top_weight)) {
+        top = i;
+        top_weight = lightest;
+      }
+    }
+    if (top == kNone) return false;
+    sc.in_top.assign(list.size(), 0);
+    for (const auto node : tree.switches[top].nodes)
+      if (const auto k = sc.slot[node]; k != 0) sc.in_top[k - 1] = 1;
+    // The candidates: the top switch's nodes by Weight level until they suffice; the levels below the
+    // last one are all taken first.
+    sc.topo_weights.clear();
+    for (std::size_t k = 0; k < list.size(); ++k)
+      if (sc.in_top[k]) sc.topo_weights.push_back(list[k].weight);
+    std::sort(sc.topo_weights.begin(), sc.topo_weights.end());
+    sc.topo_weights.erase(std::unique(sc.topo_weights.begin(), sc.topo_weights.end()), sc.topo_weights.end());
+    sc.best.assign(list.size(), 0);
+    sc.forced.assign(list.size(), 0);
+    std::int64_t best_cpus = 0, best_nodes = 0;
+    bool sufficient = false, any_forced = false;
+    for (const auto w : sc.topo_weights) {
+      if (sufficient) break;
+      if (best_nodes > 0) {
+        sc.forced = sc.best;
+        any_forced = true;
+      }
+      for (std::size_t k = 0; k < list.size(); ++k)
+        if (sc.in_top[k] && list[k].weight == w) {
+          sc.best[k] = 1;
+          best_cpus += list[k].cpus;
+          ++best_nodes;
+        }
+      sufficient = best_cpus >= need.cpus && best_nodes >= need.nodes;
+    }
+    if (!sufficient) return false;
+    sc.taken.assign(list.size(), 0);
+    sc.required.assign(switches, 0);
+    const auto take = [&](std::size_t k) {
+      need.take(cluster, r, list[k], list[k].cpus, out);
+      sc.taken[k] = 1;
+    };
+    if (any_forced) {
+      for (std::size_t k = 0; k < list.size() && need.max_nodes > 0; ++k)
+        if (sc.forced[k]) take(k);
+      for (std::size_t i = 0; i < switches; ++i)
+        for (const auto node : tree.switches[i].nodes)
+          if (const auto k = sc.slot[node]; k != 0 && sc.forced[k - 1]) {
+            sc.required[i] = 1;
+            break;
+          }
+      if (need.met()) return true;
+      if (need.max_nodes <= 0) return false;
+    }
+    // Per switch, the candidates under it (taken ones included).
+    for (std::size_t i = 0; i < switches; ++i) {
+      sc.count[i] = 0;
+      for (const auto node : tree.switches[i].nodes)
+        if (const auto k = sc.slot[node]; k != 0 && sc.best[k - 1]) ++sc.count[i];
+    }
+    // Nodes of a leaf switch taken on `leaf`, in node order, until the request is met.
+    const auto fill = [&](std::size_t leaf) {
+      for (const auto node : tree.switches[leaf].nodes) {
+        if (need.max_nodes <= 0) break;
+        const auto k = sc.slot[node];
+        if (k == 0 || !sc.best[k - 1] || sc.taken[k - 1] || list[k - 1].cpus == 0) continue;
+        take(k - 1);
+        if (need.met()) return true;
+      }
+      return false;
+    };
+    // First the rest of the leaves the forced nodes are on. (Slurm does not check max_nodes in this
+    // loop; the guard in fill keeps a job within its node count.)
+    if (any_forced)
+      for (std::size_t i = 0; i < switches; ++i)
+        if (sc.required[i] && tree.switches[i].level == 0 && fill(i)) return true;
+    sc.dist.assign(switches, 0);
+    const auto add_dist = [&](std::size_t from) {
+      for (std::size_t i = 0; i < switches; ++i) {
+        const auto d = tree.distance(from, i);
+        sc.dist[i] = (d == sim::SwitchTree::kFar || sc.dist[i] == sim::SwitchTree::kFar)
+                         ? sim::SwitchTree::kFar
+                         : sc.dist[i] + d;
+      }
+    };
+    for (std::size_t i = 0; i < switches; ++i)
+      if (sc.required[i]) add_dist(i);
+    // Then whole leaves, one at a time (_topo_choose_best_switch: a scan in switch order).
+    for (std::int64_t prev = need.nodes + 1; prev != need.nodes;) {
+      prev = need.nodes;
+      std::size_t leaf = kNone;
+      for (std::size_t i = 0; i < switches; ++i) {
+        if (sc.required[i] || tree.switches[i].level != 0) continue;
+        if (leaf == kNone || sc.dist[i] == sim::SwitchTree::kFar || sc.count[i] == 0) {
+          if (leaf == kNone && sc.count[i] > 0 && sc.dist[i] != sim::SwitchTree::kFar) leaf = i;
+          continue;
+        }
+        const int better = compare_switches(tree, sc.count, static_cast<std::uint32_t>(i),
+                                            static_cast<std::uint32_t>(leaf), need.nodes);
+        if ((sc.dist[i] < sc.dist[leaf] && better >= 0) || (sc.dist[i] == sc.dist[leaf] && better > 0))
+          leaf = i;
+      }
+      if (leaf == kNone) break;
+      add_dist(leaf);
+      if (fill(leaf)) return true;
+      sc.count[leaf] = 0;
+    }
+    return need.nodes <= 0 && need.cpus <= 0;
+  };
+  const bool ok = body();
+  for (const auto& u : list) sc.slot[u.node] = 0;
+  return ok;
+}
+
+/// _eval_nodes's choice between the flat and the switch evaluation.
+bool evaluate_any(const sim::ClusterState& cluster, const sim::NodeRequest& r, std::vector<Usable>& list,
+                  Scratch& sc, std::vector<sim::NodeAlloc>& out) {
+  return cluster.switch_tree().empty() ? evaluate(cluster, r, list, sc, out)
+                                       : evaluate_switches(cluster, r, list, sc, out);
 }
 
 /// cons_tres's choose_nodes: evaluate `list`; when that fails, drop the nodes with the fewest usable
@@ -139,7 +343,7 @@ bool evaluate(const sim::ClusterState& cluster, const sim::NodeRequest& r, std::
 bool choose_nodes(const sim::ClusterState& cluster, const sim::NodeRequest& r, std::vector<Usable>& list,
                   Scratch& sc, std::vector<sim::NodeAlloc>& out) {
   if (list.size() < r.min_nodes) return false;
-  if (evaluate(cluster, r, list, sc, out)) return true;
+  if (evaluate_any(cluster, r, list, sc, out)) return true;
   // Dropping nodes never helps when one node must hold it all or the CPUs are short anyway.
   if (list.size() <= r.min_nodes || r.node_bound() <= 1) return false;
   std::uint64_t sum = 0;
@@ -162,7 +366,7 @@ bool choose_nodes(const sim::ClusterState& cluster, const sim::NodeRequest& r, s
       sc.kept.push_back(u);
     }
     list.swap(sc.kept);
-    if (evaluate(cluster, r, list, sc, out)) return true;
+    if (evaluate_any(cluster, r, list, sc, out)) return true;
     if (list.size() <= r.min_nodes) return false;
     std::uint32_t least = most;
     for (const auto& u : list) least = std::min(least, u.cpus);
@@ -186,10 +390,14 @@ std::optional<std::vector<sim::NodeAlloc>> choose(const sim::ClusterState& clust
       sc.weights.push_back(u.weight);
   std::sort(sc.weights.begin(), sc.weights.end());
   std::vector<sim::NodeAlloc> out;
+  // A job on one node leaves out the nodes that cannot hold it all (can_job_run_on_node's
+  // min_cpus_per_node): under topology/tree they must not count towards a switch. (The flat
+  // evaluation never takes them: its last-node check.)
+  const std::uint32_t least = !cluster.switch_tree().empty() && r.node_bound() == 1 ? r.total_cpus : 1;
   for (const auto weight : sc.weights) {
     sc.usable.clear();
     for (const auto& u : sc.all)
-      if (u.weight <= weight) sc.usable.push_back(u);
+      if (u.weight <= weight && u.cpus >= least) sc.usable.push_back(u);
     if (!std::is_sorted(sc.usable.begin(), sc.usable.end(), by_node))
       std::sort(sc.usable.begin(), sc.usable.end(), by_node);
     if (choose_nodes(cluster, r, sc.usable, sc, out)) return out;
@@ -285,7 +493,8 @@ std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState&
                                                         const sim::NodeRequest& r,
                                                         const std::vector<std::uint64_t>& available,
                                                         const std::vector<std::uint32_t>& usable) {
-  if (single_node_plain(r)) return choose_single(cluster, r, available, usable);
+  if (single_node_plain(r) && cluster.switch_tree().empty())
+    return choose_single(cluster, r, available, usable);
   auto& sc = scratch;
   sc.all.clear();
   for (std::size_t w = 0; w < available.size(); ++w)

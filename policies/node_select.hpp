@@ -1,8 +1,10 @@
 #pragma once
-// select/cons_tres node choice, as Slurm 22.05's choose_nodes/_eval_nodes with topology/flat (spec §9):
-// nodes tried by Weight level, lowest first; within a level, sets of consecutive nodes of one Weight,
-// the tightest sufficient set (else the largest) taken node by node until the request is met; when
-// that fails, the nodes with the fewest usable CPUs are dropped and the choice is made again.
+// select/cons_tres node choice, as Slurm 22.05's choose_nodes/_eval_nodes (spec §9): nodes tried by
+// Weight level, lowest first. topology/flat: within a level, sets of consecutive nodes of one Weight,
+// the tightest sufficient set (else the largest) taken node by node until the request is met.
+// topology/tree (_eval_nodes_topo): whole leaf switches, the tightest that holds the nodes still
+// needed (else the largest), near the ones used, nodes in node order. When that fails, the nodes with
+// the fewest usable CPUs are dropped and the choice is made again.
 #include <optional>
 #include <vector>
 

@@ -29,6 +29,7 @@ ClusterState::ClusterState(const Site& site, bool core_granularity) : core_granu
   std::sort(weight_levels_.begin(), weight_levels_.end());
   weight_levels_.erase(std::unique(weight_levels_.begin(), weight_levels_.end()), weight_levels_.end());
   node_words_ = (nodes_.size() + 63) / 64;
+  switch_tree_ = SwitchTree::of(site);
   for (std::size_t i = 0; i < site.nodes.size(); ++i)
     for (const auto& g : site.nodes[i].gres) {
       const auto k = gres_kind(g.name);

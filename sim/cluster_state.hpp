@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/sim_job.hpp"
+#include "sim/switch_tree.hpp"
 #include "traces/site.hpp"
 
 namespace slurmtwin::sim {
@@ -55,6 +56,8 @@ class ClusterState {
   std::uint32_t node_weight(std::uint32_t i) const { return weights_[i]; }
   /// The distinct node Weights, ascending (select/cons_tres tries nodes level by level).
   const std::vector<std::uint32_t>& weight_levels() const { return weight_levels_; }
+  /// topology/tree's switches (empty: nodes are placed as under topology/flat).
+  const SwitchTree& switch_tree() const { return switch_tree_; }
   /// Words of a node bitset (bit n%64 of word n/64 for node n).
   std::size_t node_words() const { return node_words_; }
 
@@ -100,6 +103,7 @@ class ClusterState {
   std::vector<std::uint32_t> weights_;
   std::vector<std::uint32_t> weight_levels_;
   std::size_t node_words_ = 0;
+  SwitchTree switch_tree_;
   std::vector<std::vector<std::string>> features_;
   std::vector<std::string> gres_names_;
   std::vector<std::string> constraint_text_;

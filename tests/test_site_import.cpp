@@ -342,9 +342,15 @@ TEST_CASE("a slurm.conf key slurmctld does not know is an error naming the key i
 
 TEST_CASE("a known slurm.conf key that changes scheduling but is not modelled says what it changes") {
   std::vector<std::string> w;
-  import_slurm_conf_text("TopologyPlugin=topology/tree\nSlurmctldLogFile=/var/log/x\n", "t.conf", w);
+  import_slurm_conf_text("SchedulerTimeSlice=60\nSlurmctldLogFile=/var/log/x\n", "t.conf", w);
   REQUIRE(w.size() == 1);
-  CHECK(w[0].rfind("t.conf:1: TopologyPlugin is not modelled: node choice by switch", 0) == 0);
+  CHECK(w[0] == "t.conf:1: SchedulerTimeSlice is not modelled: gang time slicing is not modelled");
+  // A topology plugin other than flat and tree: placed as flat, and said so.
+  w.clear();
+  import_slurm_conf_text("TopologyPlugin=topology/3d_torus\n", "t.conf", w);
+  REQUIRE(w.size() == 1);
+  CHECK(w[0] ==
+        "t.conf:1: TopologyPlugin=topology/3d_torus is not modelled: jobs are placed as under topology/flat");
 }
 
 TEST_CASE("SchedulerParameters as slurmctld reads it: a doubled '=' and the old name max_job_bf") {

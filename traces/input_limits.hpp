@@ -16,6 +16,9 @@ namespace slurmtwin {
 
 /// Most nodes in one site (slurm.conf, site YAML): the largest Slurm clusters have ~10^4-10^5 nodes.
 inline constexpr std::size_t kMaxSiteNodes = 1'000'000;
+/// topology.conf switches: the node choice keeps a switches x switches hop table (4096: 64 MiB; a
+/// 10,000-node fat tree has a few hundred).
+inline constexpr std::size_t kMaxSwitches = 4096;
 /// Most nodes one job may request or be given (the largest Slurm clusters have ~10^5 nodes).
 inline constexpr std::uint32_t kMaxJobNodes = 1'000'000;
 /// Most CPUs (or tasks) one job may request or be given.

@@ -8,6 +8,7 @@
 
 #include "traces/site_events.hpp"
 #include "traces/text.hpp"
+#include "traces/topology.hpp"
 
 namespace slurmtwin {
 namespace {
@@ -103,6 +104,11 @@ const Partition* Site::default_partition() const {
   return partitions.empty() ? nullptr : &partitions.front();
 }
 
+bool Site::places_by_switch() const {
+  return scheduler.topology_plugin == "topology/tree" && !switches.empty() &&
+         scheduler.topology_param.count("TopoOptional") == 0;
+}
+
 void validate(const Site& site) {
   std::unordered_set<std::string> node_names;
   for (const auto& n : site.nodes) {
@@ -140,6 +146,7 @@ void validate(const Site& site) {
       throw std::invalid_argument(
           fmt::format("user '{}': unknown default account '{}'", u.name, u.default_account));
   validate_site_events(site);
+  validate_topology(site);
 }
 
 Seconds over_time_limit(const Site& site, std::size_t partition) {

@@ -219,6 +219,10 @@ struct SchedulerSettings {
   std::vector<std::string> accounting_storage_tres;  // extra TRES tracked, e.g. gres/gpu
   std::uint32_t first_job_id = 1;
   bool job_requeue = true;
+  // topology/tree places jobs by Site::switches; any other plugin (topology/flat, Slurm 22.05's
+  // topology/none) as flat. TopologyParam options, as written (TopoOptional: flat unless --switches).
+  std::string topology_plugin = "topology/flat";
+  std::set<std::string> topology_param;
   bool operator==(const SchedulerSettings&) const = default;
 };
 
@@ -249,6 +253,15 @@ struct NodeOutage {
   bool operator==(const NodeOutage&) const = default;
 };
 
+/// A network switch of topology.conf: a leaf lists nodes, a higher switch its child switches (its
+/// nodes are theirs). File order is Slurm's switch order, which breaks ties in node choice.
+struct Switch {
+  std::string name;
+  std::vector<std::string> nodes;     // a leaf's nodes (names)
+  std::vector<std::string> children;  // a higher switch's child switches (names)
+  bool operator==(const Switch&) const = default;
+};
+
 /// A whole site. Node order is the slurm.conf order (Slurm's node index order).
 struct Site {
   std::string cluster_name = "cluster";
@@ -261,8 +274,12 @@ struct Site {
   SchedulerSettings scheduler;
   std::vector<Reservation> reservations;
   std::vector<NodeOutage> outages;  // sorted by start
+  std::vector<Switch> switches;     // topology.conf, file order; empty: none
   bool operator==(const Site&) const = default;
 
+  /// Whether jobs are placed by the switch tree (topology/tree with switches, without TopoOptional:
+  /// this model has no --switches, so with it every job is placed as under topology/flat).
+  bool places_by_switch() const;
   const Node* find_node(std::string_view name) const;
   const Partition* find_partition(std::string_view name) const;
   const Qos* find_qos(std::string_view name) const;

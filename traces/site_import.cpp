@@ -13,8 +13,8 @@ namespace slurmtwin {
 std::vector<std::string> SiteFiles::paths() const {
   std::vector<std::string> out;
   for (const auto* p : {&cluster.slurm_conf, &cluster.scontrol_config, &cluster.scontrol_nodes,
-                        &cluster.scontrol_partitions, &cluster.gres_conf, &qos_table, &sacctmgr_script,
-                        &sacctmgr_dump, &assoc_table, &reservations, &node_events})
+                        &cluster.scontrol_partitions, &cluster.gres_conf, &cluster.topology_conf, &qos_table,
+                        &sacctmgr_script, &sacctmgr_dump, &assoc_table, &reservations, &node_events})
     if (!p->empty()) out.push_back(*p);
   return out;
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -88,6 +89,39 @@ void emit_events(YAML::Emitter& out, const Site& site) {
     }
     out << YAML::EndSeq;
   }
+}
+
+/// Node or switch names as one hostlist when it gives them back in order, else as a list.
+void emit_names(YAML::Emitter& out, const char* key, const std::vector<std::string>& names) {
+  const auto compressed = compress_hostlist(names);
+  bool exact = false;
+  try {
+    exact = expand_hostlist(compressed) == names;
+  } catch (const std::invalid_argument&) {
+  }
+  if (exact)
+    out << YAML::Key << key << YAML::Value << compressed;
+  else
+    emit_list(out, key, names);
+}
+
+/// topology: plugin, param and the switches of topology.conf in file order.
+void emit_topology(YAML::Emitter& out, const Site& site) {
+  out << YAML::Key << "topology" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "plugin" << YAML::Value << site.scheduler.topology_plugin;
+  emit_list(out, "param", site.scheduler.topology_param);
+  out << YAML::Key << "switches" << YAML::Value << YAML::BeginSeq;
+  for (const auto& sw : site.switches) {
+    out << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "name" << YAML::Value << sw.name;
+    if (sw.children.empty())
+      emit_names(out, "nodes", sw.nodes);
+    else
+      emit_names(out, "switches", sw.children);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+  out << YAML::EndMap;
 }
 
 std::string oversubscribe_text(const Partition& p) {
@@ -775,6 +809,43 @@ std::vector<NodeOutage> read_outages(const Reader& r, const YAML::Node& seq) {
   return out;
 }
 
+/// A list of names, or one hostlist ("n[1-4]").
+std::vector<std::string> read_names(const Reader& r, const YAML::Node& n, const char* key) {
+  if (n.IsSequence()) return r.strings(n, key);
+  try {
+    return expand_hostlist(r.scalar(n, key), kMaxSiteNodes);
+  } catch (const std::invalid_argument& e) {
+    r.fail(n, key, e.what());
+  }
+}
+
+void read_topology(const Reader& r, const YAML::Node& m, Site& site) {
+  r.check_map(m, "topology", {"plugin", "param", "switches"});
+  auto& s = site.scheduler;
+  if (m["plugin"]) {
+    s.topology_plugin = text::to_lower(r.scalar(m["plugin"], "plugin"));
+    if (s.topology_plugin != "topology/flat" && s.topology_plugin != "topology/tree")
+      r.fail(m["plugin"], "plugin",
+             fmt::format("'{}' is not topology/flat or topology/tree", s.topology_plugin));
+  }
+  if (m["param"])
+    for (auto& p : r.strings(m["param"], "param")) s.topology_param.insert(std::move(p));
+  if (!m["switches"]) return;
+  if (!m["switches"].IsSequence()) r.fail(m["switches"], "switches", "expected a list");
+  for (const auto& e : m["switches"]) {
+    r.check_map(e, "switches", {"name", "nodes", "switches"});
+    Switch sw;
+    sw.name = r.scalar(required(r, e, "name"), "name");
+    if (e["nodes"].IsDefined() == e["switches"].IsDefined())
+      r.fail(e, "switches", fmt::format("switch '{}': give nodes or switches (one of them)", sw.name));
+    if (e["nodes"])
+      sw.nodes = read_names(r, e["nodes"], "nodes");
+    else
+      sw.children = read_names(r, e["switches"], "switches");
+    site.switches.push_back(std::move(sw));
+  }
+}
+
 std::vector<User> read_users(const Reader& r, const YAML::Node& seq) {
   if (!seq.IsSequence()) r.fail(seq, "users", "expected a list");
   std::vector<User> out;
@@ -1049,6 +1120,12 @@ std::string site_yaml_section(const Site& site, SiteSection section) {
       if (site.reservations.empty() && site.outages.empty()) return {};
       emit_events(out, site);
       break;
+    case SiteSection::kTopology:
+      if (site.scheduler.topology_plugin == "topology/flat" && site.scheduler.topology_param.empty() &&
+          site.switches.empty())
+        return {};
+      emit_topology(out, site);
+      break;
   }
   out << YAML::EndMap;
   if (!out.good()) throw std::logic_error(fmt::format("YAML emitter failed: {}", out.GetLastError()));
@@ -1071,10 +1148,17 @@ bool same_site_section(const Site& a, const Site& b, SiteSection section) {
       return a.associations == b.associations;
     case SiteSection::kUsers:
       return a.users == b.users;
-    case SiteSection::kScheduler:
-      return a.scheduler == b.scheduler;
+    case SiteSection::kScheduler: {  // its topology fields are the topology section's
+      auto x = a.scheduler;
+      x.topology_plugin = b.scheduler.topology_plugin;
+      x.topology_param = b.scheduler.topology_param;
+      return x == b.scheduler;
+    }
     case SiteSection::kEvents:
       return a.reservations == b.reservations && a.outages == b.outages;
+    case SiteSection::kTopology:
+      return a.scheduler.topology_plugin == b.scheduler.topology_plugin &&
+             a.scheduler.topology_param == b.scheduler.topology_param && a.switches == b.switches;
   }
   return false;
 }
@@ -1101,8 +1185,9 @@ Site parse_site_yaml(std::string_view content, const std::string& file_name) {
   if (!root.IsMap()) r.fail(root, "", "a site YAML is a map (cluster_name, nodes, partitions, ...)", 1);
   r.check_map(root, "site",
               {"cluster_name", "nodes", "partitions", "qos", "accounts", "associations", "users", "scheduler",
-               "reservations", "outages"});
+               "reservations", "outages", "topology"});
   Site site;
+  std::optional<YAML::Node> topology;  // read after the scheduler, whose topology fields it sets
   try {
     for (const auto& kv : root) {
       const auto key = kv.first.Scalar();
@@ -1127,7 +1212,10 @@ Site parse_site_yaml(std::string_view content, const std::string& file_name) {
         site.reservations = read_reservations(r, v);
       else if (key == "outages")
         site.outages = read_outages(r, v);
+      else if (key == "topology")
+        topology = v;
     }
+    if (topology) read_topology(r, *topology, site);
   } catch (const YAML::Exception& e) {  // e.g. a key that is not a scalar
     throw InputError(file_name, static_cast<std::uint64_t>(std::max(e.mark.line + 1, 0)), "", e.msg);
   }

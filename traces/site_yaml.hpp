@@ -29,9 +29,10 @@ enum class SiteSection {
   kAssociations,
   kUsers,
   kScheduler,
-  kEvents,  // reservations and node outages; empty text when the site has neither
+  kEvents,    // reservations and node outages; empty text when the site has neither
+  kTopology,  // TopologyPlugin, TopologyParam, topology.conf's switches; empty text under topology/flat
 };
-inline constexpr std::size_t kSiteSections = 9;
+inline constexpr std::size_t kSiteSections = 10;
 /// One section's text without its final newline: site_to_yaml is the non-empty sections in order, each
 /// followed by a newline (so a caller can reuse the text of sections that did not change).
 std::string site_yaml_section(const Site& site, SiteSection section);

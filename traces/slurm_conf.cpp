@@ -22,6 +22,7 @@
 #include "traces/slurm_conf_keys.hpp"
 #include "traces/text.hpp"
 #include "traces/time_format.hpp"
+#include "traces/topology.hpp"
 
 namespace slurmtwin {
 namespace {
@@ -375,9 +376,14 @@ const std::vector<std::string> kSelectTypeParameters = {"CR_CPU",
 /// Builds a Site from logical lines in file order.
 class SiteBuilder {
  public:
+  /// `topology_conf`: the topology.conf that topology/tree reads ("" = none to read).
   SiteBuilder(std::vector<std::string>& warnings, bool lenient, std::vector<SettingSource>* sources,
-              int version)
-      : warnings_(warnings), lenient_(lenient), sources_(sources), version_(version) {
+              int version, std::string topology_conf)
+      : warnings_(warnings),
+        lenient_(lenient),
+        sources_(sources),
+        version_(version),
+        topology_conf_(std::move(topology_conf)) {
     init_globals();
     // Fair Tree became the default in 19.05: before, classic fair share unless PriorityFlags says FAIR_TREE.
     if (version_ < kFairTreeDefault) site_.scheduler.priority_flags.erase("FAIR_TREE");
@@ -400,6 +406,7 @@ class SiteBuilder {
 
   Site finish() {
     resolve_partitions();
+    read_topology();
     if (sources_) {
       for (const auto& [key, source] : global_sources_) sources_->push_back(source);
       sources_->insert(sources_->end(), line_sources_.begin(), line_sources_.end());
@@ -429,7 +436,9 @@ class SiteBuilder {
   std::vector<std::string>& warnings_;
   bool lenient_;
   std::vector<SettingSource>* sources_;
-  int version_;  // Slurm version whose defaults apply (major * 100 + minor)
+  int version_;                          // Slurm version whose defaults apply (major * 100 + minor)
+  std::string topology_conf_;
+  std::optional<Pair> topology_plugin_;  // where TopologyPlugin was set, for errors about topology.conf
   static constexpr int kFairTreeDefault = 1905;
   std::map<std::string, SettingSource> global_sources_;  // lower-case key -> the pair that set it last
 
@@ -464,6 +473,24 @@ class SiteBuilder {
       return;
     }
     warn_once(kind + ":" + p.key, p, fmt::format("{} option {} is not modelled; ignored", kind, p.key));
+  }
+
+  // topology/tree reads topology.conf (slurmctld: beside slurm.conf; without it slurmctld does not
+  // start), once every node is known.
+  void read_topology() {
+    if (site_.scheduler.topology_plugin != "topology/tree") return;
+    std::error_code ec;
+    if (topology_conf_.empty() || !fs::exists(topology_conf_, ec))
+      fail(
+          *topology_plugin_,
+          topology_conf_.empty()
+              ? std::string("topology/tree reads topology.conf: give it (--topology-conf)")
+              : fmt::format("topology/tree reads topology.conf: {} not found (--topology-conf names another)",
+                            topology_conf_));
+    site_.switches = read_topology_conf(read_input_file(topology_conf_), topology_conf_, site_, warnings_);
+    if (site_.scheduler.topology_param.count("Dragonfly"))
+      warn_once("TopologyParam:Dragonfly", *topology_plugin_,
+                "TopologyParam=Dragonfly is not modelled: jobs are placed as on a tree");
   }
 
   void warn_once(const std::string& id, const Pair& p, const std::string& what) {
@@ -917,12 +944,36 @@ class SiteBuilder {
       s->first_job_id = static_cast<std::uint32_t>(to_int(p, 1, std::numeric_limits<std::uint32_t>::max()));
     };
     g["jobrequeue"] = [s](const Pair& p) { s->job_requeue = to_bool(p); };
+    g["topologyplugin"] = [this, s](const Pair& p) {
+      auto v = text::to_lower(text::trim(p.value));
+      if (v == "topology/none" || v == "topology/default" || v.empty()) v = "topology/flat";  // older names
+      if (v != "topology/flat" && v != "topology/tree")
+        warn_once("TopologyPlugin", p,
+                  fmt::format("TopologyPlugin={} is not modelled: jobs are placed as under topology/flat",
+                              p.value));
+      s->topology_plugin = v;
+      topology_plugin_ = p;
+    };
+    g["topologyparam"] = [s](const Pair& p) {
+      // Slurm 22.05 looks options up case-insensitively; only these two change node choice.
+      std::set<std::string> out;
+      for (const auto& item : to_list(p, false)) {
+        if (text::iequals(item, "TopoOptional"))
+          out.insert("TopoOptional");
+        else if (text::iequals(item, "Dragonfly"))
+          out.insert("Dragonfly");
+        else
+          out.insert(item);  // networking options (NoInAddrAny, ...): no effect on scheduling
+      }
+      s->topology_param = std::move(out);
+    };
   }
 };
 
 Site build_site(const ConfReader& reader, std::vector<std::string>& warnings, bool lenient,
-                std::vector<SettingSource>* sources = nullptr, int version = kModelledVersion) {
-  SiteBuilder builder(warnings, lenient, sources, version);
+                std::vector<SettingSource>* sources = nullptr, int version = kModelledVersion,
+                std::string topology_conf = {}) {
+  SiteBuilder builder(warnings, lenient, sources, version, std::move(topology_conf));
   for (const auto& line : reader.lines) builder.apply(line);
   return builder.finish();
 }
@@ -1107,7 +1158,11 @@ Site import_slurm_config(const SlurmConfigFiles& files, std::vector<std::string>
     sources->push_back({"SlurmVersion", version_text,
                         !files.slurm_version.empty() ? std::string("--slurm-version") : files.scontrol_config,
                         SettingSource::Kind::kRecord});
-  Site site = build_site(reader, warnings, lenient, sources, version);
+  // topology.conf: the one named, else the one beside slurm.conf (where slurmctld reads it).
+  std::string topology = files.topology_conf;
+  if (topology.empty() && !files.slurm_conf.empty())
+    topology = (fs::path(files.slurm_conf).parent_path() / "topology.conf").string();
+  Site site = build_site(reader, warnings, lenient, sources, version, topology);
   // scontrol prints the cluster's PreemptMode for a partition that sets none: the same as unset
   if (own_partitions)
     for (auto& p : site.partitions)

@@ -34,6 +34,8 @@ struct SlurmConfigFiles {
   std::string scontrol_nodes;
   std::string scontrol_partitions;
   std::string gres_conf;  // "" = the gres.conf beside slurm.conf when there is one
+  // Read when TopologyPlugin=topology/tree (else not): "" = the topology.conf beside slurm.conf.
+  std::string topology_conf;
   // The Slurm version whose defaults apply ("18.08", "22.05.8"); "" = scontrol show config's
   // SLURM_VERSION when given, else the version the simulator follows (22.05). Before 19.05 a
   // PriorityFlags without FAIR_TREE meant classic fair share.

@@ -299,9 +299,6 @@ struct Effect {
   std::string_view effect;
 };
 constexpr std::array kSchedulingEffects = {
-    Effect{"TopologyPlugin",
-           "node choice by switch (topology/tree) is not modelled: jobs are placed as topology/flat"},
-    Effect{"TopologyParam", "topology options are not modelled"},
     Effect{"SchedulerTimeSlice", "gang time slicing is not modelled"},
     Effect{"PreemptParameters",
            "preemption tuning (reorder_count, strict_order, youngest_first, ...) is not modelled"},

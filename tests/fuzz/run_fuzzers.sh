@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(sacct_parsable sacct_json swf events graham_csv eagle_csv native_trace
-           slurm_conf gres_conf sacctmgr_script assoc_dump site_events site_yaml sweep_spec
+           slurm_conf gres_conf topology_conf sacctmgr_script assoc_dump site_events site_yaml sweep_spec
            surrogate_dataset surrogate_checkpoint)
 fi
 mkdir -p "$build/fuzz-corpus" "$build/fuzz-artifacts" "$build/fuzz-logs"

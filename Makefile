@@ -8,7 +8,7 @@ ifeq ($(CI),true)
   CMAKE_FLAGS += -DSLURMTWIN_WERROR=ON
 endif
 
-.PHONY: deps build run test sanitize check-scenarios test-browser cli-doc docs fuzz clean format oracle oracle-report oracle-ci
+.PHONY: deps build run test sanitize check-scenarios test-browser cli-doc docs fuzz clean format format-check oracle oracle-report oracle-ci
 
 deps:
 	@bash cmake/install-deps.sh
@@ -22,6 +22,7 @@ run: build
 	@$(BUILD)/experiments/slurmtwin replay --out out/default
 
 # In CI (CI=true) Chromium is installed first (so the HTML report test runs instead of skipping), the
+# layout of every C++ file is checked (format-check), the
 # project's regression scenarios and the live check against real Slurm (oracle-ci) run after the
 # suite, the suite runs again under ASan + UBSan, and every fuzz target runs for CI_FUZZ_SECONDS (a
 # crash fails CI; docs/reliability.md has the cost). The live check mostly waits on real jobs' sleeps,
@@ -31,7 +32,8 @@ run: build
 CI_FUZZ_SECONDS ?= 10
 test: build
 ifeq ($(CI),true)
-	@bash cmake/install-deps.sh chromium
+	@bash cmake/install-deps.sh chromium clang-format
+	@$(MAKE) --no-print-directory format-check
 endif
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 ifeq ($(CI),true)
@@ -101,6 +103,10 @@ oracle-ci: build
 
 format:
 	@git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
+
+# Every C++ file as .clang-format lays it out (CI runs it; `make format` fixes what it reports).
+format-check:
+	@git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run -Werror
 
 clean:
 	rm -rf $(BUILD) $(BUILD).configure.log $(BUILD)-oracle-ci.log $(BUILD)-asan $(BUILD)-asan.configure.log $(BUILD)-fuzz $(BUILD)-fuzz.configure.log out

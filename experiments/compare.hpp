@@ -24,7 +24,7 @@ struct MetricComparison {
   /// 90% interval of the Spearman figure by resampling the points (kCompareResamples, seeded): the points
   /// are a sample of settings, and a few dozen rank no better than their sampling allows.
   surrogate::Interval spearman_ci;
-  double coverage80 = 0;             // share of points whose exact value lies in the predicted interval
+  double coverage80 = 0;  // share of points whose exact value lies in the predicted interval
   /// The exact value of the point the surrogate ranks best, and the exact best: how much picking by
   /// the surrogate alone would lose (relative, %; 0 = it found the best).
   double regret_pct = 0;

@@ -121,7 +121,9 @@ Trace sub_trace(const Trace& trace, const std::vector<std::uint32_t>& jobs) {
 namespace {
 // When a job first started (a requeued job's first run), kUnsetTime when it never did: the reference
 // features' queue holds it from then on.
-Seconds first_start(const sim::SimJob& j) { return j.past_runs.empty() ? j.start : j.past_runs.front().start; }
+Seconds first_start(const sim::SimJob& j) {
+  return j.past_runs.empty() ? j.start : j.past_runs.front().start;
+}
 }  // namespace
 
 std::vector<float> simulated_waits(const Site& site, const Trace& trace, const std::atomic<bool>* stop,
@@ -154,7 +156,8 @@ surrogate::ReferenceRun reference_run(const ReplayResult& replay, const Trace& t
   return ref;
 }
 
-surrogate::TraceContext surrogate_context(const Site& site, const Trace& trace, const surrogate::FeatureSchema& schema,
+surrogate::TraceContext surrogate_context(const Site& site, const Trace& trace,
+                                          const surrogate::FeatureSchema& schema,
                                           const ReplayResult* reference) {
   if (schema.reference && !reference) throw std::logic_error("reference features need the reference replay");
   double capacity = 0;
@@ -177,7 +180,8 @@ ReplayResult reference_replay(const Site& site, const Trace& trace, const std::a
 }
 }  // namespace
 
-surrogate::SurrogateDataset dataset_from_sweep(const Site& base, const Trace& trace, const std::vector<SweepRow>& rows,
+surrogate::SurrogateDataset dataset_from_sweep(const Site& base, const Trace& trace,
+                                               const std::vector<SweepRow>& rows,
                                                const surrogate::FeatureSchema& schema,
                                                const std::vector<surrogate::SettingAxis>& axes,
                                                std::uint32_t window_jobs, std::uint32_t context_jobs) {
@@ -192,7 +196,8 @@ surrogate::SurrogateDataset dataset_from_sweep(const Site& base, const Trace& tr
     auto w = decode_job_waits(r.job_waits);
     if (w.size() != trace.jobs.size()) continue;
     Site site = base;
-    for (const auto& kv : YAML::Load(r.params_json)) apply_setting(site, kv.first.as<std::string>(), kv.second.as<double>());
+    for (const auto& kv : YAML::Load(r.params_json))
+      apply_setting(site, kv.first.as<std::string>(), kv.second.as<double>());
     std::vector<double> values;
     for (const auto& a : axes) values.push_back(current_setting(site, a.name));
     d.settings.push_back(std::move(values));
@@ -200,7 +205,8 @@ surrogate::SurrogateDataset dataset_from_sweep(const Site& base, const Trace& tr
   }
   if (d.settings.empty())
     throw std::invalid_argument(
-        "the sweep has no exact result with per-job waits for this trace (run it with `job_waits: true` in the spec)");
+        "the sweep has no exact result with per-job waits for this trace (run it with `job_waits: true` in "
+        "the spec)");
   std::optional<ReplayResult> reference;
   if (schema.reference) reference.emplace(reference_replay(base, trace, nullptr));
   const auto context = surrogate_context(base, trace, schema, reference ? &*reference : nullptr);
@@ -216,8 +222,9 @@ surrogate::SurrogateDataset dataset_from_sweep(const Site& base, const Trace& tr
           out[s * win.jobs.size() + i] = static_cast<float>(waits[s][win.jobs[i]]);
   }
   if (d.windows.empty())
-    throw std::invalid_argument(fmt::format("the trace has {} jobs: too few for one window of {} + {} context",
-                                            trace.jobs.size(), window_jobs, context_jobs));
+    throw std::invalid_argument(
+        fmt::format("the trace has {} jobs: too few for one window of {} + {} context", trace.jobs.size(),
+                    window_jobs, context_jobs));
   return d;
 }
 
@@ -228,13 +235,15 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
   d.site_name = site.cluster_name;
   d.recorded = o.recorded;
   d.window_replay = o.window_replay && !o.recorded;
-  d.schema = o.schema ? *o.schema : surrogate::make_schema(trace, o.submit_time_only, o.queue_state, o.reference);
+  d.schema =
+      o.schema ? *o.schema : surrogate::make_schema(trace, o.submit_time_only, o.queue_state, o.reference);
   if (d.schema.queue_state && !o.recorded)
     throw std::invalid_argument(
         "queue-state features come from recorded start times: use them with --recorded");
   if (d.schema.reference && (o.recorded || o.window_replay))
-    throw std::invalid_argument("reference features come from a replay of the whole trace: not with --recorded or "
-                                "--window-replay");
+    throw std::invalid_argument(
+        "reference features come from a replay of the whole trace: not with --recorded or "
+        "--window-replay");
   // The reference replay is the site's own setting, which is also the dataset's setting 0.
   std::optional<ReplayResult> reference;
   if (d.schema.reference) reference.emplace(reference_replay(site, trace, o.stop, o.start_offset));

@@ -38,7 +38,7 @@ struct DatasetOptions {
   /// bf_interval / phases): each job's wait is the mean over them, its expected wait whatever the phase
   /// of slurmctld's timers (NaN when it never started in one of them). docs/surrogate.md.
   std::uint32_t phases = 1;
-  unsigned threads = 0;           // replays in parallel (0 = all cores)
+  unsigned threads = 0;                              // replays in parallel (0 = all cores)
   const surrogate::FeatureSchema* schema = nullptr;  // reuse a checkpoint's schema (fine-tuning)
   /// When set and raised (SIGINT), the replays stop at their next step of simulated time and
   /// build_dataset throws Interrupted (experiments/interrupt.hpp).
@@ -75,8 +75,8 @@ Trace sub_trace(const Trace& trace, const std::vector<std::uint32_t>& jobs);
 /// the start of the run that finished minus its (re)submission — a requeue resets Submit, as sacct
 /// shows — NaN for jobs that never started, in trace order. The sweeps' per-job waits and the surrogate
 /// engine's schedules use the same. A raised `stop` ends the replay with Interrupted.
-std::vector<float> simulated_waits(const Site& site, const Trace& trace, const std::atomic<bool>* stop = nullptr,
-                                   Seconds start_offset = 0);
+std::vector<float> simulated_waits(const Site& site, const Trace& trace,
+                                   const std::atomic<bool>* stop = nullptr, Seconds start_offset = 0);
 /// The same from a replay already made.
 std::vector<float> replay_waits(const ReplayResult& replay, const Trace& trace);
 
@@ -85,7 +85,8 @@ surrogate::ReferenceRun reference_run(const ReplayResult& replay, const Trace& t
 
 /// The trace context the surrogate's features need: load history, and the reference replay's view when
 /// `reference` is given (its site's CPUs give the fluid model's capacity).
-surrogate::TraceContext surrogate_context(const Site& site, const Trace& trace, const surrogate::FeatureSchema& schema,
+surrogate::TraceContext surrogate_context(const Site& site, const Trace& trace,
+                                          const surrogate::FeatureSchema& schema,
                                           const ReplayResult* reference);
 
 /// Training data from a sweep's exact results (active learning: `surrogate update`): the windows of
@@ -93,7 +94,8 @@ surrogate::TraceContext surrogate_context(const Site& site, const Trace& trace, 
 /// exact simulator produced with per-job waits stored (`job_waits: true` in the spec), each axis at
 /// the row's site's value (`base` with the row's parameters applied). Rows without per-job waits or of
 /// another trace are skipped; throws std::invalid_argument when none is left.
-surrogate::SurrogateDataset dataset_from_sweep(const Site& base, const Trace& trace, const std::vector<SweepRow>& rows,
+surrogate::SurrogateDataset dataset_from_sweep(const Site& base, const Trace& trace,
+                                               const std::vector<SweepRow>& rows,
                                                const surrogate::FeatureSchema& schema,
                                                const std::vector<surrogate::SettingAxis>& axes,
                                                std::uint32_t window_jobs, std::uint32_t context_jobs);

@@ -74,8 +74,9 @@ SweepPlan plan_sweep(const SweepSpec& spec);
 /// replicates) before the first submit; calls `each(offset, result)` for every one, in phase order.
 void replay_replicates(const Site& site, const Trace& trace, std::uint32_t replicates, bool check_invariants,
                        const std::function<void(Seconds, ReplayResult&)>& each);
-/// Replays task `index` of the plan (replay_replicates, spec.replicates times) and returns its store row: objectives and constraint values in spec order, each the
-/// mean over the replicates with its standard error; per-job waits (their means) when the spec asks.
+/// Replays task `index` of the plan (replay_replicates, spec.replicates times) and returns its store row:
+/// objectives and constraint values in spec order, each the mean over the replicates with its standard error;
+/// per-job waits (their means) when the spec asks.
 SweepRow evaluate_task(const SweepSpec& spec, const SweepPlan& plan, std::size_t index);
 /// The mean of `values` and its standard error (sample standard deviation / sqrt(n); NaN below 2).
 std::pair<double, double> mean_and_standard_error(const std::vector<double>& values);

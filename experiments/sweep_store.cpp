@@ -316,10 +316,14 @@ bool SweepStore::insert(const SweepRow& row, const std::vector<SweepObjective>& 
   };
   using Value = std::variant<std::string, double, std::int64_t, Blob>;
   using Columns = std::vector<std::pair<std::string, Value>>;
-  Columns main = {{"params", row.params_json}, {"metrics", row.metrics_json},
-                  {"engine", row.engine},      {"run_seconds", row.run_seconds},
-                  {"version", row.version},    {"trace_fingerprint", row.trace_fingerprint},
-                  {"created", row.created},    {"job_waits", Blob{row.job_waits}},
+  Columns main = {{"params", row.params_json},
+                  {"metrics", row.metrics_json},
+                  {"engine", row.engine},
+                  {"run_seconds", row.run_seconds},
+                  {"version", row.version},
+                  {"trace_fingerprint", row.trace_fingerprint},
+                  {"created", row.created},
+                  {"job_waits", Blob{row.job_waits}},
                   {"replicates", std::int64_t{row.replicates}}};
   for (const auto& [col, value] : values) main.emplace_back(col, value);
   Columns predicted;

@@ -36,7 +36,7 @@ struct SweepRow {
   double standard_error(std::size_t k) const {
     return k < standard_errors.size() ? standard_errors[k] : std::numeric_limits<double>::quiet_NaN();
   }
-  std::string job_waits;                  // zlib blob of per-job waits (encode_job_waits), or empty
+  std::string job_waits;  // zlib blob of per-job waits (encode_job_waits), or empty
   // The surrogate's prediction, where it ran on this point (whatever engine produced the values
   // above): per objective, then per constraint, the median and the 80% interval; empty or NaN where it
   // did not run. `engine` says which engine produced `objectives`; a point the exact simulator

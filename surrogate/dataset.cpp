@@ -39,7 +39,8 @@ void check(bool ok, ByteReader& r, const char* field, const std::string& why) {
 
 float SettingAxis::encode(double value) const {
   if (hi <= lo) return 0.0f;
-  if (log) return static_cast<float>((std::log1p(value) - std::log1p(lo)) / (std::log1p(hi) - std::log1p(lo)));
+  if (log)
+    return static_cast<float>((std::log1p(value) - std::log1p(lo)) / (std::log1p(hi) - std::log1p(lo)));
   return static_cast<float>((value - lo) / (hi - lo));
 }
 
@@ -164,21 +165,24 @@ SurrogateDataset decode_dataset(const std::string& bytes, const std::string& fil
               win.partition.size() == n && win.qos.size() == n && win.target.size() == n &&
               win.job_index.size() == n,
           r, "window", fmt::format("window {} has inconsistent array sizes", k));
-    check(d.waits[k].size() == n * ns, r, "waits",
-          fmt::format("window {} has the wrong number of waits", k));
+    check(d.waits[k].size() == n * ns, r, "waits", fmt::format("window {} has the wrong number of waits", k));
     for (std::size_t i = 0; i < n; ++i)
       check(win.user[i] >= 0 && win.user[i] < d.schema.user_buckets && win.account[i] >= 0 &&
                 win.account[i] < d.schema.account_buckets && win.partition[i] >= 0 &&
-                win.partition[i] <= static_cast<std::int64_t>(d.schema.partitions.size()) && win.qos[i] >= 0 &&
-                win.qos[i] <= static_cast<std::int64_t>(d.schema.qos.size()),
+                win.partition[i] <= static_cast<std::int64_t>(d.schema.partitions.size()) &&
+                win.qos[i] >= 0 && win.qos[i] <= static_cast<std::int64_t>(d.schema.qos.size()),
             r, "window", fmt::format("window {} job {} has a category out of range", k, i));
   }
   check(r.done(), r, "", "unread bytes at the end");
   return d;
 }
 
-void write_dataset(const SurrogateDataset& d, const std::string& path) { write_file_atomic(path, encode_dataset(d)); }
+void write_dataset(const SurrogateDataset& d, const std::string& path) {
+  write_file_atomic(path, encode_dataset(d));
+}
 
-SurrogateDataset read_dataset(const std::string& path) { return decode_dataset(read_input_file(path), path); }
+SurrogateDataset read_dataset(const std::string& path) {
+  return decode_dataset(read_input_file(path), path);
+}
 
 }  // namespace slurmtwin::surrogate

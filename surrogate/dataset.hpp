@@ -28,11 +28,11 @@ struct SettingAxis {
 struct SurrogateDataset {
   std::string trace_fingerprint;  // of the whole trace the windows come from
   std::string site_name;
-  bool recorded = false;  // waits are the trace's recorded ones (real-wait mode), not simulated
+  bool recorded = false;       // waits are the trace's recorded ones (real-wait mode), not simulated
   bool window_replay = false;  // each window replayed alone, not taken from a whole-trace replay
   FeatureSchema schema;
-  std::vector<SettingAxis> axes;                 // the settings that vary (may be empty)
-  std::vector<std::vector<double>> settings;     // [setting][axis] raw values
+  std::vector<SettingAxis> axes;              // the settings that vary (may be empty)
+  std::vector<std::vector<double>> settings;  // [setting][axis] raw values
   std::vector<WindowTokens> windows;
   /// waits[w][s * windows[w].jobs + i]: wait of job i of window w under setting s, seconds; NaN for
   /// context jobs and jobs that never started.

@@ -32,7 +32,8 @@ std::vector<double> ranks(const std::vector<double>& v) {
 
 double pearson(const std::vector<double>& a, const std::vector<double>& b) {
   const auto n = static_cast<double>(a.size());
-  const double ma = std::accumulate(a.begin(), a.end(), 0.0) / n, mb = std::accumulate(b.begin(), b.end(), 0.0) / n;
+  const double ma = std::accumulate(a.begin(), a.end(), 0.0) / n,
+               mb = std::accumulate(b.begin(), b.end(), 0.0) / n;
   double sab = 0, saa = 0, sbb = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
     sab += (a[i] - ma) * (b[i] - mb);

@@ -26,10 +26,10 @@ struct JobPrediction {
 struct JobErrors {
   std::size_t jobs = 0;
   double mae_hours = 0, rmse_hours = 0;
-  double r2_hours = 0;       // R² of the wait in hours
-  double r2_log = 0;         // R² of log1p(wait s)
-  double mse_log10 = 0;      // mean of (log10(max(pred,1)) - log10(max(exact,1)))², waits in s
-  double coverage80 = 0;     // share of jobs whose exact wait lies in [q10, q90]
+  double r2_hours = 0;              // R² of the wait in hours
+  double r2_log = 0;                // R² of log1p(wait s)
+  double mse_log10 = 0;             // mean of (log10(max(pred,1)) - log10(max(exact,1)))², waits in s
+  double coverage80 = 0;            // share of jobs whose exact wait lies in [q10, q90]
   double mae_hours_longest10 = 0;   // MAE over the 10% of jobs with the longest exact waits
   double mae_hours_shortest10 = 0;  // and the 10% with the shortest
   /// How each job's log1p(wait) moves from setting to setting, over the groups with two or more members
@@ -51,7 +51,7 @@ struct RankingErrors {
   double mean_pct_bias = 0;       // the same, signed: > 0 when the surrogate over-predicts
   double spearman = 0;            // settings ranked by mean wait, averaged over windows
   double kendall = 0;
-  double spearman_pooled = 0;     // settings ranked by their mean wait summed over all windows
+  double spearman_pooled = 0;  // settings ranked by their mean wait summed over all windows
 };
 RankingErrors ranking_errors(const std::vector<SettingAggregate>& rows);  // all NaN without rows
 

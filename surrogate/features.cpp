@@ -15,28 +15,27 @@ namespace {
 
 // Column order of WindowTokens::numeric; names are saved with datasets and checkpoints.
 const std::vector<std::string> kNumeric = {
-    "log_cpus",           // log1p(requested CPUs)
-    "log_nodes",          // log1p(requested nodes; 0 = any)
-    "log_mem_gb",         // log1p(requested memory of the whole job, GB; 0 when whole nodes)
-    "mem_whole_node",     // 1 = --mem=0 or no memory request resolved to whole nodes
-    "log_gpus",           // log1p(GPUs of the whole job)
-    "log_limit_min",      // log1p(time limit, minutes; 0 when unset)
-    "log_runtime_min",    // log1p(real runtime, minutes); 0 in submit-time-only mode
+    "log_cpus",            // log1p(requested CPUs)
+    "log_nodes",           // log1p(requested nodes; 0 = any)
+    "log_mem_gb",          // log1p(requested memory of the whole job, GB; 0 when whole nodes)
+    "mem_whole_node",      // 1 = --mem=0 or no memory request resolved to whole nodes
+    "log_gpus",            // log1p(GPUs of the whole job)
+    "log_limit_min",       // log1p(time limit, minutes; 0 when unset)
+    "log_runtime_min",     // log1p(real runtime, minutes); 0 in submit-time-only mode
     "runtime_over_limit",  // runtime / limit in [0, 1]; 0 in submit-time-only mode
     "tod_sin", "tod_cos",  // time of day (UTC) on the unit circle
     "dow_sin", "dow_cos",  // day of week likewise
     "hours_since_t0",      // (submit - first target's submit) / 1 h; negative for context jobs
-    "is_target",
-    "exclusive",
+    "is_target", "exclusive",
     // History over the whole trace before this job's submission (TraceContext):
-    "log_jobs_prev_hour",        // jobs submitted in the hour before
-    "log_cpuh_prev_day",         // CPU-hours requested (CPUs × limit) in the 24 h before, all users
-    "log_user_jobs_prev_day",    // the same user's jobs in the 24 h before
-    "log_acct_cpuh_prev_day",    // the same account's requested CPU-hours in the 24 h before
-    "log_cpuh_prev_3days",       // all users, 72 h
-    "log_cpuh_prev_week",        // all users, 7 days
-    "log_acct_cpuh_prev_week",   // the same account, 7 days
-    "log_fluid_backlog_hours",   // work queued ahead in a fluid model of the cluster (TraceContext)
+    "log_jobs_prev_hour",         // jobs submitted in the hour before
+    "log_cpuh_prev_day",          // CPU-hours requested (CPUs × limit) in the 24 h before, all users
+    "log_user_jobs_prev_day",     // the same user's jobs in the 24 h before
+    "log_acct_cpuh_prev_day",     // the same account's requested CPU-hours in the 24 h before
+    "log_cpuh_prev_3days",        // all users, 72 h
+    "log_cpuh_prev_week",         // all users, 7 days
+    "log_acct_cpuh_prev_week",    // the same account, 7 days
+    "log_fluid_backlog_hours",    // work queued ahead in a fluid model of the cluster (TraceContext)
     "log_cpuh_before_in_window",  // requested CPU-hours of the earlier tokens of the window
 };
 constexpr std::size_t kHistoryColumns = 8;  // the TraceContext columns, from "log_jobs_prev_hour"
@@ -53,8 +52,14 @@ constexpr std::size_t kReferenceColumns = 11;
 const std::vector<std::string> kReference = {
     "ref_log_wait",          // log1p(wait in the reference replay, s); log1p(30 days) when it never started
     "ref_log_pending_jobs",  // the reference replay's queue when this job was submitted
-    "ref_log_pending_cpuh", "ref_log_running_jobs", "ref_log_running_cpus",
-    "ref_fairshare", "ref_job_size", "ref_partition", "ref_qos", "ref_assoc",  // factors at submit, [0, 1]
+    "ref_log_pending_cpuh",
+    "ref_log_running_jobs",
+    "ref_log_running_cpus",
+    "ref_fairshare",
+    "ref_job_size",
+    "ref_partition",
+    "ref_qos",
+    "ref_assoc",  // factors at submit, [0, 1]
     // (submit - first target's submit) / PriorityMaxAge: between two jobs pending at the same instant
     // (younger than the maximum age) the age factor differs by the difference of this, negated.
     "ref_submit_over_max_age",
@@ -63,18 +68,21 @@ const std::vector<std::string> kReference = {
 double job_gpus(const JobRecord& j) {
   double n = 0;
   for (const auto& g : j.gres)
-    if (g.name == "gpu") n += static_cast<double>(g.count) * (g.per_node ? std::max<std::uint32_t>(j.nodes, 1) : 1);
+    if (g.name == "gpu")
+      n += static_cast<double>(g.count) * (g.per_node ? std::max<std::uint32_t>(j.nodes, 1) : 1);
   return n;
 }
 
 double job_cpus(const JobRecord& j) {
   if (j.req_cpus > 0) return j.req_cpus;
-  return static_cast<double>(std::max<std::uint32_t>(j.tasks, 1)) * std::max<std::uint32_t>(j.cpus_per_task, 1);
+  return static_cast<double>(std::max<std::uint32_t>(j.tasks, 1)) *
+         std::max<std::uint32_t>(j.cpus_per_task, 1);
 }
 
 double limit_seconds(const JobRecord& j) {
-  return (j.time_limit == kUnsetTime || j.time_limit == kUnlimited || j.time_limit < 0) ? 0.0
-                                                                                       : static_cast<double>(j.time_limit);
+  return (j.time_limit == kUnsetTime || j.time_limit == kUnlimited || j.time_limit < 0)
+             ? 0.0
+             : static_cast<double>(j.time_limit);
 }
 
 // Requested CPU-hours; jobs without a limit count their CPUs for one day (a rough stand-in: the
@@ -153,7 +161,8 @@ QueueState recorded_queue_state(const Trace& trace) {
     return std::make_pair(std::move(v), std::move(prefix));
   };
   // Count and weight of entries with time < t (strict) or <= t.
-  auto upto = [](const std::pair<std::vector<Timed>, std::vector<double>>& s, std::int64_t t, bool inclusive) {
+  auto upto = [](const std::pair<std::vector<Timed>, std::vector<double>>& s, std::int64_t t,
+                 bool inclusive) {
     const auto it = inclusive ? std::upper_bound(s.first.begin(), s.first.end(), t,
                                                  [](std::int64_t x, const Timed& e) { return x < e.t; })
                               : std::lower_bound(s.first.begin(), s.first.end(), t,
@@ -168,9 +177,9 @@ QueueState recorded_queue_state(const Trace& trace) {
                                   [](const JobRecord& j) { return requested_cpu_hours(j); });
   const auto starts_cpus = sorted([&](const JobRecord& j) { return started(j) ? j.start : kUnsetTime; },
                                   [](const JobRecord& j) { return job_cpus(j); });
-  const auto ends_cpus = sorted(
-      [&](const JobRecord& j) { return started(j) && j.end != kUnsetTime ? j.end : kUnsetTime; },
-      [](const JobRecord& j) { return job_cpus(j); });
+  const auto ends_cpus =
+      sorted([&](const JobRecord& j) { return started(j) && j.end != kUnsetTime ? j.end : kUnsetTime; },
+             [](const JobRecord& j) { return job_cpus(j); });
   QueueState q;
   for (const auto& j : trace.jobs) {
     float pj = 0, pc = 0, rj = 0, rc = 0;
@@ -212,7 +221,8 @@ TraceContext trace_context(const Trace& trace, bool queue_state, double capacity
   std::int64_t last = kUnsetTime;
   for (auto i : order) {
     const JobRecord& j = trace.jobs[i];
-    const std::int64_t t = j.submit, user_key = j.user, acct_key = static_cast<std::int64_t>(j.account) + (1ll << 40);
+    const std::int64_t t = j.submit, user_key = j.user,
+                       acct_key = static_cast<std::int64_t>(j.account) + (1ll << 40);
     const double cpuh = requested_cpu_hours(j);
     auto& h = c.history[i];
     h[0] = static_cast<float>(std::log1p(jobs_hour.at(t, 0)));
@@ -225,7 +235,8 @@ TraceContext trace_context(const Trace& trace, bool queue_state, double capacity
     if (last != kUnsetTime) backlog = std::max(0.0, backlog - capacity_cpus * static_cast<double>(t - last));
     last = t;
     h[7] = capacity_cpus > 0 ? static_cast<float>(std::log1p(backlog / capacity_cpus / 3600.0)) : 0.0f;
-    const double work_s = submit_time_only || j.runtime <= 0 ? limit_seconds(j) : static_cast<double>(j.runtime);
+    const double work_s =
+        submit_time_only || j.runtime <= 0 ? limit_seconds(j) : static_cast<double>(j.runtime);
     backlog += job_cpus(j) * (work_s > 0 ? work_s : 86400.0);
     jobs_hour.add(t, 0, 1.0);
     cpuh_day.add(t, 0, cpuh);
@@ -262,12 +273,14 @@ TraceContext trace_context(const Trace& trace, bool queue_state, double capacity
     c.max_age = std::max<std::int64_t>(1, reference->max_age);
     for (std::size_t i = 0; i < trace.jobs.size(); ++i) {
       const auto& j = trace.jobs[i];
-      const double wait = reference->start[i] == kUnsetTime || j.submit == kUnsetTime
-                              ? kNeverStartedWait
-                              : static_cast<double>(std::max<std::int64_t>(0, reference->start[i] - j.submit));
+      const double wait =
+          reference->start[i] == kUnsetTime || j.submit == kUnsetTime
+              ? kNeverStartedWait
+              : static_cast<double>(std::max<std::int64_t>(0, reference->start[i] - j.submit));
       auto& r = c.reference[i];
       r = {static_cast<float>(std::log1p(wait)), static_cast<float>(std::log1p(q.pending_jobs[i])),
-           static_cast<float>(std::log1p(q.pending_cpu_hours[i])), static_cast<float>(std::log1p(q.running_jobs[i])),
+           static_cast<float>(std::log1p(q.pending_cpu_hours[i])),
+           static_cast<float>(std::log1p(q.running_jobs[i])),
            static_cast<float>(std::log1p(q.running_cpus[i]))};
       for (std::size_t k = 0; k < 5; ++k) r[5 + k] = reference->factors[i][k];
     }
@@ -275,8 +288,9 @@ TraceContext trace_context(const Trace& trace, bool queue_state, double capacity
   return c;
 }
 
-WindowTokens window_tokens(const Trace& trace, const TraceContext& context, std::span<const std::uint32_t> jobs,
-                           std::span<const std::uint8_t> targets, const FeatureSchema& schema) {
+WindowTokens window_tokens(const Trace& trace, const TraceContext& context,
+                           std::span<const std::uint32_t> jobs, std::span<const std::uint8_t> targets,
+                           const FeatureSchema& schema) {
   assert(jobs.size() == targets.size());
   if (schema.queue_state && !context.queue_state)
     throw std::invalid_argument("queue-state features need a trace context with the recorded queue state");
@@ -286,8 +300,8 @@ WindowTokens window_tokens(const Trace& trace, const TraceContext& context, std:
   const std::size_t columns =
       kNumeric.size() + (schema.queue_state ? kQueueColumns : 0) + (schema.reference ? kReferenceColumns : 0);
   if (f != columns)
-    throw std::invalid_argument("the feature schema names " + std::to_string(f) + " numeric columns; its flags say " +
-                                std::to_string(columns));
+    throw std::invalid_argument("the feature schema names " + std::to_string(f) +
+                                " numeric columns; its flags say " + std::to_string(columns));
   WindowTokens w;
   w.jobs = static_cast<std::uint32_t>(jobs.size());
   w.numeric.assign(jobs.size() * f, 0.0f);
@@ -308,11 +322,13 @@ WindowTokens window_tokens(const Trace& trace, const TraceContext& context, std:
     const bool whole_node = j.mem_mb == 0 || j.exclusive;
     double mem_gb = 0;
     if (j.mem_mb > 0)
-      mem_gb = static_cast<double>(j.mem_mb) / 1024.0 * (j.mem_per_cpu ? cpus : std::max<std::uint32_t>(j.nodes, 1));
+      mem_gb = static_cast<double>(j.mem_mb) / 1024.0 *
+               (j.mem_per_cpu ? cpus : std::max<std::uint32_t>(j.nodes, 1));
     const double runtime = j.runtime > 0 ? static_cast<double>(j.runtime) : 0.0;
     const std::int64_t t = j.submit;
     const double tod = static_cast<double>(((t % 86400) + 86400) % 86400) / 86400.0;
-    const double dow = static_cast<double>((((t / 86400) + 3) % 7 + 7) % 7) / 7.0;  // 1970-01-01 was a Thursday
+    const double dow =
+        static_cast<double>((((t / 86400) + 3) % 7 + 7) % 7) / 7.0;  // 1970-01-01 was a Thursday
     row[0] = static_cast<float>(std::log1p(cpus));
     row[1] = static_cast<float>(std::log1p(j.nodes));
     row[2] = static_cast<float>(std::log1p(mem_gb));
@@ -338,7 +354,8 @@ WindowTokens window_tokens(const Trace& trace, const TraceContext& context, std:
     if (schema.reference) {
       const std::size_t first = kNumeric.size() + (schema.queue_state ? kQueueColumns : 0);
       for (std::size_t c = 0; c + 1 < kReferenceColumns; ++c) row[first + c] = context.reference[k][c];
-      row[first + kReferenceColumns - 1] = static_cast<float>(static_cast<double>(t - w.t0) / context.max_age);
+      row[first + kReferenceColumns - 1] =
+          static_cast<float>(static_cast<double>(t - w.t0) / context.max_age);
     }
     cpuh_before += requested_cpu_hours(j);
     w.user.push_back(hash_bucket(trace.user_name(j), schema.user_buckets));

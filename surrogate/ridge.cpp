@@ -30,7 +30,8 @@ std::vector<RowRef> rows_of(const SurrogateDataset& d, const std::vector<std::ui
   for (auto w : windows)
     for (auto s : settings)
       for (std::uint32_t i = 0; i < d.windows[w].jobs; ++i)
-        if (d.windows[w].target[i] && !std::isnan(d.waits[w][s * d.windows[w].jobs + i])) rows.push_back({w, s, i});
+        if (d.windows[w].target[i] && !std::isnan(d.waits[w][s * d.windows[w].jobs + i]))
+          rows.push_back({w, s, i});
   if (rows.size() <= max_rows) return rows;
   std::vector<RowRef> kept;
   kept.reserve(max_rows);
@@ -44,8 +45,8 @@ double target(const SurrogateDataset& d, const RowRef& r) {
 
 }  // namespace
 
-void RidgeBaseline::row(const SurrogateDataset& d, std::uint32_t w, std::size_t i, const std::vector<float>& setting,
-                        double* out) const {
+void RidgeBaseline::row(const SurrogateDataset& d, std::uint32_t w, std::size_t i,
+                        const std::vector<float>& setting, double* out) const {
   const Layout l(d);
   const auto& win = d.windows[w];
   std::fill(out, out + l.cols, 0.0);
@@ -86,7 +87,8 @@ RidgeBaseline RidgeBaseline::fit(const SurrogateDataset& d, const std::vector<st
   for (std::size_t s = 0; s < d.setting_count(); ++s) enc[s] = d.encoded_setting(s);
 
   // Normal equations, accumulated row by row (rows can be many; columns are ~200).
-  Eigen::MatrixXd xtx = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(l.cols), static_cast<Eigen::Index>(l.cols));
+  Eigen::MatrixXd xtx =
+      Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(l.cols), static_cast<Eigen::Index>(l.cols));
   Eigen::VectorXd xty = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(l.cols));
   Eigen::VectorXd x(static_cast<Eigen::Index>(l.cols));
   const auto train = rows_of(d, train_windows, train_settings, max_rows);

@@ -18,11 +18,12 @@ class RidgeBaseline {
   /// penalty from {1e-3 … 1e3} by mean squared error on val windows × val settings.
   static RidgeBaseline fit(const SurrogateDataset& d, const std::vector<std::uint32_t>& train_windows,
                            const std::vector<std::uint32_t>& train_settings,
-                           const std::vector<std::uint32_t>& val_windows, const std::vector<std::uint32_t>& val_settings,
-                           std::size_t max_rows = 400000);
+                           const std::vector<std::uint32_t>& val_windows,
+                           const std::vector<std::uint32_t>& val_settings, std::size_t max_rows = 400000);
   /// Predicted 10/50/90% quantiles of log1p(wait s) of every job of window `w` under setting `s`
   /// (median = the regression; the interval from the training residuals' 10/90% quantiles).
-  std::vector<std::array<float, 3>> predict(const SurrogateDataset& d, std::uint32_t w, std::uint32_t s) const;
+  std::vector<std::array<float, 3>> predict(const SurrogateDataset& d, std::uint32_t w,
+                                            std::uint32_t s) const;
   /// The fitted regression term by term, in log1p(wait s): intercept + Σ_k numeric[k]·z_k +
   /// partition[p] + qos[q] + Σ_a setting[a]·s_a + Σ_a Σ_k cross[a][k]·s_a·z_k, where z_k = (v_k − mean[k])
   /// / stdev[k] is numeric feature k standardised and s_a the encoded setting (what a model that adds to

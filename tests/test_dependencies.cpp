@@ -151,7 +151,8 @@ TEST_CASE("singleton jobs of one user and name run one at a time, in submit orde
   CHECK(at(j[3].start) == 3);
 }
 
-TEST_CASE("a term naming a job that is gone is lifted, and Slurm refuses only unreadable or self dependencies") {
+TEST_CASE(
+    "a term naming a job that is gone is lifted, and Slurm refuses only unreadable or self dependencies") {
   // slurmctld 22.05 lifts a term whose job does not exist when it tests it ("job is gone, dependency
   // lifted"): J2 names job 99, never in the trace, and J3 names J6, submitted after it: both run at 3
   // as if independent. In a '?' list one lifted term clears the list: J4 (afterok:1?afterok:99) starts
@@ -159,8 +160,8 @@ TEST_CASE("a term naming a job that is gone is lifted, and Slurm refuses only un
   // reader rejects such a line; a native or hand-made trace reaches the replay) and J6 naming itself.
   const auto r = testing::checked_replay(
       small_site(1, 8), with_dependencies({{0}, {0}, {0}, {0}, {0}, {10}},
-                                          {"", "afterok:99", "afterany:6", "afterok:1?afterok:99", "afterok:1+1",
-                                           "afterok:6"}));
+                                          {"", "afterok:99", "afterany:6", "afterok:1?afterok:99",
+                                           "afterok:1+1", "afterok:6"}));
   const auto& j = r.state->jobs;
   CHECK(at(j[1].start) == 3);
   CHECK(at(j[2].start) == 3);

@@ -75,7 +75,8 @@ std::string xml_problem(const std::string& doc) {
 
 /// Everything a self-contained report must not hold: fetches of any kind.
 void check_self_contained(const std::string& html) {
-  CHECK(count(html, "://") == count(html, "xmlns=\"http://www.w3.org/2000/svg\""));  // no URL but the SVG namespace
+  CHECK(count(html, "://") ==
+        count(html, "xmlns=\"http://www.w3.org/2000/svg\""));  // no URL but the SVG namespace
   CHECK(html.find("src=") == std::string::npos);
   CHECK(html.find("href") == std::string::npos);
   CHECK(html.find("url(") == std::string::npos);

@@ -436,7 +436,7 @@ class SiteBuilder {
   std::vector<std::string>& warnings_;
   bool lenient_;
   std::vector<SettingSource>* sources_;
-  int version_;                          // Slurm version whose defaults apply (major * 100 + minor)
+  int version_;  // Slurm version whose defaults apply (major * 100 + minor)
   std::string topology_conf_;
   std::optional<Pair> topology_plugin_;  // where TopologyPlugin was set, for errors about topology.conf
   static constexpr int kFairTreeDefault = 1905;

@@ -936,7 +936,25 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
   std::map<std::pair<std::uint32_t, std::uint16_t>, std::uint32_t> user_part_count;
   std::vector<char> planned_start;  // per job: given a start estimate in this cycle (bf_one_resv_per_job)
   if (params_.bf_one_resv_per_job) planned_start.assign(s.jobs.size(), 0);
-  Words avail, chosen;                // scratch
+  Words avail, chosen;  // scratch
+  // A job with a constraint is tested on the nodes job_req_node_filter leaves (its features, and
+  // enough configured CPUs and memory): in Slurm's will-run test a running job on none of them is
+  // skipped, so its end does not widen the time window (backfill.c _try_sched).
+  std::map<const sim::NodeRequest*, Words> filtered;  // per request tested in this cycle
+  const auto node_filter = [&](const sim::NodeRequest& r) -> const Words& {
+    auto [it, added] = filtered.try_emplace(&r, Words((node_count + 63) / 64, 0));
+    if (added) {
+      const std::int64_t cpt = std::max<std::uint32_t>(1, r.cpus_per_task);
+      const std::int64_t min_cpus = r.cpus_per_node > 0 ? r.cpus_per_node * cpt : cpt;
+      const std::int64_t min_mem = r.mem_per_cpu_mb > 0 ? r.mem_per_cpu_mb * min_cpus : r.mem_per_node_mb;
+      for (std::uint32_t n = 0; n < node_count; ++n) {
+        const auto& node = s.cluster.node(n);
+        if (s.cluster.node_has_features(n, r.features) && node.cpus >= min_cpus && node.memory_mb >= min_mem)
+          put(it->second, n);
+      }
+    }
+    return it->second;
+  };
   struct Outcome {                    // of a record that changed nothing
     const sim::NodeRequest* request;  // the job's (SimState::jobs does not move during a cycle)
     std::uint16_t partition;
@@ -1024,6 +1042,10 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       // Nodes of the partition free of reservations over [start_res, end_time], and the next time
       // at which more of them become free.
       later_start = free_nodes(map, start_res, end_time, *part, avail);
+      if (j.request.features != 0) {
+        const auto& keep = node_filter(j.request);
+        for (std::size_t w = 0; w < avail.size(); ++w) avail[w] &= keep[w];
+      }
       if (resv_end != 0 && ++resv_end < window_end && (later_start == 0 || resv_end < later_start))
         later_start = resv_end;
       const bool can_retry = later_start > 0 && !no_reserve;

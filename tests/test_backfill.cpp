@@ -336,3 +336,31 @@ TEST_CASE("backfill cost model: bf_max_time caps the jobs tested and a cycle's l
   p.bf_max_time = 60;
   CHECK(cost.test_budget(p) == 480);
 }
+
+TEST_CASE(
+    "a job with a constraint is planned on its feature's nodes only: other jobs' ends do not delay its "
+    "estimate") {
+  // 3 nodes x 8 CPUs, n3 with feature big; bf_interval 1 (the first pass at 1). At 1: X (big, 4 CPUs,
+  // limit 100) on n3, Y (8 CPUs, limit 130) on n1, Z (8 CPUs, limit 1000) on n2. B (big, 8 CPUs) waits
+  // for n3. Slurm's will-run test sees only B's feature nodes (_try_sched: job_req_node_filter), so
+  // Y's end on n1 is skipped: B's estimate is X's end, 101 (not 131, which the 30-s window from 101
+  // would reach), and its reservation of n3 from 101 keeps C (4 CPUs, limit 110: it would end at
+  // ~112) off n3's free half. C starts when Y ends, on n1. (Real Slurm, oracle scenario 19: the same
+  // for j004 and j007.)
+  auto site = small_site(3, 8);
+  site.nodes[2].features = {"big"};
+  site.scheduler.params.bf_interval = 1;
+  auto trace = make_trace({{0, 1, 4, 100, 100},
+                           {0, 1, 8, 130, 130},
+                           {0, 1, 8, 1000, 1000},
+                           {1, 1, 8, 100, 200},
+                           {2, 1, 4, 110, 110}});
+  for (const std::size_t i : {0, 3}) trace.jobs[i].constraints = trace.strings.intern("big");
+  const auto r = replay(site, trace);
+  CHECK(r.state->jobs[0].alloc.at(0).node == 2);
+  CHECK(r.start(3) == 101);
+  CHECK(r.state->jobs[3].alloc.at(0).node == 2);
+  CHECK(r.start(4) == 131);
+  CHECK(r.state->jobs[4].alloc.at(0).node == 0);
+  CHECK(r.planned(0, 3) == 101);
+}

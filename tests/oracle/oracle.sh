@@ -17,6 +17,7 @@
 #                      conf/slurm.conf.in (n1-n4 with NodeAddr 10.77.0.11-14; other CPUs, memory,
 #                      Features=..., Gres=...)
 #   gres.conf          optional: copied beside slurm.conf (e.g. `NodeName=n4 Name=gpu Count=2`)
+#   topology.conf      optional: copied beside slurm.conf (for TopologyPlugin=topology/tree in sched.conf)
 #   work-loop          optional: jobs run a loop of 1 s sleeps (suspended time is not work done)
 #   admin.csv          optional: scontrol commands an admin runs during the trace (see below)
 # jobs.csv has a header line; columns are found by name, in any order (lines starting with # are
@@ -452,6 +453,8 @@ reset_for() {
   # gres.conf beside slurm.conf (slurmd and slurmctld read it from there); none left from before.
   rm -f "$ROOT/etc/gres.conf"
   [[ -f "$sc/gres.conf" ]] && install_gres_conf "$sc/gres.conf"
+  rm -f "$ROOT/etc/topology.conf"
+  [[ -f "$sc/topology.conf" ]] && cp "$sc/topology.conf" "$ROOT/etc/topology.conf"
   : > "$ROOT/log/slurmctld.log"
   start_dbd
   sacctmgr -i add cluster oracle > /dev/null
@@ -645,6 +648,8 @@ run() {
   if [[ -f "$ROOT/etc/gres.conf" ]]; then
     sed "s#$ROOT#/var/lib/slurmtwin-oracle#g" "$ROOT/etc/gres.conf" > "$out/gres.conf"
   fi
+  rm -f "$out/topology.conf"
+  [[ -f "$ROOT/etc/topology.conf" ]] && cp "$ROOT/etc/topology.conf" "$out/topology.conf"
 
   # Trace start: the next whole second at least 3 s from now.
   local t0

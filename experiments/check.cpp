@@ -303,6 +303,7 @@ ScenarioOutcome run_check_scenario(const CheckScenario& scenario, const Baseline
   }
   const auto t0 = std::chrono::steady_clock::now();
   Site site = load_sweep_site(scenario.inputs);
+  for (const auto& m : scenario.metrics) check_metric_group(m.metric, site, scenario.inputs.file, m.line);
   try {
     apply_point(site, scenario.settings);
   } catch (const std::invalid_argument& e) {

@@ -190,6 +190,7 @@ std::string point_json(const SweepPoint& point) {
 
 SweepPlan plan_sweep(const SweepSpec& spec) {
   const Site base = load_sweep_site(spec);
+  check_metric_groups(spec, base);
   SweepPlan plan;
   plan.trace = load_sweep_trace(spec);
   plan.fingerprint = trace_fingerprint(plan.trace);

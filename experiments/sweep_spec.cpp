@@ -13,6 +13,7 @@
 
 #include "experiments/sweep_sobol.hpp"
 #include "experiments/yaml_reader.hpp"
+#include "traces/did_you_mean.hpp"
 #include "traces/file_io.hpp"
 #include "traces/read_report.hpp"
 #include "traces/rng.hpp"
@@ -438,6 +439,7 @@ SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_n
     if (!o["metric"]) r.fail(o, "metric", "an objective needs a metric");
     SweepObjective obj;
     obj.metric = r.str(o["metric"], "metric");
+    obj.line = r.line_of(o["metric"]);
     if (!metric_is_known(obj.metric))
       r.fail(o["metric"], "metric", fmt::format("unknown metric '{}'", obj.metric));
     if (o["goal"]) {
@@ -568,6 +570,29 @@ bool metric_is_known(const std::string& metric) {
   if (kHistoryMetrics.count(base)) return kind != "account";  // kept per partition and per QOS
   if (base == "preemptions") return kind != "account";        // counted per partition and per QOS
   return kind.empty() && kGlobalMetrics.count(base) > 0;
+}
+
+void check_metric_group(const std::string& metric, const Site& site, const std::string& file,
+                        std::uint64_t line) {
+  std::string base, kind, group;
+  if (!split_metric(metric, base, kind, group) || kind.empty()) return;
+  std::vector<std::string_view> names;
+  if (kind == "partition")
+    for (const auto& p : site.partitions) names.push_back(p.name);
+  else if (kind == "account")
+    for (const auto& a : site.accounts) names.push_back(a.name);
+  else
+    for (const auto& q : site.qos) names.push_back(q.name);
+  if (std::find(names.begin(), names.end(), group) != names.end()) return;
+  const auto near = nearest_name(names, group);
+  throw InputError(file, line, "metric",
+                   fmt::format("'{}': the site has no {} '{}'{}", metric, kind == "qos" ? "QOS" : kind, group,
+                               near.empty() ? "" : fmt::format(" (did you mean {}?)", near)));
+}
+
+void check_metric_groups(const SweepSpec& spec, const Site& site) {
+  for (const auto& o : spec.objectives) check_metric_group(o.metric, site, spec.file, o.line);
+  for (const auto& c : spec.constraints) check_metric_group(c.metric, site, spec.file, c.line);
 }
 
 double fairness_index(const sim::ReplayMetrics& m) {

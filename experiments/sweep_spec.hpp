@@ -36,6 +36,7 @@ struct SweepParameter {
 struct SweepObjective {
   std::string metric;  // e.g. "wait_mean", "wait_p90@partition:gpu" (see metric_value)
   Goal goal = Goal::kMin;
+  std::uint64_t line = 0;  // line in the spec file (1-based)
 };
 
 /// A constraint on a replay's metrics, e.g. "fairness >= 0.8": points that break one are infeasible
@@ -123,6 +124,15 @@ double parameter_value(const SweepParameter& p, double u);
 
 /// True when `metric` names a metric_value() knows.
 bool metric_is_known(const std::string& metric);
+
+/// Checks that the group of a metric ("wait_p90@qos:x") is a partition, account or QOS of `site`: a
+/// misspelt one would be 0 at every point. Throws InputError (file, line, "metric") naming the nearest
+/// name of that kind.
+void check_metric_group(const std::string& metric, const Site& site, const std::string& file,
+                        std::uint64_t line);
+
+/// check_metric_group on a spec's objectives and constraints.
+void check_metric_groups(const SweepSpec& spec, const Site& site);
 /// A metric of a replay: wait_mean, wait_median, wait_p90, wait_p95, wait_p99, wait_max (s),
 /// bsld_mean, jobs_started (these optionally @partition:NAME, @account:NAME or @qos:NAME; 0 when the
 /// group has no started job), utilisation (0..1), preemptions (optionally @partition:NAME or

@@ -316,6 +316,35 @@ TEST_CASE("sweep run: a QOS the site lacks fails before anything runs, naming th
   CHECK_FALSE(std::filesystem::exists(db));
 }
 
+TEST_CASE("sweep run: a metric group the site lacks fails before anything runs, with the nearest name") {
+  // Issue 24: `wait_p90@qos:hgh` was accepted and 0 at every point, so a sweep optimised a constant.
+  const auto dir = testing::scratch_dir("sweep_badgroup");
+  const auto spec =
+      load_sweep_spec(write_spec(dir,
+                                 "trace: {synthetic: {days: 1}}\nparameters:\n  PriorityWeightAge: [1, "
+                                 "2]\nobjectives:\n  - {metric: wait_mean}\n  - {metric: "
+                                 "wait_p90@qos:hgh}\nconstraints:\n  - wait_max@partition:cpu < 1e9\n"));
+  const auto db = (dir / "s.db").string();
+  CHECK_THROWS_WITH_AS(
+      run_sweep_spec(spec, db, {}),
+      doctest::Contains(":6: metric: 'wait_p90@qos:hgh': the site has no QOS 'hgh' (did you mean high?)"),
+      InputError);
+  CHECK_FALSE(std::filesystem::exists(db));
+  // A constraint's group too (a partition of another site); no suggestion when nothing is near.
+  auto other = spec;
+  other.objectives.pop_back();
+  other.constraints.front().metric = "wait_max@partition:bigmemory";
+  CHECK_THROWS_WITH_AS(
+      run_sweep_spec(other, db, {}),
+      doctest::Contains(":8: metric: 'wait_max@partition:bigmemory': the site has no partition "
+                        "'bigmemory'"),
+      InputError);
+  // Every group of the default site is accepted.
+  const auto site = default_site();
+  for (const auto* ok : {"wait_mean@partition:gpu", "bsld_mean@account:root", "jobs_started@qos:low"})
+    CHECK_NOTHROW(check_metric_group(ok, site, "f", 1));
+}
+
 TEST_CASE("sweep run: killed with SIGKILL and rerun, the table has every point exactly once") {
   const auto dir = testing::scratch_dir("sweep_kill");
   const auto spec_path = write_spec(

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
 
 #include "policies/limits.hpp"
 #include "policies/node_select.hpp"
@@ -940,20 +941,20 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
   // A job with a constraint is tested on the nodes job_req_node_filter leaves (its features, and
   // enough configured CPUs and memory): in Slurm's will-run test a running job on none of them is
   // skipped, so its end does not widen the time window (backfill.c _try_sched).
-  std::map<const sim::NodeRequest*, Words> filtered;  // per request tested in this cycle
+  std::map<std::tuple<std::uint32_t, std::int64_t, std::int64_t>, Words> filtered;  // per filter
   const auto node_filter = [&](const sim::NodeRequest& r) -> const Words& {
-    auto [it, added] = filtered.try_emplace(&r, Words((node_count + 63) / 64, 0));
-    if (added) {
-      const std::int64_t cpt = std::max<std::uint32_t>(1, r.cpus_per_task);
-      const std::int64_t min_cpus = r.cpus_per_node > 0 ? r.cpus_per_node * cpt : cpt;
-      const std::int64_t min_mem = r.mem_per_cpu_mb > 0 ? r.mem_per_cpu_mb * min_cpus : r.mem_per_node_mb;
-      for (std::uint32_t n = 0; n < node_count; ++n) {
-        const auto& node = s.cluster.node(n);
-        if (s.cluster.node_has_features(n, r.features) && node.cpus >= min_cpus && node.memory_mb >= min_mem)
-          put(it->second, n);
-      }
+    const std::int64_t cpt = std::max<std::uint32_t>(1, r.cpus_per_task);
+    const std::int64_t min_cpus = r.cpus_per_node > 0 ? r.cpus_per_node * cpt : cpt;
+    const std::int64_t min_mem = r.mem_per_cpu_mb > 0 ? r.mem_per_cpu_mb * min_cpus : r.mem_per_node_mb;
+    const std::tuple key{r.features, min_cpus, min_mem};
+    if (const auto it = filtered.find(key); it != filtered.end()) return it->second;
+    Words keep((node_count + 63) / 64, 0);
+    for (std::uint32_t n = 0; n < node_count; ++n) {
+      const auto& node = s.cluster.node(n);
+      if (s.cluster.node_has_features(n, r.features) && node.cpus >= min_cpus && node.memory_mb >= min_mem)
+        put(keep, n);
     }
-    return it->second;
+    return filtered.emplace(key, std::move(keep)).first->second;
   };
   struct Outcome {                    // of a record that changed nothing
     const sim::NodeRequest* request;  // the job's (SimState::jobs does not move during a cycle)

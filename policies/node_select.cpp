@@ -39,6 +39,7 @@ struct Scratch {
   std::vector<std::uint32_t> slot;  // per cluster node: its index in the list + 1; 0: not listed
   std::vector<std::uint32_t> topo_weights;
   std::vector<std::int64_t> count;         // per switch: candidate nodes under it
+  std::vector<std::uint32_t> lightest;     // per switch: the lowest Weight of a candidate under it
   std::vector<char> required;              // per switch: holds a node taken before the leaves are chosen
   std::vector<std::uint32_t> dist;         // per switch: hops summed from the switches used (kFar sticky)
   std::vector<char> in_top, best, forced;  // per listed node
@@ -207,25 +208,28 @@ bool evaluate_switches(const sim::ClusterState& cluster, const sim::NodeRequest&
   const auto body = [&]() -> bool {
     // The top switch.
     sc.count.assign(switches, 0);
+    sc.lightest.assign(switches, std::numeric_limits<std::uint32_t>::max());
+    for (const auto& u : list)
+      for (const auto i : tree.of_node[u.node]) {
+        ++sc.count[i];
+        sc.lightest[i] = std::min(sc.lightest[i], u.weight);
+      }
     std::size_t top = kNone;
     std::uint32_t top_weight = 0;
     for (std::size_t i = 0; i < switches; ++i) {
-      std::uint32_t lightest = std::numeric_limits<std::uint32_t>::max();
-      for (const auto node : tree.switches[i].nodes)
-        if (const auto k = sc.slot[node]; k != 0) {
-          ++sc.count[i];
-          lightest = std::min(lightest, list[k - 1].weight);
-        }
       if (sc.count[i] == 0 || sc.count[i] < need.nodes) continue;
-      if (top == kNone || (tree.switches[i].level >= tree.switches[top].level && lightest <= top_weight)) {
+      if (top == kNone ||
+          (tree.switches[i].level >= tree.switches[top].level && sc.lightest[i] <= top_weight)) {
         top = i;
-        top_weight = lightest;
+        top_weight = sc.lightest[i];
       }
     }
     if (top == kNone) return false;
     sc.in_top.assign(list.size(), 0);
-    for (const auto node : tree.switches[top].nodes)
-      if (const auto k = sc.slot[node]; k != 0) sc.in_top[k - 1] = 1;
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      const auto& under = tree.of_node[list[k].node];
+      sc.in_top[k] = std::binary_search(under.begin(), under.end(), static_cast<std::uint32_t>(top));
+    }
     // The candidates: the top switch's nodes by Weight level until they suffice; the levels below the
     // last one are all taken first.
     sc.topo_weights.clear();
@@ -261,21 +265,17 @@ bool evaluate_switches(const sim::ClusterState& cluster, const sim::NodeRequest&
     if (any_forced) {
       for (std::size_t k = 0; k < list.size() && need.max_nodes > 0; ++k)
         if (sc.forced[k]) take(k);
-      for (std::size_t i = 0; i < switches; ++i)
-        for (const auto node : tree.switches[i].nodes)
-          if (const auto k = sc.slot[node]; k != 0 && sc.forced[k - 1]) {
-            sc.required[i] = 1;
-            break;
-          }
+      for (std::size_t k = 0; k < list.size(); ++k)
+        if (sc.forced[k])
+          for (const auto i : tree.of_node[list[k].node]) sc.required[i] = 1;
       if (need.met()) return true;
       if (need.max_nodes <= 0) return false;
     }
     // Per switch, the candidates under it (taken ones included).
-    for (std::size_t i = 0; i < switches; ++i) {
-      sc.count[i] = 0;
-      for (const auto node : tree.switches[i].nodes)
-        if (const auto k = sc.slot[node]; k != 0 && sc.best[k - 1]) ++sc.count[i];
-    }
+    sc.count.assign(switches, 0);
+    for (std::size_t k = 0; k < list.size(); ++k)
+      if (sc.best[k])
+        for (const auto i : tree.of_node[list[k].node]) ++sc.count[i];
     // Nodes of a leaf switch taken on `leaf`, in node order, until the request is met.
     const auto fill = [&](std::size_t leaf) {
       for (const auto node : tree.switches[leaf].nodes) {

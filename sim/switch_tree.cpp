@@ -44,6 +44,9 @@ SwitchTree SwitchTree::of(const Site& site) {
     std::sort(nodes.begin(), nodes.end());
     nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
   }
+  t.of_node.resize(site.nodes.size());
+  for (std::uint32_t i = 0; i < n; ++i)
+    for (const auto node : t.switches[i].nodes) t.of_node[node].push_back(i);
   // Hops by breadth-first search from each switch over the parent-child links (slurmctld: Floyd-Warshall
   // on the same graph; the same distances in O(switches x links)).
   t.hops.assign(n * n, kFar);

@@ -19,6 +19,9 @@ struct SwitchTree {
   };
   std::vector<Switch> switches;     // topology.conf order
   std::vector<std::uint32_t> hops;  // switches x switches: hops between two switches, kFar if none
+  // Per node: the switches it is under, ascending (counting a few listed nodes' switches is cheaper
+  // than scanning every switch's nodes).
+  std::vector<std::vector<std::uint32_t>> of_node;
 
   /// Empty when the site does not place jobs by switch (Site::places_by_switch).
   static SwitchTree of(const Site& site);

@@ -2,9 +2,11 @@
 // -j1 vs -j2, byte-identical), crash safety of sweeps (SIGKILL at several points, then resume) and of
 // replays (SIGINT stops cleanly with exit code 130 and leaves no result files).
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +24,7 @@
 
 #include "experiments/sweep_store.hpp"
 #include "test_support.hpp"
+#include "traces/file_io.hpp"
 #include "traces/rng.hpp"
 
 using namespace slurmtwin;
@@ -291,4 +294,33 @@ TEST_CASE("crash safety: SIGINT stops surrogate training with exit code 130 and 
   CHECK(log.find("of 1000000; no checkpoint written") != std::string::npos);
   CHECK_FALSE(fs::exists(model));
   CHECK(files_besides(dir, {"dataset.log", "train.log", "small.stsd"}).empty());
+}
+
+TEST_CASE("output to /dev/null, a pipe or a symlink writes through it and leaves it in place") {
+  // `-o /dev/null` renamed a temporary file over /dev/null: run as root, it became a regular file (and
+  // broke every later redirection on the machine). A FIFO stands for the device here.
+  const auto dir = testing::scratch_dir("write_in_place");
+  const auto fifo = (dir / "pipe").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // A reader first (non-blocking), so that opening the pipe to write does not wait; without the fix
+  // the pipe is renamed over and nothing arrives.
+  const int fd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  REQUIRE(fd >= 0);
+  write_file_atomic(fifo, "report\n");
+  char buf[64];
+  const auto n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  CHECK(std::string(buf, static_cast<std::size_t>(std::max<ssize_t>(n, 0))) == "report\n");
+  CHECK(std::filesystem::is_fifo(fifo));
+  // A symlink to a file: the file gets the content, the link stays a link.
+  const auto file = dir / "real.md";
+  const auto link = dir / "link.md";
+  std::ofstream(file) << "old";
+  std::filesystem::create_symlink(file, link);
+  write_file_atomic(link.string(), "new");
+  CHECK(std::filesystem::is_symlink(link));
+  CHECK(testing::slurp(file) == "new");
+  // A directory is refused, not replaced.
+  CHECK_THROWS_AS(write_file_atomic(dir.string(), "x"), std::runtime_error);
+  CHECK(std::filesystem::is_directory(dir));
 }

@@ -103,7 +103,23 @@ std::string read_input_file(const std::string& path, std::uint64_t max_bytes) {
 }
 
 void write_file_atomic(const std::string& path, const std::string& content) {
-  const auto tmp = path + ".tmp" + std::to_string(::getpid());
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto st = fs::status(path, ec);  // follows symlinks
+  if (!ec && fs::exists(st) && !fs::is_regular_file(st)) {
+    // A device, FIFO or socket (`-o /dev/null`, `-o /dev/stdout`) is written in place: renaming over
+    // it would put a regular file in its stead (run as root, /dev/null itself). A directory fails here.
+    std::ofstream out(path, std::ios::binary);
+    if (!out) throw std::runtime_error(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    out.flush();
+    if (!out) throw std::runtime_error(fmt::format("{}: write failed", path));
+    return;
+  }
+  // Through a symlink the file it names is replaced, and the link stays.
+  std::string target = path;
+  if (fs::is_symlink(fs::symlink_status(path, ec)) && fs::exists(st)) target = fs::canonical(path).string();
+  const auto tmp = target + ".tmp" + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw std::runtime_error(fmt::format("{}: cannot write: {}", tmp, std::strerror(errno)));
@@ -111,7 +127,7 @@ void write_file_atomic(const std::string& path, const std::string& content) {
     out.flush();
     if (!out) throw std::runtime_error(fmt::format("{}: write failed", tmp));
   }
-  std::filesystem::rename(tmp, path);
+  fs::rename(tmp, target);
 }
 
 }  // namespace slurmtwin

@@ -391,9 +391,9 @@ std::optional<std::vector<sim::NodeAlloc>> choose(const sim::ClusterState& clust
   std::sort(sc.weights.begin(), sc.weights.end());
   std::vector<sim::NodeAlloc> out;
   // A job on one node leaves out the nodes that cannot hold it all (can_job_run_on_node's
-  // min_cpus_per_node): under topology/tree they must not count towards a switch. (The flat
-  // evaluation never takes them: its last-node check.)
-  const std::uint32_t least = !cluster.switch_tree().empty() && r.node_bound() == 1 ? r.total_cpus : 1;
+  // min_cpus_per_node): they split the flat evaluation's sets of consecutive nodes and do not count
+  // towards a switch.
+  const std::uint32_t least = r.node_bound() == 1 ? r.total_cpus : 1;
   for (const auto weight : sc.weights) {
     sc.usable.clear();
     for (const auto& u : sc.all)
@@ -412,10 +412,10 @@ bool single_node_plain(const sim::NodeRequest& r) {
 }
 
 /// choose() for a single_node_plain request over the nodes set in `available` (ascending), without
-/// listing them. Sets of nodes of a Weight lower than the lightest node that can hold the job have no
-/// such node and fail; at that Weight (the first level that succeeds) evaluate() tries the sufficient
-/// sets tightest first, so the one chosen is the tightest set of that Weight with a node that holds
-/// it all (the first among equals), and in it the node with the fewest usable CPUs that holds it all.
+/// listing them. Only nodes that hold it all are candidates (the others split sets); the first Weight
+/// level that has one succeeds, where evaluate() tries the sets tightest first: the one chosen is the
+/// set of that Weight with the fewest CPUs (the first among equals), and in it the node with the
+/// fewest usable CPUs.
 std::optional<std::vector<sim::NodeAlloc>> choose_single(const sim::ClusterState& cluster,
                                                          const sim::NodeRequest& r,
                                                          const std::vector<std::uint64_t>& available,
@@ -449,7 +449,7 @@ std::optional<std::vector<sim::NodeAlloc>> choose_single(const sim::ClusterState
   };
   for_each_node([&](std::uint32_t n) {
     const auto cpus = usable[n];
-    if (cpus == 0 || cluster.node_weight(n) != weight) return;
+    if (cpus < r.total_cpus || cluster.node_weight(n) != weight) return;  // no candidate: splits sets
     if (prev == kNone || n != prev + 1) end_set();
     set_cpus += cpus;
     if (cpus >= r.total_cpus && (set_node == kNone || cpus < usable[set_node])) set_node = n;

@@ -265,7 +265,10 @@ TEST_CASE("select_nodes: a multi-node job takes nodes from several sets of conse
 }
 
 // _eval_nodes takes the node with the fewest free CPUs that holds a one-node job within the chosen
-// set (its "best fit single node"): free 8, 4, 6, 8 and a 4-CPU job: n2; a 5-CPU job: n3.
+// set (its "best fit single node"): free 8, 4, 6, 8 and a 4-CPU job: one set, n2. A 5-CPU job: n2
+// cannot hold it, so _select_nodes drops it from the node map before _eval_nodes (cons_tres
+// can_job_run_on_node: min_cpus_per_node is the task count when max_nodes is 1), which splits the
+// free nodes into sets {n1} (8 CPUs) and {n3, n4} (14): the tightest sufficient set is {n1}.
 TEST_CASE("select_nodes: a one-node job gets the best-fitting node of its set") {
   const auto cluster = four_nodes({0, 4, 2, 0});
   sim::NodeRequest r;
@@ -273,12 +276,12 @@ TEST_CASE("select_nodes: a one-node job gets the best-fitting node of its set") 
   r.mem_per_node_mb = 100;
   CHECK(nodes_of(policies::select_nodes(cluster, r, {0, 1, 2, 3})) == std::vector<std::uint32_t>{1});
   r.total_cpus = 5;
-  CHECK(nodes_of(policies::select_nodes(cluster, r, {0, 1, 2, 3})) == std::vector<std::uint32_t>{2});
+  CHECK(nodes_of(policies::select_nodes(cluster, r, {0, 1, 2, 3})) == std::vector<std::uint32_t>{0});
   // The set-bits path (the main scheduler's) agrees.
   std::vector<std::uint64_t> bits{0xF};
   std::vector<std::uint32_t> usable(4);
   for (std::uint32_t n = 0; n < 4; ++n) usable[n] = cluster.usable_cpus(n, r, r.per_node_ask());
-  CHECK(nodes_of(policies::select_nodes(cluster, r, bits, usable)) == std::vector<std::uint32_t>{2});
+  CHECK(nodes_of(policies::select_nodes(cluster, r, bits, usable)) == std::vector<std::uint32_t>{0});
 }
 
 // choose_nodes' retry: free 6, 8, 8, 8 and -N2 -n16. The first evaluation takes n1's 6 and then has

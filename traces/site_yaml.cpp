@@ -91,16 +91,20 @@ void emit_events(YAML::Emitter& out, const Site& site) {
   }
 }
 
-/// Node or switch names as one hostlist when it gives them back in order, else as a list.
-void emit_names(YAML::Emitter& out, const char* key, const std::vector<std::string>& names) {
-  const auto compressed = compress_hostlist(names);
-  bool exact = false;
+/// The hostlist that expands back to `names` in their order, if there is one.
+std::optional<std::string> exact_hostlist(const std::vector<std::string>& names) {
+  auto compressed = compress_hostlist(names);
   try {
-    exact = expand_hostlist(compressed) == names;
+    if (expand_hostlist(compressed) == names) return compressed;
   } catch (const std::invalid_argument&) {
   }
-  if (exact)
-    out << YAML::Key << key << YAML::Value << compressed;
+  return std::nullopt;
+}
+
+/// Node or switch names as one hostlist when it gives them back in order, else as a list.
+void emit_names(YAML::Emitter& out, const char* key, const std::vector<std::string>& names) {
+  if (const auto hostlist = exact_hostlist(names))
+    out << YAML::Key << key << YAML::Value << *hostlist;
   else
     emit_list(out, key, names);
 }
@@ -207,14 +211,8 @@ void emit_nodes(YAML::Emitter& out, const std::vector<Node>& nodes) {
       if (!(other == proto)) break;
       names.push_back(nodes[j].name);
     }
-    const auto compressed = compress_hostlist(names);
-    bool exact = false;
-    try {
-      exact = expand_hostlist(compressed) == names;
-    } catch (const std::invalid_argument&) {
-    }
-    if (exact) {
-      emit_node_group(out, nodes[i], compressed);
+    if (const auto hostlist = exact_hostlist(names)) {
+      emit_node_group(out, nodes[i], *hostlist);
     } else {  // names that a hostlist cannot reproduce in order (or at all): one entry each
       for (std::size_t k = i; k < j; ++k) emit_node_group(out, nodes[k], nodes[k].name);
     }
@@ -415,6 +413,16 @@ class Reader {
     return integer(n, key, -1, std::numeric_limits<Seconds>::max() - 1);
   }
 
+  /// A hostlist scalar ("n[1-4],m2") expanded to its names, at most a site's worth.
+  std::vector<std::string> hostlist(const YAML::Node& n, std::string_view key) const {
+    const auto text = scalar(n, key);
+    try {
+      return expand_hostlist(text, kMaxSiteNodes);
+    } catch (const std::invalid_argument& e) {
+      fail(n, key, e.what());
+    }
+  }
+
   std::vector<std::string> strings(const YAML::Node& n, std::string_view key) const {
     if (!n.IsSequence()) fail(n, key, "expected a list");
     std::vector<std::string> out;
@@ -539,12 +547,7 @@ std::vector<Node> read_nodes(const Reader& r, const YAML::Node& seq) {
         }
       }
     }
-    std::vector<std::string> names;
-    try {
-      names = expand_hostlist(r.scalar(names_node, "names"), kMaxSiteNodes);
-    } catch (const std::invalid_argument& e) {
-      r.fail(names_node, "names", e.what());
-    }
+    const auto names = r.hostlist(names_node, "names");
     if (names.empty()) r.fail(names_node, "names", "no node names");
     if (out.size() + names.size() > kMaxSiteNodes)
       r.fail(names_node, "names", fmt::format("more than {} nodes in the site", kMaxSiteNodes));
@@ -612,13 +615,9 @@ std::vector<Partition> read_partitions(const Reader& r, const YAML::Node& seq) {
     for (const auto& kv : m) {
       const auto key = kv.first.Scalar();
       const auto& v = kv.second;
-      if (key == "nodes") {
-        try {
-          p.nodes = expand_hostlist(r.scalar(v, key), kMaxSiteNodes);
-        } catch (const std::invalid_argument& e) {
-          r.fail(v, key, e.what());
-        }
-      } else if (key == "default")
+      if (key == "nodes")
+        p.nodes = r.hostlist(v, key);
+      else if (key == "default")
         p.is_default = r.boolean(v, key);
       else if (key == "state")
         p.state = r.scalar(v, key);
@@ -811,12 +810,7 @@ std::vector<NodeOutage> read_outages(const Reader& r, const YAML::Node& seq) {
 
 /// A list of names, or one hostlist ("n[1-4]").
 std::vector<std::string> read_names(const Reader& r, const YAML::Node& n, const char* key) {
-  if (n.IsSequence()) return r.strings(n, key);
-  try {
-    return expand_hostlist(r.scalar(n, key), kMaxSiteNodes);
-  } catch (const std::invalid_argument& e) {
-    r.fail(n, key, e.what());
-  }
+  return n.IsSequence() ? r.strings(n, key) : r.hostlist(n, key);
 }
 
 void read_topology(const Reader& r, const YAML::Node& m, Site& site) {

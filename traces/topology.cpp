@@ -15,25 +15,27 @@
 
 namespace slurmtwin {
 
-std::vector<std::uint32_t> switch_levels(const std::vector<Switch>& switches) {
+std::vector<std::uint32_t> switch_levels(const std::vector<Switch>& switches, std::size_t* culprit) {
+  const auto fail = [&](std::size_t i, const std::string& what) {
+    if (culprit) *culprit = i;
+    throw std::invalid_argument(what);
+  };
   if (switches.size() > kMaxSwitches)
     throw std::invalid_argument(fmt::format("{} switches: more than {}", switches.size(), kMaxSwitches));
   std::unordered_map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < switches.size(); ++i) {
     const auto& s = switches[i];
-    if (s.name.empty()) throw std::invalid_argument("a switch without a name");
-    if (!index.emplace(s.name, i).second)
-      throw std::invalid_argument(fmt::format("switch '{}' defined twice", s.name));
+    if (s.name.empty()) fail(i, "a switch without a name");
+    if (!index.emplace(s.name, i).second) fail(i, fmt::format("switch '{}' defined twice", s.name));
     if (!s.nodes.empty() && !s.children.empty())
-      throw std::invalid_argument(
-          fmt::format("switch '{}' lists both nodes and child switches (one or the other)", s.name));
+      fail(i, fmt::format("switch '{}' lists both nodes and child switches (one or the other)", s.name));
   }
   std::vector<std::vector<std::size_t>> children(switches.size());
   for (std::size_t i = 0; i < switches.size(); ++i)
     for (const auto& c : switches[i].children) {
       const auto it = index.find(c);
       if (it == index.end() || it->second == i)
-        throw std::invalid_argument(fmt::format("switch '{}' has invalid child '{}'", switches[i].name, c));
+        fail(i, fmt::format("switch '{}' has invalid child '{}'", switches[i].name, c));
       children[i].push_back(it->second);
     }
   // Levels by passes as topology_tree.c does: a switch is resolved once all its children are; a pass
@@ -46,7 +48,7 @@ std::vector<std::uint32_t> switch_levels(const std::vector<Switch>& switches) {
       level[i] = 0;
       any_leaf = true;
     }
-  if (!switches.empty() && !any_leaf) throw std::invalid_argument("switches contain no nodes");
+  if (!switches.empty() && !any_leaf) fail(0, "switches contain no nodes");
   for (bool progress = true; progress;) {
     progress = false;
     for (std::size_t i = 0; i < switches.size(); ++i) {
@@ -67,16 +69,17 @@ std::vector<std::uint32_t> switch_levels(const std::vector<Switch>& switches) {
   }
   for (std::size_t i = 0; i < switches.size(); ++i)
     if (level[i] == kUnresolved)
-      throw std::invalid_argument(
-          fmt::format("switch configuration is not a tree: switch '{}' is in a cycle", switches[i].name));
+      fail(i, fmt::format("switch configuration is not a tree: switch '{}' is in a cycle", switches[i].name));
   return level;
 }
 
 void validate_topology(const Site& site) {
   switch_levels(site.switches);
+  std::unordered_set<std::string_view> known;
+  for (const auto& n : site.nodes) known.insert(n.name);
   for (const auto& s : site.switches)
     for (const auto& n : s.nodes)
-      if (!site.find_node(n))
+      if (!known.count(n))
         throw std::invalid_argument(fmt::format("switch '{}': unknown node '{}'", s.name, n));
 }
 
@@ -87,6 +90,8 @@ std::vector<Switch> read_topology_conf(std::string_view content, const std::stri
   std::size_t unknown = 0;           // node names slurm.conf lacks
   std::string first_unknown;
   std::unordered_set<std::string> switch_names;  // read so far
+  std::unordered_set<std::string_view> known;    // slurm.conf's node names
+  for (const auto& n : site.nodes) known.insert(n.name);
   std::uint64_t line_no = 0;
   for (const auto raw : text::split(content, '\n')) {
     ++line_no;
@@ -130,7 +135,6 @@ std::vector<Switch> read_topology_conf(std::string_view content, const std::stri
                          "unknown topology.conf key (SwitchName, Switches, Nodes, LinkSpeed)");
       }
     }
-    if (sw.name.empty()) throw InputError(file, line_no, "SwitchName", "missing");
     if (!switch_names.insert(sw.name).second)
       throw InputError(file, line_no, "SwitchName", fmt::format("switch '{}' defined twice", sw.name));
     // scontrol show topology lists a higher switch's nodes too (its children's): not read.
@@ -146,7 +150,7 @@ std::vector<Switch> read_topology_conf(std::string_view content, const std::stri
         throw InputError(file, line_no, "Nodes", e.what());
       }
       for (auto& n : names) {
-        if (site.find_node(n))
+        if (known.count(n))
           sw.nodes.push_back(std::move(n));
         else if (unknown++ == 0)
           first_unknown = n;
@@ -165,17 +169,11 @@ std::vector<Switch> read_topology_conf(std::string_view content, const std::stri
         fmt::format("{}: no switches configured: jobs are placed as under topology/flat", file));
     return out;
   }
+  std::size_t culprit = 0;
   try {
-    switch_levels(out);
+    switch_levels(out, &culprit);
   } catch (const std::invalid_argument& e) {
-    // Name the line of the switch the message is about.
-    std::uint64_t at = lines.front();
-    for (std::size_t i = 0; i < out.size(); ++i)
-      if (std::string(e.what()).find("'" + out[i].name + "'") != std::string::npos) {
-        at = lines[i];
-        break;
-      }
-    throw InputError(file, at, "SwitchName", e.what());
+    throw InputError(file, lines[culprit], "SwitchName", e.what());
   }
   if (unknown > 0)
     warnings.push_back(fmt::format("{}: switches name {} node(s) slurm.conf lacks (first {}); ignored", file,

@@ -25,8 +25,9 @@ std::vector<Switch> read_topology_conf(std::string_view content, const std::stri
 /// Level of each switch of `switches` (file order): 0 for a leaf (no children; it may have no node
 /// left when slurm.conf lacks them all), else one more than its highest child. Throws
 /// std::invalid_argument naming the switch when a child is unknown or itself, a name repeats, a switch
-/// has both nodes and children, or the switches do not form a tree.
-std::vector<std::uint32_t> switch_levels(const std::vector<Switch>& switches);
+/// has both nodes and children, or the switches do not form a tree; `culprit`, when given, then
+/// receives the index of the switch the message names.
+std::vector<std::uint32_t> switch_levels(const std::vector<Switch>& switches, std::size_t* culprit = nullptr);
 
 /// Checks Site::switches against the site's nodes (switch_levels, and every leaf node known);
 /// throws std::invalid_argument naming the first problem.

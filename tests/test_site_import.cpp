@@ -347,8 +347,13 @@ TEST_CASE("a known slurm.conf key that changes scheduling but is not modelled sa
   CHECK(w[0] == "t.conf:1: SchedulerTimeSlice is not modelled: gang time slicing is not modelled");
   // A topology plugin other than flat and tree: placed as flat, and said so.
   w.clear();
-  import_slurm_conf_text("TopologyPlugin=topology/3d_torus\n", "t.conf", w);
+  const auto torus = import_slurm_conf_text(
+      "TopologyPlugin=topology/3d_torus\nNodeName=n1 CPUs=8 RealMemory=1000\nPartitionName=p Nodes=n1\n",
+      "t.conf", w);
   REQUIRE(w.size() == 1);
+  // Its site YAML loads again (it named a plugin the YAML reader refuses).
+  CHECK(torus.scheduler.topology_plugin == "topology/flat");
+  CHECK(parse_site_yaml(site_to_yaml(torus), "site.yaml").scheduler.topology_plugin == "topology/flat");
   CHECK(w[0] ==
         "t.conf:1: TopologyPlugin=topology/3d_torus is not modelled: jobs are placed as under topology/flat");
 }

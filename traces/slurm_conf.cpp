@@ -947,10 +947,13 @@ class SiteBuilder {
     g["topologyplugin"] = [this, s](const Pair& p) {
       auto v = text::to_lower(text::trim(p.value));
       if (v == "topology/none" || v == "topology/default" || v.empty()) v = "topology/flat";  // older names
-      if (v != "topology/flat" && v != "topology/tree")
+      if (v != "topology/flat" && v != "topology/tree") {
+        // Kept as the flat plugin it is replayed as: the site YAML knows only the two modelled ones.
         warn_once("TopologyPlugin", p,
                   fmt::format("TopologyPlugin={} is not modelled: jobs are placed as under topology/flat",
                               p.value));
+        v = "topology/flat";
+      }
       s->topology_plugin = v;
       topology_plugin_ = p;
     };

@@ -943,8 +943,9 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
   // skipped, so its end does not widen the time window (backfill.c _try_sched).
   std::map<std::tuple<std::uint32_t, std::int64_t, std::int64_t>, Words> filtered;  // per filter
   const auto node_filter = [&](const sim::NodeRequest& r) -> const Words& {
-    const std::int64_t cpt = std::max<std::uint32_t>(1, r.cpus_per_task);
-    const std::int64_t min_cpus = r.cpus_per_node > 0 ? r.cpus_per_node * cpt : cpt;
+    // pn_min_cpus: --ntasks-per-node's CPUs (cpus_per_node already counts -c), else one task's.
+    const std::int64_t min_cpus =
+        r.cpus_per_node > 0 ? r.cpus_per_node : std::max<std::uint32_t>(1, r.cpus_per_task);
     const std::int64_t min_mem = r.mem_per_cpu_mb > 0 ? r.mem_per_cpu_mb * min_cpus : r.mem_per_node_mb;
     const std::tuple key{r.features, min_cpus, min_mem};
     if (const auto it = filtered.find(key); it != filtered.end()) return it->second;

@@ -364,3 +364,24 @@ TEST_CASE(
   CHECK(r.state->jobs[4].alloc.at(0).node == 0);
   CHECK(r.planned(0, 3) == 101);
 }
+
+TEST_CASE(
+    "a constraint job with --ntasks-per-node and -c is filtered by the CPUs it asks of a node, not more") {
+  // 2 nodes x 4 CPUs, n2 with feature big; bf_interval 1. J0 holds n1; J1 wants both nodes and reserves
+  // them from J0's end. J2 (big, 2 tasks x 2 CPUs, --ntasks-per-node=2: 4 CPUs on one node, limit 100)
+  // fits n2 before that reservation and is backfilled at once. The constraint filter counted -c twice
+  // (8 CPUs per node), left n2 out, and J2 waited for J1.
+  auto site = small_site(2, 4);
+  site.nodes[1].features = {"big"};
+  site.scheduler.params.bf_interval = 1;
+  auto trace = make_trace({{0, 1, 4, 200, 200}, {1, 2, 8, 100, 100}, {2, 1, 2, 50, 100}});
+  auto& j2 = trace.jobs[2];
+  j2.constraints = trace.strings.intern("big");
+  j2.cpus_per_task = 2;
+  j2.tasks_per_node = 2;
+  j2.req_cpus = 4;
+  const auto r = replay(site, trace);
+  CHECK(r.state->jobs[2].alloc.at(0).node == 1);
+  CHECK(r.start(2) < 10);
+  CHECK(r.by(2) == SchedulerPass::kBackfill);
+}

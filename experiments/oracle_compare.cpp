@@ -314,6 +314,59 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
   return jobs;
 }
 
+std::optional<double> LoopPhase::in_second(Seconds second) const {
+  const double at = anchor + std::ceil((static_cast<double>(second) - anchor) / period) * period;
+  if (at < static_cast<double>(second + 1)) return at;
+  return std::nullopt;  // the loop's phase crossed a whole second: it skipped this one
+}
+
+std::optional<LoopPhase> fit_loop(const std::vector<double>& instants, double tolerance) {
+  constexpr double kMinPeriod = 1.0, kMaxPeriod = 1.02;
+  std::vector<double> t = instants;
+  std::sort(t.begin(), t.end());
+  // Lines of one run of the loop (several jobs started by one pass) count once.
+  t.erase(std::unique(t.begin(), t.end(), [&](double a, double b) { return b - a <= tolerance; }), t.end());
+  const auto on_loop = [&](const LoopPhase& l) {
+    std::vector<std::pair<double, double>> fit;  // (run number, instant)
+    for (const double x : t) {
+      const double k = std::round((x - l.anchor) / l.period);
+      if (std::abs(x - (l.anchor + k * l.period)) <= tolerance) fit.emplace_back(k, x);
+    }
+    return fit;
+  };
+  // Every pair of lines at least 2 s apart, with every whole number of runs between them that gives
+  // a period in range, proposes a loop; the one most lines lie on wins (the earlier proposal on ties).
+  std::optional<LoopPhase> best;
+  std::size_t best_n = 0;
+  for (std::size_t i = 0; i < t.size(); ++i)
+    for (std::size_t j = i + 1; j < t.size(); ++j) {
+      const double d = t[j] - t[i];
+      if (d < 2) continue;
+      for (auto n = std::ceil(d / kMaxPeriod); n <= std::floor(d / kMinPeriod); ++n) {
+        const LoopPhase l{t[i], d / n};
+        if (const auto fit = on_loop(l); fit.size() > best_n) {
+          best_n = fit.size();
+          best = l;
+        }
+      }
+    }
+  if (best_n < 3) return std::nullopt;
+  // Least squares of instant = anchor + k * period over the lines on the loop.
+  const auto fit = on_loop(*best);
+  double sk = 0, sx = 0, skk = 0, skx = 0;
+  for (const auto& [k, x] : fit) {
+    sk += k;
+    sx += x - fit.front().second;  // relative to the first line, for precision
+    skk += k * k;
+    skx += k * (x - fit.front().second);
+  }
+  const double n = static_cast<double>(fit.size()), det = n * skk - sk * sk;
+  if (det <= 0) return best;
+  const double period = (n * skx - sk * sx) / det;
+  const double anchor = fit.front().second + (sx - period * sk) / n;
+  return LoopPhase{anchor, period};
+}
+
 RecordedRun read_recorded_run(const std::filesystem::path& dir) {
   RecordedRun run;
   run.dir = dir;
@@ -335,18 +388,38 @@ RecordedRun read_recorded_run(const std::filesystem::path& dir) {
     run.ticks.push_back(parse_epoch(l, file_of(dir / "ticks.txt"), ++line_no, "tick"));
   run.cred_expire = cred_expire_of(dir / "slurm.conf");
   run.jobs = read_scenario_jobs((dir / "jobs.csv").string());
-  // "[2026-11-21T17:16:11.945] Time limit exhausted for JobId=1" (LogTimeFormat=iso8601_ms, UTC);
-  // recordings from before the harness kept these lines have none.
+  // "[2026-11-21T17:16:11.945] Time limit exhausted for JobId=1" (LogTimeFormat=iso8601_ms, UTC), and
+  // the lines of the passes that started jobs; recordings from before the harness kept these lines
+  // have none.
   if (const auto events = dir / "slurmctld-events.log"; std::filesystem::exists(events)) {
     line_no = 0;
+    std::vector<double> submitted_at;
     for (const auto& l : lines_of(events)) {
       ++line_no;
-      if (l.find("Time limit exhausted") == std::string::npos || l.size() < 25 || l[0] != '[') continue;
-      const auto whole = sacct_time(std::string_view(l).substr(1, 19), file_of(events), line_no, "timestamp");
-      const auto ms = text::parse_int(std::string_view(l).substr(21, 3));
+      auto* into = l.find("Time limit exhausted") != std::string::npos           ? &run.limit_timeouts
+                   : l.find("] sched: Allocate ") != std::string::npos           ? &run.main_starts
+                   : l.find("] sched/backfill: _start_job") != std::string::npos ? &run.backfill_starts
+                                                                                 : nullptr;
+      // "[...] _slurm_rpc_submit_batch_job: JobId=5 InitPrio=2462 usec=1349": slurmctld took job 5.
+      constexpr std::string_view kSubmitted = "] _slurm_rpc_submit_batch_job: JobId=";
+      const auto submitted = l.find(kSubmitted);
+      std::optional<std::int64_t> submitted_id;
+      if (submitted != std::string::npos) {
+        const auto rest = std::string_view(l).substr(submitted + kSubmitted.size());
+        submitted_id = text::parse_int(rest.substr(0, rest.find(' ')));
+        if (!submitted_id || *submitted_id <= 0)
+          throw InputError(file_of(events), line_no, "JobId", "expected a job id");
+        into = &submitted_at;
+      }
+      if (!into) continue;
+      const auto whole = l.size() < 25 || l[0] != '[' ? kUnsetTime
+                                                      : sacct_time(std::string_view(l).substr(1, 19),
+                                                                   file_of(events), line_no, "timestamp");
+      const auto ms = whole == kUnsetTime ? std::nullopt : text::parse_int(std::string_view(l).substr(21, 3));
       if (whole == kUnsetTime || l[20] != '.' || !ms)
         throw InputError(file_of(events), line_no, "timestamp", "expected [YYYY-MM-DDTHH:MM:SS.mmm]");
-      run.limit_timeouts.push_back(static_cast<double>(whole) + static_cast<double>(*ms) / 1000.0);
+      into->push_back(static_cast<double>(whole) + static_cast<double>(*ms) / 1000.0);
+      if (submitted_id) run.submit_logged[static_cast<std::uint64_t>(*submitted_id)] = into->back();
     }
   }
 
@@ -393,9 +466,12 @@ RecordedRun read_recorded_run(const std::filesystem::path& dir) {
       const auto w = text::split_ws(l);
       if (w.size() < 3)
         throw InputError(file_of(submits), line_no, "line", "expected NAME ID EPOCH [OFFSET]");
-      if (w[1] != "REFUSED") continue;
       const auto name = std::string(w[0]);
       const auto at = parse_epoch(w[2], file_of(submits), line_no, "epoch");
+      if (w[1] != "REFUSED") {
+        run.submit_returned[name] = at;
+        continue;
+      }
       run.refused.insert(name);
       const auto it = run.submit_times.find(name);
       const Seconds submit = it != run.submit_times.end() ? it->second : static_cast<Seconds>(std::floor(at));
@@ -472,6 +548,19 @@ JobRecord scenario_job_request(const ScenarioJob& j, Trace& trace) {
   return rec;
 }
 
+namespace {
+
+/// When slurmctld took job `name` (Slurm id `id`) in (epoch s): its submit log line, else the
+/// instant sbatch returned less kSbatchReturnLag; nullopt when neither was recorded.
+std::optional<double> submit_instant(const RecordedRun& run, const std::string& name, std::uint64_t id) {
+  if (const auto it = run.submit_logged.find(id); it != run.submit_logged.end()) return it->second;
+  if (const auto it = run.submit_returned.find(name); it != run.submit_returned.end())
+    return it->second - kSbatchReturnLag;
+  return std::nullopt;
+}
+
+}  // namespace
+
 SimulatedRun simulate_recorded_run(const RecordedRun& run) {
   std::vector<std::string> warnings;
   // The recorded gres.conf (a scenario with GRES), as slurmd read it.
@@ -530,6 +619,19 @@ SimulatedRun simulate_recorded_run(const RecordedRun& run) {
   // item 6: every recorded backfill-to-backfill hand-over after 20-40 s came a second later, every
   // one after 75-150 s in the same second).
   o.backfill_end_lag_below = kBackfillEndLagBelow;
+  // Where each submission fell among the passes of its second (docs/fidelity.md, item 7).
+  const auto main_loop = fit_loop(run.main_starts), backfill_loop = fit_loop(run.backfill_starts);
+  for (const auto& rec : trace.jobs) {
+    const auto at = submit_instant(run, std::string(trace.strings.name(rec.name)), rec.job_id);
+    if (!at || static_cast<Seconds>(std::floor(*at)) != rec.submit) continue;
+    const auto passed = [&](const std::optional<LoopPhase>& loop) {
+      const auto pass = loop ? loop->in_second(rec.submit) : std::nullopt;
+      return pass && *pass < *at;
+    };
+    if (passed(main_loop))
+      o.submit_order[rec.job_id] =
+          passed(backfill_loop) ? sim::SubmitOrder::kAfterPasses : sim::SubmitOrder::kAfterMain;
+  }
   for (const auto& s : run.sprio) o.sample_at.push_back(static_cast<Seconds>(std::floor(s.at)));
   std::sort(o.sample_at.begin(), o.sample_at.end());
   o.sample_at.erase(std::unique(o.sample_at.begin(), o.sample_at.end()), o.sample_at.end());

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -83,18 +84,40 @@ struct Sampled {
   std::vector<Row> rows;
 };
 
+/// A slurmctld loop that runs about once a second (the background loop's main pass, the backfill
+/// cycle): run k at anchor + k * period (epoch s). Each run sleeps a fixed time after its work, so the
+/// period is a little over 1 s and the loop's sub-second phase drifts later.
+struct LoopPhase {
+  double anchor = 0, period = 1;
+  /// The instant (epoch s) of the loop's run within whole second `second`, if one falls in it.
+  std::optional<double> in_second(Seconds second) const;
+};
+
+/// The loop that most of `instants` (epoch s of log lines it wrote) lie on within `tolerance` s, with
+/// a period in [1, 1.02] s, refined by least squares over those lines; nullopt when fewer than three
+/// lie on one (lines of other origins, e.g. a pass a job end triggered, are left out).
+std::optional<LoopPhase> fit_loop(const std::vector<double>& instants, double tolerance = 0.02);
+
+/// How long before sbatch returned (as the harness records it, submits.txt) slurmctld had taken the
+/// job, at least (s): 29-63 ms in the runs whose log kept slurmctld's submit lines (17, run3).
+inline constexpr double kSbatchReturnLag = 0.03;
+
 /// What oracle.sh recorded in one run directory.
 struct RecordedRun {
   std::filesystem::path dir;
-  Seconds trace_start = 0;                           // epoch s of submit offset 0
-  double controller_start = 0;                       // epoch s ("Running as primary controller")
-  std::vector<double> ticks;                         // epoch s of every decay-thread run
-  std::vector<double> limit_timeouts;                // epoch s of every "Time limit exhausted" (when logged)
-  Seconds cred_expire = 120;                         // AuthInfo cred_expire of its slurm.conf (requeue delay)
-  std::vector<ScenarioJob> jobs;                     // the scenario
-  std::map<std::string, std::uint64_t> job_ids;      // name -> Slurm job id
-  std::map<std::string, Seconds> submit_times;       // name -> sacct Submit of the first run (epoch s)
-  std::set<std::string> refused;                     // jobs sbatch refused (submits.txt: REFUSED)
+  Seconds trace_start = 0;                        // epoch s of submit offset 0
+  double controller_start = 0;                    // epoch s ("Running as primary controller")
+  std::vector<double> ticks;                      // epoch s of every decay-thread run
+  std::vector<double> limit_timeouts;             // epoch s of every "Time limit exhausted" (when logged)
+  Seconds cred_expire = 120;                      // AuthInfo cred_expire of its slurm.conf (requeue delay)
+  std::vector<ScenarioJob> jobs;                  // the scenario
+  std::map<std::string, std::uint64_t> job_ids;   // name -> Slurm job id
+  std::map<std::string, Seconds> submit_times;    // name -> sacct Submit of the first run (epoch s)
+  std::set<std::string> refused;                  // jobs sbatch refused (submits.txt: REFUSED)
+  std::map<std::string, double> submit_returned;  // name -> epoch s at which sbatch returned
+  std::map<std::uint64_t, double> submit_logged;  // Slurm job id -> epoch s of slurmctld's submit line
+  std::vector<double> main_starts;      // epoch s of every "sched: Allocate" (a main pass started a job)
+  std::vector<double> backfill_starts;  // epoch s of every "sched/backfill: _start_job"
   std::map<std::string, std::string> never_started;  // job -> its pending reason when cancelled
                                                      // (never-started.txt)
   Schedule schedule;  // real outcome; a refused job: one run, "REJECTED" (the simulator's word), no

@@ -205,6 +205,7 @@ ReplayResult run_replay(Site site, const Trace& trace, const ReplayOptions& opti
   copt.requeue_delay = options.requeue_delay;
   copt.limit_check_after_decay = options.limit_check_after_decay;
   copt.backfill_end_lag_below = options.backfill_end_lag_below;
+  copt.submit_order = options.submit_order;
   copt.snapshot_at = options.snapshot_at;
   const sim::Dependencies dependencies(trace, state.jobs);
   if (!dependencies.empty() || dependencies.has_refusals()) copt.dependencies = &dependencies;

@@ -5,8 +5,10 @@
 #include <atomic>
 #include <functional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "sim/controller.hpp"
 #include "sim/metrics.hpp"
 #include "sim/sim_state.hpp"
 #include "traces/site.hpp"
@@ -43,6 +45,9 @@ struct ReplayOptions {
   // A short job started by the backfill pass ends after that second's backfill cycle
   // (sim::ControllerOptions::backfill_end_lag_below; s, 0 = off).
   Seconds backfill_end_lag_below = 0;
+  // Submissions that came after their second's main pass or both passes, by job id
+  // (sim::ControllerOptions::submit_order).
+  std::unordered_map<std::uint64_t, sim::SubmitOrder> submit_order;
   std::vector<Seconds> sample_at;  // absolute instants of sprio/sshare-like samples (ascending)
   bool submit_factors = false;     // record every job's normalized priority factors at its submit
 };

@@ -55,7 +55,7 @@ std::uint64_t Controller::run() {
   for (std::uint32_t i = 0; i < state_.jobs.size(); ++i) {
     const auto& j = state_.jobs[i];
     if (j.state != SimJobState::kFuture) continue;
-    queue_.schedule(j.submit, phase(EventPhase::kSubmit), j.id, Submit{i});
+    queue_.schedule(j.submit, phase(submit_phase(j.id)), j.id, Submit{i});
     ++future_submits_;
   }
   queue_.schedule(state_.origin + options_.decay_phase, phase(EventPhase::kDecay), 0, DecayTick{});
@@ -185,7 +185,25 @@ void Controller::unpark_timers() {
 void Controller::request_pass() {
   pass_requested_ = true;
   note_change();
-  schedule_background(std::max(state_.now, last_sched_ + state_.site.scheduler.params.batch_sched_delay));
+  // A job submitted after this second's main pass is first seen by the background loop's next run.
+  const bool after_main = current_phase_ == phase(EventPhase::kSubmitAfterMain) ||
+                          current_phase_ == phase(EventPhase::kSubmitAfterPasses);
+  schedule_background(std::max(state_.now + (after_main ? 1 : 0),
+                               last_sched_ + state_.site.scheduler.params.batch_sched_delay));
+}
+
+EventPhase Controller::submit_phase(std::uint64_t job_id) const {
+  const auto it = options_.submit_order.find(job_id);
+  if (it == options_.submit_order.end()) return EventPhase::kSubmit;
+  switch (it->second) {
+    case SubmitOrder::kAfterMain:
+      return EventPhase::kSubmitAfterMain;
+    case SubmitOrder::kAfterPasses:
+      return EventPhase::kSubmitAfterPasses;
+    case SubmitOrder::kBeforePasses:
+      break;
+  }
+  return EventPhase::kSubmit;
 }
 
 void Controller::schedule_background(Seconds at) {
@@ -568,9 +586,10 @@ void Controller::handle(const BackfillTick&) {
 void Controller::schedule_backfill(Seconds at) {
   if (backfill_tick_pending_) return;
   backfill_tick_pending_ = true;
-  // A change after this second's backfill cycle (a late end) wakes an idle backfill thread at its
-  // next check, a second later.
-  const bool after_cycle = current_phase_ == phase(EventPhase::kLateBackfillEnd);
+  // A change after this second's backfill cycle (a late end or submission) wakes an idle backfill
+  // thread at its next check, a second later.
+  const bool after_cycle = current_phase_ == phase(EventPhase::kLateBackfillEnd) ||
+                           current_phase_ == phase(EventPhase::kSubmitAfterPasses);
   queue_.schedule(std::max(at, state_.now + (after_cycle ? 1 : 0)), phase(EventPhase::kBackfill), 0,
                   BackfillTick{});
 }

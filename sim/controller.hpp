@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -30,18 +31,27 @@ enum class EventPhase : std::uint8_t {
   kSubmit = 3,
   kEligible = 4,
   kBackground = 5,
-  kBackfill = 6,
+  // A submission that came after that second's main pass but before its backfill cycle
+  // (ControllerOptions::submit_order).
+  kSubmitAfterMain = 6,
+  kBackfill = 7,
+  // A submission that came after both of that second's passes (ControllerOptions::submit_order).
+  kSubmitAfterPasses = 8,
   // The end of a short job started by the backfill pass, after that second's backfill cycle
   // (ControllerOptions::backfill_end_lag_below).
-  kLateBackfillEnd = 7,
-  kDecay = 8,
+  kLateBackfillEnd = 9,
+  kDecay = 10,
   // A TIMEOUT by the periodic limit check in a second when the decay thread ran first
   // (ControllerOptions::limit_check_after_decay).
-  kLateTimeout = 9,
+  kLateTimeout = 11,
   // A user's scancel (a job recorded as cancelled before it started), after everything else that
   // second: a job that could start in that second's pass starts, as it might have in real Slurm.
-  kCancel = 10,
+  kCancel = 12,
 };
+
+/// Where a submission falls among the scheduling passes of its second, when the input has sub-second
+/// instants (a recorded slurmctld's): before both (the default), after the main pass only, after both.
+enum class SubmitOrder : std::uint8_t { kBeforePasses, kAfterMain, kAfterPasses };
 
 /// Starts jobs on behalf of a policy (the controller records the start and schedules the end).
 class JobLauncher {
@@ -124,6 +134,11 @@ struct ControllerOptions {
   // taken out of service as soon as it is idle, so a twin whose job there ends a little earlier than
   // real Slurm's does not start another job on a node that was draining. 0: at the event only.
   Seconds drain_lead = 60;
+  // Jobs (by SimJob::id) submitted within a second after that second's main pass, or after both its
+  // passes (the background loop's full main pass and the backfill cycle each run once a second at a
+  // sub-second phase of their own; a job submitted after one is first seen by the next). Only a
+  // recorded slurmctld gives these instants (experiments/oracle_compare.cpp); absent: before both.
+  std::unordered_map<std::uint64_t, SubmitOrder> submit_order;
   bool check_invariants = false;
   // Job dependencies (sbatch --dependency) of the jobs; null: none are honoured.
   const Dependencies* dependencies = nullptr;
@@ -208,6 +223,8 @@ class Controller final : public JobLauncher {
   /// Resumes suspended jobs whose preemptor is gone and whose CPUs are free, lowest job id first.
   void resume_suspended();
   void request_pass();
+  /// The event phase of job `job_id`'s submission (ControllerOptions::submit_order).
+  EventPhase submit_phase(std::uint64_t job_id) const;
   void schedule_background(Seconds at);
   void run_main(bool full, bool end_triggered);
   bool work_left() const;

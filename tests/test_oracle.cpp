@@ -289,6 +289,55 @@ TEST_CASE("a short job started by backfill frees its nodes for the backfill pass
   CHECK(start_of_job4(70, 60) == 72);
 }
 
+TEST_CASE(
+    "a job submitted after its second's main pass is first seen by the backfill cycle or the next pass") {
+  // Real Slurm 22.05 (scenario 17, run3): the background loop's full main pass and the backfill cycle
+  // each run once a second, at sub-second phases of their own. Four jobs were submitted 0.1 s apart
+  // in one second; the main pass at .358 allocated the first three (sbatch returned at .118, .222,
+  // .334) and the fourth (returned at .672) was started by the next second's backfill cycle, on the
+  // node the others left (run1, all four submitted by .385, had them all in one cycle).
+  // One 4-CPU node, bf_interval = sched_interval = batch_sched_delay = 1 s; job 1 at 0 keeps the
+  // passes running every second, job 2 (1 CPU) is submitted at 5.
+  auto site = small_site(1, 4);
+  auto& sp = site.scheduler.params;
+  sp.bf_interval = sp.sched_interval = sp.batch_sched_delay = 1;
+  const auto trace = make_trace({{0, 1, 1, 100, 200}, {5, 1, 1, 100, 200}});
+  const auto job2 = [&](std::optional<sim::SubmitOrder> order) {
+    cli::ReplayOptions o;
+    o.check_invariants = true;
+    if (order) o.submit_order[2] = *order;
+    const auto r = cli::run_replay(site, trace, o);
+    const auto& j = r.state->jobs[1];
+    return std::pair{j.start - kT0, j.started_by};
+  };
+  // Before both passes (the default): that second's main pass starts it.
+  CHECK(job2(std::nullopt) == std::pair{Seconds{5}, SchedulerPass::kMain});
+  CHECK(job2(sim::SubmitOrder::kBeforePasses) == std::pair{Seconds{5}, SchedulerPass::kMain});
+  // After the main pass: the backfill cycle of the same second starts it.
+  CHECK(job2(sim::SubmitOrder::kAfterMain) == std::pair{Seconds{5}, SchedulerPass::kBackfill});
+  // After both: the next second's main pass.
+  CHECK(job2(sim::SubmitOrder::kAfterPasses) == std::pair{Seconds{6}, SchedulerPass::kMain});
+}
+
+TEST_CASE("fit_loop: a once-a-second slurmctld loop's phase from the log lines it wrote") {
+  // Runs at 100.45 + 1.004 k (k = 0, 30, 31, 80, 100); run 31 started two jobs (two lines 1 ms
+  // apart); 150.1 is a pass a job end triggered (runs 49 and 50 are at 149.646 and 150.65).
+  const auto loop = cli::fit_loop({131.574, 100.45, 130.57, 131.575, 150.1, 180.77, 200.85});
+  REQUIRE(loop);
+  CHECK(loop->period == doctest::Approx(1.004).epsilon(1e-9));
+  CHECK(loop->anchor == doctest::Approx(100.45).epsilon(1e-9));
+  // Second 118: run 18 at 100.45 + 18.072 = 118.522.
+  REQUIRE(loop->in_second(118));
+  CHECK(*loop->in_second(118) == doctest::Approx(118.522).epsilon(1e-9));
+  // Run 137 at 237.998, run 138 at 239.002: the phase crossed a whole second, none ran in 238.
+  CHECK(*loop->in_second(237) == doctest::Approx(237.998).epsilon(1e-9));
+  CHECK_FALSE(loop->in_second(238));
+  CHECK(*loop->in_second(239) == doctest::Approx(239.002).epsilon(1e-9));
+  // Two lines cannot show a loop; nor can three that no period in [1, 1.02] s puts on one.
+  CHECK_FALSE(cli::fit_loop({100.0, 110.5}));
+  CHECK_FALSE(cli::fit_loop({100.0, 110.5, 120.25}));
+}
+
 namespace {
 
 /// Writes `content` to DIR/NAME and returns the path.
@@ -444,6 +493,22 @@ TEST_CASE("a recorded run: jobs sbatch refused and jobs that could never start")
   CHECK(never.end == kUnsetTime);
   CHECK(run.never_started.at("j003") == "PartitionNodeLimit");
   CHECK(run.schedule.at("j001").front().start == 0);
+  // The ms-stamped log lines of the passes that started jobs and of slurmctld's submissions
+  // (fit_loop, simulate_recorded_run), and the instants sbatch returned (submits.txt).
+  CHECK(run.submit_returned == std::map<std::string, double>{{"j001", 1000.2}, {"j003", 1002.2}});
+  write_text(dir, "slurmctld-events.log",
+             "[1970-01-01T00:16:40.089] _slurm_rpc_submit_batch_job: JobId=1 InitPrio=2192 usec=875\n"
+             "[1970-01-01T00:16:40.358] sched: Allocate JobId=1 NodeList=n1 #CPUs=8 Partition=batch\n"
+             "[1970-01-01T00:16:41.067] _slurm_rpc_submit_batch_job: Job violates accounting/QOS policy\n"
+             "[1970-01-01T00:16:42.072] sched/backfill: _start_job: Started JobId=3 in batch on n4\n");
+  const auto logged = cli::read_recorded_run(dir);
+  CHECK(logged.submit_logged == std::map<std::uint64_t, double>{{1, 1000.089}});
+  CHECK(logged.main_starts == std::vector<double>{1000.358});
+  CHECK(logged.backfill_starts == std::vector<double>{1002.072});
+  write_text(dir, "slurmctld-events.log", "[1970-01-01T00:16:40.089] _slurm_rpc_submit_batch_job: JobId=x\n");
+  CHECK_THROWS_WITH_AS(cli::read_recorded_run(dir),
+                       doctest::Contains("slurmctld-events.log:1: JobId: expected a job id"), InputError);
+  std::filesystem::remove(dir / "slurmctld-events.log");
   // A never-started job that did run is a broken recording.
   write_text(dir, "never-started.txt", "j001 1 Resources\n");
   CHECK_THROWS_WITH_AS(cli::read_recorded_run(dir), doctest::Contains("never-started.txt:1: NAME: j001 ran"),

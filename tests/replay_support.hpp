@@ -6,7 +6,7 @@
 
 #include <utility>
 
-#include "experiments/replay.hpp"
+#include "experiments/replay/replay.hpp"
 #include "sim/conservation.hpp"
 
 namespace slurmtwin::testing {

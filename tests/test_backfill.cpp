@@ -16,8 +16,8 @@
 #include <chrono>
 #include <map>
 
-#include "experiments/replay.hpp"
-#include "experiments/site_options.hpp"
+#include "experiments/cli/site_options.hpp"
+#include "experiments/replay/replay.hpp"
 #include "policies/slurm_policy.hpp"
 #include "replay_support.hpp"
 #include "scenario_support.hpp"

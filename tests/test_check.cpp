@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "experiments/check.hpp"
+#include "experiments/check/check.hpp"
 #include "test_support.hpp"
 #include "traces/read_report.hpp"
 

@@ -11,8 +11,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "experiments/check.hpp"
-#include "experiments/sweep_spec.hpp"
+#include "experiments/check/check.hpp"
+#include "experiments/sweep/sweep_spec.hpp"
 #include "surrogate/dataset.hpp"
 #include "surrogate/model.hpp"
 #include "surrogate/split.hpp"

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-#include "experiments/replay.hpp"
+#include "experiments/replay/replay.hpp"
 #include "test_support.hpp"
 #include "traces/default_site.hpp"
 #include "traces/input_limits.hpp"

@@ -12,8 +12,8 @@
 #include <optional>
 #include <utility>
 
-#include "experiments/oracle_compare.hpp"
-#include "experiments/replay.hpp"
+#include "experiments/fidelity/oracle_compare.hpp"
+#include "experiments/replay/replay.hpp"
 #include "policies/node_select.hpp"
 #include "scenario_support.hpp"
 #include "sim/cluster_state.hpp"

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "experiments/replay.hpp"
-#include "experiments/surrogate_data.hpp"
-#include "experiments/surrogate_engine.hpp"
+#include "experiments/learn/surrogate_data.hpp"
+#include "experiments/learn/surrogate_engine.hpp"
+#include "experiments/replay/replay.hpp"
 #include "policies/preemption.hpp"
 #include "replay_support.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "experiments/progress.hpp"
+#include "experiments/replay/progress.hpp"
 
 namespace slurmtwin::cli {
 

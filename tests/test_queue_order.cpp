@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <random>
 
-#include "experiments/replay.hpp"
+#include "experiments/replay/replay.hpp"
 #include "policies/main_scheduler.hpp"
 #include "scenario_support.hpp"
 

@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "experiments/sweep_store.hpp"
+#include "experiments/sweep/sweep_store.hpp"
 #include "test_support.hpp"
 #include "traces/file_io.hpp"
 #include "traces/rng.hpp"

@@ -8,10 +8,10 @@
 #include <fstream>
 #include <vector>
 
-#include "experiments/replay.hpp"
-#include "experiments/report_html.hpp"
-#include "experiments/svg_plot.hpp"
-#include "experiments/sweep_store.hpp"
+#include "experiments/replay/replay.hpp"
+#include "experiments/report/report_html.hpp"
+#include "experiments/report/svg_plot.hpp"
+#include "experiments/sweep/sweep_store.hpp"
 #include "test_support.hpp"
 #include "traces/default_site.hpp"
 #include "traces/read_report.hpp"

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <map>
 
-#include "experiments/replay.hpp"
-#include "experiments/site_options.hpp"
-#include "experiments/sweep_spec.hpp"
+#include "experiments/cli/site_options.hpp"
+#include "experiments/replay/replay.hpp"
+#include "experiments/sweep/sweep_spec.hpp"
 #include "replay_support.hpp"
 #include "scenario_support.hpp"
 #include "test_support.hpp"

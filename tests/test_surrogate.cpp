@@ -7,8 +7,8 @@
 #include <fstream>
 #include <random>
 
-#include "experiments/replay.hpp"
-#include "experiments/surrogate_data.hpp"
+#include "experiments/learn/surrogate_data.hpp"
+#include "experiments/replay/replay.hpp"
 #include "scenario_support.hpp"
 #include "surrogate/dataset.hpp"
 #include "surrogate/evaluation.hpp"

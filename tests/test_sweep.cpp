@@ -16,12 +16,12 @@
 #include <sstream>
 #include <thread>
 
-#include "experiments/replay.hpp"
-#include "experiments/report_html.hpp"
-#include "experiments/sweep.hpp"
-#include "experiments/sweep_sobol.hpp"
-#include "experiments/sweep_spec.hpp"
-#include "experiments/sweep_store.hpp"
+#include "experiments/replay/replay.hpp"
+#include "experiments/report/report_html.hpp"
+#include "experiments/sweep/sweep.hpp"
+#include "experiments/sweep/sweep_sobol.hpp"
+#include "experiments/sweep/sweep_spec.hpp"
+#include "experiments/sweep/sweep_store.hpp"
 #include "tests/test_support.hpp"
 #include "traces/default_site.hpp"
 #include "traces/read_report.hpp"

@@ -12,14 +12,14 @@
 #include <set>
 #include <stdexcept>
 
-#include "experiments/compare.hpp"
-#include "experiments/optimize.hpp"
-#include "experiments/replay.hpp"
-#include "experiments/surrogate_data.hpp"
-#include "experiments/surrogate_engine.hpp"
-#include "experiments/sweep.hpp"
-#include "experiments/sweep_hybrid.hpp"
-#include "experiments/sweep_store.hpp"
+#include "experiments/learn/compare.hpp"
+#include "experiments/learn/optimize.hpp"
+#include "experiments/learn/surrogate_data.hpp"
+#include "experiments/learn/surrogate_engine.hpp"
+#include "experiments/replay/replay.hpp"
+#include "experiments/sweep/sweep.hpp"
+#include "experiments/sweep/sweep_hybrid.hpp"
+#include "experiments/sweep/sweep_store.hpp"
 #include "surrogate/model.hpp"
 #include "tests/test_support.hpp"
 #include "traces/default_site.hpp"

@@ -1,7 +1,7 @@
 // libFuzzer target: sweep spec parser, plus the design it expands to when that is small enough to
 // expand per input (the parser allows designs of up to 10^7 points, which would make one input take
 // seconds and gigabytes).
-#include "experiments/sweep_spec.hpp"
+#include "experiments/sweep/sweep_spec.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 
 namespace {

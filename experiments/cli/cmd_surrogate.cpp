@@ -1,0 +1,704 @@
+// slurmtwin surrogate: build a dataset from the exact simulator, train the transformer surrogate,
+// evaluate it (and the ridge baseline) on held-out windows and settings. docs/surrogate.md.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <thread>
+
+#include "experiments/cli/cli.hpp"
+#include "experiments/cli/site_options.hpp"
+#include "experiments/cli/trace_options.hpp"
+#include "experiments/learn/surrogate_data.hpp"
+#include "experiments/replay/interrupt.hpp"
+#include "experiments/replay/progress.hpp"
+#include "experiments/replay/stopwatch.hpp"
+#include "experiments/sweep/sweep.hpp"
+#include "experiments/sweep/sweep_store.hpp"
+#include "surrogate/device.hpp"
+#include "surrogate/evaluation.hpp"
+#include "surrogate/model.hpp"
+#include "surrogate/ridge.hpp"
+#include "traces/file_io.hpp"
+#include "traces/synthetic.hpp"
+
+namespace slurmtwin::cli {
+namespace {
+
+using namespace surrogate;
+
+const char* kUsage =
+    "slurmtwin surrogate dataset [--site ...] [--trace FILE] -o DATA [--settings N] [--param NAME=LO:HI]\n"
+    "       slurmtwin surrogate train --data DATA -o MODEL [--steps N] [--loss pinball|mse|mae-mse] [--init "
+    "MODEL]\n"
+    "       slurmtwin surrogate eval --model MODEL --data DATA [--site ... --trace FILE] [--json FILE]\n"
+    "       slurmtwin surrogate update --model MODEL --spec SPEC.yaml --db SWEEP.db -o NEW_MODEL\n"
+    "       slurmtwin surrogate info";
+
+Trace load_trace_or_default(const po::variables_map& vm) {
+  ReadReport report;
+  if (vm.count("trace")) return load_traces(vm["trace"].as<std::vector<std::string>>(), vm, report);
+  auto config = default_synthetic_config();
+  config.seed = vm["seed"].as<std::uint64_t>();
+  return generate_synthetic(config);
+}
+
+// NAME=LO:HI
+SweepParameter parse_param(const std::string& text) {
+  const auto eq = text.find('='), colon = text.find(':', eq == std::string::npos ? 0 : eq);
+  if (eq == std::string::npos || colon == std::string::npos)
+    throw po::error(fmt::format("--param expects NAME=LO:HI, got '{}'", text));
+  SweepParameter p;
+  p.name = text.substr(0, eq);
+  try {
+    p.lo = std::stod(text.substr(eq + 1, colon - eq - 1));
+    p.hi = std::stod(text.substr(colon + 1));
+  } catch (const std::exception&) {
+    throw po::error(fmt::format("--param '{}': LO and HI must be numbers", text));
+  }
+  bool integer = true;
+  if (!setting_is_known(p.name, integer))
+    throw po::error(fmt::format("--param: unknown setting '{}'", p.name));
+  if (!(p.hi > p.lo)) throw po::error(fmt::format("--param '{}': empty range", text));
+  p.integer = integer;
+  return p;
+}
+
+int dataset(const Args& args) {
+  po::options_description o("surrogate dataset options");
+  o.add_options()("trace", po::value<std::vector<std::string>>()->multitoken(),
+                  "trace file(s) (default: the built-in synthetic week)")(
+      "seed", po::value<std::uint64_t>()->default_value(42), "seed of the built-in synthetic workload")(
+      "out,o", po::value<std::string>()->required(), "dataset file to write")(
+      "window-jobs", po::value<std::uint32_t>()->default_value(768), "target jobs per window")(
+      "context-jobs", po::value<std::uint32_t>()->default_value(256),
+      "jobs before each window replayed and seen as context")("stride-jobs",
+                                                              po::value<std::uint32_t>()->default_value(0),
+                                                              "jobs between window starts (0 = window-jobs)")(
+      "max-windows", po::value<std::uint32_t>()->default_value(0), "at most this many windows (0 = all)")(
+      "settings", po::value<std::uint32_t>()->default_value(40),
+      "Latin-hypercube settings besides the site's own")(
+      "param", po::value<std::vector<std::string>>()->multitoken(),
+      "swept setting NAME=LO:HI (repeatable; default: the six PriorityWeight* over 0:100000)")(
+      "design-seed", po::value<std::uint64_t>()->default_value(1), "seed of the Latin hypercube")(
+      "recorded", po::bool_switch(), "use the trace's recorded waits instead of simulating (real-wait mode)")(
+      "window-replay", po::bool_switch(),
+      "replay each window alone from an empty cluster (default: one replay of the whole trace per setting)")(
+      "submit-time-only", po::bool_switch(), "leave real runtimes out of the features")(
+      "queue-state", po::bool_switch(),
+      "add the recorded queue at each submission and the recorded priority to the features (with "
+      "--recorded)")("reference", po::bool_switch(),
+                     "add what an exact replay of the site's own setting did to the features (each job's "
+                     "wait, the queue it met, "
+                     "its priority factors at submit); a sweep replays that setting once")(
+      "schema-from", po::value<std::string>()->default_value(""),
+      "use this checkpoint's feature schema (to fine-tune it on another trace)")(
+      "start-offset", po::value<Seconds>()->default_value(0),
+      "every replay's controller starts this many s before the first submit (the phase of its timers; "
+      "a dataset built with another offset is `eval --noise-floor`'s yardstick)")(
+      "phases", po::value<std::uint32_t>()->default_value(1),
+      "replays per setting, their controller starts spread over one bf_interval: each job's wait is the mean "
+      "over them (its expected wait whatever the phase of the timers)")(
+      "jobs,j", po::value<unsigned>()->default_value(std::max(1u, std::thread::hardware_concurrency())),
+      "replays in parallel");
+  add_site_options(o);
+  add_trace_read_options(o);
+  const auto vm = parse("slurmtwin surrogate dataset [--site ...] [--trace FILE] -o DATA", o, args);
+  std::vector<std::string> warnings;
+  const Site site = load_site(vm, warnings);
+  for (const auto& w : warnings) std::cerr << "warning: " << w << "\n";
+  const Trace trace = load_trace_or_default(vm);
+  DatasetOptions d;
+  d.window_jobs = vm["window-jobs"].as<std::uint32_t>();
+  d.context_jobs = vm["context-jobs"].as<std::uint32_t>();
+  d.stride_jobs = vm["stride-jobs"].as<std::uint32_t>();
+  d.max_windows = vm["max-windows"].as<std::uint32_t>();
+  d.settings = vm["settings"].as<std::uint32_t>();
+  d.seed = vm["design-seed"].as<std::uint64_t>();
+  d.recorded = vm["recorded"].as<bool>();
+  d.window_replay = vm["window-replay"].as<bool>();
+  d.submit_time_only = vm["submit-time-only"].as<bool>();
+  d.queue_state = vm["queue-state"].as<bool>();
+  d.reference = vm["reference"].as<bool>();
+  d.start_offset = vm["start-offset"].as<Seconds>();
+  if (d.start_offset < 0) throw po::error("--start-offset must not be negative");
+  d.phases = vm["phases"].as<std::uint32_t>();
+  if (d.phases == 0 || d.phases > 1000) throw po::error("--phases must be in [1, 1000]");
+  d.threads = vm["jobs"].as<unsigned>();
+  if (vm.count("param"))
+    for (const auto& p : vm["param"].as<std::vector<std::string>>()) d.parameters.push_back(parse_param(p));
+  else
+    d.parameters = default_surrogate_parameters();
+  std::optional<Surrogate> base;
+  if (const auto& from = vm["schema-from"].as<std::string>(); !from.empty()) {
+    base = Surrogate::load(from);
+    d.schema = &base->schema();
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const InterruptGuard interrupt;  // SIGINT/SIGTERM: stop the replays, write nothing, exit 130
+  d.stop = &interrupt.flag();
+  std::cerr << fmt::format("building a dataset from {} jobs (Ctrl-C stops cleanly, writing nothing)\n",
+                           trace.jobs.size());
+  ProgressOptions po;
+  po.label = "dataset";
+  po.unit = d.phases > 1 ? fmt::format("settings of {} replays", d.phases) : "replays";
+  po.style = progress_style_for(2);
+  std::optional<Progress> bar;
+  const auto data = build_dataset(site, trace, d, [&](std::size_t done, std::size_t total) {
+    if (!bar) {
+      po.total = total;
+      bar.emplace(std::cerr, po);
+    }
+    bar->update(done);
+  });
+  if (bar) bar->finish();
+  write_dataset(data, vm["out"].as<std::string>());
+  std::size_t targets = 0;
+  for (const auto& w : data.windows)
+    for (auto t : w.target) targets += t;
+  std::cout << fmt::format("dataset {}: {} windows ({} target jobs), {} settings, {} waits; {} in {:.1f} s\n",
+                           vm["out"].as<std::string>(), data.windows.size(), targets, data.setting_count(),
+                           targets * data.setting_count(),
+                           data.recorded  ? "recorded waits"
+                           : d.phases > 1 ? fmt::format("exact replays at {} phases", d.phases)
+                                          : "exact replays",
+                           seconds_since(t0));
+  return kExitOk;
+}
+
+// Said after "best validation ... at step N" when no step improved on the weights training started from.
+std::string kept_initial(const TrainReport& report) {
+  return report.best_step == 0 ? " (no step validated better than the initial weights, which are kept)" : "";
+}
+
+int train(const Args& args) {
+  po::options_description o("surrogate train options");
+  ModelConfig c;
+  TrainOptions t;
+  o.add_options()("data", po::value<std::string>()->required(), "dataset (surrogate dataset)")(
+      "out,o", po::value<std::string>()->required(), "checkpoint to write")(
+      "init", po::value<std::string>()->default_value(""), "start from this checkpoint (fine-tuning)")(
+      "renormalise", po::bool_switch(), "with --init: normalise with this data's training part")(
+      "d-model", po::value<std::int64_t>(&c.d_model)->default_value(c.d_model), "token width")(
+      "heads", po::value<std::int64_t>(&c.heads)->default_value(c.heads), "attention heads")(
+      "encoder-layers", po::value<std::int64_t>(&c.encoder_layers)->default_value(c.encoder_layers),
+      "setting-independent blocks")(
+      "conditioned-layers",
+      po::value<std::int64_t>(&c.conditioned_layers)->default_value(c.conditioned_layers),
+      "setting-conditioned attention blocks")(
+      "competition-heads", po::value<std::int64_t>(&c.competition_heads)->default_value(c.competition_heads),
+      "priority-competition heads")("ffn", po::value<std::int64_t>(&c.ffn)->default_value(c.ffn),
+                                    "feed-forward width")(
+      "dropout", po::value<double>(&c.dropout)->default_value(c.dropout), "dropout")(
+      "ridge-base", po::bool_switch(&c.ridge_base),
+      "the median adds to the ridge baseline's prediction (fitted on this split), starting from it")(
+      "loss", po::value<std::string>()->default_value("pinball"), "median loss: pinball, mse or mae-mse")(
+      "steps", po::value<std::int64_t>(&t.steps)->default_value(t.steps), "optimiser steps")(
+      "settings-per-step", po::value<std::int64_t>(&t.settings_per_step)->default_value(t.settings_per_step),
+      "settings per step (one window each)")("lr", po::value<double>(&t.lr)->default_value(t.lr),
+                                             "peak learning rate")(
+      "warmup", po::value<std::int64_t>(&t.warmup)->default_value(t.warmup), "warm-up steps")(
+      "eval-every", po::value<std::int64_t>(&t.eval_every)->default_value(t.eval_every),
+      "steps between validations")("patience",
+                                   po::value<std::int64_t>(&t.patience)->default_value(t.patience),
+                                   "validations without improvement before stopping")(
+      "seed", po::value<std::uint64_t>(&t.seed)->default_value(t.seed), "initialisation and sampling seed")(
+      "split-seed", po::value<std::uint64_t>()->default_value(7), "seed of the held-out settings")(
+      "split", po::value<std::string>()->default_value("interleaved"),
+      "held-out windows: interleaved (every 7th tests) or tail (the last 15% in time)")(
+      "train-windows", po::value<std::uint32_t>()->default_value(0),
+      "use only the first N training windows (few-shot; 0 = all)")(
+      "train-settings", po::value<std::uint32_t>()->default_value(0),
+      "use only the first N training settings (few-shot; 0 = all)")(
+      "threads", po::value<int>(&t.threads)->default_value(0), "CPU threads (0 = all cores)")(
+      "device", po::value<std::string>(&t.device)->default_value("auto"), "auto, cpu or cuda")(
+      "within-weight", po::value<double>(&t.within_weight)->default_value(0),
+      "weight of a loss on each job's moves between settings (0 = off)")(
+      "ema", po::value<double>(&t.ema)->default_value(0),
+      "decay of a moving average of the weights, validated and kept instead of them (e.g. 0.999; 0 = off)")(
+      "conformal-coverage",
+      po::value<double>(&t.conformal_coverage)->default_value(t.conformal_coverage, "0.8"),
+      "after training, shift the 10/90% interval to hold this share of the validation targets (0 = off)");
+  const auto vm = parse("slurmtwin surrogate train --data DATA -o MODEL", o, args);
+  if (!(t.conformal_coverage >= 0 && t.conformal_coverage < 1))
+    throw po::error("--conformal-coverage must be in [0, 1)");
+  if (!(t.ema >= 0 && t.ema < 1)) throw po::error("--ema must be in [0, 1)");
+  t.loss = parse_loss(vm["loss"].as<std::string>());
+  const auto& data_file = vm["data"].as<std::string>();
+  const auto data = read_dataset(data_file);
+  auto split =
+      make_split(data, vm["split-seed"].as<std::uint64_t>(), parse_split_mode(vm["split"].as<std::string>()));
+  if (const auto n = vm["train-windows"].as<std::uint32_t>(); n > 0 && n < split.train_windows.size())
+    split.train_windows.resize(n);
+  if (const auto n = vm["train-settings"].as<std::uint32_t>(); n > 0 && n < split.train_settings.size())
+    split.train_settings.resize(n);
+  Surrogate model = [&] {
+    if (const auto& init = vm["init"].as<std::string>(); !init.empty()) {
+      auto m = Surrogate::load(init);
+      m.check_compatible(data, data_file);
+      if (vm["renormalise"].as<bool>()) m.renormalise(data, split);
+      return m;
+    }
+    return Surrogate(data, split, c, t.seed);
+  }();
+  std::cout << fmt::format("{}; model {} parameters; {} train windows × {} settings, validation {} × {}\n",
+                           torch_summary(), model.parameter_count(), split.train_windows.size(),
+                           split.train_settings.size(), split.val_windows.size(), split.val_settings.size());
+  const InterruptGuard interrupt;  // SIGINT/SIGTERM: stop before the next step, write nothing, exit 130
+  t.stop = [&interrupt] { return interrupt.flag().load(std::memory_order_relaxed); };
+  const auto report =
+      model.train(data, split, t, [](const std::string& line) { std::cout << line << std::endl; });
+  if (report.stopped)
+    throw Interrupted(fmt::format(
+        "{}: training stopped after step {} of {}; no checkpoint written",
+        InterruptGuard::signal_name().empty() ? std::string("interrupted") : InterruptGuard::signal_name(),
+        report.steps, t.steps));
+  model.save(vm["out"].as<std::string>());
+  std::cout << fmt::format(
+      "trained on {} for {} steps in {:.1f} s ({:.2f} steps/s); best validation {:.4f} at step "
+      "{}{}; saved {}\n",
+      report.device, report.steps, report.seconds, report.steps / std::max(1e-9, report.seconds),
+      report.best_val_loss, report.best_step, kept_initial(report), vm["out"].as<std::string>());
+  if (report.calibration_targets > 0)
+    std::cout << fmt::format(
+        "80% interval on {} validation targets: coverage {:.3f} as trained; shifted by {:+.3f} "
+        "in log1p(wait s) to hold {:.0f}%\n",
+        report.calibration_targets, report.raw_coverage, report.interval_shift, 100 * t.conformal_coverage);
+  return kExitOk;
+}
+
+struct EvalResult {
+  JobErrors jobs;
+  RankingErrors ranking;
+  Bootstrap ci;        // eval --bootstrap (resamples 0: not asked for)
+  bool point = false;  // a point prediction (no interval): no coverage to report
+};
+
+template <class Predict>
+EvalResult evaluate(const SurrogateDataset& d, const std::vector<std::uint32_t>& windows,
+                    const std::vector<std::uint32_t>& settings, std::size_t resamples, Predict predict) {
+  std::vector<JobPrediction> jobs;
+  std::vector<std::size_t> job_windows;
+  std::vector<SettingAggregate> agg;
+  for (auto w : windows) {
+    const auto q = predict(w, settings);  // [setting][job]
+    const auto& win = d.windows[w];
+    for (std::size_t k = 0; k < settings.size(); ++k) {
+      double exact = 0, pred = 0, n = 0;
+      for (std::size_t i = 0; i < win.jobs; ++i) {
+        const float wait = d.waits[w][settings[k] * win.jobs + i];
+        if (!win.target[i] || std::isnan(wait)) continue;
+        jobs.push_back({wait, q[k][i][0], q[k][i][1], q[k][i][2], std::uint64_t{w} << 32 | i});
+        job_windows.push_back(w);
+        exact += wait;
+        pred += std::expm1(std::max(0.0f, q[k][i][1]));
+        n += 1;
+      }
+      if (n > 0) agg.push_back({w, settings[k], exact / n, pred / n});
+    }
+  }
+  return {job_errors(jobs), ranking_errors(agg),
+          resamples > 0 ? bootstrap_by_window(jobs, job_windows, agg, resamples) : Bootstrap{}};
+}
+
+// A JSON number, or null for NaN (e.g. a rank correlation over a single setting).
+std::string json_number(double v, int decimals = 4) {
+  return std::isnan(v) ? "null" : fmt::format("{:.{}f}", v, decimals);
+}
+
+// The figures eval --bootstrap reports, by their JSON names (coverage only for an interval prediction).
+std::vector<std::pair<const char*, Figure>> bootstrap_figures(const EvalResult& r) {
+  std::vector<std::pair<const char*, Figure>> out = {{"r2_hours", Figure::kR2Hours},
+                                                     {"mse_log10", Figure::kMseLog10}};
+  if (!r.point) out.emplace_back("coverage80", Figure::kCoverage80);
+  out.insert(out.end(), {{"r2_setting_effect", Figure::kR2SettingEffect},
+                         {"mean_wait_mape_pct", Figure::kMeanWaitPctError},
+                         {"mean_wait_bias_pct", Figure::kMeanWaitPctBias},
+                         {"spearman_mean_wait", Figure::kSpearman},
+                         {"spearman_pooled", Figure::kSpearmanPooled}});
+  return out;
+}
+
+// "name [lo, hi], ..." of the intervals `of` gives for r's figures, leaving out those without one.
+template <class Of>
+std::string interval_list(const EvalResult& r, Of of) {
+  std::string line;
+  for (const auto& [name, figure] : bootstrap_figures(r))
+    if (const Interval v = of(figure); !std::isnan(v.lo))
+      line += fmt::format("{}{} [{:.3f}, {:.3f}]", line.empty() ? "" : ", ", name, v.lo, v.hi);
+  return line;
+}
+
+// The same as JSON members: "name": [lo, hi].
+template <class Of>
+std::string interval_json(const EvalResult& r, Of of) {
+  std::string out;
+  for (const auto& [name, figure] : bootstrap_figures(r)) {
+    const Interval v = of(figure);
+    out += fmt::format(", \"{}\": [{}, {}]", name, json_number(v.lo), json_number(v.hi));
+  }
+  return out;
+}
+
+std::string result_json(const EvalResult& r) {
+  const auto& j = r.jobs;
+  const auto& g = r.ranking;
+  std::string out = fmt::format("{{\"jobs\": {}", j.jobs);
+  const std::pair<const char*, double> fields[] = {{"mae_hours", j.mae_hours},
+                                                   {"rmse_hours", j.rmse_hours},
+                                                   {"r2_hours", j.r2_hours},
+                                                   {"r2_log", j.r2_log},
+                                                   {"mse_log10", j.mse_log10},
+                                                   {"coverage80", r.point ? std::nan("") : j.coverage80},
+                                                   {"mae_hours_longest10", j.mae_hours_longest10},
+                                                   {"mae_hours_shortest10", j.mae_hours_shortest10},
+                                                   {"setting_variance_share", j.setting_variance_share},
+                                                   {"r2_setting_effect", j.r2_setting_effect},
+                                                   {"mean_wait_mape_pct", g.mean_abs_pct_error},
+                                                   {"mean_wait_bias_pct", g.mean_pct_bias},
+                                                   {"spearman_mean_wait", g.spearman},
+                                                   {"kendall_mean_wait", g.kendall},
+                                                   {"spearman_pooled", g.spearman_pooled}};
+  for (const auto& [name, value] : fields) out += fmt::format(", \"{}\": {}", name, json_number(value));
+  if (const auto& ci = r.ci; ci.resamples > 0)
+    out += fmt::format(", \"ci90\": {{\"resamples\": {}, \"windows\": {}{}}}", ci.resamples, ci.windows,
+                       interval_json(r, [&](Figure f) { return ci.interval(f); }));
+  return out + "}";
+}
+
+void print_result(const std::string& name, const EvalResult& r) {
+  const auto& j = r.jobs;
+  const auto& g = r.ranking;
+  std::cout << fmt::format(
+      "{:<12} jobs {:>7}  MAE {:.3f} h  RMSE {:.3f} h  R² {:.3f} (log {:.3f})  MSE log10 {:.4f}  80% "
+      "coverage "
+      "{}\n{:<12} MAE longest 10% {:.3f} h, shortest 10% {:.3f} h; mean-wait error {:.2f}% (bias {:+.2f}%); "
+      "Spearman {:.3f}, Kendall {:.3f} (pooled Spearman {:.3f})\n",
+      name, j.jobs, j.mae_hours, j.rmse_hours, j.r2_hours, j.r2_log, j.mse_log10,
+      r.point ? "- (no interval)" : fmt::format("{:.3f}", j.coverage80), "", j.mae_hours_longest10,
+      j.mae_hours_shortest10, g.mean_abs_pct_error, g.mean_pct_bias, g.spearman, g.kendall,
+      g.spearman_pooled);
+  if (!std::isnan(j.r2_setting_effect))  // one setting (e.g. recorded waits): no moves between settings
+    std::cout << fmt::format(
+        "{:<12} setting effect: R² {:.3f} of each job's moves between settings (the settings hold {:.1f}% of "
+        "the "
+        "variance of log wait)\n",
+        "", j.r2_setting_effect, 100.0 * j.setting_variance_share);
+  if (const auto& ci = r.ci; ci.resamples > 0)
+    std::cout << fmt::format("{:<12} 90% intervals ({} resamples of the {} windows): {}\n", "", ci.resamples,
+                             ci.windows, interval_list(r, [&](Figure f) { return ci.interval(f); }));
+}
+
+// eval --bootstrap: the transformer's figures less another predictor's, resample by resample (the same
+// windows in both), so that a difference smaller than either interval can still be told apart.
+void print_paired(const EvalResult& transformer, const std::string& name, const EvalResult& other,
+                  std::string& json, const std::string& json_name) {
+  if (transformer.ci.resamples == 0) return;
+  const auto of = [&](Figure f) { return transformer.ci.difference(other.ci, f); };
+  std::cout << fmt::format("{:<12} transformer − {}, paired 90% intervals: {}\n", "", name,
+                           interval_list(other, of));
+  json += fmt::format(", \"transformer_minus_{}\": {{{}}}", json_name, interval_json(other, of).substr(2));
+}
+
+int eval(const Args& args) {
+  po::options_description o("surrogate eval options");
+  o.add_options()("model", po::value<std::string>()->required(), "checkpoint")(
+      "data", po::value<std::string>()->required(), "dataset")("split-seed",
+                                                               po::value<std::uint64_t>()->default_value(7),
+                                                               "seed of the held-out settings (as in train)")(
+      "split", po::value<std::string>()->default_value("interleaved"), "held-out windows (as in train)")(
+      "part", po::value<std::string>()->default_value("test"),
+      "test, val or train windows × settings, or WINDOWS:SETTINGS (e.g. test:train, the held-out windows "
+      "under the training settings)")("no-baseline", po::bool_switch(), "skip the ridge baseline")(
+      "against", po::value<std::string>()->default_value(""),
+      "another checkpoint for the same data, scored beside the model (with --bootstrap: paired against it)")(
+      "noise-floor", po::value<std::string>()->default_value(""),
+      "another dataset of the same trace, windows and settings made with an immaterial difference (e.g. "
+      "dataset --start-offset: slurmctld started earlier): its exact waits are scored as predictions, the "
+      "floor set by the simulator's own sensitivity")("json", po::value<std::string>()->default_value(""),
+                                                      "write the figures as JSON here")(
+      "trace", po::value<std::vector<std::string>>()->multitoken(),
+      "the dataset's trace, to time the exact replays of the same windows (default: the synthetic week)")(
+      "time-exact", po::bool_switch(),
+      "time exact replays of the windows (needs the dataset's site and trace)")(
+      "seed", po::value<std::uint64_t>()->default_value(42), "seed of the built-in synthetic workload")(
+      "threads", po::value<int>()->default_value(1), "CPU threads for inference")(
+      "bootstrap", po::value<std::size_t>()->default_value(0),
+      "resample the part's windows this many times for 90% intervals of the figures (0 = off)");
+  add_site_options(o);
+  add_trace_read_options(o);
+  const auto vm = parse("slurmtwin surrogate eval --model MODEL --data DATA", o, args);
+  const auto& data_file = vm["data"].as<std::string>();
+  const auto data = read_dataset(data_file);
+  const auto model = Surrogate::load(vm["model"].as<std::string>());
+  model.check_compatible(data, data_file);
+  Surrogate::set_threads(vm["threads"].as<int>());
+  const auto split =
+      make_split(data, vm["split-seed"].as<std::uint64_t>(), parse_split_mode(vm["split"].as<std::string>()));
+  const auto& part = vm["part"].as<std::string>();
+  const auto colon = part.find(':');
+  const auto window_part = part.substr(0, colon);
+  const auto setting_part = colon == std::string::npos ? window_part : part.substr(colon + 1);
+  for (const auto& p : {window_part, setting_part})
+    if (p != "test" && p != "val" && p != "train")
+      throw po::error("--part must be test, val, train or WINDOWS:SETTINGS of those");
+  const auto& windows = window_part == "test"  ? split.test_windows
+                        : window_part == "val" ? split.val_windows
+                                               : split.train_windows;
+  const auto& settings = setting_part == "test"  ? split.test_settings
+                         : setting_part == "val" ? split.val_settings
+                                                 : split.train_settings;
+  if (windows.empty()) throw std::invalid_argument("the dataset has too few windows for a " + part + " part");
+
+  std::vector<std::vector<float>> encoded(data.setting_count());
+  for (std::size_t s = 0; s < data.setting_count(); ++s) encoded[s] = data.encoded_setting(s);
+  const auto encoded_of = [&](const std::vector<std::uint32_t>& ss) {
+    std::vector<std::vector<float>> enc;
+    for (auto s : ss) enc.push_back(encoded[s]);
+    return enc;
+  };
+  const auto resamples = vm["bootstrap"].as<std::size_t>();
+  double surrogate_s = 0;
+  std::size_t surrogate_evals = 0;
+  const auto transformer = evaluate(data, windows, settings, resamples, [&](std::uint32_t w, const auto& ss) {
+    const auto enc = encoded_of(ss);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto q = model.predict(data.windows[w], enc);
+    surrogate_s += seconds_since(t0);
+    surrogate_evals += ss.size();
+    return q;
+  });
+  // The cost as a sweep pays it: the setting-independent encoder once per window (timed alone, as a
+  // prediction for no settings), then the conditioned part per setting (timed on a batch of kSweepBatch
+  // settings, the part's own cycled, less the encoder). The least of three passes: timing noise only adds.
+  constexpr std::size_t kSweepBatch = 64;
+  double encoder_s = 0, batch_s = 0;
+  if (!settings.empty()) {
+    std::vector<std::vector<float>> batch;
+    for (std::size_t k = 0; k < kSweepBatch; ++k) batch.push_back(encoded[settings[k % settings.size()]]);
+    encoder_s = batch_s = std::numeric_limits<double>::infinity();
+    for (int pass = 0; pass < 3; ++pass) {
+      double enc = 0, all = 0;
+      for (auto w : windows) {
+        const auto t0 = std::chrono::steady_clock::now();
+        model.predict(data.windows[w], {});
+        enc += seconds_since(t0);
+        const auto t1 = std::chrono::steady_clock::now();
+        model.predict(data.windows[w], batch);
+        all += seconds_since(t1);
+      }
+      encoder_s = std::min(encoder_s, enc);
+      batch_s = std::min(batch_s, all);
+    }
+  }
+  std::cout << fmt::format("{} part: {} windows × {} settings ({} × {} in the dataset)\n", part,
+                           windows.size(), settings.size(), data.windows.size(), data.setting_count());
+  print_result("transformer", transformer);
+  std::string json = fmt::format("{{\"part\": \"{}\", \"windows\": {}, \"settings\": {}, \"transformer\": {}",
+                                 part, windows.size(), settings.size(), result_json(transformer));
+  if (const auto& against = vm["against"].as<std::string>(); !against.empty()) {
+    const auto second = Surrogate::load(against);
+    second.check_compatible(data, data_file);
+    const auto other = evaluate(data, windows, settings, resamples, [&](std::uint32_t w, const auto& ss) {
+      return second.predict(data.windows[w], encoded_of(ss));
+    });
+    print_result("against", other);
+    json += fmt::format(", \"against\": {}", result_json(other));
+    print_paired(transformer, "against", other, json, "against");
+  }
+  if (!vm["no-baseline"].as<bool>()) {
+    const auto ridge = RidgeBaseline::fit(data, split.train_windows, split.train_settings, split.val_windows,
+                                          split.val_settings);
+    const auto baseline = evaluate(data, windows, settings, resamples, [&](std::uint32_t w, const auto& ss) {
+      std::vector<std::vector<std::array<float, 3>>> q;
+      for (auto s : ss) q.push_back(ridge.predict(data, w, s));
+      return q;
+    });
+    print_result("ridge", baseline);
+    std::cout << fmt::format(
+        "ridge: {} columns, lambda {:g}; transformer / ridge MSE on log10 wait: {:.3f}\n", ridge.columns(),
+        ridge.lambda(), transformer.jobs.mse_log10 / baseline.jobs.mse_log10);
+    json += fmt::format(", \"ridge\": {}", result_json(baseline));
+    print_paired(transformer, "ridge", baseline, json, "ridge");
+  }
+  // The baseline any surrogate must beat: each job's wait in the reference replay (the site's own
+  // setting, which a sweep runs anyway), whatever the setting. No interval (coverage means nothing).
+  const auto& cols = data.schema.numeric;
+  if (const auto ref = std::find(cols.begin(), cols.end(), "ref_log_wait"); ref != cols.end()) {
+    const auto col = static_cast<std::size_t>(ref - cols.begin());
+    auto copied = evaluate(data, windows, settings, resamples, [&](std::uint32_t w, const auto& ss) {
+      const auto& win = data.windows[w];
+      std::vector<std::array<float, 3>> q(win.jobs);
+      for (std::size_t i = 0; i < win.jobs; ++i) q[i].fill(win.numeric[i * cols.size() + col]);
+      return std::vector<std::vector<std::array<float, 3>>>(ss.size(), q);
+    });
+    copied.point = true;
+    print_result("reference", copied);
+    json += fmt::format(", \"reference\": {}", result_json(copied));
+    print_paired(transformer, "reference", copied, json, "reference");
+  }
+  if (const auto& floor_file = vm["noise-floor"].as<std::string>(); !floor_file.empty()) {
+    const auto other = read_dataset(floor_file);
+    bool same = other.trace_fingerprint == data.trace_fingerprint && other.settings == data.settings &&
+                other.windows.size() == data.windows.size();
+    for (std::size_t w = 0; same && w < data.windows.size(); ++w)
+      same = other.windows[w].job_index == data.windows[w].job_index;
+    if (!same)
+      throw std::invalid_argument(
+          floor_file + ": --noise-floor needs the same trace, windows and settings as " + data_file);
+    auto floor = evaluate(data, windows, settings, resamples, [&](std::uint32_t w, const auto& ss) {
+      const auto jobs = data.windows[w].jobs;
+      std::vector<std::vector<std::array<float, 3>>> q(ss.size(), std::vector<std::array<float, 3>>(jobs));
+      for (std::size_t k = 0; k < ss.size(); ++k)
+        for (std::size_t i = 0; i < jobs; ++i) {
+          const float wait = other.waits[w][ss[k] * jobs + i];
+          q[k][i].fill(static_cast<float>(std::log1p(std::isnan(wait) ? kNeverStartedWait : wait)));
+        }
+      return q;
+    });
+    floor.point = true;
+    print_result("noise floor", floor);
+    json += fmt::format(", \"noise_floor\": {}", result_json(floor));
+    print_paired(transformer, "noise floor", floor, json, "noise_floor");
+  }
+  const double evals = static_cast<double>(std::max<std::size_t>(surrogate_evals, 1));
+  const double per_setting_ms = 1000.0 * surrogate_s / evals;
+  const auto n_windows = static_cast<double>(std::max<std::size_t>(windows.size(), 1));
+  const double encoder_ms = 1000.0 * encoder_s / n_windows;
+  const double marginal_ms = std::max(0.0, 1000.0 * (batch_s - encoder_s) / (n_windows * kSweepBatch));
+  const double batched_ms = 1000.0 * batch_s / (n_windows * kSweepBatch);  // encoder shared by the batch
+  std::cout << fmt::format(
+      "surrogate: {:.2f} ms per setting per window ({} settings per call, {} thread(s)): the encoder {:.2f} "
+      "ms once "
+      "per window, then {:.3f} ms per setting (batches of {})\n",
+      per_setting_ms, settings.size(), vm["threads"].as<int>(), encoder_ms, marginal_ms, kSweepBatch);
+  json += fmt::format(
+      ", \"surrogate_ms_per_setting\": {:.3f}, \"encoder_ms_per_window\": {:.3f}, "
+      "\"marginal_ms_per_setting\": {:.4f}, \"batched_ms_per_setting\": {:.4f}",
+      per_setting_ms, encoder_ms, marginal_ms, batched_ms);
+  if (vm["time-exact"].as<bool>()) {
+    std::vector<std::string> warnings;
+    const Site site = load_site(vm, warnings);
+    const Trace trace = load_trace_or_default(vm);
+    if (trace_fingerprint(trace) != data.trace_fingerprint)
+      throw std::invalid_argument("--time-exact: the trace is not the one the dataset was built from");
+    // The exact simulator's cost of one setting: a replay of the whole trace (whole-trace datasets:
+    // the surrogate's equivalent is every window of the dataset) or of one window.
+    Site s = site;
+    for (std::size_t a = 0; a < data.axes.size(); ++a)
+      apply_setting(s, data.axes[a].name, data.settings[settings.front()][a]);
+    double exact_ms = 0, per_window = 1;
+    if (data.window_replay) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (auto w : windows) simulated_waits(s, sub_trace(trace, data.windows[w].job_index));
+      exact_ms = 1000.0 * seconds_since(t0) / static_cast<double>(windows.size());
+    } else {
+      const auto t0 = std::chrono::steady_clock::now();
+      simulated_waits(s, trace);
+      exact_ms = 1000.0 * seconds_since(t0);
+      // The surrogate's equivalent: windows that hold every job of the trace once as a target (as a
+      // sweep's surrogate engine cuts them; a dataset's windows may overlap).
+      const auto targets = std::count(data.windows[windows.front()].target.begin(),
+                                      data.windows[windows.front()].target.end(), std::uint8_t{1});
+      per_window = std::ceil(static_cast<double>(trace.jobs.size()) /
+                             static_cast<double>(std::max<std::ptrdiff_t>(targets, 1)));
+    }
+    std::cout << fmt::format(
+        "exact replay: {:.1f} ms per setting ({}); surrogate for the same jobs {:.1f} ms at {} settings per "
+        "call "
+        "({:.0f}× faster), {:.1f} ms per setting in batches of {} ({:.0f}× faster); the encoder's {:.1f} ms "
+        "once "
+        "per sweep, then {:.2f} ms per setting ({:.0f}× faster)\n",
+        exact_ms, data.window_replay ? "one window" : "the whole trace, one core",
+        per_setting_ms * per_window, settings.size(), exact_ms / (per_setting_ms * per_window),
+        batched_ms * per_window, kSweepBatch, exact_ms / (batched_ms * per_window), encoder_ms * per_window,
+        marginal_ms * per_window, exact_ms / std::max(marginal_ms * per_window, 1e-9));
+    json += fmt::format(", \"exact_ms_per_setting\": {:.3f}", exact_ms);
+  }
+  json += "}\n";
+  if (const auto& path = vm["json"].as<std::string>(); !path.empty()) write_file_atomic(path, json);
+  return kExitOk;
+}
+
+// Active learning: fine-tunes a model on the exact results a sweep gathered (hybrid runs verify the
+// points that matter, so that is where the model most needs to be right).
+int update(const Args& args) {
+  po::options_description o("surrogate update options");
+  TrainOptions t;
+  t.steps = 300;
+  t.lr = 5e-4;
+  t.warmup = 20;
+  t.eval_every = 50;
+  o.add_options()("model", po::value<std::string>()->required(), "checkpoint to fine-tune")(
+      "spec", po::value<std::string>()->required(), "the sweep's specification (its site and trace)")(
+      "db", po::value<std::string>()->required(),
+      "the sweep's database: its exact rows with per-job waits (`job_waits: true`) become training data")(
+      "out,o", po::value<std::string>()->required(), "fine-tuned checkpoint to write")(
+      "window-jobs", po::value<std::uint32_t>()->default_value(384),
+      "target jobs per window (as the model's dataset)")(
+      "context-jobs", po::value<std::uint32_t>()->default_value(128), "context jobs per window")(
+      "data-out", po::value<std::string>()->default_value(""),
+      "also write the new examples as a dataset file")(
+      "steps", po::value<std::int64_t>(&t.steps)->default_value(t.steps), "optimiser steps")(
+      "lr", po::value<double>(&t.lr)->default_value(t.lr), "peak learning rate")(
+      "eval-every", po::value<std::int64_t>(&t.eval_every)->default_value(t.eval_every),
+      "steps between validations")("seed", po::value<std::uint64_t>(&t.seed)->default_value(t.seed),
+                                   "sampling seed")("threads", po::value<int>(&t.threads)->default_value(0),
+                                                    "CPU threads (0 = all cores)")(
+      "device", po::value<std::string>(&t.device)->default_value("auto"), "auto, cpu or cuda");
+  const auto vm =
+      parse("slurmtwin surrogate update --model MODEL --spec SPEC.yaml --db SWEEP.db -o NEW_MODEL", o, args);
+  t.warmup = std::min<std::int64_t>(t.warmup, t.steps / 5);
+  const auto spec = load_sweep_spec(vm["spec"].as<std::string>());
+  const auto& db = vm["db"].as<std::string>();
+  if (!std::filesystem::exists(db)) throw std::runtime_error(db + ": no such database");
+  auto model = Surrogate::load(vm["model"].as<std::string>());
+  const auto data = dataset_from_sweep(
+      load_sweep_site(spec), load_sweep_trace(spec), SweepStore(db).rows(true), model.schema(), model.axes(),
+      vm["window-jobs"].as<std::uint32_t>(), vm["context-jobs"].as<std::uint32_t>());
+  if (const auto& out = vm["data-out"].as<std::string>(); !out.empty()) write_dataset(data, out);
+  const auto split = make_split(data, t.seed, SplitMode::kInterleaved);
+  std::cout << fmt::format(
+      "{}; {} exact sweep results × {} windows; fine-tuning on {} windows × {} settings, "
+      "validation {} × {}\n",
+      torch_summary(), data.setting_count(), data.windows.size(), split.train_windows.size(),
+      split.train_settings.size(), split.val_windows.size(), split.val_settings.size());
+  const auto report =
+      model.train(data, split, t, [](const std::string& line) { std::cout << line << std::endl; });
+  model.save(vm["out"].as<std::string>());
+  std::cout << fmt::format(
+      "fine-tuned for {} steps in {:.1f} s; best validation {:.4f} at step {}{}; saved {}\n", report.steps,
+      report.seconds, report.best_val_loss, report.best_step, kept_initial(report),
+      vm["out"].as<std::string>());
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_surrogate(const Args& args) {
+  return guarded([&]() -> int {
+    if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+      std::cout << "usage: " << kUsage << "\n";
+      return args.empty() ? kExitUsage : kExitOk;
+    }
+    const Args rest(args.begin() + 1, args.end());
+    if (args[0] == "dataset") return dataset(rest);
+    if (args[0] == "train") return train(rest);
+    if (args[0] == "eval") return eval(rest);
+    if (args[0] == "update") return update(rest);
+    if (args[0] == "info") {
+      std::cout << torch_summary() << "\n";
+      return kExitOk;
+    }
+    throw po::error(
+        fmt::format("unknown surrogate subcommand '{}' (dataset, train, eval, update, info)", args[0]));
+  });
+}
+
+}  // namespace slurmtwin::cli

@@ -1,0 +1,418 @@
+// slurmtwin sweep: run a what-if sweep into an SQLite database, show its best points and Pareto front.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <thread>
+
+#include "experiments/cli/cli.hpp"
+#include "experiments/learn/surrogate_options.hpp"
+#include "experiments/sweep/sweep.hpp"
+#include "experiments/sweep/sweep_mpi.hpp"
+#include "experiments/sweep/sweep_store.hpp"
+
+namespace slurmtwin::cli {
+namespace {
+
+const char* kUsage =
+    "slurmtwin sweep run SPEC.yaml [--db FILE] [-j N] [--shard I/N | --mpi]\n"
+    "       slurmtwin sweep run SPEC.yaml --engine surrogate|hybrid --model CKPT [--top-k K] [--max-exact "
+    "N]\n"
+    "       slurmtwin sweep SPEC.yaml ...            (the same as sweep run)\n"
+    "       slurmtwin sweep run SPEC.yaml --emit-sbatch DIR [--shards N] [--cpus-per-task C]\n"
+    "       slurmtwin sweep merge --db FILE SHARD.db...\n"
+    "       slurmtwin sweep show --db FILE [--csv]";
+
+/// "I/N" with 0 <= I < N.
+std::pair<std::uint32_t, std::uint32_t> parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  try {
+    if (slash != std::string::npos) {
+      std::size_t a = 0, b = 0;
+      const auto i = std::stoul(text.substr(0, slash), &a);
+      const auto n = std::stoul(text.substr(slash + 1), &b);
+      if (a == slash && b == text.size() - slash - 1 && n >= 1 && i < n && n <= 1'000'000)
+        return {static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(n)};
+    }
+  } catch (const std::logic_error&) {
+  }
+  throw po::error(fmt::format("--shard '{}': expected I/N with 0 <= I < N (e.g. 3/16)", text));
+}
+
+/// `s` as one word for bash: single-quoted, with every ' written as '\''.
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+/// Writes DIR/sweep.sbatch (an array job, one task per shard) and DIR/merge.sbatch; returns the text
+/// to print.
+std::string emit_sbatch(const std::string& spec_path, const std::string& dir, std::uint32_t shards,
+                        unsigned cpus, const std::string& time_limit, const std::string& partition) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir);
+  const auto abs_dir = fs::absolute(dir).lexically_normal().string();
+  const auto abs_spec = fs::absolute(spec_path).lexically_normal().string();
+  std::error_code ec;
+  auto binary = fs::read_symlink("/proc/self/exe", ec).string();
+  if (ec || binary.empty()) binary = "slurmtwin";
+  std::string extra;
+  if (!time_limit.empty()) extra += fmt::format("#SBATCH --time={}\n", time_limit);
+  if (!partition.empty()) extra += fmt::format("#SBATCH --partition={}\n", partition);
+  // #SBATCH lines are read by sbatch, not bash: their paths stay unquoted. In the commands every path
+  // is quoted, and the task id stays outside the quotes so that bash expands it.
+  const auto sweep = fmt::format(
+      "#!/bin/bash\n"
+      "# slurmtwin what-if sweep as a Slurm job array: task I runs shard I/{0} of {1} into its own\n"
+      "# database; rerunning a task resumes it. Merge afterwards with merge.sbatch.\n"
+      "#SBATCH --job-name=slurmtwin-sweep\n"
+      "#SBATCH --array=0-{2}\n"
+      "#SBATCH --cpus-per-task={3}\n"
+      "#SBATCH --output={4}/shard-%a.log\n"
+      "{5}"
+      "set -euo pipefail\n"
+      "exec {6} sweep run {7} --db {8}/shard-\"${{SLURM_ARRAY_TASK_ID}}\".db "
+      "--shard \"${{SLURM_ARRAY_TASK_ID}}/{0}\" -j \"${{SLURM_CPUS_PER_TASK:-1}}\" --progress-interval 60\n",
+      shards, abs_spec, shards - 1, cpus, abs_dir, extra, shell_quote(binary), shell_quote(abs_spec),
+      shell_quote(abs_dir));
+  const auto merge = fmt::format(
+      "#!/bin/bash\n"
+      "# Merges the shard databases of sweep.sbatch into {0}/sweep.db (idempotent: rerun at will).\n"
+      "#SBATCH --job-name=slurmtwin-sweep-merge\n"
+      "#SBATCH --output={0}/merge.log\n"
+      "{1}"
+      "set -euo pipefail\n"
+      "shopt -s nullglob\n"
+      "exec {2} sweep merge --db {3}/sweep.db {3}/shard-*.db\n",
+      abs_dir, extra, shell_quote(binary), shell_quote(abs_dir));
+  std::ofstream(fs::path(dir) / "sweep.sbatch") << sweep;
+  std::ofstream(fs::path(dir) / "merge.sbatch") << merge;
+  fs::permissions(fs::path(dir) / "sweep.sbatch", fs::perms::owner_exec, fs::perm_options::add);
+  fs::permissions(fs::path(dir) / "merge.sbatch", fs::perms::owner_exec, fs::perm_options::add);
+  return fmt::format(
+      "wrote {0}/sweep.sbatch ({1} array tasks) and {0}/merge.sbatch; submit with:\n"
+      "  jid=$(sbatch --parsable {0}/sweep.sbatch) && sbatch --dependency=afterok:$jid {0}/merge.sbatch\n",
+      abs_dir, shards);
+}
+
+int sweep_run(const Args& args) {
+  po::options_description o("sweep run options");
+  o.add_options()("spec", po::value<std::string>()->required(), "sweep specification (YAML; docs/sweeps.md)")(
+      "db", po::value<std::string>(),
+      "SQLite result database (created when absent; reruns resume); default: SPEC with .db")(
+      "jobs,j", po::value<unsigned>()->default_value(std::max(1u, std::thread::hardware_concurrency())),
+      "worker threads (with --mpi: per rank)")(
+      "progress-interval", po::value<double>()->default_value(10),
+      "seconds between progress lines when stderr is not a terminal")(
+      "shard", po::value<std::string>(),
+      "run only shard I/N of the design points (point k is in shard k % N)")(
+      "mpi", po::bool_switch(),
+      "split the points over MPI ranks (mpirun -np N ...); rank 0 writes the database")(
+      "emit-sbatch", po::value<std::string>(),
+      "write a Slurm array job (DIR/sweep.sbatch, one task per shard) and DIR/merge.sbatch, run nothing")(
+      "shards", po::value<std::uint32_t>()->default_value(8), "--emit-sbatch: array tasks")(
+      "cpus-per-task", po::value<unsigned>()->default_value(4),
+      "--emit-sbatch: CPUs (worker threads) per task")("time", po::value<std::string>()->default_value(""),
+                                                       "--emit-sbatch: #SBATCH --time (empty = none)")(
+      "partition", po::value<std::string>()->default_value(""), "--emit-sbatch: #SBATCH --partition")(
+      "engine", po::value<std::string>()->default_value("exact"),
+      "exact (the simulator), surrogate (a trained model, --model), or hybrid (the simulator re-evaluates "
+      "the best and the uncertain points, as scored by a response surface fit on its exact values so far "
+      "and, with --model, the surrogate)")(
+      "top-k", po::value<std::size_t>()->default_value(10),
+      "hybrid: re-evaluate each objective's K best predicted points (per round)")(
+      "verify-width", po::value<double>()->default_value(1.0),
+      "hybrid: and every point whose 80% interval of an objective is wider than this fraction of its median")(
+      "check-invariants", po::bool_switch(),
+      "exact replays check resources and job states after every event")(
+      "max-exact", po::value<double>()->default_value(0.1),
+      "hybrid: at most this many exact evaluations (a fraction of the points when < 1, else a count)")(
+      "calibrate", po::value<double>()->default_value(0.3, "0.3"),
+      "hybrid: share of the exact budget first spent on points spread over the design, whose exact values "
+      "correct the surrogate's before the top points are chosen (0 = off; without --model at least two "
+      "points)")("round", po::value<std::size_t>()->default_value(8),
+                 "hybrid: after the calibration, choose this many points at a time, refitting the response "
+                 "surface on every exact value between rounds");
+  add_surrogate_options(o, false);
+  po::positional_options_description pos;
+  pos.add("spec", 1);
+  const auto vm =
+      parse("slurmtwin sweep run SPEC.yaml [--db FILE] [-j N] [--shard I/N | --mpi]", o, args, pos);
+  const auto spec_path = vm["spec"].as<std::string>();
+  const auto spec = load_sweep_spec(spec_path);
+  if (vm.count("emit-sbatch")) {
+    const auto shards = vm["shards"].as<std::uint32_t>();
+    if (shards == 0) throw po::error("--shards must be at least 1");
+    if (vm["cpus-per-task"].as<unsigned>() == 0) throw po::error("--cpus-per-task must be at least 1");
+    std::cout << emit_sbatch(spec_path, vm["emit-sbatch"].as<std::string>(), shards,
+                             vm["cpus-per-task"].as<unsigned>(), vm["time"].as<std::string>(),
+                             vm["partition"].as<std::string>())
+              << fmt::format("({} design points)\n", design_points(spec).size());
+    return kExitOk;
+  }
+  const auto db = vm.count("db") ? vm["db"].as<std::string>()
+                                 : std::filesystem::path(spec_path).replace_extension(".db").string();
+  SweepRunOptions ro;
+  ro.jobs = vm["jobs"].as<unsigned>();
+  if (ro.jobs == 0) throw po::error("--jobs must be at least 1");
+  ro.progress_interval_s = vm["progress-interval"].as<double>();
+  ro.progress = &std::cerr;
+  ro.progress_style = progress_style_for(/*fd=*/2);
+  if (vm.count("shard")) std::tie(ro.shard, ro.shards) = parse_shard(vm["shard"].as<std::string>());
+  try {
+    ro.engine = parse_sweep_engine(vm["engine"].as<std::string>());
+  } catch (const std::invalid_argument& e) {
+    throw po::error(std::string("--") + e.what());
+  }
+  ro.surrogate = surrogate_options(vm);
+  ro.hybrid.top_k = vm["top-k"].as<std::size_t>();
+  ro.hybrid.verify_width = vm["verify-width"].as<double>();
+  ro.hybrid.max_exact = vm["max-exact"].as<double>();
+  ro.hybrid.calibrate = vm["calibrate"].as<double>();
+  ro.hybrid.round = vm["round"].as<std::size_t>();
+  if (ro.hybrid.round == 0) throw po::error("--round must be at least 1");
+  if (!(ro.hybrid.calibrate >= 0 && ro.hybrid.calibrate <= 1))
+    throw po::error("--calibrate must be in [0, 1]");
+  ro.check_invariants = vm["check-invariants"].as<bool>();
+  if (ro.engine == SweepEngine::kSurrogate && ro.surrogate.model.empty())
+    throw po::error("--engine surrogate needs --model CHECKPOINT");
+  if (!(ro.hybrid.max_exact >= 0)) throw po::error("--max-exact must be >= 0");
+  if (vm["mpi"].as<bool>()) {
+    if (ro.engine != SweepEngine::kExact) throw po::error("--mpi runs the exact engine only");
+    if (vm.count("shard")) throw po::error("--mpi and --shard do not go together");
+    const auto s = run_sweep_mpi(spec, db, ro);
+    if (!s.rank0) return kExitOk;
+    std::cout << fmt::format(
+        "sweep: {} points: {} evaluated now on {} MPI ranks ({}), {} from earlier runs; {} feasible; results "
+        "in "
+        "{}\n",
+        s.run.total, s.run.evaluated, s.by_rank.size(), fmt::join(s.by_rank, " + "), s.run.skipped,
+        s.run.feasible, db);
+    return kExitOk;
+  }
+  const auto s = run_sweep_spec(spec, db, ro);
+  const auto shard = ro.shards > 1 ? fmt::format(" (shard {}/{})", ro.shard, ro.shards) : std::string();
+  if (ro.engine == SweepEngine::kExact)
+    std::cout << fmt::format(
+        "sweep: {} points{}: {} evaluated now, {} from earlier runs; {} feasible; results in {}\n", s.total,
+        shard, s.evaluated, s.skipped, s.feasible, db);
+  else
+    std::cout << fmt::format(
+        "sweep: {} points{}: {}{}; {} feasible; results in {}\n", s.total, shard,
+        ro.surrogate.model.empty()
+            ? std::string("screened by the response surface")
+            : fmt::format("{} predicted now by the surrogate ({:.1f} s)", s.predicted, s.surrogate_seconds),
+        ro.engine == SweepEngine::kHybrid
+            ? fmt::format(
+                  "; {} chosen for the exact simulator: {} evaluated now ({:.1f} s), {} already exact",
+                  s.verified, s.evaluated, s.exact_seconds, s.verified - s.evaluated)
+            : std::string(),
+        s.feasible, db);
+  return kExitOk;
+}
+
+int sweep_merge(const Args& args) {
+  po::options_description o("sweep merge options");
+  o.add_options()("db", po::value<std::string>()->required(), "database to merge into (created when absent)")(
+      "inputs", po::value<std::vector<std::string>>()->multitoken(), "shard databases to merge");
+  po::positional_options_description pos;
+  pos.add("inputs", -1);
+  const auto vm = parse("slurmtwin sweep merge --db FILE SHARD.db...", o, args, pos);
+  const auto db = vm["db"].as<std::string>();
+  const auto inputs =
+      vm.count("inputs") ? vm["inputs"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  if (inputs.empty()) throw po::error("sweep merge: no input database given");
+  SweepStore store(db);
+  std::size_t added = 0;
+  for (const auto& in : inputs) {
+    if (!std::filesystem::exists(in)) throw std::runtime_error(fmt::format("{}: no such database", in));
+    if (std::filesystem::equivalent(in, db)) continue;
+    const auto n = store.merge_from(in);
+    std::cout << fmt::format("{}: {} new points\n", in, n);
+    added += n;
+  }
+  std::cout << fmt::format("sweep merge: {} points added; {} now holds {}\n", added, db, store.keys().size());
+  return kExitOk;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+int sweep_show(const Args& args) {
+  po::options_description o("sweep show options");
+  o.add_options()("db", po::value<std::string>()->required(), "SQLite result database of `sweep run`")(
+      "csv", po::bool_switch(), "print every point as CSV (parameters, objectives, pareto 0/1) instead");
+  po::positional_options_description pos;
+  pos.add("db", 1);
+  const auto vm = parse("slurmtwin sweep show --db FILE [--csv]", o, args, pos);
+  SweepStore store(vm["db"].as<std::string>());
+  const auto objectives = store.objectives();
+  const auto constraints = store.constraints();
+  const auto rows = store.rows();
+  // A row is feasible when it meets every constraint (a NULL value, from before the constraint, fails).
+  std::vector<bool> feasible(rows.size(), true);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::size_t k = 0; k < constraints.size(); ++k)
+      feasible[i] = feasible[i] && constraint_holds(constraints[k], rows[i].constraint_values[k]);
+
+  std::vector<std::map<std::string, double>> params;
+  std::set<std::string> names;
+  for (const auto& r : rows) {
+    auto& p = params.emplace_back();
+    for (const auto& kv : YAML::Load(r.params_json)) {
+      p[kv.first.as<std::string>()] = kv.second.as<double>();
+      names.insert(kv.first.as<std::string>());
+    }
+  }
+  // With both engines in the store, the best points and the front are the exact simulator's
+  // (predictions rank candidates; they do not certify them).
+  std::size_t exact_rows = 0, predicted_rows = 0;
+  for (const auto& r : rows) {
+    exact_rows += r.engine == "exact" ? 1 : 0;
+    predicted_rows += r.has_prediction() ? 1 : 0;
+  }
+  const bool exact_only = exact_rows > 0 && exact_rows < rows.size();
+  // Pareto front over the feasible rows that have every objective.
+  std::vector<std::size_t> complete;
+  std::vector<std::vector<double>> values;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    bool ok = feasible[i] && (!exact_only || rows[i].engine == "exact");
+    for (double v : rows[i].objectives) ok = ok && !std::isnan(v);
+    if (ok) {
+      complete.push_back(i);
+      values.push_back(rows[i].objectives);
+    }
+  }
+  std::vector<Goal> goals;
+  for (const auto& ob : objectives) goals.push_back(ob.goal);
+  std::vector<bool> on_front(rows.size(), false);
+  for (auto k : pareto_front(values, goals)) on_front[complete[k]] = true;
+
+  const auto params_text = [&](std::size_t i) {
+    std::string out;
+    for (const auto& [n, v] : params[i]) out += fmt::format("{}{}={:g}", out.empty() ? "" : " ", n, v);
+    return out;
+  };
+  // Replicated points (spec replicates) carry the standard error of each objective's mean.
+  const bool replicated =
+      std::any_of(rows.begin(), rows.end(), [](const SweepRow& r) { return r.replicates > 1; });
+  if (vm["csv"].as<bool>()) {
+    std::string line = "key";
+    for (const auto& n : names) line += "," + csv_field(n);
+    for (const auto& ob : objectives) line += "," + csv_field(ob.metric);
+    if (replicated)
+      for (const auto& ob : objectives) line += "," + csv_field("se_" + ob.metric);
+    // Constraint metrics that are not objectives get a column too (once each).
+    std::vector<std::size_t> extra;
+    std::set<std::string> listed;
+    for (const auto& ob : objectives) listed.insert(ob.metric);
+    for (std::size_t k = 0; k < constraints.size(); ++k)
+      if (listed.insert(constraints[k].metric).second) {
+        extra.push_back(k);
+        line += "," + csv_field(constraints[k].metric);
+      }
+    // The engine column only when the store holds more than the exact simulator's rows.
+    const bool engines = exact_rows < rows.size();
+    std::cout << line << (replicated ? ",replicates" : "") << (engines ? ",engine" : "")
+              << ",feasible,pareto,run_seconds\n";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      line = rows[i].key;
+      for (const auto& n : names) {
+        const auto it = params[i].find(n);
+        line += it == params[i].end() ? std::string(",") : fmt::format(",{:.17g}", it->second);
+      }
+      const auto field = [](double v) {
+        return std::isnan(v) ? std::string(",") : fmt::format(",{:.17g}", v);
+      };
+      for (double v : rows[i].objectives) line += field(v);
+      if (replicated)
+        for (std::size_t k = 0; k < objectives.size(); ++k) line += field(rows[i].standard_error(k));
+      for (auto k : extra) line += field(rows[i].constraint_values[k]);
+      std::cout << line << (replicated ? fmt::format(",{}", rows[i].replicates) : std::string())
+                << (engines ? "," + rows[i].engine : std::string())
+                << fmt::format(",{},{},{:.3f}\n", feasible[i] ? 1 : 0, on_front[i] ? 1 : 0,
+                               rows[i].run_seconds);
+    }
+    return kExitOk;
+  }
+  std::cout << fmt::format("{}: {} points\n", vm["db"].as<std::string>(), rows.size());
+  if (predicted_rows > 0)
+    std::cout << fmt::format("engines: {} exact, {} by the surrogate only; {} predicted{}\n", exact_rows,
+                             rows.size() - exact_rows, predicted_rows,
+                             exact_only ? " (best points and front: exact rows only)" : "");
+  if (!constraints.empty()) {
+    std::vector<std::string> texts;
+    for (const auto& c : constraints) texts.push_back(c.text);
+    std::cout << fmt::format("constraints: {}; {} of {} points feasible\n", fmt::join(texts, ", "),
+                             std::count(feasible.begin(), feasible.end(), true), rows.size());
+  }
+  for (std::size_t k = 0; k < objectives.size(); ++k) {
+    std::size_t best = rows.size();
+    for (auto i : complete)
+      if (best == rows.size() || (goals[k] == Goal::kMin ? rows[i].objectives[k] < rows[best].objectives[k]
+                                                         : rows[i].objectives[k] > rows[best].objectives[k]))
+        best = i;
+    if (best == rows.size()) continue;
+    const double se = rows[best].standard_error(k);
+    std::cout << fmt::format(
+        "best {} ({}): {:.6g}{}  key {}  {}\n", objectives[k].metric, goals[k] == Goal::kMin ? "min" : "max",
+        rows[best].objectives[k],
+        std::isnan(se) ? std::string()
+                       : fmt::format(" ± {:.3g} (standard error, {} replicates)", se, rows[best].replicates),
+        rows[best].key, params_text(best));
+    if (std::isnan(se)) continue;
+    // Points whose mean is within two standard errors of the difference: phase noise cannot tell them
+    // from the best (about a 95% two-sided test of equal means).
+    std::size_t close = 0;
+    for (auto i : complete) {
+      const double d = std::abs(rows[i].objectives[k] - rows[best].objectives[k]);
+      const double sd = std::sqrt(se * se + std::pow(rows[i].standard_error(k), 2));
+      close += (i != best && !std::isnan(sd) && d <= 2 * sd) ? 1 : 0;
+    }
+    if (close > 0)
+      std::cout << fmt::format("  not resolved: {} other point{} within two standard errors of the best\n",
+                               close, close == 1 ? " is" : "s are");
+  }
+  std::string header = "key             ";
+  for (const auto& ob : objectives) header += fmt::format(" {:>14}", ob.metric);
+  std::cout << fmt::format("Pareto front: {} of {} points\n",
+                           std::count(on_front.begin(), on_front.end(), true), complete.size())
+            << header << "  parameters\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!on_front[i]) continue;
+    std::string line = rows[i].key;
+    for (double v : rows[i].objectives) line += fmt::format(" {:>14.6g}", v);
+    std::cout << line << "  " << params_text(i) << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_sweep(const Args& args) {
+  return guarded([&]() -> int {
+    if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+      std::cout << "usage: " << kUsage << "\n";
+      return args.empty() ? kExitUsage : kExitOk;
+    }
+    const Args rest(args.begin() + 1, args.end());
+    if (args[0] == "run") return sweep_run(rest);
+    if (args[0] == "show") return sweep_show(rest);
+    if (args[0] == "merge") return sweep_merge(rest);
+    if (args[0].ends_with(".yaml") || args[0].ends_with(".yml")) return sweep_run(args);  // sweep SPEC.yaml
+    throw po::error(fmt::format("unknown sweep subcommand '{}' (run, show, merge)", args[0]));
+  });
+}
+
+}  // namespace slurmtwin::cli

@@ -1,0 +1,694 @@
+#include "experiments/report/report_html.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "experiments/report/svg_plot.hpp"
+#include "experiments/sweep/sweep_spec.hpp"
+#include "experiments/sweep/sweep_store.hpp"
+#include "traces/csv.hpp"
+#include "traces/file_io.hpp"
+#include "traces/hostlist.hpp"
+#include "traces/read_report.hpp"
+#include "traces/time_format.hpp"
+
+namespace slurmtwin::cli {
+namespace {
+
+using svg::escape;
+
+constexpr std::size_t kMaxCdfPoints = 300;        // points per CDF curve (quantiles): keeps the file small
+constexpr std::size_t kMaxGanttBars = 40'000;     // rectangles in the Gantt view
+constexpr std::size_t kMaxFairnessRows = 40;      // accounts shown in the fairness chart
+constexpr std::size_t kMaxSensitivityPlots = 36;  // parameter x objective scatters
+constexpr double kDay = 86400;                    // s
+
+// Page style: plain, printable, no external fonts.
+constexpr std::string_view kCss =
+    R"(body{font-family:sans-serif;margin:1.5em auto;max-width:1100px;color:#222}
+h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.5em 0;font-size:.9em}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:right}
+th{background:#f3f3f3}td.l,th.l{text-align:left}.note{color:#555;font-size:.9em}
+svg.plot{display:block;margin:.6em 0;font-size:11px}svg .title{font-weight:bold;font-size:12px}
+svg .frame{fill:none;stroke:#888}svg .grid{stroke:#e4e4e4}svg .tick{fill:#444}svg .small{font-size:8px}
+svg .label{fill:#222}svg .legend{fill:#222}svg .diagonal{stroke:#999;stroke-dasharray:4 3}svg .error-bar{fill:none;stroke-width:1;stroke-opacity:.6}
+.grid2{display:flex;flex-wrap:wrap;gap:0 1em})";
+
+// Optional: marks the page with how many plots have a non-empty box (tests read it from the DOM) and
+// logs a console error for a plot that did not render. The report reads the same without it.
+// Wrapped in CDATA so that the page is also well-formed XML (tests parse it).
+constexpr std::string_view kScript = R"(<script>
+//<![CDATA[
+window.addEventListener('load',function(){var n=0;document.querySelectorAll('svg.plot').forEach(function(s){
+var b=s.getBBox();if(b.width>0&&b.height>0){n++;}else{console.error('plot did not render: '+s.dataset.plot);}});
+document.body.setAttribute('data-plots-rendered',String(n));});
+//]]>
+</script>)";
+
+std::string page(const std::string& title, const std::string& body, std::size_t plots) {
+  return fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+      "script-src 'unsafe-inline'\"/>\n<title>{0}</title>\n<style>{1}</style>\n</head>\n"
+      "<body data-plots=\"{2}\">\n<h1>{0}</h1>\n{3}{4}\n</body>\n</html>\n",
+      escape(title), kCss, plots, body, kScript);
+}
+
+std::string duration_label(double s) {
+  if (s < 60) return fmt::format("{:.3g} s", s);
+  if (s < 3600) return fmt::format("{:.3g} min", s / 60);
+  if (s < kDay) return fmt::format("{:.3g} h", s / 3600);
+  return fmt::format("{:.3g} d", s / kDay);
+}
+
+/// Ticks of a log wait-time axis, at durations people read.
+std::vector<std::pair<double, std::string>> wait_ticks() {
+  std::vector<std::pair<double, std::string>> out;
+  for (double s : {1.0, 10.0, 60.0, 600.0, 3600.0, 6 * 3600.0, kDay, 7 * kDay, 30 * kDay, 365 * kDay})
+    out.emplace_back(s, s == 1 ? std::string("≤1 s") : duration_label(s));
+  return out;
+}
+
+struct JobRow {
+  std::string partition, qos, account, state, nodes, id;
+  Seconds submit = 0, start = kUnsetTime, end = kUnsetTime;
+  Seconds recorded_start = kUnsetTime;  // what the trace recorded (a sacct dump), if anything
+};
+
+Seconds to_seconds(const std::string& s, const std::string& file, std::uint64_t line,
+                   std::string_view field) {
+  if (s.empty()) return kUnsetTime;
+  try {
+    std::size_t used = 0;
+    const auto v = std::stoll(s, &used);
+    if (used == s.size()) return v;
+  } catch (const std::logic_error&) {
+  }
+  throw InputError(file, line, std::string(field), fmt::format("'{}' is not a number of seconds", s));
+}
+
+std::vector<JobRow> read_jobs_csv(const std::string& file) {
+  const auto content = read_input_file(file);
+  csv::require_text(content, file, "jobs.csv");
+  csv::Reader reader(content, file);
+  csv::Record rec;
+  if (!reader.next(rec)) throw InputError(file, 1, "", "empty file: expected the jobs.csv header");
+  const csv::Header header(rec.fields);
+  const auto col = [&](std::string_view name) { return header.require(name, file, rec.line); };
+  const auto c_id = col("job_id"), c_part = col("partition"), c_qos = col("qos"), c_acct = col("account"),
+             c_submit = col("submit"), c_start = col("start"), c_end = col("end"), c_state = col("state"),
+             c_nodes = col("nodes");
+  const auto c_recorded = header.find("recorded_start");  // optional: jobs.csv before it had one
+  std::vector<JobRow> rows;
+  while (reader.next(rec)) {
+    if (rec.fields.size() != header.size())
+      throw InputError(file, rec.line, "",
+                       fmt::format("{} fields, the header has {}", rec.fields.size(), header.size()));
+    JobRow j;
+    j.id = rec.fields[c_id];
+    j.partition = rec.fields[c_part];
+    j.qos = rec.fields[c_qos];
+    j.account = rec.fields[c_acct];
+    j.state = rec.fields[c_state];
+    j.nodes = rec.fields[c_nodes];
+    j.submit = to_seconds(rec.fields[c_submit], file, rec.line, "submit");
+    j.start = to_seconds(rec.fields[c_start], file, rec.line, "start");
+    j.end = to_seconds(rec.fields[c_end], file, rec.line, "end");
+    if (c_recorded) j.recorded_start = to_seconds(rec.fields[*c_recorded], file, rec.line, "recorded_start");
+    rows.push_back(std::move(j));
+  }
+  return rows;
+}
+
+YAML::Node read_json(const std::string& file) {
+  try {
+    return YAML::Load(read_input_file(file));  // JSON as written by metrics_to_json is valid YAML
+  } catch (const YAML::Exception& e) {
+    throw InputError(file, static_cast<std::uint64_t>(std::max(e.mark.line + 1, 0)), "", e.msg);
+  }
+}
+
+double json_number(const YAML::Node& n, const std::string& file, std::string_view key) {
+  if (!n || !n.IsScalar()) throw InputError(file, 0, std::string(key), "missing or not a number");
+  try {
+    return std::stod(n.Scalar());
+  } catch (const std::logic_error&) {
+    throw InputError(file, static_cast<std::uint64_t>(n.Mark().line + 1), std::string(key), "not a number");
+  }
+}
+
+/// The empirical CDF of `waits` (s), at most kMaxCdfPoints quantiles, waits below 1 s drawn at 1 s.
+svg::Series cdf_series(const std::string& name, std::vector<double> waits) {
+  std::sort(waits.begin(), waits.end());
+  svg::Series s;
+  s.name = fmt::format("{} ({} jobs)", name, waits.size());
+  s.step = true;
+  const std::size_t n = waits.size();
+  const std::size_t points = std::min(n, kMaxCdfPoints);
+  for (std::size_t k = 0; k < points; ++k) {
+    // The last index of each of `points` equal slices, so the curve ends at (max, 1).
+    const std::size_t i = (k + 1) * n / points - 1;
+    s.x.push_back(std::max(1.0, waits[i]));
+    s.y.push_back(static_cast<double>(i + 1) / static_cast<double>(n));
+  }
+  return s;
+}
+
+std::string wait_cdf_plot(const std::vector<JobRow>& jobs, std::string JobRow::*group,
+                          const std::string& what, const std::string& id) {
+  std::map<std::string, std::vector<double>> waits;
+  for (const auto& j : jobs)
+    if (j.start != kUnsetTime) waits[j.*group].push_back(static_cast<double>(j.start - j.submit));
+  std::vector<svg::Series> series;
+  for (auto& [name, w] : waits) series.push_back(cdf_series(name, std::move(w)));
+  svg::PlotOptions o;
+  o.id = id;
+  o.title = fmt::format("Wait time CDF per {}", what);
+  // From 0.5 s, so that the waits below 1 s (drawn at 1 s) stand off the axis.
+  o.x = {"wait (start - submit), log scale", true, 0.5, 0, wait_ticks()};
+  o.x.hi = 1;
+  for (const auto& s : series)
+    for (double v : s.x) o.x.hi = std::max(o.x.hi, v);
+  o.y = {"fraction of started jobs", false, 0, 1, {}};
+  return svg::plot(series, o);
+}
+
+std::string series_plot(const YAML::Node& m, const std::string& file, const char* key, const std::string& id,
+                        const std::string& title, const std::string& y_label, double scale) {
+  const auto arr = m[key];
+  if (!arr || !arr.IsSequence()) throw InputError(file, 0, key, "missing or not a list");
+  const double bucket =
+      m["series_bucket_s"] ? json_number(m["series_bucket_s"], file, "series_bucket_s") : 3600;
+  svg::Series s;
+  s.name = title;
+  for (std::size_t k = 0; k < arr.size(); ++k) {
+    s.x.push_back((static_cast<double>(k) + 0.5) * bucket / kDay);
+    s.y.push_back(scale * json_number(arr[k], file, key));
+  }
+  svg::PlotOptions o;
+  o.id = id;
+  o.title = title;
+  o.legend = false;
+  o.width = 900;
+  o.x.label = fmt::format("days since the first submit ({} buckets)", duration_label(bucket));
+  o.y.label = y_label;
+  if (scale == 100) o.y.hi = 100;  // utilisation in percent: full scale
+  return svg::plot({s}, o);
+}
+
+/// "n001" < "n002" < "n010": digit runs compare as numbers.
+bool natural_less(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
+      std::size_t i2 = i, j2 = j;
+      while (i2 < a.size() && std::isdigit(static_cast<unsigned char>(a[i2]))) ++i2;
+      while (j2 < b.size() && std::isdigit(static_cast<unsigned char>(b[j2]))) ++j2;
+      const auto da = a.substr(i, i2 - i), db = b.substr(j, j2 - j);
+      if (da.size() != db.size()) return da.size() < db.size();
+      if (da != db) return da < db;
+      i = i2;
+      j = j2;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
+std::string gantt_section(const std::vector<JobRow>& jobs, const YAML::Node& m, const std::string& file,
+                          const ReportOptions& opt, std::size_t& plots) {
+  const auto first = static_cast<Seconds>(json_number(m["first_submit"], file, "first_submit"));
+  Seconds from = first;
+  if (opt.gantt_from.empty()) {
+    // Default: the window centred on the hour with the longest mean queue (the busiest time).
+    const auto q = m["queue_length_series"];
+    std::size_t best = 0;
+    double best_v = -1;
+    for (std::size_t k = 0; q && q.IsSequence() && k < q.size(); ++k)
+      if (const double v = json_number(q[k], file, "queue_length_series"); v > best_v) {
+        best_v = v;
+        best = k;
+      }
+    from = std::max(first, first + static_cast<Seconds>(best) * 3600 + 1800 - opt.gantt_length / 2);
+  } else if (opt.gantt_from.front() == '+') {
+    from = first + to_seconds(opt.gantt_from.substr(1), "--gantt-from", 0, "gantt-from");
+  } else {
+    const auto t = parse_timestamp(opt.gantt_from);
+    if (!t || *t == kUnsetTime)
+      throw std::invalid_argument(
+          "--gantt-from: expected YYYY-MM-DDTHH:MM:SS or +SECONDS after the first submit");
+    from = *t;
+  }
+  const Seconds to = from + opt.gantt_length;
+
+  std::set<std::string> partitions;
+  for (const auto& j : jobs) partitions.insert(j.partition);
+  const std::vector<std::string> legend(partitions.begin(), partitions.end());
+  struct Piece {
+    std::string node;
+    double a, b;
+    std::size_t colour;
+    const JobRow* job;
+  };
+  std::vector<Piece> pieces;
+  std::set<std::string> nodes_seen;
+  for (const auto& j : jobs) {
+    if (j.start == kUnsetTime || j.start >= to || j.nodes.empty()) continue;
+    const Seconds end = j.end == kUnsetTime ? to : j.end;
+    if (end <= from) continue;
+    const auto colour = static_cast<std::size_t>(std::lower_bound(legend.begin(), legend.end(), j.partition) -
+                                                 legend.begin());
+    for (const auto& n : expand_hostlist(j.nodes)) {
+      nodes_seen.insert(n);
+      pieces.push_back({n, static_cast<double>(std::max(j.start, from) - from) / 3600,
+                        static_cast<double>(std::min(end, to) - from) / 3600, colour, &j});
+    }
+  }
+  std::vector<std::string> rows(nodes_seen.begin(), nodes_seen.end());
+  std::sort(rows.begin(), rows.end(), natural_less);
+  std::string note;
+  if (rows.size() > opt.gantt_max_nodes) {
+    note += fmt::format(" Showing the first {} of {} busy nodes.", opt.gantt_max_nodes, rows.size());
+    rows.resize(opt.gantt_max_nodes);
+  }
+  std::map<std::string, std::size_t> row_of;
+  for (std::size_t r = 0; r < rows.size(); ++r) row_of[rows[r]] = r;
+  std::vector<svg::GanttBar> bars;
+  for (const auto& p : pieces) {
+    const auto it = row_of.find(p.node);
+    if (it == row_of.end()) continue;
+    if (bars.size() == kMaxGanttBars) {
+      note += fmt::format(" Only the first {} job-node bars are drawn.", kMaxGanttBars);
+      break;
+    }
+    bars.push_back(
+        {it->second, p.a, p.b, p.colour,
+         fmt::format("job {} on {} ({}, {}): {} .. {}", p.job->id, p.node, p.job->partition, p.job->state,
+                     format_timestamp(p.job->start),
+                     p.job->end == kUnsetTime ? std::string("running") : format_timestamp(p.job->end))});
+  }
+  svg::PlotOptions o;
+  o.id = "gantt";
+  o.title = fmt::format("Jobs on nodes, {} .. {} (UTC)", format_timestamp(from), format_timestamp(to));
+  o.width = 900;
+  o.x = {"hours from the start of the view", false, 0, static_cast<double>(opt.gantt_length) / 3600, {}};
+  o.y.label = "node";
+  ++plots;
+  return fmt::format(
+      "<h2>Jobs on nodes (Gantt view)</h2>\n<p class=\"note\">Each bar is a job on one node, coloured by "
+      "partition; hover for the job. Choose the range with <code>--gantt-from</code> and "
+      "<code>--gantt-hours</code> (default: the day around the longest queue).{}</p>\n{}",
+      escape(note),
+      rows.empty() ? "<p class=\"note\">No job ran in this range.</p>\n" : svg::gantt(rows, bars, legend, o));
+}
+
+std::string wait_table(const YAML::Node& group, const std::string& what) {
+  if (!group || !group.IsMap() || group.size() == 0) return "";
+  std::string out = fmt::format(
+      "<table><tr><th class=\"l\">{}</th><th>jobs</th><th>wait "
+      "mean</th><th>median</th><th>p90</th><th>p99</th>"
+      "<th>max</th><th>bounded slowdown</th></tr>\n",
+      escape(what));
+  for (const auto& kv : group) {
+    const auto& w = kv.second;
+    const auto d = [&](const char* k) { return w[k] ? duration_label(std::round(w[k].as<double>())) : "-"; };
+    out += fmt::format(
+        "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{:.2f}</td></tr>\n",
+        escape(kv.first.as<std::string>()), w["jobs"] ? w["jobs"].as<std::string>() : "-", d("wait_mean_s"),
+        d("wait_median_s"), d("wait_p90_s"), d("wait_p99_s"), d("wait_max_s"),
+        w["bounded_slowdown_mean"] ? w["bounded_slowdown_mean"].as<double>() : 0.0);
+  }
+  return out + "</table>\n";
+}
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  const auto ranks = [](const std::vector<double>& v) {
+    std::vector<std::size_t> idx(v.size());
+    std::iota(idx.begin(), idx.end(), 0);
+    std::stable_sort(idx.begin(), idx.end(), [&](auto i, auto j) { return v[i] < v[j]; });
+    std::vector<double> r(v.size());
+    for (std::size_t k = 0; k < idx.size();) {  // ties share their mean rank
+      std::size_t e = k;
+      while (e + 1 < idx.size() && v[idx[e + 1]] == v[idx[k]]) ++e;
+      for (std::size_t t = k; t <= e; ++t) r[idx[t]] = 0.5 * static_cast<double>(k + e);
+      k = e + 1;
+    }
+    return r;
+  };
+  const auto ra = ranks(a), rb = ranks(b);
+  const double n = static_cast<double>(a.size());
+  const double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / n,
+               mb = std::accumulate(rb.begin(), rb.end(), 0.0) / n;
+  double sab = 0, saa = 0, sbb = 0;
+  for (std::size_t i = 0; i < ra.size(); ++i) {
+    sab += (ra[i] - ma) * (rb[i] - mb);
+    saa += (ra[i] - ma) * (ra[i] - ma);
+    sbb += (rb[i] - mb) * (rb[i] - mb);
+  }
+  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0;
+}
+
+}  // namespace
+
+/// The twin against history: the recorded and simulated wait CDFs of the jobs with both starts, and
+/// metrics.json's fidelity per partition, QOS and week. "" when the trace recorded no start.
+std::string history_section(const std::vector<JobRow>& jobs, const YAML::Node& m, const std::string& file) {
+  const auto f = m["fidelity"];
+  if (!f || !f.IsMap()) return {};
+  std::vector<double> simulated, recorded;
+  for (const auto& j : jobs) {
+    if (j.start == kUnsetTime || j.recorded_start == kUnsetTime) continue;
+    simulated.push_back(static_cast<double>(j.start - j.submit));
+    recorded.push_back(static_cast<double>(j.recorded_start - j.submit));
+  }
+  const auto num = [&](const YAML::Node& n, const char* k) { return json_number(n[k], file, k); };
+  std::string out = fmt::format(
+      "<h2>Against history: the twin vs what happened</h2>\n<p class=\"note\">For the {:.0f} jobs whose "
+      "start the trace recorded: mean |simulated − recorded start| {}, p90 {}; mean wait {} simulated vs "
+      "{} recorded ({:+.1f}%).</p>\n",
+      num(f, "jobs"), duration_label(std::round(num(f, "start_error_mean_abs_s"))),
+      duration_label(std::round(num(f, "start_error_p90_abs_s"))),
+      duration_label(std::round(num(f, "simulated_mean_wait_s"))),
+      duration_label(std::round(num(f, "recorded_mean_wait_s"))), 100 * num(f, "mean_wait_deviation"));
+  if (!simulated.empty()) {
+    std::vector<svg::Series> series{cdf_series("simulated", std::move(simulated)),
+                                    cdf_series("recorded", std::move(recorded))};
+    svg::PlotOptions o;
+    o.id = "history-wait-cdf";
+    o.title = "Wait time CDF: simulated vs recorded";
+    o.x = {"wait (start - submit), log scale", true, 0.5, 0, wait_ticks()};
+    o.x.hi = 1;
+    for (const auto& s : series)
+      for (double v : s.x) o.x.hi = std::max(o.x.hi, v);
+    o.y = {"fraction of jobs", false, 0, 1, {}};
+    out += svg::plot(series, o);
+  }
+  for (const auto& [key, what] : {std::pair{"by_partition", "partition"}, std::pair{"by_qos", "QOS"},
+                                  std::pair{"by_week", "week from"}}) {
+    const auto table = f[key];
+    if (!table || !table.IsMap() || table.size() == 0) continue;
+    out += fmt::format(
+        "<table><tr><th class=\"l\">{}</th><th>jobs</th><th>mean |Δstart|</th><th>recorded mean "
+        "wait</th><th>simulated mean wait</th><th>deviation</th></tr>\n",
+        what);
+    for (const auto& row : table)
+      out += fmt::format(
+          "<tr><td "
+          "class=\"l\">{}</td><td>{:.0f}</td><td>{}</td><td>{}</td><td>{}</td><td>{:+.1f}%</td></tr>\n",
+          escape(row.first.as<std::string>()), num(row.second, "jobs"),
+          duration_label(std::round(num(row.second, "start_error_mean_abs_s"))),
+          duration_label(std::round(num(row.second, "recorded_mean_wait_s"))),
+          duration_label(std::round(num(row.second, "simulated_mean_wait_s"))),
+          100 * num(row.second, "mean_wait_deviation"));
+    out += "</table>\n";
+  }
+  return out;
+}
+
+std::string replay_report_html(const std::string& run_dir, const ReportOptions& opt) {
+  const auto dir = std::filesystem::path(run_dir);
+  const auto jobs_file = (dir / "jobs.csv").string(), metrics_file = (dir / "metrics.json").string();
+  for (const auto& f : {jobs_file, metrics_file})
+    if (!std::filesystem::exists(f))
+      throw InputError(f, 0, "", "absent: a replay output directory holds jobs.csv and metrics.json");
+  const auto jobs = read_jobs_csv(jobs_file);
+  const auto m = read_json(metrics_file);
+  if (!m.IsMap()) throw InputError(metrics_file, 1, "", "expected a JSON object");
+  std::size_t plots = 0;
+  std::string body;
+
+  const auto jn = m["jobs"];
+  const auto ov = m["overall"];
+  const auto num = [&](const YAML::Node& n, const char* k) { return json_number(n[k], metrics_file, k); };
+  body += fmt::format(
+      "<p class=\"note\">Replay output <code>{}</code>. Waits are start − submit (s); utilisation is "
+      "allocated "
+      "CPUs / cluster CPUs.</p>\n<table><tr><th class=\"l\">jobs in the trace</th><td>{:.0f}</td></tr>"
+      "<tr><th class=\"l\">started / never started / rejected at submit</th><td>{:.0f} / {:.0f} / "
+      "{:.0f}</td></tr>"
+      "<tr><th class=\"l\">wait mean / median / p90 / p99</th><td>{} / {} / {} / {}</td></tr>"
+      "<tr><th class=\"l\">bounded slowdown, mean</th><td>{:.2f}</td></tr>"
+      "<tr><th class=\"l\">utilisation</th><td>{:.1f}%</td></tr>"
+      "<tr><th class=\"l\">makespan</th><td>{:.2f} days</td></tr>"
+      "<tr><th class=\"l\">queue length mean / max</th><td>{:.1f} / {:.0f}</td></tr></table>\n",
+      escape(run_dir), num(jn, "input"), num(jn, "started"), num(jn, "never_started"), num(jn, "rejected"),
+      duration_label(std::round(num(ov, "wait_mean_s"))),
+      duration_label(std::round(num(ov, "wait_median_s"))), duration_label(std::round(num(ov, "wait_p90_s"))),
+      duration_label(std::round(num(ov, "wait_p99_s"))), num(ov, "bounded_slowdown_mean"),
+      100 * num(m, "utilisation"), num(m, "makespan_s") / kDay, num(m["queue_length"], "mean"),
+      num(m["queue_length"], "max"));
+
+  body += "<h2>Wait times</h2>\n";
+  body += wait_cdf_plot(jobs, &JobRow::partition, "partition", "wait-cdf-partition");
+  body += wait_table(m["by_partition"], "partition");
+  body += wait_cdf_plot(jobs, &JobRow::qos, "QOS", "wait-cdf-qos");
+  body += wait_table(m["by_qos"], "QOS");
+  plots += 2;
+  if (const auto history = history_section(jobs, m, metrics_file); !history.empty()) {
+    body += history;
+    if (history.find("<svg") != std::string::npos) ++plots;
+  }
+
+  body += "<h2>Utilisation and queue length over time</h2>\n";
+  body += series_plot(m, metrics_file, "utilisation_series", "utilisation", "Utilisation",
+                      "allocated CPUs (%)", 100);
+  body += series_plot(m, metrics_file, "queue_length_series", "queue-length", "Queue length",
+                      "pending jobs (mean)", 1);
+  plots += 2;
+
+  body += "<h2>Fairness: usage share vs target share per top-level account</h2>\n";
+  const auto fair = m["fairness"];
+  if (fair && fair.IsMap() && fair.size() > 0) {
+    std::vector<std::tuple<double, std::string, double>> rows;  // (-target, account, usage)
+    for (const auto& kv : fair)
+      rows.emplace_back(-num(kv.second, "target_share"), kv.first.as<std::string>(),
+                        num(kv.second, "usage_share"));
+    std::sort(rows.begin(), rows.end());
+    std::string note =
+        "Usage share: the account's share of the CPU-seconds (billing) used in the replay; target: "
+        "its normalised shares (Fairshare) among top-level accounts.";
+    if (rows.size() > kMaxFairnessRows) {
+      note += fmt::format(" The {} accounts with the largest targets of {} are shown.", kMaxFairnessRows,
+                          rows.size());
+      rows.resize(kMaxFairnessRows);
+    }
+    std::vector<std::string> labels;
+    std::vector<std::pair<double, double>> values;
+    for (const auto& [t, a, u] : rows) {
+      labels.push_back(a);
+      values.emplace_back(u, -t);
+    }
+    svg::PlotOptions o;
+    o.id = "fairness";
+    o.title = "Usage share vs target share";
+    o.width = 760;
+    o.x.label = "share (0..1)";
+    body += fmt::format("<p class=\"note\">{}</p>\n", escape(note)) +
+            svg::paired_bars(labels, values, {"usage share", "target share"}, o);
+    ++plots;
+  } else {
+    body += "<p class=\"note\">metrics.json has no fairness entries (no accounts).</p>\n";
+  }
+
+  body += gantt_section(jobs, m, metrics_file, opt, plots);
+  return page(opt.title.empty() ? "SlurmTwin replay report" : opt.title, body, plots);
+}
+
+std::string sweep_report_html(const std::string& db_path, const ReportOptions& opt) {
+  if (!std::filesystem::exists(db_path))
+    throw InputError(db_path, 0, "", "absent: expected a sweep database");
+  const SweepStore store(db_path);
+  const auto objectives = store.objectives();
+  const auto all_rows = store.rows();
+  if (objectives.empty() || all_rows.empty())
+    throw InputError(db_path, 0, "", "the sweep database has no objectives or no points");
+  std::vector<const SweepRow*> exact;
+  for (const auto& r : all_rows)
+    if (r.engine == "exact") exact.push_back(&r);
+
+  // Parameters of each exact row, from its params JSON.
+  std::vector<std::string> param_names;
+  std::vector<std::map<std::string, double>> params;
+  for (const auto* r : exact) {
+    YAML::Node p;
+    try {
+      p = YAML::Load(r->params_json);
+    } catch (const YAML::Exception& e) {
+      throw InputError(db_path, 0, "params", fmt::format("point {}: {}", r->key, e.msg));
+    }
+    std::map<std::string, double> values;
+    for (const auto& kv : p) {
+      const auto name = kv.first.as<std::string>();
+      values[name] = kv.second.as<double>();
+      if (std::find(param_names.begin(), param_names.end(), name) == param_names.end())
+        param_names.push_back(name);
+    }
+    params.push_back(std::move(values));
+  }
+  const std::size_t k_obj = objectives.size();
+  std::vector<std::vector<double>> obj_rows;
+  std::vector<Goal> goals;
+  for (const auto& o : objectives) goals.push_back(o.goal);
+  for (const auto* r : exact) obj_rows.push_back(r->objectives);
+  const auto front = pareto_front(obj_rows, goals);
+  const std::set<std::size_t> on_front(front.begin(), front.end());
+  std::size_t plots = 0;
+  const auto goal_word = [](Goal g) { return g == Goal::kMin ? "min" : "max"; };
+
+  std::string body = fmt::format(
+      "<p class=\"note\">Sweep database <code>{}</code>: {} points by the exact simulator, {} objectives, {} "
+      "parameters; {} points on the Pareto front.</p>\n",
+      escape(db_path), exact.size(), k_obj, param_names.size(), front.size());
+  std::uint32_t replicates = 1;
+  for (const auto* r : exact) replicates = std::max(replicates, r->replicates);
+  if (replicates > 1)
+    body += fmt::format(
+        "<p class=\"note\">Each point's values are means over up to {} replays at spread timer phases "
+        "(<code>replicates</code>), shown ± their standard error.</p>\n",
+        replicates);
+
+  body += "<h2>Pareto front</h2>\n";
+  if (k_obj >= 2) {
+    body += "<div class=\"grid2\">\n";
+    for (std::size_t k = 1; k < k_obj && k < 4; ++k) {
+      // Grey: every point; orange: the points on the front of all objectives; the line joins the front
+      // of these two objectives alone (with more than two objectives the two fronts differ).
+      svg::Series all{"all points", {}, {}, "#bbbbbb", false, false, 3, {}, {}, {}};
+      svg::Series best{
+          "on the Pareto front (all objectives)", {}, {}, svg::colour(5), false, false, 4, {}, {}, {}};
+      svg::Series pair{"front of these two", {}, {}, svg::colour(0), true, false, 0, {}, {}, {}};
+      std::vector<std::vector<double>> two;
+      for (std::size_t i = 0; i < exact.size(); ++i) {
+        two.push_back({obj_rows[i][0], obj_rows[i][k]});
+        for (auto* series : {&all, &best}) {
+          if (series == &best && !on_front.count(i)) continue;
+          series->x.push_back(obj_rows[i][0]);
+          series->y.push_back(obj_rows[i][k]);
+          series->tooltips.push_back(exact[i]->params_json);
+          series->x_err.push_back(exact[i]->standard_error(0));  // NaN (no bar) without replicates
+          series->y_err.push_back(exact[i]->standard_error(k));
+        }
+      }
+      auto front2 = pareto_front(two, {goals[0], goals[k]});
+      std::sort(front2.begin(), front2.end(), [&](auto a, auto b) { return two[a] < two[b]; });
+      for (auto i : front2) {
+        pair.x.push_back(two[i][0]);
+        pair.y.push_back(two[i][1]);
+      }
+      svg::PlotOptions o;
+      o.id = fmt::format("pareto-{}", k);
+      o.title = fmt::format("{} ({}) vs {} ({})", objectives[0].metric, goal_word(goals[0]),
+                            objectives[k].metric, goal_word(goals[k]));
+      o.x.label = objectives[0].metric;
+      o.y.label = objectives[k].metric;
+      o.width = 520;
+      body += svg::plot({all, pair, best}, o);
+      ++plots;
+    }
+    body += "</div>\n";
+  } else {
+    body += "<p class=\"note\">One objective: the front is the best point.</p>\n";
+  }
+  body += "<table><tr>";
+  for (const auto& p : param_names) body += fmt::format("<th>{}</th>", escape(p));
+  for (const auto& o : objectives)
+    body += fmt::format("<th>{} ({})</th>", escape(o.metric), goal_word(o.goal));
+  body += "</tr>\n";
+  std::vector<std::size_t> order(front.begin(), front.end());
+  std::sort(order.begin(), order.end(), [&](auto a, auto b) { return obj_rows[a][0] < obj_rows[b][0]; });
+  for (auto i : order) {
+    body += "<tr>";
+    for (const auto& p : param_names)
+      body += params[i].count(p) ? fmt::format("<td>{:g}</td>", params[i].at(p)) : "<td>-</td>";
+    for (std::size_t k = 0; k < k_obj; ++k) {
+      const double se = exact[i]->standard_error(k);
+      body += std::isnan(se) ? fmt::format("<td>{:.6g}</td>", obj_rows[i][k])
+                             : fmt::format("<td>{:.6g} ± {:.3g}</td>", obj_rows[i][k], se);
+    }
+    body += "</tr>\n";
+  }
+  body += "</table>\n";
+
+  body +=
+      "<h2>Parameter sensitivity</h2>\n<p class=\"note\">Each objective against each parameter over all "
+      "points; ρ is Spearman's rank correlation.</p>\n<div class=\"grid2\">\n";
+  std::size_t drawn = 0;
+  for (std::size_t k = 0; k < k_obj; ++k)
+    for (const auto& p : param_names) {
+      if (drawn == kMaxSensitivityPlots) break;
+      svg::Series s{objectives[k].metric, {}, {}, svg::colour(k), false, false, 3, {}, {}, {}};
+      bool positive = true;
+      for (std::size_t i = 0; i < exact.size(); ++i) {
+        if (!params[i].count(p) || std::isnan(obj_rows[i][k])) continue;
+        s.x.push_back(params[i].at(p));
+        s.y.push_back(obj_rows[i][k]);
+        s.y_err.push_back(exact[i]->standard_error(k));
+        positive = positive && s.x.back() > 0;
+      }
+      if (s.x.empty()) continue;
+      const auto [lo, hi] = std::minmax_element(s.x.begin(), s.x.end());
+      svg::PlotOptions o;
+      o.id = fmt::format("sensitivity-{}-{}", k, drawn);
+      o.title = fmt::format("{} (ρ = {:.2f})", p, spearman(s.x, s.y));
+      o.x.label = p;
+      o.x.log = positive && *hi > 100 * *lo;  // ranges over decades read better on a log axis
+      o.y.label = objectives[k].metric;
+      o.legend = false;
+      o.width = 340;
+      o.height = 250;
+      body += svg::plot({s}, o);
+      ++plots;
+      ++drawn;
+    }
+  body += "</div>\n";
+
+  body += "<h2>Surrogate vs exact simulator</h2>\n";
+  // Points the exact simulator evaluated and the surrogate predicted (sweep --engine hybrid, compare).
+  std::vector<const SweepRow*> both;
+  for (const auto* r : exact)
+    if (r->has_prediction()) both.push_back(r);
+  if (!both.empty()) {
+    body += "<div class=\"grid2\">\n";
+    for (std::size_t k = 0; k < k_obj; ++k) {
+      svg::Series s{"surrogate", {}, {}, svg::colour(k), false, false, 3, {}, {}, {}};
+      double abs_err = 0;
+      for (const auto* r : both) {
+        s.x.push_back(r->objectives[k]);
+        s.y.push_back(r->predicted[k]);
+        abs_err += std::abs(s.y.back() - s.x.back());
+      }
+      svg::PlotOptions o;
+      o.id = fmt::format("surrogate-{}", k);
+      o.title = fmt::format("{}: surrogate vs exact ({} points, MAE {:.4g})", objectives[k].metric,
+                            both.size(), abs_err / static_cast<double>(both.size()));
+      o.x.label = "exact simulator";
+      o.y.label = "surrogate (median)";
+      o.diagonal = true;
+      o.legend = false;
+      o.width = 360;
+      o.height = 300;
+      body += svg::plot({s}, o);
+      ++plots;
+    }
+    body += "</div>\n";
+  } else {
+    body +=
+        "<p class=\"note\" id=\"no-surrogate\">Omitted: the database has no points evaluated by both the "
+        "exact "
+        "simulator and the surrogate.</p>\n";
+  }
+  return page(opt.title.empty() ? "SlurmTwin sweep report" : opt.title, body, plots);
+}
+
+}  // namespace slurmtwin::cli

@@ -1,0 +1,145 @@
+#pragma once
+// Running a sweep: load the base site and trace once, evaluate every design point not yet in the
+// store with a pool of worker threads (each an independent replay on the shared read-only trace),
+// and write each result to the store as it finishes.
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "experiments/replay/progress.hpp"
+#include "experiments/sweep/sweep_spec.hpp"
+#include "experiments/sweep/sweep_store.hpp"
+#include "traces/site.hpp"
+#include "traces/site_yaml.hpp"
+#include "traces/trace.hpp"
+
+namespace slurmtwin::cli {
+
+struct ReplayResult;  // experiments/replay.hpp
+
+/// The spec's base site (site YAML, slurm.conf import, or the built-in default).
+Site load_sweep_site(const SweepSpec& spec);
+/// The spec's trace (files, or the built-in synthetic workload with the spec's seed and days), cut to
+/// the spec's time window when it has one.
+Trace load_sweep_trace(const SweepSpec& spec);
+/// Keeps the jobs submitted in [from, to) (relative bounds count from the first submit); throws
+/// InputError naming the spec when no job is left.
+void apply_trace_window(Trace& trace, const SweepSpec& spec);
+/// 16 hex digits: FNV-1a 64 of the trace's native encoding without its source, so that the same jobs
+/// read through another path (a spec run from another directory) give the same keys.
+std::string trace_fingerprint(const Trace& trace);
+/// 16 hex digits: FNV-1a 64 of the resolved site (as site YAML) and the trace fingerprint.
+std::string point_key(const Site& resolved_site, const std::string& trace_fingerprint);
+
+/// point_key of sites that differ from one base site in a few sections, as a sweep's points do:
+/// the YAML of every section equal to the base's is written once (yaml-cpp writes a large site in
+/// milliseconds, which made planning 1,000 points of ub_medium take 4.5 s).
+class PointKeyer {
+ public:
+  /// `replicates` > 1 (spec replicates) gives other keys: the stored values are means over that many replays.
+  PointKeyer(Site base, std::string trace_fingerprint, std::uint32_t replicates = 1);
+  std::string operator()(const Site& resolved_site) const;
+
+ private:
+  Site base_;
+  std::array<std::string, kSiteSections> base_sections_;
+  std::string fingerprint_;
+  std::uint32_t replicates_;
+};
+/// {"setting": value, ...} with values printed exactly (%.17g).
+std::string point_json(const SweepPoint& point);
+
+/// A sweep ready to run: the base site and trace loaded once, every design point resolved to a site
+/// and a store key (the trace is shared read-only by every replay).
+struct SweepPlan {
+  struct Task {
+    SweepPoint point;
+    Site site;        // the base site with the point applied
+    std::string key;  // store key (point_key)
+  };
+  Trace trace;
+  std::string fingerprint;        // trace_fingerprint(trace)
+  std::vector<Task> tasks;        // in design order
+  bool check_invariants = false;  // every replay checks resources, job states and conservation
+};
+
+/// Loads and resolves the spec; a point that does not apply (a QOS the site lacks) throws InputError
+/// naming the spec line, before anything runs.
+SweepPlan plan_sweep(const SweepSpec& spec);
+/// The exact replays of one point: `replicates` of them, slurmctld started phase_offsets(site,
+/// replicates) before the first submit; calls `each(offset, result)` for every one, in phase order.
+void replay_replicates(const Site& site, const Trace& trace, std::uint32_t replicates, bool check_invariants,
+                       const std::function<void(Seconds, ReplayResult&)>& each);
+/// Replays task `index` of the plan (replay_replicates, spec.replicates times) and returns its store row:
+/// objectives and constraint values in spec order, each the mean over the replicates with its standard error;
+/// per-job waits (their means) when the spec asks.
+SweepRow evaluate_task(const SweepSpec& spec, const SweepPlan& plan, std::size_t index);
+/// The mean of `values` and its standard error (sample standard deviation / sqrt(n); NaN below 2).
+std::pair<double, double> mean_and_standard_error(const std::vector<double>& values);
+/// True when task `index` belongs to shard `shard` of `shards` (index % shards == shard).
+inline bool in_shard(std::size_t index, std::uint32_t shard, std::uint32_t shards) {
+  return shards <= 1 || index % shards == shard;
+}
+
+/// Which engine scores the points: the exact simulator, the trained surrogate, or the surrogate for
+/// every point and the exact simulator for those that matter (docs/sweeps.md, "Engines").
+enum class SweepEngine { kExact, kSurrogate, kHybrid };
+SweepEngine parse_sweep_engine(const std::string& name);
+
+struct SurrogateEngineOptions {
+  std::string model;                 // checkpoint (slurmtwin surrogate train)
+  std::uint32_t window_jobs = 384;   // target jobs per window (as the model was trained)
+  std::uint32_t context_jobs = 128;  // jobs before each window the model sees as context
+  std::size_t point_batch = 128;     // points predicted together (memory: batch × jobs × 3 doubles)
+  int threads = 0;                   // libtorch CPU threads (0 = all cores)
+};
+
+/// Which points a hybrid sweep re-evaluates exactly (experiments/sweep_hybrid.hpp).
+struct HybridOptions {
+  std::size_t top_k =
+      10;  // per objective: the best K by predicted median (among points that may be feasible)
+  double verify_width = 1.0;  // and every point whose 80% interval of an objective is wider than this
+                              // fraction of its median
+  double max_exact = 0.1;     // at most this many exact evaluations: a fraction of the points when < 1,
+                              // else a count
+  double calibrate = 0.3;     // share of that budget first spent on points spread over the design, whose
+                              // exact values correct the surrogate's (sweep_hybrid.hpp, fit_surface)
+  std::size_t round = 8;      // after those, points are chosen this many at a time, the response surface
+                              // refit on every exact value so far (a fixed count, not the thread count,
+                              // so that the choice does not depend on -j)
+};
+
+struct SweepRunOptions {
+  unsigned jobs = 0;                 // worker threads (0 = hardware threads)
+  double progress_interval_s = 10;   // kLines: seconds between progress lines
+  std::ostream* progress = nullptr;  // where progress goes (nullptr = none)
+  ProgressStyle progress_style = ProgressStyle::kLines;
+  std::uint32_t shard = 0;   // run only the design points of shard `shard` ...
+  std::uint32_t shards = 1;  // ... of `shards` (job arrays: --shard i/N)
+  SweepEngine engine = SweepEngine::kExact;
+  SurrogateEngineOptions surrogate;  // engine surrogate, or hybrid (whose model is optional: without one
+                                     // it screens with the response surface alone)
+  HybridOptions hybrid;
+  std::vector<std::string>* warnings = nullptr;  // receives the surrogate's warnings (nullptr = drop)
+  bool check_invariants = false;  // exact replays check invariants after every event (sim/conservation.hpp)
+};
+
+struct SweepRunSummary {
+  std::size_t total = 0;      // distinct design points (of this shard)
+  std::size_t skipped = 0;    // already in the store
+  std::size_t evaluated = 0;  // replayed and inserted by this run
+  std::size_t feasible = 0;   // points in the store (of this spec) that meet every constraint
+  std::size_t predicted = 0;  // scored by the surrogate in this run
+  std::size_t verified = 0;   // hybrid: points chosen for exact evaluation (some may have been exact already)
+  double surrogate_seconds = 0, exact_seconds = 0;  // wall time of each engine's phase in this run
+};
+
+/// Runs the sweep into the SQLite database `db`. The spec is checked against the site (every point
+/// applies) before any replay; the first replay error stops the workers and is rethrown.
+SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, const SweepRunOptions& options);
+
+}  // namespace slurmtwin::cli

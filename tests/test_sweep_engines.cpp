@@ -16,9 +16,10 @@
 #include "experiments/learn/optimize.hpp"
 #include "experiments/learn/surrogate_data.hpp"
 #include "experiments/learn/surrogate_engine.hpp"
+#include "experiments/learn/surrogate_sweep.hpp"
+#include "experiments/learn/sweep_hybrid.hpp"
 #include "experiments/replay/replay.hpp"
 #include "experiments/sweep/sweep.hpp"
-#include "experiments/sweep/sweep_hybrid.hpp"
 #include "experiments/sweep/sweep_store.hpp"
 #include "surrogate/model.hpp"
 #include "tests/test_support.hpp"
@@ -48,6 +49,14 @@ std::string day_spec(const std::filesystem::path& dir, const std::string& rest) 
 // The 3 x 3 grid of age and fair-share weights several engine tests sweep.
 constexpr const char* kGrid9 =
     "parameters:\n  PriorityWeightAge: [0, 3000, 9000]\n  PriorityWeightFairshare: [100, 5000, 10000]\n";
+
+/// run_sweep_spec with the surrogate and hybrid engines' scorer for `so` and `ho`.
+SweepRunSummary run_scored(const SweepSpec& spec, const std::string& db, SweepRunOptions o,
+                           const SurrogateEngineOptions& so, const HybridOptions& ho) {
+  SurrogateScorer scorer(so, ho);
+  o.scorer = &scorer;
+  return run_sweep_spec(spec, db, o);
+}
 
 }  // namespace
 
@@ -391,24 +400,26 @@ TEST_CASE("sweep --engine surrogate and hybrid: stored predictions, exact verifi
                                            "constraints:\n  - wait_p95 <= 1000000\n");
   const auto spec = load_sweep_spec(spec_path);
   SweepRunOptions o;
+  SurrogateEngineOptions so;
+  HybridOptions ho;
   o.check_invariants = true;
   o.engine = SweepEngine::kSurrogate;
-  o.surrogate.model = small_model(dir);
-  o.surrogate.window_jobs = 64;
-  o.surrogate.context_jobs = 16;
-  o.surrogate.point_batch = 4;  // several batches
+  so.model = small_model(dir);
+  so.window_jobs = 64;
+  so.context_jobs = 16;
+  so.point_batch = 4;  // several batches
   o.jobs = 1;
   const auto db1 = (dir / "s1.db").string();
-  const auto s = run_sweep_spec(spec, db1, o);
+  const auto s = run_scored(spec, db1, o, so, ho);
   CHECK(s.total == 9);
   CHECK(s.predicted == 9);
   CHECK(s.evaluated == 0);
-  CHECK(run_sweep_spec(spec, db1, o).predicted == 0);  // resumed: nothing left to predict
+  CHECK(run_scored(spec, db1, o, so, ho).predicted == 0);  // resumed: nothing left to predict
 
   // Same predictions with 2 threads.
   o.jobs = 2;
   const auto db2 = (dir / "s2.db").string();
-  run_sweep_spec(spec, db2, o);
+  run_scored(spec, db2, o, so, ho);
   const auto rows = SweepStore(db1).rows(true);
   const auto rows2 = SweepStore(db2).rows(true);
   REQUIRE(rows.size() == 9);
@@ -433,18 +444,18 @@ TEST_CASE("sweep --engine surrogate and hybrid: stored predictions, exact verifi
   // Hybrid into the store of the surrogate run: no new prediction; the chosen points are replayed
   // exactly and equal an exact sweep's values, and keep their prediction.
   o.engine = SweepEngine::kHybrid;
-  o.hybrid.top_k = 1;
-  o.hybrid.verify_width = 1e9;
-  o.hybrid.max_exact = 3;
-  o.hybrid.calibrate = 0;
-  const auto h = run_sweep_spec(spec, db1, o);
+  ho.top_k = 1;
+  ho.verify_width = 1e9;
+  ho.max_exact = 3;
+  ho.calibrate = 0;
+  const auto h = run_scored(spec, db1, o, so, ho);
   CHECK(h.predicted == 0);
   CHECK(h.verified >= 1);
   CHECK(h.verified <= 2);
   CHECK(h.evaluated == h.verified);
   o.engine = SweepEngine::kExact;
   const auto exact_db = (dir / "exact.db").string();
-  CHECK(run_sweep_spec(spec, exact_db, o).evaluated == 9);
+  CHECK(run_scored(spec, exact_db, o, so, ho).evaluated == 9);
   std::map<std::string, SweepRow> exact;
   for (auto& r : SweepStore(exact_db).rows()) exact[r.key] = r;
   std::size_t verified = 0;
@@ -457,15 +468,15 @@ TEST_CASE("sweep --engine surrogate and hybrid: stored predictions, exact verifi
   }
   CHECK(verified == h.verified);
   // An exact run on the hybrid store replays only the rest.
-  CHECK(run_sweep_spec(spec, db1, o).evaluated == 9 - h.verified);
+  CHECK(run_scored(spec, db1, o, so, ho).evaluated == 9 - h.verified);
 
   // With calibration: half of a budget of 4 goes to design points 2 and 6 (calibration_points(9, 2)),
   // replayed exactly first; the top of each objective, by the calibrated values, takes the rest.
   o.engine = SweepEngine::kHybrid;
-  o.hybrid.max_exact = 4;
-  o.hybrid.calibrate = 0.5;
+  ho.max_exact = 4;
+  ho.calibrate = 0.5;
   const auto db3 = (dir / "s3.db").string();
-  const auto c = run_sweep_spec(spec, db3, o);
+  const auto c = run_scored(spec, db3, o, so, ho);
   CHECK(c.predicted == 9);
   CHECK(c.verified == 4);
   CHECK(c.evaluated == 4);
@@ -490,22 +501,24 @@ TEST_CASE("sweep --engine hybrid without a model: the response surface chooses, 
       day_spec(dir, std::string(kGrid9) + "objectives:\n  - {metric: wait_mean, goal: min}\n");
   const auto spec = load_sweep_spec(spec_path);
   SweepRunOptions o;
+  SurrogateEngineOptions so;
+  HybridOptions ho;
   o.jobs = 1;
   const auto exact_db = (dir / "exact.db").string();
-  CHECK(run_sweep_spec(spec, exact_db, o).evaluated == 9);
+  CHECK(run_scored(spec, exact_db, o, so, ho).evaluated == 9);
   std::map<std::string, SweepRow> exact;
   for (auto& r : SweepStore(exact_db).rows()) exact[r.key] = r;
 
   // Budget 5: design points 2 and 6 (calibration_points(9, 2)), then three rounds of one.
   o.engine = SweepEngine::kHybrid;
-  o.hybrid.max_exact = 5;
-  o.hybrid.calibrate = 0.4;
-  o.hybrid.round = 1;
+  ho.max_exact = 5;
+  ho.calibrate = 0.4;
+  ho.round = 1;
   std::vector<std::set<std::string>> chosen;
   for (unsigned jobs : {1u, 2u}) {
     o.jobs = jobs;
     const auto db = (dir / fmt::format("h{}.db", jobs)).string();
-    const auto s = run_sweep_spec(spec, db, o);
+    const auto s = run_scored(spec, db, o, so, ho);
     CHECK(s.predicted == 0);
     CHECK(s.verified == 5);
     CHECK(s.evaluated == 5);
@@ -532,15 +545,17 @@ TEST_CASE(
       day_spec(dir, std::string(kGrid9) + "objectives:\n  - {metric: wait_mean, goal: min}\n");
   const auto spec = load_sweep_spec(spec_path);
   SweepRunOptions o;
+  SurrogateEngineOptions so;
+  HybridOptions ho;
   o.engine = SweepEngine::kSurrogate;
-  o.surrogate.model = small_model(dir, true);
-  o.surrogate.window_jobs = 64;
-  o.surrogate.context_jobs = 16;
+  so.model = small_model(dir, true);
+  so.window_jobs = 64;
+  so.context_jobs = 16;
   std::vector<std::vector<SweepRow>> runs;
   for (unsigned jobs : {1u, 2u}) {
     o.jobs = jobs;
     const auto db = (dir / fmt::format("s{}.db", jobs)).string();
-    CHECK(run_sweep_spec(spec, db, o).predicted == 9);
+    CHECK(run_scored(spec, db, o, so, ho).predicted == 9);
     runs.push_back(SweepStore(db).rows(true));
   }
   REQUIRE(runs[0].size() == 9);

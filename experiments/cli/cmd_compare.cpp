@@ -7,8 +7,9 @@
 #include <thread>
 
 #include "experiments/cli/cli.hpp"
+#include "experiments/cli/surrogate_options.hpp"
 #include "experiments/learn/compare.hpp"
-#include "experiments/learn/surrogate_options.hpp"
+#include "experiments/learn/surrogate_sweep.hpp"
 #include "experiments/replay/progress.hpp"
 #include "experiments/report/report_html.hpp"
 #include "experiments/sweep/sweep.hpp"
@@ -49,7 +50,8 @@ int run_compare(const Args& args) {
     if (ro.jobs == 0) throw po::error("--jobs must be at least 1");
     ro.progress = &std::cerr;
     ro.progress_style = progress_style_for(/*fd=*/2);
-    ro.surrogate = surrogate_options(vm);
+    SurrogateScorer scorer(surrogate_options(vm), {});
+    ro.scorer = &scorer;
     SweepRunSummary exact, predicted;
     if (!vm["report-only"].as<bool>()) {
       ro.engine = SweepEngine::kExact;

@@ -12,7 +12,8 @@
 #include <thread>
 
 #include "experiments/cli/cli.hpp"
-#include "experiments/learn/surrogate_options.hpp"
+#include "experiments/cli/surrogate_options.hpp"
+#include "experiments/learn/surrogate_sweep.hpp"
 #include "experiments/sweep/sweep.hpp"
 #include "experiments/sweep/sweep_mpi.hpp"
 #include "experiments/sweep/sweep_store.hpp"
@@ -171,19 +172,21 @@ int sweep_run(const Args& args) {
   } catch (const std::invalid_argument& e) {
     throw po::error(std::string("--") + e.what());
   }
-  ro.surrogate = surrogate_options(vm);
-  ro.hybrid.top_k = vm["top-k"].as<std::size_t>();
-  ro.hybrid.verify_width = vm["verify-width"].as<double>();
-  ro.hybrid.max_exact = vm["max-exact"].as<double>();
-  ro.hybrid.calibrate = vm["calibrate"].as<double>();
-  ro.hybrid.round = vm["round"].as<std::size_t>();
-  if (ro.hybrid.round == 0) throw po::error("--round must be at least 1");
-  if (!(ro.hybrid.calibrate >= 0 && ro.hybrid.calibrate <= 1))
-    throw po::error("--calibrate must be in [0, 1]");
+  const auto surrogate = surrogate_options(vm);
+  HybridOptions hybrid;
+  hybrid.top_k = vm["top-k"].as<std::size_t>();
+  hybrid.verify_width = vm["verify-width"].as<double>();
+  hybrid.max_exact = vm["max-exact"].as<double>();
+  hybrid.calibrate = vm["calibrate"].as<double>();
+  hybrid.round = vm["round"].as<std::size_t>();
+  if (hybrid.round == 0) throw po::error("--round must be at least 1");
+  if (!(hybrid.calibrate >= 0 && hybrid.calibrate <= 1)) throw po::error("--calibrate must be in [0, 1]");
   ro.check_invariants = vm["check-invariants"].as<bool>();
-  if (ro.engine == SweepEngine::kSurrogate && ro.surrogate.model.empty())
+  if (ro.engine == SweepEngine::kSurrogate && surrogate.model.empty())
     throw po::error("--engine surrogate needs --model CHECKPOINT");
-  if (!(ro.hybrid.max_exact >= 0)) throw po::error("--max-exact must be >= 0");
+  if (!(hybrid.max_exact >= 0)) throw po::error("--max-exact must be >= 0");
+  SurrogateScorer scorer(surrogate, hybrid);
+  ro.scorer = &scorer;
   if (vm["mpi"].as<bool>()) {
     if (ro.engine != SweepEngine::kExact) throw po::error("--mpi runs the exact engine only");
     if (vm.count("shard")) throw po::error("--mpi and --shard do not go together");
@@ -206,7 +209,7 @@ int sweep_run(const Args& args) {
   else
     std::cout << fmt::format(
         "sweep: {} points{}: {}{}; {} feasible; results in {}\n", s.total, shard,
-        ro.surrogate.model.empty()
+        surrogate.model.empty()
             ? std::string("screened by the response surface")
             : fmt::format("{} predicted now by the surrogate ({:.1f} s)", s.predicted, s.surrogate_seconds),
         ro.engine == SweepEngine::kHybrid

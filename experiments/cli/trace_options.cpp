@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "experiments/replay/trace_input.hpp"
 #include "traces/file_io.hpp"
 #include "traces/read_report.hpp"
 #include "traces/text.hpp"
@@ -22,11 +23,11 @@ void add_trace_read_options(po::options_description& o) {
       "write rejected records with their reasons to this file")("sacct-columns",
                                                                 po::value<std::string>()->default_value(""),
                                                                 "column list of headerless sacct -P output")(
-      "origin", po::value<std::string>()->default_value("2026-01-05T00:00:00"),
+      "origin", po::value<std::string>()->default_value(kDefaultEventsOrigin),
       "absolute time of offset 0 for the events format (UTC)")(
       "users-from", po::value<std::string>()->default_value(""),
       "sacctmgr script giving users' default accounts (events format)")(
-      "timezone", po::value<std::string>()->default_value("local"),
+      "timezone", po::value<std::string>()->default_value(kDefaultSacctTimeZone),
       "zone sacct -P printed its local times in (DST included): local (this machine's, as sacct), UTC, "
       "or a name such as Europe/Berlin");
 }
@@ -46,20 +47,8 @@ TraceReadOptions trace_read_options(const po::variables_map& vm) {
   } catch (const std::invalid_argument& e) {
     throw po::error(std::string("--timezone: ") + e.what());
   }
-  if (const auto& f = vm["users-from"].as<std::string>(); !f.empty()) {
-    // "add user Name=u DefaultAccount=a ..." lines of a sacctmgr script.
-    const auto content = read_input_file(f);
-    for (auto line : text::split(content, '\n')) {
-      const auto words = text::split_ws(line);
-      if (words.size() < 3 || !text::iequals(words[0], "add") || !text::iequals(words[1], "user")) continue;
-      std::string name, account;
-      for (auto w : words) {
-        if (text::starts_with_i(w, "name=")) name = std::string(w.substr(5));
-        if (text::starts_with_i(w, "defaultaccount=")) account = std::string(w.substr(15));
-      }
-      if (!name.empty() && !account.empty()) o.user_default_accounts[name] = account;
-    }
-  }
+  if (const auto& f = vm["users-from"].as<std::string>(); !f.empty())
+    o.user_default_accounts = read_user_default_accounts(f);
   return o;
 }
 

@@ -9,11 +9,11 @@
 #include <set>
 #include <tuple>
 
-#include "experiments/cli/site_options.hpp"
 #include "sim/sim_job.hpp"
 #include "traces/csv.hpp"
 #include "traces/file_io.hpp"
 #include "traces/read_report.hpp"
+#include "traces/site_import.hpp"
 #include "traces/text.hpp"
 #include "traces/time_format.hpp"
 

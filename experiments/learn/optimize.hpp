@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/learn/surrogate_engine.hpp"
 #include "experiments/sweep/sweep.hpp"
 
 namespace slurmtwin::cli {

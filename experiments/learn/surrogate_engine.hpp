@@ -15,14 +15,13 @@
 
 namespace slurmtwin::cli {
 
-/// What the surrogate predicts for one design point.
-struct SurrogatePrediction {
-  /// Metrics of the schedule in which every job waits its predicted 10%, 50% and 90% quantile.
-  std::array<sim::ReplayMetrics, 3> metrics;
-  /// Predicted median wait (s) of each trace job, in trace order; -1 for jobs the site rejects or that
-  /// never start in the exact replay of the base site.
-  std::vector<double> median_waits;
-  double seconds = 0;  // wall time of this point's share of the prediction
+/// The surrogate engine's settings (`--model`, `--window-jobs`, `--context-jobs`, `--point-batch`).
+struct SurrogateEngineOptions {
+  std::string model;                 // checkpoint (slurmtwin surrogate train)
+  std::uint32_t window_jobs = 384;   // target jobs per window (as the model was trained)
+  std::uint32_t context_jobs = 128;  // jobs before each window the model sees as context
+  std::size_t point_batch = 128;     // points predicted together (memory: batch × jobs × 3 doubles)
+  int threads = 0;                   // libtorch CPU threads (0 = all cores)
 };
 
 /// The metrics of `base`'s schedule with each started job's start moved to its (re)submission in `base`

@@ -19,15 +19,13 @@
 #include <stdexcept>
 #include <thread>
 
-#include "experiments/cli/site_options.hpp"
-#include "experiments/cli/trace_options.hpp"
-#include "experiments/learn/surrogate_engine.hpp"
 #include "experiments/replay/replay.hpp"
 #include "experiments/replay/stopwatch.hpp"
-#include "experiments/sweep/sweep_hybrid.hpp"
+#include "experiments/replay/trace_input.hpp"
 #include "traces/default_site.hpp"
 #include "traces/native_format.hpp"
 #include "traces/read_report.hpp"
+#include "traces/site_import.hpp"
 #include "traces/site_yaml.hpp"
 #include "traces/synthetic.hpp"
 #include "traces/time_format.hpp"
@@ -55,16 +53,10 @@ Trace load_sweep_trace(const SweepSpec& spec) {
     config.days = spec.synthetic_days;
     trace = generate_synthetic(config);
   } else {
-    // The trace options of `replay`, so that format names and --users-from read the same way.
-    po::options_description o;
-    add_trace_read_options(o);
-    Args args = {"--format", spec.trace_format};
-    if (!spec.users_from.empty()) args.insert(args.end(), {"--users-from", spec.users_from});
-    po::variables_map vm;
-    po::store(po::command_line_parser(args).options(o).run(), vm);
-    po::notify(vm);
+    // As `replay --format F --users-from U` reads it.
     ReadReport report;
-    trace = read_trace(spec.trace_paths, trace_read_options(vm), report);
+    trace =
+        read_trace(spec.trace_paths, default_trace_read_options(spec.trace_format, spec.users_from), report);
   }
   apply_trace_window(trace, spec);
   return trace;
@@ -367,20 +359,18 @@ void predict_points(const SweepSpec& spec, const SweepPlan& plan, SweepStore& st
                     const std::vector<std::size_t>& todo, const SweepRunOptions& options, unsigned workers,
                     std::ostream& discard) {
   std::vector<std::string> warnings;
-  SurrogateEngineOptions so = options.surrogate;
-  if (so.threads == 0) so.threads = static_cast<int>(workers);
-  const SurrogateEngine engine(spec, plan, so, warnings);
+  auto& scorer = *options.scorer;
+  const std::size_t batch = std::max<std::size_t>(1, scorer.prepare(spec, plan, workers, warnings));
   for (const auto& w : warnings) {
     if (options.warnings) options.warnings->push_back(w);
     if (options.progress) *options.progress << "warning: " << w << "\n" << std::flush;
   }
   auto progress = make_progress(options, discard, "surrogate", todo.size(), 0);
-  const std::size_t batch = std::max<std::size_t>(1, so.point_batch);
   for (std::size_t from = 0; from < todo.size(); from += batch) {
     const std::vector<std::size_t> part(
         todo.begin() + static_cast<std::ptrdiff_t>(from),
         todo.begin() + static_cast<std::ptrdiff_t>(std::min(todo.size(), from + batch)));
-    const auto predictions = engine.predict(part);
+    const auto predictions = scorer.predict(part);
     for (std::size_t k = 0; k < part.size(); ++k) {
       store.insert(prediction_row(spec, plan, part[k], predictions[k]), spec.objectives, spec.constraints);
       progress.add();
@@ -436,14 +426,12 @@ std::size_t hybrid_exact(const SweepSpec& spec, const SweepPlan& plan, SweepStor
                          unsigned workers, std::ostream& discard, std::size_t& replayed) {
   const SpecValues values(spec, store);
   std::vector<PointPrediction> predictions;
-  std::vector<std::vector<double>> features;
   {
     std::map<std::string, SweepRow> by_key;
     for (auto& r : store.rows()) by_key[r.key] = std::move(r);
     for (auto i : mine) {
       const auto it = by_key.find(plan.tasks[i].key);
       predictions.push_back(values.predicted(it == by_key.end() ? SweepRow{} : it->second));
-      features.push_back(quadratic_features(point_coordinates(spec, plan.tasks[i].point)));
     }
   }
   replayed = 0;
@@ -471,8 +459,7 @@ std::size_t hybrid_exact(const SweepSpec& spec, const SweepPlan& plan, SweepStor
     for (auto c : part) out.push_back(values.exact(*by_key.at(plan.tasks[mine[c]].key)));
     return out;
   };
-  return choose_for_exact(predictions, features, spec.objectives, spec.constraints, options.hybrid, evaluate)
-      .size();
+  return options.scorer->choose_exact(spec, plan, mine, predictions, evaluate).size();
 }
 
 }  // namespace
@@ -502,9 +489,11 @@ SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, con
       options.shards > 1 ? fmt::format(" in shard {}/{}", options.shard, options.shards) : std::string();
 
   if (options.engine != SweepEngine::kExact) {
+    if (!options.scorer)
+      throw std::logic_error("run_sweep_spec: the surrogate and hybrid engines need a scorer");
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<std::size_t> to_predict;
-    if (options.surrogate.model.empty()) {
+    if (!options.scorer->has_model()) {
       say(fmt::format(
           "sweep: {} points{}; no model: the exact values chosen so far screen the rest (response "
           "surface)\n",

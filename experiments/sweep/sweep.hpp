@@ -13,6 +13,7 @@
 #include "experiments/replay/progress.hpp"
 #include "experiments/sweep/sweep_spec.hpp"
 #include "experiments/sweep/sweep_store.hpp"
+#include "sim/metrics.hpp"
 #include "traces/site.hpp"
 #include "traces/site_yaml.hpp"
 #include "traces/trace.hpp"
@@ -90,27 +91,46 @@ inline bool in_shard(std::size_t index, std::uint32_t shard, std::uint32_t shard
 enum class SweepEngine { kExact, kSurrogate, kHybrid };
 SweepEngine parse_sweep_engine(const std::string& name);
 
-struct SurrogateEngineOptions {
-  std::string model;                 // checkpoint (slurmtwin surrogate train)
-  std::uint32_t window_jobs = 384;   // target jobs per window (as the model was trained)
-  std::uint32_t context_jobs = 128;  // jobs before each window the model sees as context
-  std::size_t point_batch = 128;     // points predicted together (memory: batch × jobs × 3 doubles)
-  int threads = 0;                   // libtorch CPU threads (0 = all cores)
+/// What the surrogate predicts for one design point.
+struct SurrogatePrediction {
+  /// Metrics of the schedule in which every job waits its predicted 10%, 50% and 90% quantile.
+  std::array<sim::ReplayMetrics, 3> metrics;
+  /// Predicted median wait (s) of each trace job, in trace order; -1 for jobs the site rejects or that
+  /// never start in the exact replay of the base site.
+  std::vector<double> median_waits;
+  double seconds = 0;  // wall time of this point's share of the prediction
 };
 
-/// Which points a hybrid sweep re-evaluates exactly (experiments/sweep_hybrid.hpp).
-struct HybridOptions {
-  std::size_t top_k =
-      10;  // per objective: the best K by predicted median (among points that may be feasible)
-  double verify_width = 1.0;  // and every point whose 80% interval of an objective is wider than this
-                              // fraction of its median
-  double max_exact = 0.1;     // at most this many exact evaluations: a fraction of the points when < 1,
-                              // else a count
-  double calibrate = 0.3;     // share of that budget first spent on points spread over the design, whose
-                              // exact values correct the surrogate's (sweep_hybrid.hpp, fit_surface)
-  std::size_t round = 8;      // after those, points are chosen this many at a time, the response surface
-                              // refit on every exact value so far (a fixed count, not the thread count,
-                              // so that the choice does not depend on -j)
+/// A prediction of one point (the surrogate's, or the response surface's): per objective then per
+/// constraint metric (the spec's orders), the median and the 80% interval.
+struct PointPrediction {
+  std::vector<double> mid, lo, hi;
+};
+
+/// Exact values (objectives, then constraints, in the spec's order) of the points `part` (indices),
+/// evaluated by the exact simulator where needed.
+using ExactEvaluator = std::function<std::vector<std::vector<double>>(const std::vector<std::size_t>& part)>;
+
+/// The surrogate side of the surrogate and hybrid engines (experiments/learn/surrogate_sweep.hpp): the
+/// runner calls it to score points without replaying them and to choose which to replay; it knows
+/// nothing else of the surrogate.
+class PointScorer {
+ public:
+  virtual ~PointScorer() = default;
+  /// False when there is no trained model: a hybrid sweep then screens with exact values alone.
+  virtual bool has_model() const = 0;
+  /// Sets up for the plan's points on `threads` threads (with a model: loads it and replays the base
+  /// site once); what the user should know goes to `warnings`. Returns how many points to predict at once.
+  virtual std::size_t prepare(const SweepSpec& spec, const SweepPlan& plan, unsigned threads,
+                              std::vector<std::string>& warnings) = 0;
+  /// Predictions for the plan's tasks `tasks`, in that order (after prepare, with a model).
+  virtual std::vector<SurrogatePrediction> predict(const std::vector<std::size_t>& tasks) const = 0;
+  /// Hybrid: which of the plan's tasks `tasks` (with their stored predictions, NaN where none) to
+  /// evaluate exactly, in the order chosen; `evaluate` takes indices into `tasks`.
+  virtual std::vector<std::size_t> choose_exact(const SweepSpec& spec, const SweepPlan& plan,
+                                                const std::vector<std::size_t>& tasks,
+                                                const std::vector<PointPrediction>& predictions,
+                                                const ExactEvaluator& evaluate) const = 0;
 };
 
 struct SweepRunOptions {
@@ -121,9 +141,7 @@ struct SweepRunOptions {
   std::uint32_t shard = 0;   // run only the design points of shard `shard` ...
   std::uint32_t shards = 1;  // ... of `shards` (job arrays: --shard i/N)
   SweepEngine engine = SweepEngine::kExact;
-  SurrogateEngineOptions surrogate;  // engine surrogate, or hybrid (whose model is optional: without one
-                                     // it screens with the response surface alone)
-  HybridOptions hybrid;
+  PointScorer* scorer = nullptr;                 // engines surrogate and hybrid (required by them; not owned)
   std::vector<std::string>* warnings = nullptr;  // receives the surrogate's warnings (nullptr = drop)
   bool check_invariants = false;  // exact replays check invariants after every event (sim/conservation.hpp)
 };

@@ -1,4 +1,4 @@
-#include "experiments/learn/surrogate_options.hpp"
+#include "experiments/cli/surrogate_options.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "experiments/sweep/sweep_hybrid.hpp"
+#include "experiments/learn/sweep_hybrid.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 #pragma once
 // The command-line options of the surrogate engine, shared by `sweep run`, `compare` and `optimize`.
 #include "experiments/cli/cli.hpp"
-#include "experiments/sweep/sweep.hpp"
+#include "experiments/learn/surrogate_engine.hpp"
 
 namespace slurmtwin::cli {
 

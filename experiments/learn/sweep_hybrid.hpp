@@ -12,10 +12,19 @@
 
 namespace slurmtwin::cli {
 
-/// A prediction of one point (the surrogate's, or the response surface's): per objective then per
-/// constraint metric (the spec's orders), the median and the 80% interval.
-struct PointPrediction {
-  std::vector<double> mid, lo, hi;
+/// Which points a hybrid sweep re-evaluates exactly.
+struct HybridOptions {
+  std::size_t top_k =
+      10;  // per objective: the best K by predicted median (among points that may be feasible)
+  double verify_width = 1.0;  // and every point whose 80% interval of an objective is wider than this
+                              // fraction of its median
+  double max_exact = 0.1;     // at most this many exact evaluations: a fraction of the points when < 1,
+                              // else a count
+  double calibrate = 0.3;     // share of that budget first spent on points spread over the design, whose
+                              // exact values correct the surrogate's (fit_surface below)
+  std::size_t round = 8;      // after those, points are chosen this many at a time, the response surface
+                              // refit on every exact value so far (a fixed count, not the thread count,
+                              // so that the choice does not depend on -j)
 };
 
 /// Indices (into `points`) to evaluate exactly, in the order they were chosen:
@@ -63,10 +72,6 @@ std::vector<double> quadratic_features(const std::vector<double>& x);
 void fit_surface(std::vector<PointPrediction>& points, const std::vector<std::vector<double>>& features,
                  const std::vector<std::size_t>& exact_points, const std::vector<std::vector<double>>& exact,
                  std::size_t metrics);
-
-/// Exact values (objectives, then constraints, in the spec's order) of the points `part` (indices),
-/// evaluated by the exact simulator where needed.
-using ExactEvaluator = std::function<std::vector<std::vector<double>>(const std::vector<std::size_t>& part)>;
 
 /// The hybrid's exact evaluations, in the order chosen: first `calibrate` × the budget points spread
 /// over the design (calibration_points), then rounds of `options.round` points chosen by

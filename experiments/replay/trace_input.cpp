@@ -1,0 +1,38 @@
+#include "experiments/replay/trace_input.hpp"
+
+#include <cassert>
+
+#include "traces/file_io.hpp"
+#include "traces/text.hpp"
+#include "traces/time_format.hpp"
+
+namespace slurmtwin::cli {
+
+std::map<std::string, std::string> read_user_default_accounts(const std::string& sacctmgr_script) {
+  std::map<std::string, std::string> accounts;
+  const auto content = read_input_file(sacctmgr_script);
+  for (auto line : text::split(content, '\n')) {
+    const auto words = text::split_ws(line);
+    if (words.size() < 3 || !text::iequals(words[0], "add") || !text::iequals(words[1], "user")) continue;
+    std::string name, account;
+    for (auto w : words) {
+      if (text::starts_with_i(w, "name=")) name = std::string(w.substr(5));
+      if (text::starts_with_i(w, "defaultaccount=")) account = std::string(w.substr(15));
+    }
+    if (!name.empty() && !account.empty()) accounts[name] = account;
+  }
+  return accounts;
+}
+
+TraceReadOptions default_trace_read_options(const std::string& format, const std::string& users_from) {
+  TraceReadOptions o;
+  o.format = parse_trace_format(format);
+  const auto origin = parse_timestamp(kDefaultEventsOrigin);
+  assert(origin && *origin != kUnsetTime);
+  o.origin = *origin;
+  o.timezone = kDefaultSacctTimeZone;
+  if (!users_from.empty()) o.user_default_accounts = read_user_default_accounts(users_from);
+  return o;
+}
+
+}  // namespace slurmtwin::cli

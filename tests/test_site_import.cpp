@@ -9,6 +9,7 @@
 #include "traces/read_report.hpp"
 #include "traces/sacctmgr.hpp"
 #include "traces/site.hpp"
+#include "traces/site_settings.hpp"
 #include "traces/site_yaml.hpp"
 #include "traces/slurm_conf.hpp"
 
@@ -744,6 +745,51 @@ TEST_CASE("ub_medium round-trips through site YAML unchanged, with nodes grouped
   const auto dir = testing::scratch_dir("site_yaml");
   save_site_yaml(s, (dir / "site.yaml").string());
   CHECK(load_site_yaml((dir / "site.yaml").string()) == s);
+}
+
+TEST_CASE("one settings table: slurm.conf, the site YAML and code refuse the same out-of-range values") {
+  // slurmctld 22.05 refuses bf_max_job_test=0 (it would test no job: backfill off); the site YAML
+  // and sweeps took it silently before the table (0..2^32-1 there).
+  const auto conf = [](const std::string& text) {
+    return input_error([&] {
+      std::vector<std::string> w;
+      import_slurm_conf_text(text, "s.conf", w);
+    });
+  };
+  const auto yaml = [](const std::string& params) {
+    return input_error(
+        [&] { parse_site_yaml("scheduler:\n  scheduler_parameters: {" + params + "}\n", "s.yaml"); });
+  };
+  CHECK(
+      conf("SchedulerParameters=bf_max_job_test=0\n") ==
+      "s.conf:1: SchedulerParameters: SchedulerParameters option bf_max_job_test=0 is not an integer in [1, "
+      "1000000]");
+  CHECK(yaml("bf_max_job_test: 0") == "s.yaml:2: bf_max_job_test: 0 is outside [1, 1000000]");
+  CHECK(yaml("bf_max_job_test: 1") == "");
+  // bf_window: minutes in slurm.conf, seconds in the YAML; the same bounds (1 min to 30 days).
+  CHECK(conf("SchedulerParameters=bf_window=43201\n").find("[1, 43200]") != std::string::npos);
+  CHECK(yaml("bf_window_s: 2592060") == "s.yaml:2: bf_window_s: 2592060 s is outside [60 s, 2592000 s]");
+  CHECK(yaml("bf_window_s: 2592000") == "");
+  // A "not given" value the YAML writer emits for a default site (bf_max_time 0: bf_interval) reads
+  // back; slurm.conf cannot write it.
+  CHECK(yaml("bf_max_time_s: 0") == "");
+  CHECK(conf("SchedulerParameters=bf_max_time=0\n").find("[1, 3600]") != std::string::npos);
+  CHECK(input_error([] { parse_site_yaml("scheduler:\n  priority_calc_period_s: 30\n", "s.yaml"); }) ==
+        "s.yaml:2: priority_calc_period_s: 30 s is outside [60 s, 4294967295 s]");
+  CHECK(conf("PriorityCalcPeriod=0:30\n") ==
+        "s.conf:1: PriorityCalcPeriod: 30 s is outside [60 s, 4294967295 s]");
+  // A site built in code is held to the same bounds when validated.
+  Site site;
+  site.scheduler.params.bf_resolution = 0;
+  CHECK_THROWS_WITH_AS(validate(site), "bf_resolution: 0 is outside [1, 3600]", std::invalid_argument);
+  // Every setting of the default SchedulerSettings is in bounds and found by its names.
+  const SchedulerSettings defaults;
+  CHECK_NOTHROW(check_site_settings(defaults));
+  for (const auto& st : site_settings()) {
+    CAPTURE(st.name);
+    CHECK(find_site_setting(st.name) == &st);
+    CHECK(find_site_setting_yaml(st.yaml_key, st.scheduler_parameter) == &st);
+  }
 }
 
 TEST_CASE("site YAML round-trips hand-made edge values: unset and unlimited times, limits, odd names") {

@@ -101,6 +101,14 @@ TEST_CASE("sweep spec: settings, paths and a QOS priority apply to a site") {
   CHECK(site.scheduler.favor_small);
   CHECK_THROWS_AS(apply_setting(site, "QOS/nosuchqos/Priority", 1), std::invalid_argument);
   CHECK_THROWS_AS(apply_setting(site, "PriorityWeightAge", -1), std::invalid_argument);
+  // The bounds of the one settings table, as slurmctld's: no backfill test budget of 0, no window
+  // under a minute (bf_window in minutes, as slurm.conf).
+  CHECK_THROWS_WITH_AS(apply_setting(site, "bf_max_job_test", 0),
+                       "bf_max_job_test: 0 is outside [1, 1000000]", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(apply_setting(site, "bf_window", 0), "bf_window: 0 s is outside [60 s, 2592000 s]",
+                       std::invalid_argument);
+  apply_setting(site, "bf_window", 2);
+  CHECK(site.scheduler.params.bf_window == 120);
 }
 
 TEST_CASE("sweep designs: grid order, LHS strata, determinism per seed") {

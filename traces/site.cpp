@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "traces/site_events.hpp"
+#include "traces/site_settings.hpp"
 #include "traces/text.hpp"
 #include "traces/topology.hpp"
 
@@ -110,6 +111,7 @@ bool Site::places_by_switch() const {
 }
 
 void validate(const Site& site) {
+  check_site_settings(site.scheduler);
   std::unordered_set<std::string> node_names;
   for (const auto& n : site.nodes) {
     if (!node_names.insert(n.name).second)

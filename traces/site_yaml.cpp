@@ -13,6 +13,7 @@
 #include "traces/hostlist.hpp"
 #include "traces/input_limits.hpp"
 #include "traces/read_report.hpp"
+#include "traces/site_settings.hpp"
 #include "traces/text.hpp"
 #include "traces/time_format.hpp"
 
@@ -854,113 +855,49 @@ std::vector<User> read_users(const Reader& r, const YAML::Node& seq) {
   return out;
 }
 
-SchedulerParameters read_params(const Reader& r, const YAML::Node& m) {
-  r.check_map(m, "scheduler_parameters",
-              {"default_queue_depth",
-               "sched_interval_s",
-               "batch_sched_delay_s",
-               "sched_min_interval_us",
-               "max_sched_time_s",
-               "partition_job_depth",
-               "defer",
-               "defer_batch",
-               "bf_interval_s",
-               "bf_window_s",
-               "bf_resolution_s",
-               "bf_max_job_test",
-               "bf_max_job_user",
-               "bf_max_job_part",
-               "bf_max_job_user_part",
-               "bf_max_job_start",
-               "bf_max_job_array_resv",
-               "bf_min_prio_reserve",
-               "bf_min_age_reserve_s",
-               "bf_continue",
-               "bf_busy_nodes",
-               "bf_one_resv_per_job",
-               "bf_max_time_s",
-               "bf_yield_interval_us",
-               "bf_yield_sleep_us",
-               "other"});
-  SchedulerParameters p;
+/// Keys of the one settings table (traces/site_settings.hpp) under scheduler: or scheduler_parameters:.
+std::set<std::string> setting_keys(bool scheduler_parameter) {
+  std::set<std::string> keys;
+  for (const auto& st : site_settings())
+    if (st.scheduler_parameter == scheduler_parameter) keys.emplace(st.yaml_key);
+  return keys;
+}
+
+/// Reads `v` as setting `st` (seconds for times) into `s`, within the setting's bounds.
+void read_setting(const Reader& r, const YAML::Node& v, const std::string& key, const SiteSetting& st,
+                  SchedulerSettings& s) {
+  const std::int64_t value = st.kind == SettingKind::kFlag       ? r.boolean(v, key)
+                             : st.kind == SettingKind::kDuration ? r.duration(v, key)
+                                                                 : r.integer(v, key, INT64_MIN, INT64_MAX);
+  try {
+    set_site_setting(s, st, value);
+  } catch (const std::invalid_argument& e) {
+    r.fail(v, key, e.what());
+  }
+}
+
+void read_params(const Reader& r, const YAML::Node& m, SchedulerSettings& s) {
+  auto keys = setting_keys(true);
+  keys.emplace("other");
+  r.check_map(m, "scheduler_parameters", keys);
   for (const auto& kv : m) {
     const auto key = kv.first.Scalar();
     const auto& v = kv.second;
-    const auto u32 = [&] { return static_cast<std::uint32_t>(r.integer(v, key, 0, kU32)); };
-    if (key == "default_queue_depth")
-      p.default_queue_depth = u32();
-    else if (key == "sched_interval_s")
-      p.sched_interval = r.duration(v, key);
-    else if (key == "batch_sched_delay_s")
-      p.batch_sched_delay = r.duration(v, key);
-    else if (key == "sched_min_interval_us")
-      p.sched_min_interval_us = r.integer(v, key, 0, kI64);
-    else if (key == "max_sched_time_s")
-      p.max_sched_time_s = r.integer(v, key, 0, kI64);
-    else if (key == "partition_job_depth")
-      p.partition_job_depth = u32();
-    else if (key == "defer")
-      p.defer = r.boolean(v, key);
-    else if (key == "defer_batch")
-      p.defer_batch = r.boolean(v, key);
-    else if (key == "bf_interval_s")
-      p.bf_interval = r.duration(v, key);
-    else if (key == "bf_window_s")
-      p.bf_window = r.duration(v, key);
-    else if (key == "bf_resolution_s")
-      p.bf_resolution = r.duration(v, key);
-    else if (key == "bf_max_job_test")
-      p.bf_max_job_test = u32();
-    else if (key == "bf_max_job_user")
-      p.bf_max_job_user = u32();
-    else if (key == "bf_max_job_part")
-      p.bf_max_job_part = u32();
-    else if (key == "bf_max_job_user_part")
-      p.bf_max_job_user_part = u32();
-    else if (key == "bf_max_job_start")
-      p.bf_max_job_start = u32();
-    else if (key == "bf_max_job_array_resv")
-      p.bf_max_job_array_resv = u32();
-    else if (key == "bf_min_prio_reserve")
-      p.bf_min_prio_reserve = r.integer(v, key, 0, kI64);
-    else if (key == "bf_min_age_reserve_s")
-      p.bf_min_age_reserve = r.duration(v, key);
-    else if (key == "bf_continue")
-      p.bf_continue = r.boolean(v, key);
-    else if (key == "bf_busy_nodes")
-      p.bf_busy_nodes = r.boolean(v, key);
-    else if (key == "bf_one_resv_per_job")
-      p.bf_one_resv_per_job = r.boolean(v, key);
-    else if (key == "bf_max_time_s")
-      p.bf_max_time = r.duration(v, key);
-    else if (key == "bf_yield_interval_us")
-      p.bf_yield_interval_us = r.integer(v, key, 0, kI64);
-    else if (key == "bf_yield_sleep_us")
-      p.bf_yield_sleep_us = r.integer(v, key, 0, kI64);
-    else if (key == "other") {
+    if (const auto* st = find_site_setting_yaml(key, true)) {
+      read_setting(r, v, key, *st, s);
+    } else if (key == "other") {
       if (!v.IsMap()) r.fail(v, key, "expected a map of option -> value");
       for (const auto& o : v)
-        p.other[r.scalar(o.first, key)] = o.second.IsNull() ? "" : r.scalar(o.second, key);
+        s.params.other[r.scalar(o.first, key)] = o.second.IsNull() ? "" : r.scalar(o.second, key);
     }
   }
-  return p;
 }
 
 SchedulerSettings read_scheduler(const Reader& r, const YAML::Node& m) {
-  r.check_map(m, "scheduler",
-              {"scheduler_type",
+  auto keys = setting_keys(false);
+  keys.insert({"scheduler_type",
                "priority_type",
-               "priority_weight_age",
-               "priority_weight_assoc",
-               "priority_weight_fairshare",
-               "priority_weight_job_size",
-               "priority_weight_partition",
-               "priority_weight_qos",
                "priority_weight_tres",
-               "priority_decay_half_life_s",
-               "priority_calc_period_s",
-               "priority_max_age_s",
-               "priority_favor_small",
                "priority_flags",
                "priority_usage_reset_period",
                "fairshare_dampening_factor",
@@ -978,6 +915,7 @@ SchedulerSettings read_scheduler(const Reader& r, const YAML::Node& m) {
                "accounting_storage_tres",
                "first_job_id",
                "job_requeue"});
+  r.check_map(m, "scheduler", keys);
   SchedulerSettings s;
   for (const auto& kv : m) {
     const auto key = kv.first.Scalar();
@@ -987,32 +925,14 @@ SchedulerSettings read_scheduler(const Reader& r, const YAML::Node& m) {
       const auto l = r.strings(v, key);
       return std::set<std::string>(l.begin(), l.end());
     };
-    if (key == "scheduler_type")
+    if (const auto* st = find_site_setting_yaml(key, false))
+      read_setting(r, v, key, *st, s);
+    else if (key == "scheduler_type")
       s.scheduler_type = r.scalar(v, key);
     else if (key == "priority_type")
       s.priority_type = r.scalar(v, key);
-    else if (key == "priority_weight_age")
-      s.weight_age = u32();
-    else if (key == "priority_weight_assoc")
-      s.weight_assoc = u32();
-    else if (key == "priority_weight_fairshare")
-      s.weight_fairshare = u32();
-    else if (key == "priority_weight_job_size")
-      s.weight_job_size = u32();
-    else if (key == "priority_weight_partition")
-      s.weight_partition = u32();
-    else if (key == "priority_weight_qos")
-      s.weight_qos = u32();
     else if (key == "priority_weight_tres")
       s.weight_tres = r.weights(v, key);
-    else if (key == "priority_decay_half_life_s")
-      s.decay_half_life = r.duration(v, key);
-    else if (key == "priority_calc_period_s")
-      s.calc_period = r.duration(v, key);
-    else if (key == "priority_max_age_s")
-      s.max_age = r.duration(v, key);
-    else if (key == "priority_favor_small")
-      s.favor_small = r.boolean(v, key);
     else if (key == "priority_flags")
       s.priority_flags = set_of();
     else if (key == "priority_usage_reset_period")
@@ -1020,7 +940,7 @@ SchedulerSettings read_scheduler(const Reader& r, const YAML::Node& m) {
     else if (key == "fairshare_dampening_factor")
       s.fairshare_dampening_factor = u32();
     else if (key == "scheduler_parameters")
-      s.params = read_params(r, v);
+      read_params(r, v, s);
     else if (key == "preempt_type")
       s.preempt_type = r.scalar(v, key);
     else if (key == "preempt_mode")

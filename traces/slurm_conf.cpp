@@ -19,6 +19,7 @@
 #include "traces/input_limits.hpp"
 #include "traces/read_report.hpp"
 #include "traces/scontrol_show.hpp"
+#include "traces/site_settings.hpp"
 #include "traces/slurm_conf_keys.hpp"
 #include "traces/text.hpp"
 #include "traces/time_format.hpp"
@@ -805,16 +806,20 @@ class SiteBuilder {
       if (text::trim(p.value).empty()) fail(p, "empty ClusterName");
       site_.cluster_name = text::to_lower(text::trim(p.value));  // slurmctld lower-cases it
     };
-    const auto weight = [&g](const char* key, std::uint32_t SchedulerSettings::*field,
-                             SchedulerSettings* ss) {
-      g[key] = [ss, field](const Pair& p) { ss->*field = to_u32(p); };
-    };
-    weight("priorityweightage", &SchedulerSettings::weight_age, s);
-    weight("priorityweightassoc", &SchedulerSettings::weight_assoc, s);
-    weight("priorityweightfairshare", &SchedulerSettings::weight_fairshare, s);
-    weight("priorityweightjobsize", &SchedulerSettings::weight_job_size, s);
-    weight("priorityweightpartition", &SchedulerSettings::weight_partition, s);
-    weight("priorityweightqos", &SchedulerSettings::weight_qos, s);
+    // The priority settings of the one table (traces/site_settings.hpp), read as slurm.conf writes them.
+    for (const auto& setting : site_settings()) {
+      if (setting.scheduler_parameter) continue;
+      g[text::to_lower(setting.name)] = [s, &setting](const Pair& p) {
+        const std::int64_t v = setting.kind == SettingKind::kFlag       ? to_bool(p)
+                               : setting.kind == SettingKind::kDuration ? to_duration(p)
+                                                                        : to_int(p, setting.min, setting.max);
+        try {
+          set_site_setting(*s, setting, v * setting.scale);
+        } catch (const std::invalid_argument& e) {
+          fail(p, e.what());
+        }
+      };
+    }
     g["priorityweighttres"] = [s](const Pair& p) {
       try {
         s->weight_tres = parse_tres_weights(p.value);
@@ -822,14 +827,6 @@ class SiteBuilder {
         fail(p, e.what());
       }
     };
-    g["prioritydecayhalflife"] = [s](const Pair& p) { s->decay_half_life = to_duration(p); };
-    g["prioritycalcperiod"] = [s](const Pair& p) {
-      s->calc_period = to_duration(p);
-      if (s->calc_period < 60 || s->calc_period == kUnlimited)
-        fail(p, "PriorityCalcPeriod must be at least 1 minute");
-    };
-    g["prioritymaxage"] = [s](const Pair& p) { s->max_age = to_duration(p); };
-    g["priorityfavorsmall"] = [s](const Pair& p) { s->favor_small = to_bool(p); };
     g["priorityflags"] = [s, this](const Pair& p) {
       // Each PriorityFlags line starts from the version's default (FAIR_TREE since 19.05); NO_FAIR_TREE
       // and DEPTH_OBLIVIOUS clear it.
@@ -869,7 +866,7 @@ class SiteBuilder {
     g["schedulerparameters"] = [this, s](const Pair& p) {
       std::vector<std::string> unmodelled;
       try {
-        apply_scheduler_parameters(p.value, s->params, unmodelled);
+        apply_scheduler_parameters(p.value, *s, unmodelled);
       } catch (const std::invalid_argument& e) {
         fail(p, e.what());
       }
@@ -1013,9 +1010,8 @@ std::vector<NodeGres> parse_node_gres(std::string_view text_in) {
   return out;
 }
 
-void apply_scheduler_parameters(std::string_view text_in, SchedulerParameters& p,
+void apply_scheduler_parameters(std::string_view text_in, SchedulerSettings& s,
                                 std::vector<std::string>& unmodelled) {
-  constexpr std::int64_t kMax32 = std::numeric_limits<std::uint32_t>::max();
   // slurmctld reads "SchedulerParameters==bf_max_job_user=20" (a doubled '=') as the list after it.
   text_in = text::trim(text_in);
   while (!text_in.empty() && text_in.front() == '=') text_in.remove_prefix(1);
@@ -1028,77 +1024,27 @@ void apply_scheduler_parameters(std::string_view text_in, SchedulerParameters& p
     if (key == "max_job_bf") key = "bf_max_job_test";
     const bool has_value = eq != std::string_view::npos;
     const std::string value(has_value ? text::trim(item.substr(eq + 1)) : std::string_view{});
-    const auto num = [&](std::int64_t lo, std::int64_t hi) -> std::int64_t {
-      if (!has_value)
-        throw std::invalid_argument(fmt::format("SchedulerParameters option {} needs =value", key));
-      const auto v = text::parse_int(value);
-      if (!v || *v < lo || *v > hi)
-        throw std::invalid_argument(fmt::format(
-            "SchedulerParameters option {}={} is not an integer in [{}, {}]", key, value, lo, hi));
-      return *v;
-    };
-    const auto flag = [&]() {
+    const auto* setting = find_site_setting(key);
+    if (!setting || !setting->scheduler_parameter) {
+      s.params.other[key] = value;
+      unmodelled.push_back(key);
+      continue;
+    }
+    if (setting->kind == SettingKind::kFlag) {
       if (has_value)
         throw std::invalid_argument(fmt::format("SchedulerParameters option {} takes no value", key));
-      return true;
-    };
-    const auto u32 = [&](std::int64_t lo, std::int64_t hi) {
-      return static_cast<std::uint32_t>(num(lo, hi));
-    };
-    if (key == "default_queue_depth")
-      p.default_queue_depth = u32(0, kMax32);
-    else if (key == "sched_interval")
-      p.sched_interval = num(-1, kMax32);
-    else if (key == "batch_sched_delay")
-      p.batch_sched_delay = num(0, kMax32);
-    else if (key == "sched_min_interval")
-      p.sched_min_interval_us = num(0, 1'000'000);
-    else if (key == "max_sched_time")
-      p.max_sched_time_s = num(1, kMax32);
-    else if (key == "partition_job_depth")
-      p.partition_job_depth = u32(0, kMax32);
-    else if (key == "defer")
-      p.defer = flag();
-    else if (key == "defer_batch")
-      p.defer_batch = flag();
-    else if (key == "bf_interval")
-      p.bf_interval = num(-1, 10800);
-    else if (key == "bf_window")
-      p.bf_window = num(1, 43200) * 60;  // minutes in slurm.conf
-    else if (key == "bf_resolution")
-      p.bf_resolution = num(1, 3600);
-    else if (key == "bf_max_job_test")
-      p.bf_max_job_test = u32(1, 1'000'000);
-    else if (key == "bf_max_job_user")
-      p.bf_max_job_user = u32(0, 1'000'000);
-    else if (key == "bf_max_job_part")
-      p.bf_max_job_part = u32(0, 1'000'000);
-    else if (key == "bf_max_job_user_part")
-      p.bf_max_job_user_part = u32(0, 1'000'000);
-    else if (key == "bf_max_job_start")
-      p.bf_max_job_start = u32(0, 10'000);
-    else if (key == "bf_max_job_array_resv")
-      p.bf_max_job_array_resv = u32(0, 1000);
-    else if (key == "bf_min_prio_reserve")
-      p.bf_min_prio_reserve = num(0, kMax32);
-    else if (key == "bf_min_age_reserve")
-      p.bf_min_age_reserve = num(0, 31'536'000);
-    else if (key == "bf_continue")
-      p.bf_continue = flag();
-    else if (key == "bf_busy_nodes")
-      p.bf_busy_nodes = flag();
-    else if (key == "bf_one_resv_per_job")
-      p.bf_one_resv_per_job = flag();
-    else if (key == "bf_max_time")
-      p.bf_max_time = num(1, 3600);
-    else if (key == "bf_yield_interval")
-      p.bf_yield_interval_us = num(1, 10'000'000);
-    else if (key == "bf_yield_sleep")
-      p.bf_yield_sleep_us = num(1, 10'000'000);
-    else {
-      p.other[key] = value;
-      unmodelled.push_back(key);
+      set_site_setting(s, *setting, 1);
+      continue;
     }
+    // An integer in slurm.conf's unit (bf_window: minutes), within the setting's bounds.
+    if (!has_value)
+      throw std::invalid_argument(fmt::format("SchedulerParameters option {} needs =value", key));
+    const auto v = text::parse_int(value);
+    const std::int64_t lo = setting->min / setting->scale, hi = setting->max / setting->scale;
+    if (!v || *v < lo || *v > hi)
+      throw std::invalid_argument(
+          fmt::format("SchedulerParameters option {}={} is not an integer in [{}, {}]", key, value, lo, hi));
+    set_site_setting(s, *setting, *v * setting->scale);
   }
 }
 

@@ -79,11 +79,12 @@ void import_gres_conf(const std::string& path, Site& site, std::vector<std::stri
 /// (count 1); socket bindings "(S:0-1)" are dropped. Throws std::invalid_argument.
 std::vector<NodeGres> parse_node_gres(std::string_view text);
 
-/// Applies one SchedulerParameters value ("bf_window=4320,bf_continue,...") on top of `params`
-/// (bf_window in minutes, bf_yield_* and sched_min_interval in microseconds, other times in seconds).
-/// Options not modelled land in params.other and their names in `unmodelled`. Throws
-/// std::invalid_argument naming the option on a bad value.
-void apply_scheduler_parameters(std::string_view text, SchedulerParameters& params,
+/// Applies one SchedulerParameters value ("bf_window=4320,bf_continue,...") on top of `s.params`
+/// (the options of traces/site_settings.hpp, in slurm.conf's units: bf_window in minutes, bf_yield_*
+/// and sched_min_interval in microseconds, other times in seconds). Options not modelled land in
+/// params.other and their names in `unmodelled`. Throws std::invalid_argument naming the option on a
+/// bad value.
+void apply_scheduler_parameters(std::string_view text, SchedulerSettings& s,
                                 std::vector<std::string>& unmodelled);
 
 }  // namespace slurmtwin

@@ -17,32 +17,16 @@
 #include "traces/file_io.hpp"
 #include "traces/read_report.hpp"
 #include "traces/rng.hpp"
+#include "traces/site_settings.hpp"
 #include "traces/time_format.hpp"
 
 namespace slurmtwin::cli {
 namespace {
 
-const std::map<std::string, bool>& plain_settings() {
-  // name -> takes integer values
-  static const std::map<std::string, bool> kSettings = {
-      {"PriorityWeightAge", true},
-      {"PriorityWeightFairshare", true},
-      {"PriorityWeightJobSize", true},
-      {"PriorityWeightPartition", true},
-      {"PriorityWeightQOS", true},
-      {"PriorityWeightAssoc", true},
-      {"PriorityMaxAge", true},
-      {"PriorityDecayHalfLife", true},
-      {"PriorityFavorSmall", true},
-      {"bf_interval", true},
-      {"bf_window", true},
-      {"bf_resolution", true},
-      {"bf_max_job_test", true},
-      {"bf_max_job_user", true},
-      {"default_queue_depth", true},
-      {"sched_interval", true},
-  };
-  return kSettings;
+/// The sweepable setting of the one table (traces/site_settings.hpp) named exactly `name`, or nullptr.
+const SiteSetting* plain_setting(const std::string& name) {
+  const auto* st = find_site_setting(name);
+  return st && st->sweepable && st->name == name ? st : nullptr;
 }
 
 constexpr std::string_view kTresPrefix = "PriorityWeightTRES/";
@@ -60,10 +44,6 @@ std::uint32_t to_u32(const std::string& name, double v) {
   if (!(v >= 0) || v > std::numeric_limits<std::uint32_t>::max())
     throw std::invalid_argument(fmt::format("{}: value {} out of range", name, v));
   return static_cast<std::uint32_t>(std::llround(v));
-}
-Seconds to_seconds(const std::string& name, double v) {
-  if (!(v >= 0) || v > 1e15) throw std::invalid_argument(fmt::format("{}: value {} out of range", name, v));
-  return static_cast<Seconds>(std::llround(v));
 }
 
 /// A YamlReader whose numbers may also be written as booleans (true/yes = 1, false/no = 0), as
@@ -128,8 +108,8 @@ std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t hash) {
 }
 
 bool setting_is_known(const std::string& name, bool& integer) {
-  if (const auto it = plain_settings().find(name); it != plain_settings().end()) {
-    integer = it->second;
+  if (plain_setting(name)) {
+    integer = true;  // counts, seconds, minutes and 0/1 flags
     return true;
   }
   if (name.starts_with(kTresPrefix) && name.size() > kTresPrefix.size()) {
@@ -145,40 +125,17 @@ bool setting_is_known(const std::string& name, bool& integer) {
 
 void apply_setting(Site& site, const std::string& name, double value) {
   auto& s = site.scheduler;
-  auto& p = s.params;
-  if (name == "PriorityWeightAge")
-    s.weight_age = to_u32(name, value);
-  else if (name == "PriorityWeightFairshare")
-    s.weight_fairshare = to_u32(name, value);
-  else if (name == "PriorityWeightJobSize")
-    s.weight_job_size = to_u32(name, value);
-  else if (name == "PriorityWeightPartition")
-    s.weight_partition = to_u32(name, value);
-  else if (name == "PriorityWeightQOS")
-    s.weight_qos = to_u32(name, value);
-  else if (name == "PriorityWeightAssoc")
-    s.weight_assoc = to_u32(name, value);
-  else if (name == "PriorityMaxAge")
-    s.max_age = to_seconds(name, value);
-  else if (name == "PriorityDecayHalfLife")
-    s.decay_half_life = to_seconds(name, value);
-  else if (name == "PriorityFavorSmall")
-    s.favor_small = value != 0;
-  else if (name == "bf_interval")
-    p.bf_interval = to_seconds(name, value);
-  else if (name == "bf_window")
-    p.bf_window = 60 * to_seconds(name, value);
-  else if (name == "bf_resolution")
-    p.bf_resolution = to_seconds(name, value);
-  else if (name == "bf_max_job_test")
-    p.bf_max_job_test = to_u32(name, value);
-  else if (name == "bf_max_job_user")
-    p.bf_max_job_user = to_u32(name, value);
-  else if (name == "default_queue_depth")
-    p.default_queue_depth = to_u32(name, value);
-  else if (name == "sched_interval")
-    p.sched_interval = to_seconds(name, value);
-  else if (name.starts_with(kTresPrefix) && name.size() > kTresPrefix.size()) {
+  if (const auto* st = plain_setting(name)) {
+    // In slurm.conf's unit (bf_window: minutes), rounded; a flag is on for any non-zero value.
+    if (!std::isfinite(value) || std::abs(value) > 1e15)
+      throw std::invalid_argument(fmt::format("{}: value {} out of range", name, value));
+    const std::int64_t v = st->kind == SettingKind::kFlag ? (value != 0 ? 1 : 0) : std::llround(value);
+    try {
+      set_site_setting(s, *st, v * st->scale);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("{}: {}", name, e.what()));
+    }
+  } else if (name.starts_with(kTresPrefix) && name.size() > kTresPrefix.size()) {
     if (!(value >= 0) || !std::isfinite(value))
       throw std::invalid_argument(fmt::format("{}: value {} out of range", name, value));
     std::string tres = name.substr(kTresPrefix.size());

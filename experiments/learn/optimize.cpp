@@ -3,18 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <exception>
-#include <mutex>
 #include <random>
 #include <set>
-#include <thread>
 #include <tuple>
 
 #include "experiments/learn/surrogate_data.hpp"
 #include "experiments/learn/surrogate_engine.hpp"
+#include "experiments/replay/parallel.hpp"
 #include "experiments/replay/replay.hpp"
 #include "experiments/replay/stopwatch.hpp"
 
@@ -128,12 +125,11 @@ OptimizeResult optimize(const SweepSpec& spec, const OptimizeOptions& o) {
       r.verified.push_back(c);
   std::vector<OptimizeCandidate*> todo = {&r.current};
   for (auto& c : r.verified) todo.push_back(&c);
-  std::atomic<std::size_t> next{0};
-  std::mutex mu;
-  std::exception_ptr error;
-  const auto worker = [&] {
-    for (std::size_t i; (i = next++) < todo.size();) {
-      try {
+  ParallelOptions po;
+  po.threads = o.jobs;
+  parallel_for(
+      todo.size(),
+      [&](std::size_t i) {
         Site s = base;
         apply_point(s, todo[i]->point);
         // The spec's replicates: means over replays at spread timer phases, as a sweep stores them.
@@ -153,18 +149,8 @@ OptimizeResult optimize(const SweepSpec& spec, const OptimizeOptions& o) {
           c.exact_feasible =
               c.exact_feasible && constraint_holds(r.constraints[k], c.exact_constraints.back());
         }
-      } catch (...) {
-        std::lock_guard lock(mu);
-        if (!error) error = std::current_exception();
-        next = todo.size();
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  for (unsigned k = 0; k < std::max(1u, std::min<unsigned>(o.jobs, static_cast<unsigned>(todo.size()))); ++k)
-    threads.emplace_back(worker);
-  for (auto& t : threads) t.join();
-  if (error) std::rethrow_exception(error);
+      },
+      po);
   r.exact_seconds = seconds_since(t_exact);
   for (std::size_t k = 0; k < r.verified.size(); ++k)
     if (r.verified[k].exact_feasible &&

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "experiments/replay/interrupt.hpp"
+#include "experiments/replay/parallel.hpp"
 #include "experiments/replay/replay.hpp"
 #include "experiments/sweep/sweep.hpp"
 
@@ -309,9 +310,8 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
   // o.phases timer phases. The reference replay is setting 0's (the site's own) first phase.
   if (o.phases == 0) throw std::invalid_argument("phases must be at least 1");
   const std::size_t total = o.window_replay ? nw * ns : ns;
-  std::atomic<std::size_t> next{0}, done{0}, finished{0};
-  std::mutex mu;
-  std::exception_ptr error;
+  std::atomic<std::size_t> done{0};  // replays finished
+  std::mutex mu;                     // guards progress
   auto store = [&](std::size_t w, std::size_t s, const std::vector<float>& waits, bool by_trace_index) {
     const auto& win = windows[w];
     for (std::size_t i = 0; i < win.jobs.size(); ++i)
@@ -329,43 +329,36 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
     for (auto& v : waits) v /= static_cast<float>(o.phases);
     return waits;
   };
-  auto worker = [&] {
-    for (std::size_t task; (task = next++) < total;) {
-      if (o.stop && o.stop->load()) break;
-      try {
-        if (o.window_replay) {
-          const std::size_t w = task / ns, s = task % ns;
-          store(w, s, phase_mean(sites[s], window_traces[w], {}), false);
-        } else {
-          const auto waits =
-              phase_mean(sites[task], trace,
-                         task == 0 && reference ? replay_waits(*reference, trace) : std::vector<float>{});
-          for (std::size_t w = 0; w < nw; ++w) store(w, task, waits, true);
-        }
-        ++finished;
-      } catch (...) {
-        std::lock_guard lock(mu);
-        if (!error) error = std::current_exception();
-        next = total;
-      }
-      const auto n = ++done;
-      if (progress) {
-        std::lock_guard lock(mu);
-        progress(n, total);
-      }
+  const auto stopped = [&] { return o.stop && o.stop->load(); };
+  const auto body = [&](std::size_t task) {
+    if (o.window_replay) {
+      const std::size_t w = task / ns, s = task % ns;
+      store(w, s, phase_mean(sites[s], window_traces[w], {}), false);
+    } else {
+      const auto waits =
+          phase_mean(sites[task], trace,
+                     task == 0 && reference ? replay_waits(*reference, trace) : std::vector<float>{});
+      for (std::size_t w = 0; w < nw; ++w) store(w, task, waits, true);
+    }
+    const auto n = ++done;
+    if (progress) {
+      std::lock_guard lock(mu);
+      progress(n, total);
     }
   };
-  const unsigned workers = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (unsigned k = 0; k < workers; ++k) pool.emplace_back(worker);
-  for (auto& t : pool) t.join();
-  // A stop unwinds the running replays with their own Interrupted; say what it means for the dataset.
-  if (o.stop && o.stop->load())
+  ParallelOptions po;
+  po.threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  po.stop = stopped;
+  try {
+    parallel_for(total, body, po);
+  } catch (...) {
+    if (!stopped()) throw;  // a stop unwinds the running replays with their own Interrupted
+  }
+  if (stopped())
     throw Interrupted(fmt::format(
         "{}: dataset generation stopped with {} of {} replays finished; no dataset written",
         InterruptGuard::signal_name().empty() ? std::string("interrupted") : InterruptGuard::signal_name(),
-        finished.load(), total));
-  if (error) std::rethrow_exception(error);
+        done.load(), total));
   return d;
 }
 

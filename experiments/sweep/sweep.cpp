@@ -4,11 +4,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
-#include <exception>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -19,6 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "experiments/replay/parallel.hpp"
 #include "experiments/replay/replay.hpp"
 #include "experiments/replay/stopwatch.hpp"
 #include "experiments/replay/trace_input.hpp"
@@ -280,50 +278,25 @@ Progress make_progress(const SweepRunOptions& options, std::ostream& discard, co
   return Progress(options.progress ? *options.progress : discard, po);
 }
 
-/// Replays the plan's tasks `todo` on a pool of worker threads, storing each row as it finishes;
-/// returns how many were stored. The first error stops the workers and is rethrown.
+/// Replays the plan's tasks `todo` on `workers` threads, storing each row as it finishes; returns how
+/// many were stored. The first error stops the workers and is rethrown.
 std::size_t run_exact(const SweepSpec& spec, const SweepPlan& plan, SweepStore& store,
                       const std::vector<std::size_t>& todo, unsigned workers, Progress& progress) {
-  workers = static_cast<unsigned>(std::min<std::size_t>(workers, std::max<std::size_t>(todo.size(), 1)));
-  std::atomic<std::size_t> next{0};
-  std::mutex mutex;  // guards store, finished, error
-  std::condition_variable cv;
-  std::size_t finished = 0;
-  std::exception_ptr error;
-  std::atomic<bool> stop{false};
-  const auto worker = [&] {
-    while (!stop) {
-      const auto i = next++;
-      if (i >= todo.size()) break;
-      try {
+  std::mutex mutex;  // guards store
+  ParallelOptions po;
+  po.threads = workers;
+  po.poll = [&] { progress.poll(); };  // progress lines keep coming while replays are long
+  return parallel_for(
+      todo.size(),
+      [&](std::size_t i) {
         const auto row = evaluate_task(spec, plan, todo[i]);
-        std::lock_guard lock(mutex);
-        store.insert(row, spec.objectives, spec.constraints);
-        ++finished;
-      } catch (...) {
-        std::lock_guard lock(mutex);
-        if (!error) error = std::current_exception();
-        stop = true;
-      }
-      progress.add();
-      cv.notify_all();
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned w = 0; w < workers && !todo.empty(); ++w) pool.emplace_back(worker);
-  {
-    std::unique_lock lock(mutex);
-    const auto all_done = [&] { return finished >= todo.size() || error; };
-    // Wake up now and then so that the progress lines keep coming while replays are long.
-    while (!cv.wait_for(lock, std::chrono::milliseconds(250), all_done)) {
-      lock.unlock();
-      progress.poll();
-      lock.lock();
-    }
-  }
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
-  return finished;
+        {
+          std::lock_guard lock(mutex);
+          store.insert(row, spec.objectives, spec.constraints);
+        }
+        progress.add();
+      },
+      po);
 }
 
 /// The store row of a surrogate prediction: its medians as the values, and the prediction.

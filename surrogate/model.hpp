@@ -46,7 +46,7 @@ struct ModelConfig {
   std::int64_t conditioned_layers = 0;  // FiLM-conditioned attention blocks (run per setting)
   // Priority-competition heads (see above; O(n²) per setting). Off by default: on the ub_medium week
   // they did not change the per-job or ranking figures and cost 6-10× the training and inference time
-  // (docs/surrogate.md, "Where the time goes").
+  // (docs/log/surrogate.md, "Where the time goes").
   std::int64_t competition_heads = 0;
   std::int64_t ffn = 128;  // hidden width of each block's feed-forward part
   double dropout = 0.1;

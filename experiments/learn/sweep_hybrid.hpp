@@ -48,7 +48,7 @@ std::size_t exact_budget(const HybridOptions& options, std::size_t n);
 // linear fit on exact points ranks held-out ones at 0.70–0.79): a few exact values spread over the
 // design correct it much better than they would verify its top. On the full 1,000-point ub_medium
 // design the fit alone (no surrogate column) chose as well, so a hybrid without a model screens with
-// that response surface only (docs/surrogate.md, "Hybrid without a model").
+// that response surface only (docs/log/surrogate.md, "Hybrid without a model").
 
 /// `count` of `n` points in design order, spread evenly: the middle of each of `count` equal strides.
 std::vector<std::size_t> calibration_points(std::size_t n, std::size_t count);

@@ -72,7 +72,7 @@ docs: cli-doc
 	@bash cmake/gen-doc.sh $(BUILD)/experiments/slurmtwin docs/src/getting-started.md docs/getting-started.md
 
 # libFuzzer targets for every reader and importer (clang++), FUZZ_SECONDS each on the committed seed
-# corpus (tests/fuzz/). All 17 at the default 30 s take about 9 min plus the first build.
+# corpus (tests/fuzz/). All 18 at the default 30 s take about 9.5 min plus the first build.
 FUZZ_SECONDS ?= 30
 fuzz:
 	@bash cmake/install-deps.sh --fuzz

@@ -281,6 +281,12 @@ void SlurmPolicy::drop_records(std::uint32_t job) {
 
 const std::vector<QueueRecord>& SlurmPolicy::sorted_queue(const sim::SimState& s) {
   if (queue_counts_.empty()) queue_counts_.assign(site_.partitions.size(), 0);
+  // A job that left the queue again before any pass merged its records (cancelled in the second it was
+  // queued, before that second's pass) counted them stale: drop them before they are merged, as the
+  // erasure below may otherwise run first and leave them in the queue with no priority entries.
+  const auto unmerged = queued_since_.size();
+  std::erase_if(queued_since_, [&](const QueueRecord& r) { return !sim::in_queue(s.jobs[r.job], s.now); });
+  stale_records_ -= std::min(stale_records_, unmerged - queued_since_.size());
   // Drop records of jobs that left the queue when they are a quarter of it (passes skip them anyway)
   // or when the whole queue is re-sorted.
   // (With no start since the last erasure there is nothing to drop.)

@@ -65,7 +65,8 @@ std::uint64_t Controller::run() {
     last_full_sched_ = state_.origin + first - sp.sched_interval;
     schedule_background(state_.origin + first);
   }
-  if (sp.bf_interval > 0 && state_.site.scheduler.scheduler_type == "sched/backfill") {
+  backfill_enabled_ = sp.bf_interval > 0 && state_.site.scheduler.scheduler_type == "sched/backfill";
+  if (backfill_enabled_) {
     const Seconds first = options_.backfill_phase != kUnsetTime ? options_.backfill_phase : sp.bf_interval;
     last_backfill_end_ = state_.origin + first - sp.bf_interval;
     schedule_backfill(state_.origin + first);
@@ -605,6 +606,15 @@ void Controller::note_change() {
 void Controller::handle(const DecayTick&) {
   policy_.decay_tick(state_);
   if (!work_left() || stalled_) return;
+  // Without periodic full passes (sched_interval -1) slurmctld schedules only when something happens:
+  // with nothing running, suspended or to come, no pass requested and no backfill cycle left to see
+  // a change, nothing can start again (the decay thread alone would tick on for ever).
+  if (state_.site.scheduler.params.sched_interval <= 0 && state_.running.empty() &&
+      state_.suspended.empty() && future_submits_ == 0 && future_changes_ == 0 && !pass_requested_ &&
+      !(backfill_enabled_ && changed_since_backfill_)) {
+    stalled_ = true;
+    return;
+  }
   if (idle()) {
     decay_parked_ = true;
     return;

@@ -12,7 +12,10 @@
 #include <string>
 
 #include "experiments/check/check.hpp"
+#include "experiments/replay/replay.hpp"
 #include "experiments/sweep/sweep_spec.hpp"
+#include "scenario_support.hpp"
+#include "scheduler_gen.hpp"
 #include "surrogate/dataset.hpp"
 #include "surrogate/model.hpp"
 #include "surrogate/split.hpp"
@@ -91,6 +94,23 @@ const std::map<std::string, Call>& calls() {
        }},
       {"surrogate_checkpoint",
        [](const std::string& c, const std::string& f) { surrogate::Surrogate::decode(c, f); }},
+      // The bytes drive the generator of fuzz_scheduler; a site Slurm refuses or a trace the replay
+      // refuses as a whole is fine (neither is about the file), a crash or a hang is not.
+      {"scheduler",
+       [](const std::string& c, const std::string&) {
+         auto d = testing::bytes_draw(reinterpret_cast<const std::uint8_t*>(c.data()), c.size());
+         const Site site = testing::random_site(d);
+         const Trace trace = testing::random_trace(d, site, testing::kT0);
+         try {
+           validate(site);
+           cli::ReplayOptions o;
+           o.check_invariants = true;
+           const auto r = cli::run_replay(site, trace, o);
+           CHECK(r.metrics.input_jobs == trace.jobs.size());
+         } catch (const std::invalid_argument&) {
+         } catch (const InputError&) {
+         }
+       }},
   };
   return kCalls;
 }

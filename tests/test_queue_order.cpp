@@ -7,6 +7,7 @@
 
 #include "experiments/replay/replay.hpp"
 #include "policies/main_scheduler.hpp"
+#include "replay_support.hpp"
 #include "scenario_support.hpp"
 
 using namespace slurmtwin;
@@ -98,4 +99,36 @@ TEST_CASE("a full pass settles the records behind a blocked partition: Priority,
   CHECK_FALSE(seen(1, sim::PendingReason::kPriority));
   CHECK(seen(2, sim::PendingReason::kPriority));
   CHECK_FALSE(seen(2, sim::PendingReason::kResources));
+}
+
+TEST_CASE("a job cancelled before any pass saw it leaves no record behind for the next pass") {
+  // Found by the scheduler property test (seed 51, SIGSEGV in SlurmPolicy::sorted_queue). Job 1 is
+  // submitted and cancelled at t=0; the decay run at t=0 (between the two) marks the queue for a
+  // priority refresh. The pass at t=3 (batch_sched_delay) used to drop the stale records first and
+  // merge job 1's unmerged record after, then read its freed priority entries. Job 2, submitted at
+  // t=10 on the idle node, starts in the pass of that second (the last one ran at 3, 3 s before).
+  auto trace = make_trace({{0, 1, 1, 100, 600}, {10, 1, 1, 100, 600}});
+  trace.jobs[0].cancel = kT0;
+  const auto r = testing::checked_replay(testing::small_site(1, 4), trace);
+  const auto& jobs = r.state->jobs;
+  CHECK(jobs[0].start == kUnsetTime);
+  CHECK(r.metrics.cancelled_before_start == 1);
+  CHECK(jobs[1].start - kT0 == 10);
+}
+
+TEST_CASE("without periodic passes and backfill, a replay whose pending jobs can no longer start ends") {
+  // Found by the scheduler fuzz target (a 10 s timeout: the replay never ended). With SchedulerParameters
+  // sched_interval=-1 and bf_interval=-1 slurmctld schedules only when something happens. Job 1 asks
+  // for 4 CPUs on one node of a 2-CPU cluster: it stays pending for good. Once job 2 (submitted at 5,
+  // started at 6, 100 s) has ended, nothing runs, nothing is to come and no pass is due: the replay
+  // ends there instead of running the decay thread through simulated time for ever.
+  auto site = small_site(1, 2);
+  site.scheduler.params.sched_interval = -1;
+  site.scheduler.params.bf_interval = -1;
+  const auto r = testing::checked_replay(site, make_trace({{0, 1, 4, 100, 600}, {5, 1, 1, 100, 600}}));
+  const auto& jobs = r.state->jobs;
+  CHECK(jobs[0].start == kUnsetTime);
+  CHECK(jobs[1].start - kT0 == 6);  // the pass its submit requested: batch_sched_delay after the one at 3
+  CHECK(r.metrics.never_started == 1);
+  CHECK(r.events < 100);
 }

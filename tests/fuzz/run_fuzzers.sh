@@ -13,7 +13,7 @@ targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(sacct_parsable sacct_json swf events graham_csv eagle_csv native_trace
            slurm_conf gres_conf topology_conf sacctmgr_script assoc_dump site_events site_yaml sweep_spec
-           surrogate_dataset surrogate_checkpoint)
+           surrogate_dataset surrogate_checkpoint scheduler)
 fi
 mkdir -p "$build/fuzz-corpus" "$build/fuzz-artifacts" "$build/fuzz-logs"
 status=0

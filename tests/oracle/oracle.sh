@@ -771,7 +771,7 @@ run() {
   # Each run of the decay thread logs the Fair Tree walk from root (DebugFlags=Priority).
   grep -E '_ft_debug: +root \(root\)' "$ROOT/log/slurmctld.log" | sed -E 's/^\[([^]]+)\].*/\1/' |
     while read -r ts; do date -d "$ts" +%s.%3N; done > "$out/ticks.txt"
-  grep -E 'sched: Allocate|backfill: Started|sched/backfill|preempt|Requeu|TIMEOUT|[Tt]ime limit|_slurm_rpc_submit_batch_job: |[Rr]eservation|update_node' \
+  grep -E 'sched: Allocate|backfill: Started|sched/backfill|preempt|Requeu|TIMEOUT|[Tt]ime limit|_slurm_rpc_submit_batch_job: |_job_complete: JobId=[0-9_()]+ done|[Rr]eservation|update_node' \
     "$ROOT/log/slurmctld.log" > "$out/slurmctld-events.log" || true
   sacct -M oracle -a -D -X -P -S "$(date -d @$((t0 - 600)) +%Y-%m-%dT%H:%M:%S)" -E now \
     --format=JobID,JobName,User,Account,Partition,QOS,Submit,Eligible,Start,End,ElapsedRaw,TimelimitRaw,NNodes,ReqCPUS,AllocCPUS,ReqMem,State,Flags,Priority,NodeList,ReqTRES,AllocTRES,Reservation,ReservationId \

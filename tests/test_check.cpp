@@ -85,6 +85,13 @@ TEST_CASE("check scenarios: every error names file, line and key") {
             "scenarios:\n  - name: a\n    metrics: {wait_mean: }\n  - name: a\n    metrics: {wait_mean: }\n")
             .find("s.yaml:4: name: scenario 'a' given twice") != std::string::npos);
   CHECK(parse_error("scenarios:\n  - name: a\n").find("s.yaml:2: metrics:") != std::string::npos);
+  // The trace section reads as a sweep spec's (one parser), but a check scenario has its own window.
+  CHECK(parse_error(
+            "scenarios:\n  - name: a\n    trace: {synthetic: {seed: 1.5}}\n    metrics: {wait_mean: }\n")
+            .find("s.yaml:3: seed: bad type: expected a non-negative integer") != std::string::npos);
+  CHECK(parse_error("scenarios:\n  - name: a\n    trace: {path: t.swf, window: {from: +1-00:00:00}}\n"
+                    "    metrics: {wait_mean: }\n")
+            .find("s.yaml:3: window: unknown key in trace") != std::string::npos);
   CHECK(parse_error("scenarios: [\n").find("s.yaml:") != std::string::npos);
   // A key that is itself a sequence (the sweep spec's fuzz finding, same parser shape): an InputError.
   CHECK(parse_error("scenarios:\n  - name: a\n    [x]: 1\n    metrics: {wait_mean: }\n")

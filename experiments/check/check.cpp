@@ -25,37 +25,6 @@ Tolerance parse_tolerance(const YamlReader& r, const YAML::Node& n, Tolerance ba
   return base;
 }
 
-// The site and trace sections use the keys of a sweep spec (docs/sweeps.md), so a site's sweep and
-// check files read the same way.
-void parse_trace(const YamlReader& r, const YAML::Node& trace, SweepSpec& spec) {
-  if (trace.IsScalar()) {
-    spec.trace_paths.push_back(r.path(trace, "trace"));
-    return;
-  }
-  r.check_map(trace, "trace", {"path", "paths", "format", "users_from", "synthetic"});
-  if (trace["path"]) spec.trace_paths.push_back(r.path(trace["path"], "path"));
-  if (const auto paths = trace["paths"]; paths) {
-    if (!paths.IsSequence()) r.fail(paths, "paths", "expected a list of files");
-    for (const auto& p : paths) spec.trace_paths.push_back(r.path(p, "paths"));
-  }
-  if (trace["format"]) spec.trace_format = r.str(trace["format"], "format");
-  if (trace["users_from"]) spec.users_from = r.path(trace["users_from"], "users_from");
-  if (const auto syn = trace["synthetic"]; syn) {
-    if (!spec.trace_paths.empty()) r.fail(syn, "synthetic", "give either trace files or synthetic, not both");
-    r.check_map(syn, "synthetic", {"seed", "days"});
-    if (syn["seed"]) {
-      const double s = r.non_negative(syn["seed"], "seed");
-      if (s != std::floor(s) || s > 9e15) r.fail(syn["seed"], "seed", "expected a non-negative integer");
-      spec.synthetic_seed = static_cast<std::uint64_t>(s);
-    }
-    if (syn["days"]) {
-      spec.synthetic_days = r.number(syn["days"], "days");
-      if (!(spec.synthetic_days > 0) || spec.synthetic_days > 3660)
-        r.fail(syn["days"], "days", "expected a number of days in (0, 3660]");
-    }
-  }
-}
-
 CheckScenario parse_scenario(const YamlReader& r, const YAML::Node& n, const Tolerance& suite_tolerance) {
   r.check_map(n, "scenario",
               {"name", "site", "trace", "window", "settings", "tolerance", "metrics", "optional"});
@@ -67,7 +36,8 @@ CheckScenario parse_scenario(const YamlReader& r, const YAML::Node& n, const Tol
   if (s.name.empty() || s.name.find_first_of(" \t\n\"'<>&|") != std::string::npos)
     r.fail(n["name"], "name", "expected a non-empty name without spaces, quotes, <, >, & or |");
   if (n["site"]) parse_site_section(r, n["site"], s.inputs);
-  if (n["trace"]) parse_trace(r, n["trace"], s.inputs);
+  // The site and trace sections read as a sweep spec's (docs/sweeps.md), without the trace window.
+  if (n["trace"]) parse_trace_section(r, n["trace"], s.inputs, /*window_allowed=*/false);
   if (const auto w = n["window"]; w) {
     r.check_map(w, "window", {"from", "length"});
     if (w["from"]) s.window.from = r.duration(w["from"], "from");

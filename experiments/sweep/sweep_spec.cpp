@@ -155,6 +155,64 @@ void apply_point(Site& site, const SweepPoint& point) {
   for (const auto& [name, value] : point) apply_setting(site, name, value);
 }
 
+void parse_trace_section(const YamlReader& r, const YAML::Node& trace, SweepSpec& spec, bool window_allowed) {
+  if (trace.IsScalar()) {
+    spec.trace_paths.push_back(r.path(trace, "trace"));
+    return;
+  }
+  auto keys = std::set<std::string>{"path", "paths", "format", "users_from", "synthetic"};
+  if (window_allowed) keys.emplace("window");
+  r.check_map(trace, "trace", keys);
+  if (trace["path"]) spec.trace_paths.push_back(r.path(trace["path"], "path"));
+  if (const auto paths = trace["paths"]; paths) {
+    if (!paths.IsSequence()) r.fail(paths, "paths", "expected a list of files");
+    for (const auto& p : paths) spec.trace_paths.push_back(r.path(p, "paths"));
+  }
+  if (trace["format"]) spec.trace_format = r.str(trace["format"], "format");
+  if (trace["users_from"]) spec.users_from = r.path(trace["users_from"], "users_from");
+  if (const auto syn = trace["synthetic"]; syn) {
+    if (!spec.trace_paths.empty()) r.fail(syn, "synthetic", "give either trace files or synthetic, not both");
+    r.check_map(syn, "synthetic", {"seed", "days"});
+    if (syn["seed"]) spec.synthetic_seed = r.unsigned_int(syn["seed"], "seed");
+    if (syn["days"]) {
+      spec.synthetic_days = r.number(syn["days"], "days");
+      if (!(spec.synthetic_days > 0) || spec.synthetic_days > 3660)
+        r.fail(syn["days"], "days", "expected a number of days in (0, 3660]");
+    }
+  }
+  if (const auto window = trace["window"]; window) {
+    r.check_map(window, "window", {"from", "to"});
+    spec.window_line = r.line_of(window);
+    if (!window["from"] && !window["to"]) r.fail(window, "window", "give from, to or both");
+    const auto bound = [&](const char* key) {
+      WindowBound b;
+      const auto node = window[key];
+      if (!node) return b;
+      const auto text = r.str(node, key);
+      b.set = true;
+      if (text.starts_with("+")) {
+        const auto d = parse_slurm_duration(std::string_view(text).substr(1));
+        if (!d || *d < 0)
+          r.fail(node, key,
+                 fmt::format("'{}': expected +D-HH:MM:SS (an offset from the first submit)", text));
+        b.relative = true;
+        b.value = *d;
+      } else {
+        const auto t = parse_timestamp(text);
+        if (!t || *t == kUnsetTime)
+          r.fail(node, key, fmt::format("'{}': expected YYYY-MM-DDTHH:MM:SS or +D-HH:MM:SS", text));
+        b.value = *t;
+      }
+      return b;
+    };
+    spec.window_from = bound("from");
+    spec.window_to = bound("to");
+    if (spec.window_from.set && spec.window_to.set && spec.window_from.relative == spec.window_to.relative &&
+        !(spec.window_from.value < spec.window_to.value))
+      r.fail(window, "window", "empty window: need from < to");
+  }
+}
+
 void parse_site_section(const YamlReader& r, const YAML::Node& site, SweepSpec& spec) {
   if (site.IsScalar()) {
     spec.site_yaml = r.path(site, "site");
@@ -219,63 +277,7 @@ SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_n
 
   if (const auto site = root["site"]; site) parse_site_section(r, site, spec);
 
-  if (const auto trace = root["trace"]; trace) {
-    if (trace.IsScalar()) {
-      spec.trace_paths.push_back(r.path(trace, "trace"));
-    } else {
-      r.check_map(trace, "trace", {"path", "paths", "format", "users_from", "synthetic", "window"});
-      if (trace["path"]) spec.trace_paths.push_back(r.path(trace["path"], "path"));
-      if (const auto paths = trace["paths"]; paths) {
-        if (!paths.IsSequence()) r.fail(paths, "paths", "expected a list of files");
-        for (const auto& p : paths) spec.trace_paths.push_back(r.path(p, "paths"));
-      }
-      if (trace["format"]) spec.trace_format = r.str(trace["format"], "format");
-      if (trace["users_from"]) spec.users_from = r.path(trace["users_from"], "users_from");
-      if (const auto syn = trace["synthetic"]; syn) {
-        if (!spec.trace_paths.empty())
-          r.fail(syn, "synthetic", "give either trace files or synthetic, not both");
-        r.check_map(syn, "synthetic", {"seed", "days"});
-        if (syn["seed"]) spec.synthetic_seed = r.unsigned_int(syn["seed"], "seed");
-        if (syn["days"]) {
-          spec.synthetic_days = r.number(syn["days"], "days");
-          if (!(spec.synthetic_days > 0) || spec.synthetic_days > 3660)
-            r.fail(syn["days"], "days", "expected a number of days in (0, 3660]");
-        }
-      }
-      if (const auto window = trace["window"]; window) {
-        r.check_map(window, "window", {"from", "to"});
-        spec.window_line = r.line_of(window);
-        if (!window["from"] && !window["to"]) r.fail(window, "window", "give from, to or both");
-        const auto bound = [&](const char* key) {
-          WindowBound b;
-          const auto node = window[key];
-          if (!node) return b;
-          const auto text = r.str(node, key);
-          b.set = true;
-          if (text.starts_with("+")) {
-            const auto d = parse_slurm_duration(std::string_view(text).substr(1));
-            if (!d || *d < 0)
-              r.fail(node, key,
-                     fmt::format("'{}': expected +D-HH:MM:SS (an offset from the first submit)", text));
-            b.relative = true;
-            b.value = *d;
-          } else {
-            const auto t = parse_timestamp(text);
-            if (!t || *t == kUnsetTime)
-              r.fail(node, key, fmt::format("'{}': expected YYYY-MM-DDTHH:MM:SS or +D-HH:MM:SS", text));
-            b.value = *t;
-          }
-          return b;
-        };
-        spec.window_from = bound("from");
-        spec.window_to = bound("to");
-        if (spec.window_from.set && spec.window_to.set &&
-            spec.window_from.relative == spec.window_to.relative &&
-            !(spec.window_from.value < spec.window_to.value))
-          r.fail(window, "window", "empty window: need from < to");
-      }
-    }
-  }
+  if (const auto trace = root["trace"]; trace) parse_trace_section(r, trace, spec, /*window_allowed=*/true);
 
   const auto params = root["parameters"];
   if (!params) r.fail(root, "parameters", "a sweep needs parameters");

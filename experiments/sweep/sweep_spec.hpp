@@ -97,6 +97,9 @@ class YamlReader;
 /// yaml / slurm_conf / scontrol_config / scontrol_nodes / scontrol_partitions / gres_conf / qos_dump /
 /// sacctmgr / sacctmgr_dump / assoc_dump / default_cpu_nodes.
 void parse_site_section(const YamlReader& r, const YAML::Node& site, SweepSpec& spec);
+/// The `trace:` section likewise: a path, or a map of path / paths / format / users_from / synthetic
+/// {seed, days} and, where `window_allowed` (sweeps), window {from, to}.
+void parse_trace_section(const YamlReader& r, const YAML::Node& trace, SweepSpec& spec, bool window_allowed);
 SweepSpec load_sweep_spec(const std::string& path);
 
 /// True when `name` is a setting a sweep may vary; `integer` tells whether it takes integer values.

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -913,4 +914,35 @@ TEST_CASE("sweep --mpi: SKIPPED, this build has no MPI") {
 }
 #endif
 
+TEST_CASE("reading a sweep database never creates or changes a file: absent or foreign ones are bad input") {
+  // Issue 27, D4: `sweep show --db nosuch.db` created an empty database and exited 0, and show/report on
+  // another SQLite file added tables to it and switched it to WAL.
+  const auto dir = testing::scratch_dir("sweep_read_only");
+  const auto missing = (dir / "nosuch.db").string();
+  CHECK_THROWS_WITH_AS(SweepStore(missing, StoreAccess::kRead), doctest::Contains("no such sweep database"),
+                       InputError);
+  CHECK_FALSE(std::filesystem::exists(missing));
+  // A file that is not a sweep database is refused, and left as it was.
+  const auto foreign = (dir / "other.db").string();
+  const auto bytes = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  };
+  std::ofstream(foreign, std::ios::binary | std::ios::trunc) << "SQLite format 3";  // not even a database
+  const auto before = bytes(foreign);
+  CHECK_THROWS_WITH_AS(SweepStore(foreign, StoreAccess::kRead), doctest::Contains("not a sweep database"),
+                       InputError);
+  CHECK(bytes(foreign) == before);
+  // A sweep's own database reads the same rows read-only as read-write, and is left unchanged.
+  const auto spec = load_sweep_spec(write_spec(dir, kTinySpec));
+  const auto db = (dir / "s.db").string();
+  REQUIRE(run_sweep_spec(spec, db, {}).evaluated == 4);
+  const auto written = bytes(db);
+  const auto read = SweepStore(db, StoreAccess::kRead).rows();
+  CHECK(read.size() == 4);
+  CHECK(bytes(db) == written);
+  CHECK(read.front().key == SweepStore(db).rows().front().key);
+}
+
 }  // namespace slurmtwin::cli
+

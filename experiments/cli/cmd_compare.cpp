@@ -61,7 +61,7 @@ int run_compare(const Args& args) {
     } else if (!std::filesystem::exists(db)) {
       throw std::runtime_error(db + ": no such database");
     }
-    const SweepStore store(db);
+    const SweepStore store(db, StoreAccess::kRead);
     const auto c = compare_engines(store.rows(true), store.objectives(), store.constraints());
     const auto text = comparison_markdown(c, fmt::format("Surrogate vs exact simulator: {}", spec_path),
                                           exact.evaluated ? exact.exact_seconds : 0,

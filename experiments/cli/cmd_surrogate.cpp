@@ -659,9 +659,10 @@ int update(const Args& args) {
   const auto& db = vm["db"].as<std::string>();
   if (!std::filesystem::exists(db)) throw std::runtime_error(db + ": no such database");
   auto model = Surrogate::load(vm["model"].as<std::string>());
-  const auto data = dataset_from_sweep(
-      load_sweep_site(spec), load_sweep_trace(spec), SweepStore(db).rows(true), model.schema(), model.axes(),
-      vm["window-jobs"].as<std::uint32_t>(), vm["context-jobs"].as<std::uint32_t>());
+  const auto data =
+      dataset_from_sweep(load_sweep_site(spec), load_sweep_trace(spec),
+                         SweepStore(db, StoreAccess::kRead).rows(true), model.schema(), model.axes(),
+                         vm["window-jobs"].as<std::uint32_t>(), vm["context-jobs"].as<std::uint32_t>());
   if (const auto& out = vm["data-out"].as<std::string>(); !out.empty()) write_dataset(data, out);
   const auto split = make_split(data, t.seed, SplitMode::kInterleaved);
   std::cout << fmt::format(

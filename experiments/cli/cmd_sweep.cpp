@@ -259,7 +259,7 @@ int sweep_show(const Args& args) {
   po::positional_options_description pos;
   pos.add("db", 1);
   const auto vm = parse("slurmtwin sweep show --db FILE [--csv]", o, args, pos);
-  SweepStore store(vm["db"].as<std::string>());
+  const SweepStore store(vm["db"].as<std::string>(), StoreAccess::kRead);
   const auto objectives = store.objectives();
   const auto constraints = store.constraints();
   const auto rows = store.rows();

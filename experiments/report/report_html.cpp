@@ -508,7 +508,7 @@ std::string replay_report_html(const std::string& run_dir, const ReportOptions& 
 std::string sweep_report_html(const std::string& db_path, const ReportOptions& opt) {
   if (!std::filesystem::exists(db_path))
     throw InputError(db_path, 0, "", "absent: expected a sweep database");
-  const SweepStore store(db_path);
+  const SweepStore store(db_path, StoreAccess::kRead);
   const auto objectives = store.objectives();
   const auto all_rows = store.rows();
   if (objectives.empty() || all_rows.empty())

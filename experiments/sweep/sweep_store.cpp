@@ -6,11 +6,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <set>
 #include <stdexcept>
 #include <variant>
+
+#include "traces/read_report.hpp"
 
 namespace slurmtwin::cli {
 namespace {
@@ -144,13 +147,30 @@ std::array<std::string, 3> prediction_columns(const std::string& metric) {
   return {"sur_" + base, "sur_lo_" + base, "sur_hi_" + base};
 }
 
-SweepStore::SweepStore(const std::string& path) : path_(path) {
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+SweepStore::SweepStore(const std::string& path, StoreAccess access) : path_(path) {
+  const bool read_only = access == StoreAccess::kRead;
+  // A reader never creates the file it was asked to read (a typo must not become an empty result).
+  if (read_only && !std::filesystem::is_regular_file(path))
+    throw InputError(path, 0, "db", "no such sweep database");
+  const int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
     const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     throw std::runtime_error(fmt::format("{}: cannot open the sweep database: {}", path, msg));
   }
   sqlite3_busy_timeout(db_, 10'000);
+  if (read_only) {
+    bool sweep_database = false;
+    try {
+      sweep_database = !table_columns(db_, "table_info(points)", path_).empty();
+    } catch (const std::runtime_error&) {  // not SQLite at all ("file is not a database")
+    }
+    if (!sweep_database) {
+      sqlite3_close(db_);
+      throw InputError(path, 0, "db", "not a sweep database (no points table)");
+    }
+    return;
+  }
   try {
     exec("PRAGMA journal_mode=WAL");
     exec("PRAGMA synchronous=NORMAL");
@@ -424,8 +444,8 @@ std::vector<SweepRow> SweepStore::rows(bool with_job_waits) const {
 
 std::size_t SweepStore::merge_from(const std::string& other) {
   {
-    // Opening it first checks that it is a sweep store (and gives it the current schema).
-    SweepStore src(other);
+    // Opening it first checks that it is a sweep store; it is only read.
+    SweepStore src(other, StoreAccess::kRead);
     add_objectives(src.objectives());
     auto mine = constraints();
     for (const auto& c : src.constraints()) {

@@ -69,10 +69,16 @@ std::array<std::string, 3> prediction_columns(const std::string& metric);
 /// chars -> '_').
 std::string standard_error_column(const std::string& metric);
 
+/// How a command opens a sweep database: to write results (created when absent, schema brought up to
+/// date, WAL journal) or only to read them (show, report, a merge's inputs: the file is left as it is).
+enum class StoreAccess : std::uint8_t { kWrite, kRead };
+
 class SweepStore {
  public:
-  /// Opens (creating when absent) the database at `path`; throws std::runtime_error naming it.
-  explicit SweepStore(const std::string& path);
+  /// kWrite: opens, creating when absent, the database at `path`; std::runtime_error naming it.
+  /// kRead: opens an existing sweep database read-only; InputError naming it when it is absent or has
+  /// no points table (not a sweep database).
+  explicit SweepStore(const std::string& path, StoreAccess access = StoreAccess::kWrite);
   ~SweepStore();
   SweepStore(const SweepStore&) = delete;
   SweepStore& operator=(const SweepStore&) = delete;

@@ -945,4 +945,3 @@ TEST_CASE("reading a sweep database never creates or changes a file: absent or f
 }
 
 }  // namespace slurmtwin::cli
-

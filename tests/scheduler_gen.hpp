@@ -9,9 +9,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "experiments/replay/replay.hpp"
+#include "traces/read_report.hpp"
 #include "traces/site.hpp"
 #include "traces/site_settings.hpp"
 #include "traces/trace.hpp"
@@ -142,8 +146,8 @@ inline Site random_site(Draw& d) {
   return s;
 }
 
-/// 1-30 jobs over 15 minutes (some in the same second) on `site`'s names, some the site lacks.
-inline Trace random_trace(Draw& d, const Site& site, Seconds t0) {
+/// 1-30 jobs over 15 minutes from `t0` (some in the same second) on `site`'s names, some the site lacks.
+inline Trace random_trace(Draw& d, const Site& site, Seconds t0 = 1'700'000'040) {
   Trace t;
   const auto jobs = d.between(1, 30);
   std::uint64_t id = 1;
@@ -195,6 +199,40 @@ inline Trace random_trace(Draw& d, const Site& site, Seconds t0) {
     t.jobs.push_back(j);
   }
   return t;
+}
+
+/// Replays a generated case with the invariants checked after every event; nullopt when Slurm would
+/// refuse the site (validate) or the replay refuses the trace as a whole (InputError): the only
+/// acceptable failures. Any other exception propagates.
+inline std::optional<cli::ReplayResult> replay_generated(const Site& site, const Trace& trace) {
+  try {
+    validate(site);
+    cli::ReplayOptions o;
+    o.check_invariants = true;
+    return cli::run_replay(site, trace, o);
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+}
+
+/// What must hold of every schedule whatever the settings, beyond the engine's own invariants: every
+/// input job accounted for once, none started before its submit or begin time, none ending before it
+/// started. "" when all hold, else the first that does not.
+inline std::string schedule_violation(const cli::ReplayResult& r, const Trace& trace) {
+  const auto& m = r.metrics;
+  if (m.input_jobs != trace.jobs.size() ||
+      m.started + m.never_started + m.cancelled_before_start + m.rejected != trace.jobs.size())
+    return "a job is not accounted for";
+  for (const auto& j : r.state->jobs) {
+    if (j.start == kUnsetTime) continue;
+    const auto& rec = trace.jobs[j.trace_index];
+    if (j.start < rec.submit || j.start < rec.eligible)
+      return fmt::format("job {} started before it was submitted or eligible", j.id);
+    if (j.end != kUnsetTime && j.end < j.start) return fmt::format("job {} ended before it started", j.id);
+  }
+  return "";
 }
 
 }  // namespace slurmtwin::testing

@@ -393,7 +393,6 @@ RecordedRun read_recorded_run(const std::filesystem::path& dir) {
   // have none.
   if (const auto events = dir / "slurmctld-events.log"; std::filesystem::exists(events)) {
     line_no = 0;
-    std::vector<double> submitted_at;
     for (const auto& l : lines_of(events)) {
       ++line_no;
       auto* into = l.find("Time limit exhausted") != std::string::npos           ? &run.limit_timeouts
@@ -403,23 +402,22 @@ RecordedRun read_recorded_run(const std::filesystem::path& dir) {
       // "[...] _slurm_rpc_submit_batch_job: JobId=5 InitPrio=2462 usec=1349": slurmctld took job 5.
       constexpr std::string_view kSubmitted = "] _slurm_rpc_submit_batch_job: JobId=";
       const auto submitted = l.find(kSubmitted);
-      std::optional<std::int64_t> submitted_id;
-      if (submitted != std::string::npos) {
-        const auto rest = std::string_view(l).substr(submitted + kSubmitted.size());
-        submitted_id = text::parse_int(rest.substr(0, rest.find(' ')));
-        if (!submitted_id || *submitted_id <= 0)
-          throw InputError(file_of(events), line_no, "JobId", "expected a job id");
-        into = &submitted_at;
-      }
-      if (!into) continue;
+      if (!into && submitted == std::string::npos) continue;
       const auto whole = l.size() < 25 || l[0] != '[' ? kUnsetTime
                                                       : sacct_time(std::string_view(l).substr(1, 19),
                                                                    file_of(events), line_no, "timestamp");
       const auto ms = whole == kUnsetTime ? std::nullopt : text::parse_int(std::string_view(l).substr(21, 3));
       if (whole == kUnsetTime || l[20] != '.' || !ms)
         throw InputError(file_of(events), line_no, "timestamp", "expected [YYYY-MM-DDTHH:MM:SS.mmm]");
-      into->push_back(static_cast<double>(whole) + static_cast<double>(*ms) / 1000.0);
-      if (submitted_id) run.submit_logged[static_cast<std::uint64_t>(*submitted_id)] = into->back();
+      const double at = static_cast<double>(whole) + static_cast<double>(*ms) / 1000.0;
+      if (into) {
+        into->push_back(at);
+        continue;
+      }
+      const auto rest = std::string_view(l).substr(submitted + kSubmitted.size());
+      const auto id = text::parse_int(rest.substr(0, rest.find(' ')));
+      if (!id || *id <= 0) throw InputError(file_of(events), line_no, "JobId", "expected a job id");
+      run.submit_logged[static_cast<std::uint64_t>(*id)] = at;
     }
   }
 

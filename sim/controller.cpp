@@ -197,6 +197,8 @@ EventPhase Controller::submit_phase(std::uint64_t job_id) const {
   const auto it = options_.submit_order.find(job_id);
   if (it == options_.submit_order.end()) return EventPhase::kSubmit;
   switch (it->second) {
+    case SubmitOrder::kBeforeEnds:
+      return EventPhase::kSubmitBeforeEnds;
     case SubmitOrder::kAfterMain:
       return EventPhase::kSubmitAfterMain;
     case SubmitOrder::kAfterPasses:

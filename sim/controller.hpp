@@ -26,32 +26,36 @@ namespace slurmtwin::sim {
 enum class EventPhase : std::uint8_t {
   // A node outage or reservation boundary (an admin's scontrol), before anything else that second.
   kCapacity = 0,
-  kJobEnd = 1,
-  kEndPass = 2,
-  kSubmit = 3,
-  kEligible = 4,
-  kBackground = 5,
+  // A submission that came before the first job end of its second (ControllerOptions::submit_order):
+  // the pass that end triggers sees it.
+  kSubmitBeforeEnds = 1,
+  kJobEnd = 2,
+  kEndPass = 3,
+  kSubmit = 4,
+  kEligible = 5,
+  kBackground = 6,
   // A submission that came after that second's main pass but before its backfill cycle
   // (ControllerOptions::submit_order).
-  kSubmitAfterMain = 6,
-  kBackfill = 7,
+  kSubmitAfterMain = 7,
+  kBackfill = 8,
   // A submission that came after both of that second's passes (ControllerOptions::submit_order).
-  kSubmitAfterPasses = 8,
+  kSubmitAfterPasses = 9,
   // The end of a short job started by the backfill pass, after that second's backfill cycle
   // (ControllerOptions::backfill_end_lag_below).
-  kLateBackfillEnd = 9,
-  kDecay = 10,
+  kLateBackfillEnd = 10,
+  kDecay = 11,
   // A TIMEOUT by the periodic limit check in a second when the decay thread ran first
   // (ControllerOptions::limit_check_after_decay).
-  kLateTimeout = 11,
+  kLateTimeout = 12,
   // A user's scancel (a job recorded as cancelled before it started), after everything else that
   // second: a job that could start in that second's pass starts, as it might have in real Slurm.
-  kCancel = 12,
+  kCancel = 13,
 };
 
-/// Where a submission falls among the scheduling passes of its second, when the input has sub-second
-/// instants (a recorded slurmctld's): before both (the default), after the main pass only, after both.
-enum class SubmitOrder : std::uint8_t { kBeforePasses, kAfterMain, kAfterPasses };
+/// Where a submission falls among the events of its second, when the input has sub-second instants (a
+/// recorded slurmctld's): after that second's job ends and the pass they trigger but before its
+/// periodic passes (the default), before the ends, after the main pass only, after both passes.
+enum class SubmitOrder : std::uint8_t { kBeforePasses, kBeforeEnds, kAfterMain, kAfterPasses };
 
 /// Starts jobs on behalf of a policy (the controller records the start and schedules the end).
 class JobLauncher {
@@ -134,10 +138,11 @@ struct ControllerOptions {
   // taken out of service as soon as it is idle, so a twin whose job there ends a little earlier than
   // real Slurm's does not start another job on a node that was draining. 0: at the event only.
   Seconds drain_lead = 60;
-  // Jobs (by SimJob::id) submitted within a second after that second's main pass, or after both its
-  // passes (the background loop's full main pass and the backfill cycle each run once a second at a
-  // sub-second phase of their own; a job submitted after one is first seen by the next). Only a
-  // recorded slurmctld gives these instants (experiments/oracle_compare.cpp); absent: before both.
+  // Jobs (by SimJob::id) submitted within a second before its first job end (the pass that end
+  // triggers sees them), after that second's main pass, or after both its passes (the background
+  // loop's full main pass and the backfill cycle each run once a second at a sub-second phase of their
+  // own; a job submitted after one is first seen by the next). Only a recorded slurmctld gives these
+  // instants (experiments/fidelity/oracle_compare.cpp); absent: after the ends, before both passes.
   std::unordered_map<std::uint64_t, SubmitOrder> submit_order;
   bool check_invariants = false;
   // Job dependencies (sbatch --dependency) of the jobs; null: none are honoured.

@@ -319,6 +319,30 @@ TEST_CASE(
   CHECK(job2(sim::SubmitOrder::kAfterPasses) == std::pair{Seconds{6}, SchedulerPass::kMain});
 }
 
+TEST_CASE("a job submitted before a job end in its second is seen by the pass that end triggers") {
+  // Real Slurm 22.05: a job end calls the main scheduler (epilog complete, 0.1-0.5 s after the end);
+  // a job submitted earlier in that second is in its queue. Without the instants the simulator runs
+  // a second's ends and their pass before its submissions, as a sacct replay must (whole seconds).
+  // One 4-CPU node; job 1 (submitted at 0, started by the pass batch_sched_delay = 3 s later) fills it
+  // until 13, when job 2 (the whole node) is submitted; sched_interval 60 s, bf_interval 30 s.
+  auto site = small_site(1, 4);
+  const auto trace = make_trace({{0, 1, 4, 10, 200}, {13, 1, 4, 100, 200}});
+  const auto job2 = [&](std::optional<sim::SubmitOrder> order) {
+    cli::ReplayOptions o;
+    o.check_invariants = true;
+    if (order) o.submit_order[2] = *order;
+    const auto r = cli::run_replay(site, trace, o);
+    const auto& j = r.state->jobs[1];
+    CHECK(r.state->jobs[0].end - kT0 == 13);
+    return std::pair{j.start - kT0, j.started_by};
+  };
+  // After the end pass (the default): the pass its submission asks for, batch_sched_delay after the
+  // end pass at 13.
+  CHECK(job2(std::nullopt) == std::pair{Seconds{16}, SchedulerPass::kMain});
+  // Before the end: the end pass at 13 starts it.
+  CHECK(job2(sim::SubmitOrder::kBeforeEnds) == std::pair{Seconds{13}, SchedulerPass::kMain});
+}
+
 TEST_CASE("fit_loop: a once-a-second slurmctld loop's phase from the log lines it wrote") {
   // Runs at 100.45 + 1.004 k (k = 0, 30, 31, 80, 100); run 31 started two jobs (two lines 1 ms
   // apart); 150.1 is a pass a job end triggered (runs 49 and 50 are at 149.646 and 150.65).
@@ -496,15 +520,29 @@ TEST_CASE("a recorded run: jobs sbatch refused and jobs that could never start")
   // The ms-stamped log lines of the passes that started jobs and of slurmctld's submissions
   // (fit_loop, simulate_recorded_run), and the instants sbatch returned (submits.txt).
   CHECK(run.submit_returned == std::map<std::string, double>{{"j001", 1000.2}, {"j003", 1002.2}});
-  write_text(dir, "slurmctld-events.log",
-             "[1970-01-01T00:16:40.089] _slurm_rpc_submit_batch_job: JobId=1 InitPrio=2192 usec=875\n"
-             "[1970-01-01T00:16:40.358] sched: Allocate JobId=1 NodeList=n1 #CPUs=8 Partition=batch\n"
-             "[1970-01-01T00:16:41.067] _slurm_rpc_submit_batch_job: Job violates accounting/QOS policy\n"
-             "[1970-01-01T00:16:42.072] sched/backfill: _start_job: Started JobId=3 in batch on n4\n");
+  const std::string log =
+      "[1970-01-01T00:16:40.089] _slurm_rpc_submit_batch_job: JobId=1 InitPrio=2192 usec=875\n"
+      "[1970-01-01T00:16:40.358] sched: Allocate JobId=1 NodeList=n1 #CPUs=8 Partition=batch\n"
+      "[1970-01-01T00:16:41.067] _slurm_rpc_submit_batch_job: Job violates accounting/QOS policy\n"
+      "[1970-01-01T00:16:42.072] sched/backfill: _start_job: Started JobId=3 in batch on n4\n";
+  write_text(dir, "slurmctld-events.log", log);
   const auto logged = cli::read_recorded_run(dir);
   CHECK(logged.submit_logged == std::map<std::uint64_t, double>{{1, 1000.089}});
   CHECK(logged.main_starts == std::vector<double>{1000.358});
   CHECK(logged.backfill_starts == std::vector<double>{1002.072});
+  CHECK(logged.started_logged ==
+        std::map<std::uint64_t, std::vector<double>>{{1, {1000.358}}, {3, {1002.072}}});
+  // Without slurmctld's end lines, j001's end is estimated: its start line, its 40 s sleep and
+  // kJobEndLag; j003, cancelled, has none.
+  CHECK(cli::end_instants(logged) == std::vector<double>{1000.358 + 40 + cli::kJobEndLag});
+  // With them, the "done" line is the end (the lines before it for the same job are not).
+  write_text(dir, "slurmctld-events.log",
+             log +
+                 "[1970-01-01T00:17:20.201] _job_complete: JobId=1 WTERMSIG 15\n"
+                 "[1970-01-01T00:17:20.311] _job_complete: JobId=1 done\n");
+  const auto ended = cli::read_recorded_run(dir);
+  CHECK(ended.ended_logged == std::map<std::uint64_t, std::vector<double>>{{1, {1040.311}}});
+  CHECK(cli::end_instants(ended) == std::vector<double>{1040.311});
   write_text(dir, "slurmctld-events.log", "[1970-01-01T00:16:40.089] _slurm_rpc_submit_batch_job: JobId=x\n");
   CHECK_THROWS_WITH_AS(cli::read_recorded_run(dir),
                        doctest::Contains("slurmctld-events.log:1: JobId: expected a job id"), InputError);

@@ -388,21 +388,28 @@ RecordedRun read_recorded_run(const std::filesystem::path& dir) {
     run.ticks.push_back(parse_epoch(l, file_of(dir / "ticks.txt"), ++line_no, "tick"));
   run.cred_expire = cred_expire_of(dir / "slurm.conf");
   run.jobs = read_scenario_jobs((dir / "jobs.csv").string());
-  // "[2026-11-21T17:16:11.945] Time limit exhausted for JobId=1" (LogTimeFormat=iso8601_ms, UTC), and
-  // the lines of the passes that started jobs; recordings from before the harness kept these lines
-  // have none.
+  // "[2026-11-21T17:16:11.945] Time limit exhausted for JobId=1" (LogTimeFormat=iso8601_ms, UTC), the
+  // lines of the passes that started jobs, slurmctld's submit lines and the end of each job; recordings
+  // from before the harness kept a kind of line have none of it.
   if (const auto events = dir / "slurmctld-events.log"; std::filesystem::exists(events)) {
+    // What each kept line says: where its instant goes, and the job id after its marker if any.
+    enum class Kind { kTimeout, kMainStart, kBackfillStart, kSubmit, kEnd };
+    static constexpr std::pair<std::string_view, Kind> kMarkers[] = {
+        {"] Time limit exhausted for JobId=", Kind::kTimeout},
+        {"] sched: Allocate JobId=", Kind::kMainStart},
+        {"] sched/backfill: _start_job: Started JobId=", Kind::kBackfillStart},
+        {"] _slurm_rpc_submit_batch_job: JobId=", Kind::kSubmit},
+        {"] _job_complete: JobId=", Kind::kEnd},
+    };
     line_no = 0;
     for (const auto& l : lines_of(events)) {
       ++line_no;
-      auto* into = l.find("Time limit exhausted") != std::string::npos           ? &run.limit_timeouts
-                   : l.find("] sched: Allocate ") != std::string::npos           ? &run.main_starts
-                   : l.find("] sched/backfill: _start_job") != std::string::npos ? &run.backfill_starts
-                                                                                 : nullptr;
-      // "[...] _slurm_rpc_submit_batch_job: JobId=5 InitPrio=2462 usec=1349": slurmctld took job 5.
-      constexpr std::string_view kSubmitted = "] _slurm_rpc_submit_batch_job: JobId=";
-      const auto submitted = l.find(kSubmitted);
-      if (!into && submitted == std::string::npos) continue;
+      const auto marker = std::find_if(std::begin(kMarkers), std::end(kMarkers),
+                                       [&](const auto& m) { return l.find(m.first) != std::string::npos; });
+      if (marker == std::end(kMarkers)) continue;
+      const auto rest = std::string_view(l).substr(l.find(marker->first) + marker->first.size());
+      // "_job_complete: JobId=6 done" ends the job; its other lines (WTERMSIG 15, ...) come before.
+      if (marker->second == Kind::kEnd && rest.substr(rest.find(' ') + 1) != "done") continue;
       const auto whole = l.size() < 25 || l[0] != '[' ? kUnsetTime
                                                       : sacct_time(std::string_view(l).substr(1, 19),
                                                                    file_of(events), line_no, "timestamp");
@@ -410,14 +417,28 @@ RecordedRun read_recorded_run(const std::filesystem::path& dir) {
       if (whole == kUnsetTime || l[20] != '.' || !ms)
         throw InputError(file_of(events), line_no, "timestamp", "expected [YYYY-MM-DDTHH:MM:SS.mmm]");
       const double at = static_cast<double>(whole) + static_cast<double>(*ms) / 1000.0;
-      if (into) {
-        into->push_back(at);
-        continue;
-      }
-      const auto rest = std::string_view(l).substr(submitted + kSubmitted.size());
       const auto id = text::parse_int(rest.substr(0, rest.find(' ')));
       if (!id || *id <= 0) throw InputError(file_of(events), line_no, "JobId", "expected a job id");
-      run.submit_logged[static_cast<std::uint64_t>(*id)] = at;
+      const auto job = static_cast<std::uint64_t>(*id);
+      switch (marker->second) {
+        case Kind::kTimeout:
+          run.limit_timeouts.push_back(at);
+          break;
+        case Kind::kMainStart:
+          run.main_starts.push_back(at);
+          run.started_logged[job].push_back(at);
+          break;
+        case Kind::kBackfillStart:
+          run.backfill_starts.push_back(at);
+          run.started_logged[job].push_back(at);
+          break;
+        case Kind::kSubmit:
+          run.submit_logged[job] = at;
+          break;
+        case Kind::kEnd:
+          run.ended_logged[job].push_back(at);
+          break;
+      }
     }
   }
 
@@ -559,6 +580,25 @@ std::optional<double> submit_instant(const RecordedRun& run, const std::string& 
 
 }  // namespace
 
+std::vector<double> end_instants(const RecordedRun& run) {
+  std::vector<double> ends;
+  for (const auto& job : run.jobs) {
+    const auto id = run.job_ids.find(job.name);
+    if (id == run.job_ids.end()) continue;
+    if (const auto it = run.ended_logged.find(id->second); it != run.ended_logged.end()) {
+      ends.insert(ends.end(), it->second.begin(), it->second.end());
+      continue;
+    }
+    const auto started = run.started_logged.find(id->second);
+    const auto runs = run.schedule.find(job.name);
+    if (started != run.started_logged.end() && runs != run.schedule.end() && !runs->second.empty() &&
+        runs->second.back().state == "COMPLETED")
+      ends.push_back(started->second.back() + static_cast<double>(job.runtime) + kJobEndLag);
+  }
+  std::sort(ends.begin(), ends.end());
+  return ends;
+}
+
 SimulatedRun simulate_recorded_run(const RecordedRun& run) {
   std::vector<std::string> warnings;
   // The recorded gres.conf (a scenario with GRES), as slurmd read it.
@@ -617,11 +657,18 @@ SimulatedRun simulate_recorded_run(const RecordedRun& run) {
   // item 6: every recorded backfill-to-backfill hand-over after 20-40 s came a second later, every
   // one after 75-150 s in the same second).
   o.backfill_end_lag_below = kBackfillEndLagBelow;
-  // Where each submission fell among the passes of its second (docs/fidelity.md, item 7).
+  // Where each submission fell among the events of its second (docs/fidelity.md, item 7): before a
+  // job end of that second (the pass the end triggers sees it), else after the passes that ran before.
   const auto main_loop = fit_loop(run.main_starts), backfill_loop = fit_loop(run.backfill_starts);
+  const auto ends = end_instants(run);
   for (const auto& rec : trace.jobs) {
     const auto at = submit_instant(run, std::string(trace.strings.name(rec.name)), rec.job_id);
     if (!at || static_cast<Seconds>(std::floor(*at)) != rec.submit) continue;
+    const auto next_end = std::upper_bound(ends.begin(), ends.end(), *at);
+    if (next_end != ends.end() && static_cast<Seconds>(std::floor(*next_end)) == rec.submit) {
+      o.submit_order[rec.job_id] = sim::SubmitOrder::kBeforeEnds;
+      continue;
+    }
     const auto passed = [&](const std::optional<LoopPhase>& loop) {
       const auto pass = loop ? loop->in_second(rec.submit) : std::nullopt;
       return pass && *pass < *at;

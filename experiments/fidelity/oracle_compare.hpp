@@ -102,6 +102,11 @@ std::optional<LoopPhase> fit_loop(const std::vector<double>& instants, double to
 /// job, at least (s): 29-63 ms in the runs whose log kept slurmctld's submit lines (17, run3).
 inline constexpr double kSbatchReturnLag = 0.03;
 
+/// From a job's start line to its "_job_complete: ... done" line, beyond its sleep (s): 0.06-0.24 s,
+/// median 0.15, over the 22 completed jobs of the run whose log kept both (17, run3). Estimates the end
+/// instants of recordings from before the harness kept the end lines.
+inline constexpr double kJobEndLag = 0.15;
+
 /// What oracle.sh recorded in one run directory.
 struct RecordedRun {
   std::filesystem::path dir;
@@ -118,8 +123,10 @@ struct RecordedRun {
   std::map<std::uint64_t, double> submit_logged;  // Slurm job id -> epoch s of slurmctld's submit line
   std::vector<double> main_starts;      // epoch s of every "sched: Allocate" (a main pass started a job)
   std::vector<double> backfill_starts;  // epoch s of every "sched/backfill: _start_job"
-  std::map<std::string, std::string> never_started;  // job -> its pending reason when cancelled
-                                                     // (never-started.txt)
+  std::map<std::uint64_t, std::vector<double>> started_logged;  // Slurm job id -> epoch s of its starts
+  std::map<std::uint64_t, std::vector<double>> ended_logged;    // ... of its "_job_complete: ... done"
+  std::map<std::string, std::string> never_started;             // job -> its pending reason when cancelled
+                                                                // (never-started.txt)
   Schedule schedule;  // real outcome; a refused job: one run, "REJECTED" (the simulator's word), no
                       // start; a never-started one: its sacct run as "PENDING", no start or end
   std::vector<Sampled<RealSprioRow>> sprio;
@@ -128,6 +135,10 @@ struct RecordedRun {
 
 /// Reads a run directory written by `oracle.sh run`.
 RecordedRun read_recorded_run(const std::filesystem::path& dir);
+
+/// The instants (epoch s, ascending) at which jobs ended in `run`: slurmctld's end lines where the log
+/// kept them, else a completed job's last start line plus its sleep and kJobEndLag.
+std::vector<double> end_instants(const RecordedRun& run);
 
 /// The oracle replay's ReplayOptions::backfill_end_lag_below (s): between the longest recorded run
 /// whose backfill-to-backfill hand-over came a second late (40 s) and the shortest that came in the

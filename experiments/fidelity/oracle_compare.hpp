@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "experiments/replay/replay.hpp"
@@ -184,15 +185,25 @@ struct FactorDiff {
   std::size_t share_rows = 0;              // (sample, user association) rows
   std::size_t share_rows_bad = 0;          // FairShare off by more than the tolerance
   std::size_t share_samples_near_tie = 0;  // sshare samples not judged (near_tie)
+  std::size_t share_rows_runs_differ = 0;  // rows not judged: the real runs differ there (RealRunsDiffer)
   double max_factor_diff = 0;
   double max_share_diff = 0;          // FairShare
   double max_usage_diff = 0;          // EffectvUsage (reported only: it follows sub-second start times)
   std::vector<std::string> examples;  // first few disagreements, human readable
 };
+/// sshare rows (index of the sample in RecordedRun::sshare, account, user) whose FairShare differs
+/// between the real runs of a scenario: another run's sample nearest in offset from the trace start,
+/// within `window` s, shows the same association more than `tolerance` away. Real Slurm itself gives
+/// either value there (its schedules differ by sub-second races), so no replay can match both.
+using RealRunsDiffer = std::set<std::tuple<std::size_t, std::string, std::string>>;
+RealRunsDiffer real_runs_differ(const std::vector<RecordedRun>& runs, std::size_t k, double tolerance = 1e-3,
+                                double window = 1.0);
+
 /// Compares factors at real sample instants that are more than `guard` s away from any real decay
-/// tick (around a tick the sample may see either side of it).
+/// tick (around a tick the sample may see either side of it); sshare rows in `differ` are counted, not
+/// judged.
 FactorDiff compare_factors(const RecordedRun& run, const SimulatedRun& sim, double tolerance = 1e-3,
-                           double guard = 1.5);
+                           double guard = 1.5, const RealRunsDiffer& differ = {});
 
 /// One scenario: its two (or more) real runs, the simulator against each, and the verdict.
 struct ScenarioResult {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -220,8 +222,152 @@ TEST_CASE(
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 130);
   CHECK(log.find("SIGINT: replay stopped at simulated time") != std::string::npos);
-  for (const char* f : {"jobs.csv", "jobs.sacct", "metrics.json"}) CHECK_FALSE(fs::exists(out / f));
-  for (const auto& e : fs::directory_iterator(out)) CHECK_MESSAGE(false, "left behind: " << e.path());
+  // The earlier run's result is left as it was (issue 24: the stopped run used to delete it), and
+  // nothing of the stopped run is left, in the directory or beside it.
+  CHECK(slurp(out / "metrics.json") == "{\"stale\": true}\n");
+  for (const auto& e : fs::directory_iterator(out))
+    CHECK_MESSAGE(e.path().filename() == "metrics.json", "left behind: " << e.path());
+  for (const auto& e : fs::directory_iterator(dir))
+    CHECK_MESSAGE(e.path().filename().string().find(".tmp") == std::string::npos,
+                  "left behind: " << e.path());
+}
+
+TEST_CASE("an output directory's results are replaced together, or not at all") {
+  const auto dir = testing::scratch_dir("staged_dir");
+  const std::set<std::string> owned = {"jobs.csv", "metrics.json", "snapshot.txt"};
+  const auto out = dir / "out";
+  const auto stage_left = [&] {
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().filename().string().find(".tmp") != std::string::npos) return true;
+    return false;
+  };
+  // A directory that is not there yet appears with all its files at once.
+  {
+    StagedDirectory staged(out, owned);
+    staged.write("jobs.csv", "a\n");
+    staged.write("snapshot.txt", "s\n");
+    CHECK_FALSE(fs::exists(out));  // nothing before commit
+    staged.commit();
+  }
+  CHECK(slurp(out / "jobs.csv") == "a\n");
+  CHECK(slurp(out / "snapshot.txt") == "s\n");
+  CHECK_FALSE(stage_left());
+  std::ofstream(out / "notes.txt") << "mine\n";  // not a result: never touched
+  // A run that fails before commit (an error, Ctrl-C) leaves the earlier results as they were.
+  {
+    StagedDirectory staged(out, owned);
+    staged.write("jobs.csv", "b\n");
+  }
+  CHECK(slurp(out / "jobs.csv") == "a\n");
+  CHECK(slurp(out / "snapshot.txt") == "s\n");
+  CHECK_FALSE(stage_left());
+  // A run that commits replaces them; an earlier result it did not write is removed, not left to look
+  // like its own.
+  {
+    StagedDirectory staged(out, owned);
+    staged.write("jobs.csv", "c\n");
+    staged.write("metrics.json", "{}\n");
+    staged.commit();
+  }
+  CHECK(slurp(out / "jobs.csv") == "c\n");
+  CHECK(slurp(out / "metrics.json") == "{}\n");
+  CHECK_FALSE(fs::exists(out / "snapshot.txt"));
+  CHECK(slurp(out / "notes.txt") == "mine\n");
+  CHECK_FALSE(stage_left());
+  // A file where the directory should be is refused, and left alone.
+  std::ofstream(dir / "plain") << "x";
+  StagedDirectory staged(dir / "plain", owned);
+  staged.write("jobs.csv", "d\n");
+  CHECK_THROWS_WITH_AS(staged.commit(), doctest::Contains("not a directory"), std::runtime_error);
+  CHECK(slurp(dir / "plain") == "x");
+}
+
+namespace {
+
+/// Runs `body` in a child process whose files may not grow past `max_file_bytes` (RLIMIT_FSIZE,
+/// SIGXFSZ ignored: a write past it fails, as on a full disk) and returns what it returned.
+std::string with_file_size_limit(rlim_t max_file_bytes, const std::function<std::string()>& body) {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    ::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{max_file_bytes, max_file_bytes};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    std::string said;
+    try {
+      said = body();
+    } catch (const std::exception& e) {
+      said = e.what();
+    }
+    [[maybe_unused]] const auto n = ::write(fds[1], said.data(), said.size());
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string said;
+  char buf[512];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) said.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return said;
+}
+
+}  // namespace
+
+TEST_CASE("a sweep store on a full disk says so, and keeps what it had") {
+  // Issue 27, D6: SQLite ends the transaction itself on a full disk; the ROLLBACK that followed threw
+  // "cannot rollback - no transaction is active", which replaced the reason.
+  const auto dir = testing::scratch_dir("full_disk_store");
+  const auto db = (dir / "s.db").string();
+  const std::vector<cli::SweepObjective> objectives = {{"wait_mean", cli::Goal::kMin}};
+  const auto row = [](std::string key, std::size_t blob_bytes) {
+    cli::SweepRow r;
+    r.key = std::move(key);
+    r.params_json = "{}";
+    r.metrics_json = "{}";
+    r.objectives = {1.0};
+    Rng rng(7);  // incompressible bytes, so that the page cache cannot hide them
+    for (std::size_t i = 0; i < blob_bytes; ++i) r.job_waits.push_back(static_cast<char>(rng.below(256)));
+    return r;
+  };
+  {
+    cli::SweepStore store(db);
+    store.add_objectives(objectives);
+    REQUIRE(store.insert(row("0000000000000001", 100), objectives));
+  }
+  const auto said = with_file_size_limit(256 << 10, [&] {
+    cli::SweepStore store(db);
+    store.insert(row("0000000000000002", 4 << 20), objectives);
+    return std::string("stored");
+  });
+  INFO(said);
+  CHECK(said.find("cannot rollback") == std::string::npos);
+  CHECK((said.find("database or disk is full") != std::string::npos ||
+         said.find("disk I/O error") != std::string::npos));
+  const auto rows = cli::SweepStore(db, cli::StoreAccess::kRead).rows();
+  REQUIRE(rows.size() == 1);
+  CHECK(rows.front().key == "0000000000000001");
+}
+
+TEST_CASE("a failed write names the file and the system's reason, and leaves no temporary file") {
+  // Issue 27, D5: a write error left file.tmpPID behind, and the message had no reason.
+  const auto dir = testing::scratch_dir("failed_write");
+  const auto path = (dir / "big.csv").string();
+  std::ofstream(path) << "old\n";
+  const auto message = with_file_size_limit(4096, [&] {
+    write_file_atomic(path, std::string(1 << 20, 'x'));
+    return std::string("no error");
+  });
+  CHECK(message == path + ": write failed: File too large");
+  CHECK(slurp(path) == "old\n");  // left as it was
+  for (const auto& e : fs::directory_iterator(dir))
+    CHECK_MESSAGE(e.path().filename() == "big.csv", "left behind: " << e.path());
+  // A device that cannot take the bytes: the reason too.
+  CHECK_THROWS_WITH_AS(write_file_atomic("/dev/full", "x"),
+                       "/dev/full: write failed: No space left on device", std::runtime_error);
 }
 
 namespace {

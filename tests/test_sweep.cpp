@@ -829,6 +829,44 @@ TEST_CASE("sweep shards: --shard i/N split the points, merge is idempotent and e
   CHECK(SweepStore(merged).objectives().size() == 2);
 }
 
+TEST_CASE("sweep --emit-sbatch refuses line breaks in what it writes and never writes through a link") {
+  // Issue 27, D2: a line break in --time (or in the spec's or the folder's name) became a line of its
+  // own in the script, a command when it ran; a symlink at sweep.sbatch was written through, and its
+  // target made executable.
+  const auto dir = testing::scratch_dir("sweep_sbatch_hostile");
+  const auto spec_path = write_spec(dir, kTinySpec);
+  const auto jobs = dir / "jobs";
+  const auto marker = dir / "ran";
+  std::string out;
+  CHECK(shell(fmt::format("'{}' sweep {} --emit-sbatch '{}' --time '1:00:00\ntouch {}'", SLURMTWIN_BINARY,
+                          spec_path, jobs.string(), marker.string()),
+              out) == 2);
+  CHECK(out.find("--time '1:00:00\ntouch") != std::string::npos);
+  CHECK(out.find("control character") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(jobs / "sweep.sbatch"));
+  const auto odd = dir / "odd\nname.yaml";
+  std::filesystem::copy_file(spec_path, odd);
+  CHECK(shell(fmt::format("'{}' sweep \"{}\" --emit-sbatch '{}'", SLURMTWIN_BINARY, odd.string(),
+                          jobs.string()),
+              out) == 2);
+  CHECK(out.find("the spec path") != std::string::npos);
+  // A link where a script goes is replaced by the script; what it pointed to is left alone.
+  std::filesystem::create_directories(jobs);
+  const auto victim = dir / "victim.txt";
+  std::ofstream(victim) << "keep\n";
+  std::filesystem::create_symlink(victim, jobs / "sweep.sbatch");
+  REQUIRE(shell(fmt::format("'{}' sweep {} --emit-sbatch '{}'", SLURMTWIN_BINARY, spec_path, jobs.string()),
+                out) == 0);
+  CHECK(testing::slurp(victim) == "keep\n");
+  CHECK((std::filesystem::status(victim).permissions() & std::filesystem::perms::owner_exec) ==
+        std::filesystem::perms::none);
+  CHECK_FALSE(std::filesystem::is_symlink(jobs / "sweep.sbatch"));
+  CHECK((std::filesystem::status(jobs / "sweep.sbatch").permissions() & std::filesystem::perms::owner_exec) ==
+        std::filesystem::perms::owner_exec);
+  CHECK(testing::slurp(jobs / "sweep.sbatch").rfind("#!/bin/bash\n", 0) == 0);
+  CHECK_FALSE(std::filesystem::exists(marker));
+}
+
 TEST_CASE("sweep --emit-sbatch: the array script's tasks, run as Slurm would, then merge.sbatch") {
   const auto dir = testing::scratch_dir("sweep_sbatch");
   const auto spec_path = write_spec(dir, kTinySpec);
@@ -845,6 +883,10 @@ TEST_CASE("sweep --emit-sbatch: the array script's tasks, run as Slurm would, th
   CHECK(script.find("#SBATCH --array=0-2\n") != std::string::npos);
   CHECK(script.find("#SBATCH --cpus-per-task=1\n") != std::string::npos);
   CHECK(script.find("#SBATCH --time=1:00:00\n") != std::string::npos);
+  // sbatch splits #SBATCH lines at white space and takes quotes as grouping (an unmatched one is fatal):
+  // each is escaped there (get_argument in src/sbatch/opt.c).
+  CHECK(script.find("#SBATCH --output=" + (dir / "jobs\\ it\\'s").string() + "/shard-%a.log\n") !=
+        std::string::npos);
   // Each array task as Slurm would start it (twice for task 1: a rerun resumes and adds nothing).
   for (const int task : {0, 1, 2, 1}) {
     REQUIRE(

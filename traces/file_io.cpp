@@ -4,6 +4,7 @@
 #include <lzma.h>
 #include <zlib.h>
 
+#include <cassert>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <memory>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "traces/read_report.hpp"
@@ -113,21 +115,103 @@ void write_file_atomic(const std::string& path, const std::string& content) {
     if (!out) throw std::runtime_error(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
     out.write(content.data(), static_cast<std::streamsize>(content.size()));
     out.flush();
-    if (!out) throw std::runtime_error(fmt::format("{}: write failed", path));
+    if (!out) throw std::runtime_error(fmt::format("{}: write failed: {}", path, std::strerror(errno)));
     return;
   }
   // Through a symlink the file it names is replaced, and the link stays.
   std::string target = path;
   if (fs::is_symlink(fs::symlink_status(path, ec)) && fs::exists(st)) target = fs::canonical(path).string();
   const auto tmp = target + ".tmp" + std::to_string(::getpid());
+  const auto fail = [&](const char* what, int err) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);  // no debris: the temporary file goes with the error
+    return std::runtime_error(fmt::format("{}: {}: {}", path, what, std::strerror(err)));
+  };
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(fmt::format("{}: cannot write: {}", tmp, std::strerror(errno)));
+    if (!out) throw fail("cannot write", errno);
     out.write(content.data(), static_cast<std::streamsize>(content.size()));
     out.flush();
-    if (!out) throw std::runtime_error(fmt::format("{}: write failed", tmp));
+    if (!out) throw fail("write failed", errno != 0 ? errno : EIO);
+    out.close();
+    if (!out) throw fail("write failed", errno != 0 ? errno : EIO);
   }
-  fs::rename(tmp, target);
+  fs::rename(tmp, target, ec);
+  if (ec) throw fail("cannot replace", ec.value());
+}
+
+void write_script_atomic(const std::string& path, const std::string& content) {
+  const auto tmp = path + ".tmp" + std::to_string(::getpid());
+  const auto fail = [&](const char* what, int err) {
+    ::unlink(tmp.c_str());
+    return std::runtime_error(fmt::format("{}: {}: {}", path, what, std::strerror(err)));
+  };
+  ::unlink(tmp.c_str());  // a leftover of an earlier run of this pid, or a planted link
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0755);
+  if (fd < 0) throw fail("cannot write", errno);
+  for (std::size_t done = 0; done < content.size();) {
+    const auto n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      throw fail("write failed", err);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0) throw fail("write failed", errno);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) throw fail("cannot replace", errno);
+}
+
+StagedDirectory::StagedDirectory(std::filesystem::path dir, std::set<std::string> owned)
+    : dir_(std::move(dir)), owned_(std::move(owned)) {
+  namespace fs = std::filesystem;
+  if (dir_.filename().empty()) dir_ = dir_.parent_path();  // "out/" names "out"
+  const auto parent = dir_.has_parent_path() ? dir_.parent_path() : fs::path(".");
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  // A sibling of the directory, so that the final renames stay on one file system.
+  stage_ = parent / fmt::format(".{}.tmp{}", dir_.filename().string(), ::getpid());
+  fs::remove_all(stage_, ec);
+  if (!fs::create_directory(stage_, ec) || ec)
+    throw std::runtime_error(fmt::format("{}: cannot create: {}", stage_.string(), ec.message()));
+}
+
+StagedDirectory::~StagedDirectory() {
+  std::error_code ignored;
+  std::filesystem::remove_all(stage_, ignored);
+}
+
+void StagedDirectory::write(const std::string& name, const std::string& content) {
+  assert(owned_.count(name) && !committed_);
+  write_file_atomic((stage_ / name).string(), content);
+  written_.insert(name);
+}
+
+void StagedDirectory::commit() {
+  namespace fs = std::filesystem;
+  assert(!committed_);
+  committed_ = true;
+  std::error_code ec;
+  const auto fail = [](const fs::path& p, const std::error_code& e) {
+    return std::runtime_error(fmt::format("{}: cannot write: {}", p.string(), e.message()));
+  };
+  if (!fs::exists(fs::symlink_status(dir_, ec))) {
+    fs::rename(stage_, dir_, ec);  // the whole set at once
+    if (ec) throw fail(dir_, ec);
+    return;
+  }
+  if (!fs::is_directory(dir_, ec))
+    throw std::runtime_error(fmt::format("{}: not a directory", dir_.string()));
+  for (const auto& name : owned_) {
+    if (written_.count(name)) {
+      fs::rename(stage_ / name, dir_ / name, ec);
+      if (ec) throw fail(dir_ / name, ec);
+    } else {
+      fs::remove(dir_ / name, ec);  // an earlier run's result this run does not have
+      if (ec) throw fail(dir_ / name, ec);
+    }
+  }
 }
 
 }  // namespace slurmtwin

@@ -83,11 +83,9 @@ int run_replay(const Args& args) {
       }
     }
 
-    // Outputs of an earlier run in the same directory go first: a run stopped by SIGINT then leaves
-    // no result files at all rather than old ones that look like its own.
+    // The results replace an earlier run's in the same directory only once all are written: a run
+    // stopped by SIGINT or an error leaves the earlier ones as they were (StagedDirectory).
     const std::filesystem::path dir = vm["out"].as<std::string>();
-    for (const char* f : {"jobs.csv", "jobs.sacct", "metrics.json", "snapshot.txt"})
-      std::filesystem::remove(dir / f);
     const InterruptGuard interrupt;
     ro.stop = &interrupt.flag();
     // A bar with rate and ETA on a terminal only: logs and tests see the same output as before.
@@ -108,13 +106,14 @@ int run_replay(const Args& args) {
     if (bar) bar->finish();
     const double secs = seconds_since(t0);
 
-    std::filesystem::create_directories(dir);
-    write_file_atomic((dir / "jobs.csv").string(), jobs_csv(result, trace));
+    StagedDirectory out(dir, {"jobs.csv", "jobs.sacct", "metrics.json", "snapshot.txt"});
+    out.write("jobs.csv", jobs_csv(result, trace));
     // in the zone the trace's sacct times were read in, so that it reads back the same way
     const TimeZone zone(vm["timezone"].as<std::string>());
-    write_file_atomic((dir / "jobs.sacct").string(), jobs_sacct(result, trace, &zone));
-    write_file_atomic((dir / "metrics.json").string(), sim::metrics_to_json(result.metrics));
-    if (!result.snapshot.empty()) write_file_atomic((dir / "snapshot.txt").string(), result.snapshot);
+    out.write("jobs.sacct", jobs_sacct(result, trace, &zone));
+    out.write("metrics.json", sim::metrics_to_json(result.metrics));
+    if (!result.snapshot.empty()) out.write("snapshot.txt", result.snapshot);
+    out.commit();
 
     const auto& m = result.metrics;
     std::cout << fmt::format("site {}: {} nodes, {} CPUs; trace {}: {} jobs\n", result.site.cluster_name,

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <set>
 #include <thread>
@@ -17,6 +16,7 @@
 #include "experiments/sweep/sweep.hpp"
 #include "experiments/sweep/sweep_mpi.hpp"
 #include "experiments/sweep/sweep_store.hpp"
+#include "traces/file_io.hpp"
 
 namespace slurmtwin::cli {
 namespace {
@@ -58,17 +58,38 @@ std::string shell_quote(const std::string& s) {
 std::string emit_sbatch(const std::string& spec_path, const std::string& dir, std::uint32_t shards,
                         unsigned cpus, const std::string& time_limit, const std::string& partition) {
   namespace fs = std::filesystem;
-  fs::create_directories(dir);
   const auto abs_dir = fs::absolute(dir).lexically_normal().string();
   const auto abs_spec = fs::absolute(spec_path).lexically_normal().string();
+  // A line break in a value would start a line of its own in the script, a command when it runs
+  // (issue 27, D2): refused. #SBATCH lines are read by sbatch, which splits them at white space, takes
+  // quotes as grouping and # as a comment (get_argument in src/sbatch/opt.c): each such character of a
+  // value is escaped with a backslash there.
+  for (const auto& [value, what] :
+       {std::pair{&abs_spec, "the spec path"}, std::pair{&abs_dir, "--emit-sbatch"},
+        std::pair{&time_limit, "--time"}, std::pair{&partition, "--partition"}})
+    for (const unsigned char c : *value)
+      if (c < 0x20 || c == 0x7f)
+        throw po::error(
+            fmt::format("{} '{}' cannot go into an sbatch script: it has a control character "
+                        "(a line break?)",
+                        what, *value));
+  const auto sbatch_value = [](const std::string& value) {
+    std::string out;
+    for (const char c : value) {
+      if (c == ' ' || c == '"' || c == '\'' || c == '\\' || c == '#') out += '\\';
+      out += c;
+    }
+    return out;
+  };
+  fs::create_directories(dir);
   std::error_code ec;
   auto binary = fs::read_symlink("/proc/self/exe", ec).string();
   if (ec || binary.empty()) binary = "slurmtwin";
   std::string extra;
-  if (!time_limit.empty()) extra += fmt::format("#SBATCH --time={}\n", time_limit);
-  if (!partition.empty()) extra += fmt::format("#SBATCH --partition={}\n", partition);
-  // #SBATCH lines are read by sbatch, not bash: their paths stay unquoted. In the commands every path
-  // is quoted, and the task id stays outside the quotes so that bash expands it.
+  if (!time_limit.empty()) extra += fmt::format("#SBATCH --time={}\n", sbatch_value(time_limit));
+  if (!partition.empty()) extra += fmt::format("#SBATCH --partition={}\n", sbatch_value(partition));
+  // In the commands every path is quoted for bash, and the task id stays outside the quotes so that
+  // bash expands it.
   const auto sweep = fmt::format(
       "#!/bin/bash\n"
       "# slurmtwin what-if sweep as a Slurm job array: task I runs shard I/{0} of {1} into its own\n"
@@ -81,26 +102,24 @@ std::string emit_sbatch(const std::string& spec_path, const std::string& dir, st
       "set -euo pipefail\n"
       "exec {6} sweep run {7} --db {8}/shard-\"${{SLURM_ARRAY_TASK_ID}}\".db "
       "--shard \"${{SLURM_ARRAY_TASK_ID}}/{0}\" -j \"${{SLURM_CPUS_PER_TASK:-1}}\" --progress-interval 60\n",
-      shards, abs_spec, shards - 1, cpus, abs_dir, extra, shell_quote(binary), shell_quote(abs_spec),
-      shell_quote(abs_dir));
+      shards, abs_spec, shards - 1, cpus, sbatch_value(abs_dir), extra, shell_quote(binary),
+      shell_quote(abs_spec), shell_quote(abs_dir));
   const auto merge = fmt::format(
       "#!/bin/bash\n"
       "# Merges the shard databases of sweep.sbatch into {0}/sweep.db (idempotent: rerun at will).\n"
       "#SBATCH --job-name=slurmtwin-sweep-merge\n"
-      "#SBATCH --output={0}/merge.log\n"
+      "#SBATCH --output={4}/merge.log\n"
       "{1}"
       "set -euo pipefail\n"
       "shopt -s nullglob\n"
       "exec {2} sweep merge --db {3}/sweep.db {3}/shard-*.db\n",
-      abs_dir, extra, shell_quote(binary), shell_quote(abs_dir));
-  std::ofstream(fs::path(dir) / "sweep.sbatch") << sweep;
-  std::ofstream(fs::path(dir) / "merge.sbatch") << merge;
-  fs::permissions(fs::path(dir) / "sweep.sbatch", fs::perms::owner_exec, fs::perm_options::add);
-  fs::permissions(fs::path(dir) / "merge.sbatch", fs::perms::owner_exec, fs::perm_options::add);
+      abs_dir, extra, shell_quote(binary), shell_quote(abs_dir), sbatch_value(abs_dir));
+  write_script_atomic((fs::path(dir) / "sweep.sbatch").string(), sweep);
+  write_script_atomic((fs::path(dir) / "merge.sbatch").string(), merge);
   return fmt::format(
       "wrote {0}/sweep.sbatch ({1} array tasks) and {0}/merge.sbatch; submit with:\n"
-      "  jid=$(sbatch --parsable {0}/sweep.sbatch) && sbatch --dependency=afterok:$jid {0}/merge.sbatch\n",
-      abs_dir, shards);
+      "  jid=$(sbatch --parsable {2}) && sbatch --dependency=afterok:$jid {3}\n",
+      abs_dir, shards, shell_quote(abs_dir + "/sweep.sbatch"), shell_quote(abs_dir + "/merge.sbatch"));
 }
 
 int sweep_run(const Args& args) {

@@ -198,7 +198,7 @@ SweepStore::SweepStore(const std::string& path, StoreAccess access) : path_(path
     if (!columns.count("replicates")) exec("ALTER TABLE points ADD COLUMN replicates INTEGER");
     exec("COMMIT");
   } catch (...) {
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);  // none open: an error, ignored
+    rollback();
     sqlite3_close(db_);
     throw;
   }
@@ -215,6 +215,12 @@ void SweepStore::exec(const std::string& sql) const {
     sqlite3_free(err);
     throw std::runtime_error(fmt::format("{}: sqlite: {} (in: {})", path_, msg, sql));
   }
+}
+
+void SweepStore::rollback() const noexcept {
+  // SQLite ends the transaction itself on some errors (a full disk, an I/O error): a ROLLBACK then
+  // fails with "no transaction is active", which must not replace the error that says why.
+  if (!sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
 }
 
 void SweepStore::add_metric_columns(const std::string& metric, std::set<std::string>& columns) const {
@@ -241,7 +247,7 @@ void SweepStore::add_objectives(const std::vector<SweepObjective>& objectives) {
     }
     exec("COMMIT");
   } catch (...) {
-    exec("ROLLBACK");
+    rollback();
     throw;
   }
 }
@@ -276,7 +282,7 @@ void SweepStore::set_constraints(const std::vector<SweepConstraint>& constraints
     }
     exec("COMMIT");
   } catch (...) {
-    exec("ROLLBACK");
+    rollback();
     throw;
   }
 }
@@ -391,7 +397,7 @@ bool SweepStore::insert(const SweepRow& row, const std::vector<SweepObjective>& 
     exec("COMMIT");
     return changed;
   } catch (...) {
-    exec("ROLLBACK");
+    rollback();
     throw;
   }
 }
@@ -476,11 +482,11 @@ std::size_t SweepStore::merge_from(const std::string& other) {
       added = static_cast<std::size_t>(sqlite3_changes(db_));
       exec("COMMIT");
     } catch (...) {
-      exec("ROLLBACK");
+      rollback();
       throw;
     }
   } catch (...) {
-    exec("DETACH DATABASE src");
+    sqlite3_exec(db_, "DETACH DATABASE src", nullptr, nullptr, nullptr);  // the first error is the one to say
     throw;
   }
   exec("DETACH DATABASE src");

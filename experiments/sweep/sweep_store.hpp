@@ -113,6 +113,8 @@ class SweepStore {
   std::size_t merge_from(const std::string& other);
 
  private:
+  // Ends the open transaction, if SQLite has not ended it already; never throws.
+  void rollback() const noexcept;
   void exec(const std::string& sql) const;
   /// Adds the value and prediction columns of `metric` that `columns` (the table's) lacks.
   void add_metric_columns(const std::string& metric, std::set<std::string>& columns) const;

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -984,6 +985,55 @@ TEST_CASE("reading a sweep database never creates or changes a file: absent or f
   CHECK(read.size() == 4);
   CHECK(bytes(db) == written);
   CHECK(read.front().key == SweepStore(db).rows().front().key);
+}
+
+TEST_CASE("a damaged sweep database is bad input named by file, point and field, never a crash") {
+  // Issue 27, D7: a string in a point's params escaped as a bare yaml-cpp error, replicates = 1e300
+  // wrapped in an unchecked cast, and either exited 1 ("a failure found") instead of 2.
+  const auto dir = testing::scratch_dir("sweep_damaged");
+  const auto spec = load_sweep_spec(write_spec(dir, kTinySpec));
+  const auto db = (dir / "s.db").string();
+  REQUIRE(run_sweep_spec(spec, db, {}).evaluated == 4);
+  const auto key = SweepStore(db).rows().front().key;
+  const auto damage = [&](const std::string& sql) {
+    const auto copy = (dir / "damaged.db").string();
+    std::filesystem::copy_file(db, copy, std::filesystem::copy_options::overwrite_existing);
+    sqlite3* h = nullptr;
+    REQUIRE(sqlite3_open(copy.c_str(), &h) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(h, fmt::format(fmt::runtime(sql), key).c_str(), nullptr, nullptr, nullptr) ==
+            SQLITE_OK);
+    sqlite3_close(h);
+    return copy;
+  };
+  const auto refused = [&](const std::string& sql) {
+    const auto copy = damage(sql);
+    try {
+      SweepStore(copy, StoreAccess::kRead).rows();
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK(refused("UPDATE points SET params = '{{\"PriorityWeightAge\": \"lots\"}}' WHERE key = '{}'") ==
+        fmt::format("{}/damaged.db: params: point {}: PriorityWeightAge is not a number", dir.string(), key));
+  CHECK(refused("UPDATE points SET params = '[1, 2' WHERE key = '{}'").find("params: point " + key) !=
+        std::string::npos);
+  CHECK(refused("UPDATE points SET params = '\"x\"' WHERE key = '{}'").find("not an object") !=
+        std::string::npos);
+  CHECK(
+      refused("UPDATE points SET replicates = 1e300 WHERE key = '{}'") ==
+      fmt::format("{}/damaged.db: replicates: point {}: 1e+300 is not a replicate count", dir.string(), key));
+  CHECK(refused("UPDATE points SET replicates = 2.5 WHERE key = '{}'").find("not a replicate count") !=
+        std::string::npos);
+  // Through the binary: exit 2, and the message names the database.
+  std::string out;
+  CHECK(shell(fmt::format("'{}' sweep show --db '{}'", SLURMTWIN_BINARY,
+                          damage("UPDATE points SET replicates = 5e9 WHERE key = '{}'")),
+              out) == 2);
+  CHECK(out.find("damaged.db: replicates: point " + key) != std::string::npos);
+  // An undamaged row still reads: its settings come back as numbers.
+  const auto rows = SweepStore(db, StoreAccess::kRead).rows();
+  CHECK(rows.front().params.size() == spec.parameters.size());
 }
 
 }  // namespace slurmtwin::cli

@@ -291,11 +291,8 @@ int sweep_show(const Args& args) {
   std::vector<std::map<std::string, double>> params;
   std::set<std::string> names;
   for (const auto& r : rows) {
-    auto& p = params.emplace_back();
-    for (const auto& kv : YAML::Load(r.params_json)) {
-      p[kv.first.as<std::string>()] = kv.second.as<double>();
-      names.insert(kv.first.as<std::string>());
-    }
+    params.push_back(r.params);
+    for (const auto& [name, value] : r.params) names.insert(name);
   }
   // With both engines in the store, the best points and the front are the exact simulator's
   // (predictions rank candidates; they do not certify them).

@@ -197,8 +197,7 @@ surrogate::SurrogateDataset dataset_from_sweep(const Site& base, const Trace& tr
     auto w = decode_job_waits(r.job_waits);
     if (w.size() != trace.jobs.size()) continue;
     Site site = base;
-    for (const auto& kv : YAML::Load(r.params_json))
-      apply_setting(site, kv.first.as<std::string>(), kv.second.as<double>());
+    for (const auto& [name, value] : r.params) apply_setting(site, name, value);
     std::vector<double> values;
     for (const auto& a : axes) values.push_back(current_setting(site, a.name));
     d.settings.push_back(std::move(values));

@@ -517,24 +517,14 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
   for (const auto& r : all_rows)
     if (r.engine == "exact") exact.push_back(&r);
 
-  // Parameters of each exact row, from its params JSON.
+  // Parameters of each exact row.
   std::vector<std::string> param_names;
   std::vector<std::map<std::string, double>> params;
   for (const auto* r : exact) {
-    YAML::Node p;
-    try {
-      p = YAML::Load(r->params_json);
-    } catch (const YAML::Exception& e) {
-      throw InputError(db_path, 0, "params", fmt::format("point {}: {}", r->key, e.msg));
-    }
-    std::map<std::string, double> values;
-    for (const auto& kv : p) {
-      const auto name = kv.first.as<std::string>();
-      values[name] = kv.second.as<double>();
+    for (const auto& [name, value] : r->params)
       if (std::find(param_names.begin(), param_names.end(), name) == param_names.end())
         param_names.push_back(name);
-    }
-    params.push_back(std::move(values));
+    params.push_back(r->params);
   }
   const std::size_t k_obj = objectives.size();
   std::vector<std::vector<double>> obj_rows;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <yaml-cpp/yaml.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -402,6 +403,32 @@ bool SweepStore::insert(const SweepRow& row, const std::vector<SweepObjective>& 
   }
 }
 
+namespace {
+
+/// A stored point's settings: a JSON object of numbers, as the sweep wrote it. A database changed by
+/// hand or damaged is bad input, named by file, point and field.
+std::map<std::string, double> read_params(const std::string& path, const std::string& key,
+                                          const std::string& json) {
+  std::map<std::string, double> out;
+  try {
+    const auto node = YAML::Load(json);
+    if (!node.IsMap())
+      throw InputError(path, 0, "params", fmt::format("point {}: not an object: {}", key, json));
+    for (const auto& kv : node) {
+      const auto name = kv.first.as<std::string>();
+      double value = 0;
+      if (!kv.second.IsScalar() || !YAML::convert<double>::decode(kv.second, value) || !std::isfinite(value))
+        throw InputError(path, 0, "params", fmt::format("point {}: {} is not a number", key, name));
+      out[name] = value;
+    }
+  } catch (const YAML::Exception& e) {
+    throw InputError(path, 0, "params", fmt::format("point {}: {} in {}", key, e.msg, json));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<SweepRow> SweepStore::rows(bool with_job_waits) const {
   const auto objs = objectives();
   const auto cons = constraints();
@@ -431,7 +458,15 @@ std::vector<SweepRow> SweepStore::rows(bool with_job_waits) const {
     r.job_waits = s.blob(8);
     r.predicted_job_waits = s.blob(9);
     r.predicted_seconds = s.real(10);
-    if (const double n = s.real(11); n > 1) r.replicates = static_cast<std::uint32_t>(n);
+    r.params = read_params(path_, r.key, r.params_json);
+    // NULL (NaN): a row from before replicates, one replay. Anything else must be a count a sweep
+    // could have written (a corrupted or foreign value wrapped in the cast).
+    if (const double n = s.real(11); !std::isnan(n)) {
+      if (!(n >= 1 && n <= kMaxReplicates) || n != std::floor(n))
+        throw InputError(path_, 0, "replicates",
+                         fmt::format("point {}: {} is not a replicate count", r.key, n));
+      r.replicates = static_cast<std::uint32_t>(n);
+    }
     int col = 12;
     for (std::size_t k = 0; k < objs.size(); ++k) r.objectives.push_back(s.real(col++));
     for (std::size_t k = 0; k < cons.size(); ++k) r.constraint_values.push_back(s.real(col++));

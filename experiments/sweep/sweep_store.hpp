@@ -21,6 +21,7 @@ namespace slurmtwin::cli {
 struct SweepRow {
   std::string key;                        // 16 hex digits: hash of the resolved site + trace fingerprint
   std::string params_json;                // {"setting": value, ...}
+  SweepPoint params;                      // params_json read back (SweepStore::rows fills it)
   std::string metrics_json;               // sim::metrics_to_json of the replay
   std::string engine = "exact";           // "exact" = the discrete-event simulator
   double run_seconds = 0;                 // wall time of the replay, s

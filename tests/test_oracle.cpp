@@ -330,6 +330,21 @@ TEST_CASE("a short job started by backfill frees its nodes for the backfill pass
   CHECK(start_of_job4(70, 60) == 72);
 }
 
+namespace {
+
+/// Job 2's start (s after kT0) and the pass that started it, replayed with its submission in `order`.
+std::pair<Seconds, SchedulerPass> job2_start(const Site& site, const Trace& trace,
+                                             std::optional<sim::SubmitOrder> order) {
+  cli::ReplayOptions o;
+  o.check_invariants = true;
+  if (order) o.submit_order[2] = *order;
+  const auto r = cli::run_replay(site, trace, o);
+  const auto& j = r.state->jobs[1];
+  return {j.start - kT0, j.started_by};
+}
+
+}  // namespace
+
 TEST_CASE(
     "a job submitted after its second's main pass is first seen by the backfill cycle or the next pass") {
   // Real Slurm 22.05 (scenario 17, run3): the background loop's full main pass and the backfill cycle
@@ -343,14 +358,7 @@ TEST_CASE(
   auto& sp = site.scheduler.params;
   sp.bf_interval = sp.sched_interval = sp.batch_sched_delay = 1;
   const auto trace = make_trace({{0, 1, 1, 100, 200}, {5, 1, 1, 100, 200}});
-  const auto job2 = [&](std::optional<sim::SubmitOrder> order) {
-    cli::ReplayOptions o;
-    o.check_invariants = true;
-    if (order) o.submit_order[2] = *order;
-    const auto r = cli::run_replay(site, trace, o);
-    const auto& j = r.state->jobs[1];
-    return std::pair{j.start - kT0, j.started_by};
-  };
+  const auto job2 = [&](std::optional<sim::SubmitOrder> order) { return job2_start(site, trace, order); };
   // Before both passes (the default): that second's main pass starts it.
   CHECK(job2(std::nullopt) == std::pair{Seconds{5}, SchedulerPass::kMain});
   CHECK(job2(sim::SubmitOrder::kBeforePasses) == std::pair{Seconds{5}, SchedulerPass::kMain});
@@ -368,15 +376,8 @@ TEST_CASE("a job submitted before a job end in its second is seen by the pass th
   // until 13, when job 2 (the whole node) is submitted; sched_interval 60 s, bf_interval 30 s.
   auto site = small_site(1, 4);
   const auto trace = make_trace({{0, 1, 4, 10, 200}, {13, 1, 4, 100, 200}});
-  const auto job2 = [&](std::optional<sim::SubmitOrder> order) {
-    cli::ReplayOptions o;
-    o.check_invariants = true;
-    if (order) o.submit_order[2] = *order;
-    const auto r = cli::run_replay(site, trace, o);
-    const auto& j = r.state->jobs[1];
-    CHECK(r.state->jobs[0].end - kT0 == 13);
-    return std::pair{j.start - kT0, j.started_by};
-  };
+  REQUIRE(cli::run_replay(site, trace, {}).state->jobs[0].end - kT0 == 13);
+  const auto job2 = [&](std::optional<sim::SubmitOrder> order) { return job2_start(site, trace, order); };
   // After the end pass (the default): the pass its submission asks for, batch_sched_delay after the
   // end pass at 13.
   CHECK(job2(std::nullopt) == std::pair{Seconds{16}, SchedulerPass::kMain});

@@ -161,8 +161,13 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
     };
     m.suspensions += j.suspensions;
     m.suspended_hours += static_cast<double>(j.suspended_total) / 3600.0;
-    for (const auto& run : j.past_runs)
+    const auto& top =
+        top_account(state.site, state.site.associations[static_cast<std::size_t>(j.assoc)].account);
+    auto& top_usage = acct_usage[top];  // an account with a job in the trace, even one that never ran
+    for (const auto& run : j.past_runs) {
       lost(state.site.partitions[run.partition].name, run.start, run.end, run.alloc_cpus);
+      top_usage += static_cast<double>(run.end - run.start) * run.alloc_cpus;
+    }
     if (j.end_state == JobState::kPreempted)  // cancelled by preemption: its only run was interrupted
       lost(state.site.partitions[j.run_partition].name, j.start, j.end, j.alloc_cpus);
     if (j.start == kUnsetTime) {
@@ -187,7 +192,7 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
       g->bslds.push_back(bsld);
     }
     if (j.end_state != JobState::kPreempted) cpu_seconds += run * j.alloc_cpus;
-    acct_usage[top_account(state.site, acct)] += run * j.alloc_cpus;
+    top_usage += run * j.alloc_cpus;
     m.last_end = std::max(m.last_end, j.end == kUnsetTime ? state.now : j.end);
 
     const auto& r = trace.jobs[j.trace_index];
@@ -238,15 +243,19 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
     m.queue_series.push_back(b.queue_seconds / kSeriesBucket);
   }
 
-  // Fairness: each top-level account's share of delivered CPU-seconds vs its share target.
-  double share_sum = 0;
+  // Fairness: each top-level account's share of the CPU-seconds its jobs used (every run, preempted
+  // ones included) vs its share target among the top-level accounts that have jobs in the trace: an
+  // account that submits nothing is owed nothing here, and would make the index unreachable.
+  double share_sum = 0, used_sum = 0;
   for (const auto& a : state.site.accounts)
-    if (a.parent == "root") share_sum += a.shares.value;
-  for (const auto& a : state.site.accounts) {
-    if (a.parent != "root") continue;
-    const double used = cpu_seconds > 0 ? acct_usage[a.name] / cpu_seconds : 0;
-    m.fairness[a.name] = {used, share_sum > 0 ? a.shares.value / share_sum : 0};
-  }
+    if (const auto it = acct_usage.find(a.name); a.parent == "root" && it != acct_usage.end()) {
+      share_sum += a.shares.value;
+      used_sum += it->second;
+    }
+  for (const auto& a : state.site.accounts)
+    if (const auto it = acct_usage.find(a.name); a.parent == "root" && it != acct_usage.end())
+      m.fairness[a.name] = {used_sum > 0 ? it->second / used_sum : 0,
+                            share_sum > 0 ? a.shares.value / share_sum : 0};
 
   // Fidelity against recorded starts.
   if (!start_errors.empty()) {

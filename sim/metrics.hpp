@@ -76,7 +76,7 @@ struct ReplayMetrics {
   std::vector<double> utilisation_series;                        // per kSeriesBucket
   std::vector<double> queue_series;                              // mean pending jobs per kSeriesBucket
   std::map<std::string, std::pair<double, double>>
-      fairness;                   // top-level account -> (usage share, target share)
+      fairness;  // top-level account with jobs in the trace -> (usage share, target share among those)
   std::uint64_t preemptions = 0;  // interrupted runs (each requeue or cancel by preemption)
   std::map<std::string, std::uint64_t> preemptions_by_partition, preemptions_by_qos;
   double preempted_core_hours = 0;  // work lost: CPU-hours of interrupted runs

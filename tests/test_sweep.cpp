@@ -24,6 +24,7 @@
 #include "experiments/sweep/sweep_sobol.hpp"
 #include "experiments/sweep/sweep_spec.hpp"
 #include "experiments/sweep/sweep_store.hpp"
+#include "tests/scenario_support.hpp"
 #include "tests/test_support.hpp"
 #include "traces/default_site.hpp"
 #include "traces/read_report.hpp"
@@ -539,6 +540,37 @@ TEST_CASE("sweep metrics: fairness index and per-group preemptions and p95, by h
   CHECK_FALSE(metric_is_known("fairness@partition:gpu"));
   m.by_partition["gpu"].p95 = 1234;
   CHECK(metric_value(m, "wait_p95@partition:gpu") == 1234);
+}
+
+TEST_CASE("fairness counts the top-level accounts that have jobs in the trace, and every run they used") {
+  // Issue 24: accounts that submit nothing kept their targets, so on the ub_medium trace the index was
+  // 0.132 at every point and a constraint like fairness >= 0.8 could never hold.
+  // Two 4-CPU nodes; top-level accounts a1 (1 share), a2 (1 share), idle (2 shares, no jobs).
+  auto site = testing::small_site(2, 4);
+  site.accounts = {{"root", "", {1, false}, 0, {}, "", {}},
+                   {"a1", "root", {1, false}, 0, {}, "", {}},
+                   {"a2", "root", {1, false}, 0, {}, "", {}},
+                   {"idle", "root", {2, false}, 0, {}, "", {}}};
+  site.associations.clear();
+  site.users.clear();
+  for (const auto& [user, account] : {std::pair{"alice", "a1"}, std::pair{"bob", "a2"}}) {
+    site.users.push_back({user, account, "None"});
+    site.associations.push_back({user, account, "", {1, false}, 0, {}, "", {}});
+  }
+  // alice: 4 CPUs for 100 s; bob: 4 CPUs for 300 s, both at once.
+  auto trace = testing::make_trace({{0, 1, 4, 100, 3600, -1, "alice"}, {0, 1, 4, 300, 3600, -1, "bob"}});
+  trace.jobs[0].account = trace.accounts.intern("a1");
+  trace.jobs[1].account = trace.accounts.intern("a2");
+  ReplayOptions o;
+  o.check_invariants = true;
+  const auto r = run_replay(site, trace, o);
+  REQUIRE(r.metrics.started == 2);
+  // Usage 400 vs 1,200 CPU-s: 0.25 / 0.75 against targets 0.5 / 0.5 ("idle" is not counted).
+  REQUIRE(r.metrics.fairness.size() == 2);
+  CHECK(r.metrics.fairness.at("a1") == std::pair{0.25, 0.5});
+  CHECK(r.metrics.fairness.at("a2") == std::pair{0.75, 0.5});
+  // 1 - (0.25 + 0.25) / 2; with "idle" owed half the machine it was 0.5.
+  CHECK(metric_value(r.metrics, "fairness") == doctest::Approx(0.75));
 }
 
 TEST_CASE("sweep trace window: relative and absolute bounds keep the jobs submitted from `from` up to `to`") {

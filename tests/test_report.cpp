@@ -4,13 +4,16 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <vector>
 
 #include "experiments/replay/replay.hpp"
 #include "experiments/report/report_html.hpp"
 #include "experiments/report/svg_plot.hpp"
+#include "experiments/sweep/feasibility.hpp"
 #include "experiments/sweep/sweep_store.hpp"
 #include "test_support.hpp"
 #include "traces/default_site.hpp"
@@ -248,6 +251,104 @@ TEST_CASE("sweep report: Pareto front, sensitivity, and the surrogate scatter on
   CHECK(with.find("wait_mean: surrogate vs exact (1 points, MAE 4)") != std::string::npos);
   // The prediction does not replace the exact value: still 4 exact points.
   CHECK(with.find("4 points by the exact simulator") != std::string::npos);
+}
+
+TEST_CASE("sweep report and sweep show: the front from the points that meet the constraints, or none") {
+  // Issue 24: with fairness >= 0.5 `sweep show` said 0 of 12 points feasible while the report drew 8
+  // points "on the Pareto front" and never mentioned the constraint.
+  const auto dir = testing::scratch_dir("report_sweep_constraints");
+  const auto db = (dir / "sweep.db").string();
+  const std::vector<SweepObjective> objectives = {{"wait_mean", Goal::kMin}, {"utilisation", Goal::kMax}};
+  // (wait_mean, utilisation) as in the test above: without constraints the front is B (80, 0.4) and
+  // D (90, 0.6).
+  const auto store_with = [&](double bound) {
+    std::filesystem::remove(db);
+    const std::vector<SweepConstraint> constraints = {
+        {"utilisation", ConstraintOp::kGreaterEqual, bound, fmt::format("utilisation >= {}", bound), 0}};
+    SweepStore store(db);
+    store.add_objectives(objectives);
+    store.set_constraints(constraints);
+    const std::vector<std::tuple<std::string, double, double, double>> points = {
+        {"a", 0, 100, 0.5}, {"b", 10, 80, 0.4}, {"c", 20, 120, 0.45}, {"d", 30, 90, 0.6}};
+    for (const auto& [key, age, wait, util] : points) {
+      SweepRow row;
+      row.key = key;
+      row.params_json = fmt::format("{{\"PriorityWeightAge\": {}}}", age);
+      row.metrics_json = "{}";
+      row.objectives = {wait, util};
+      row.constraint_values = {util};
+      store.insert(row, objectives, constraints);
+    }
+  };
+  // utilisation >= 0.45: B fails; of A, C, D, D dominates the others: the front is D alone.
+  store_with(0.45);
+  auto html = sweep_report_html(db, {});
+  CHECK(xml_problem(html) == "");
+  CHECK(html.find("1 points on the Pareto front (of the points that meet every constraint)") !=
+        std::string::npos);
+  CHECK(html.find("3 of 4 points meet every constraint.") != std::string::npos);
+  CHECK(html.find("<tr><td>utilisation &gt;= 0.45</td><td>3 of 4</td><td>0.4 .. 0.6</td></tr>") !=
+        std::string::npos);
+  CHECK(html.find("fails a constraint") != std::string::npos);
+  CHECK(html.find("<tr><td>30</td><td>90</td><td>0.6</td></tr>") != std::string::npos);
+  CHECK(html.find("<tr><td>10</td><td>80</td>") == std::string::npos);  // B is not on the front
+  CHECK(html.find("id=\"infeasible\"") == std::string::npos);
+  // utilisation >= 0.7: no point meets it; no front, and D (0.6) is the closest.
+  store_with(0.7);
+  html = sweep_report_html(db, {});
+  CHECK(xml_problem(html) == "");
+  CHECK(html.find("0 points on the Pareto front") != std::string::npos);
+  CHECK(html.find("0 of 4 points meet every constraint.") != std::string::npos);
+  CHECK(html.find("No point meets every constraint</strong>: no Pareto front is drawn. The closest point is "
+                  "<code>d</code>") != std::string::npos);
+  CHECK(html.find("utilisation = 0.6.") != std::string::npos);
+  // sweep show says the same.
+  FILE* pipe = popen(fmt::format("'{}' sweep show --db '{}' 2>&1", SLURMTWIN_BINARY, db).c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  char buf[4096];
+  while (const auto n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  CHECK(pclose(pipe) == 0);
+  INFO(out);
+  CHECK(out.find("constraints: utilisation >= 0.7; 0 of 4 points feasible\n"
+                 "  utilisation >= 0.7: met by 0 of 4; utilisation observed 0.4 .. 0.6\n"
+                 "no point meets every constraint (no best point, no front); closest: key d  "
+                 "PriorityWeightAge=30  (utilisation 0.6)\n") != std::string::npos);
+  CHECK(out.find("Pareto front: 0 of 0 points") != std::string::npos);
+}
+
+TEST_CASE("assess_constraints: feasibility, observed ranges and the closest point, by hand") {
+  const std::vector<SweepConstraint> constraints = {
+      {"fairness", ConstraintOp::kGreaterEqual, 0.5, "fairness >= 0.5", 0},
+      {"wait_mean", ConstraintOp::kLessEqual, 100, "wait_mean <= 100", 0}};
+  const auto rows = [](const std::vector<std::pair<double, double>>& values) {
+    std::vector<SweepRow> out;
+    for (const auto& [fair, wait] : values) {
+      out.emplace_back();
+      out.back().constraint_values = {fair, wait};
+    }
+    return out;
+  };
+  // Point 1 meets both; point 2 has no wait value (from before the constraint): it fails.
+  auto f = assess_constraints(rows({{0.4, 50}, {0.6, 90}, {0.7, std::nan("")}}), constraints);
+  CHECK(f.feasible == std::vector<bool>{false, true, false});
+  CHECK(f.count == 1);
+  CHECK(f.constraints[0].met == 2);
+  CHECK(f.constraints[0].lo == 0.4);
+  CHECK(f.constraints[0].hi == 0.7);
+  CHECK(f.constraints[1].met == 2);
+  CHECK(f.constraints[1].hi == 90);
+  CHECK_FALSE(f.closest);
+  // None feasible. Shortfalls over each constraint's scale (max of |bound| and the observed range):
+  // point 0: 0.1/0.5 + 0 = 0.2; point 1: 0 + 50/100 = 0.5; point 2: 0.05/0.5 + 20/100 = 0.3.
+  f = assess_constraints(rows({{0.4, 50}, {0.6, 150}, {0.45, 120}}), constraints);
+  CHECK(f.count == 0);
+  REQUIRE(f.closest);
+  CHECK(*f.closest == 0);
+  // Left out: point 0 does not count, point 2 (0.3) is then the closest.
+  f = assess_constraints(rows({{0.4, 50}, {0.6, 150}, {0.45, 120}}), constraints, {false, true, true});
+  CHECK(f.constraints[0].lo == 0.45);
+  CHECK(*f.closest == 2);
 }
 
 TEST_CASE("svg ticks are round numbers covering the range") {

@@ -13,6 +13,7 @@
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/surrogate_options.hpp"
 #include "experiments/learn/surrogate_sweep.hpp"
+#include "experiments/sweep/feasibility.hpp"
 #include "experiments/sweep/sweep.hpp"
 #include "experiments/sweep/sweep_mpi.hpp"
 #include "experiments/sweep/sweep_store.hpp"
@@ -283,10 +284,8 @@ int sweep_show(const Args& args) {
   const auto constraints = store.constraints();
   const auto rows = store.rows();
   // A row is feasible when it meets every constraint (a NULL value, from before the constraint, fails).
-  std::vector<bool> feasible(rows.size(), true);
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    for (std::size_t k = 0; k < constraints.size(); ++k)
-      feasible[i] = feasible[i] && constraint_holds(constraints[k], rows[i].constraint_values[k]);
+  const auto assessed = assess_constraints(rows, constraints);
+  const auto& feasible = assessed.feasible;
 
   std::vector<std::map<std::string, double>> params;
   std::set<std::string> names;
@@ -374,7 +373,23 @@ int sweep_show(const Args& args) {
     std::vector<std::string> texts;
     for (const auto& c : constraints) texts.push_back(c.text);
     std::cout << fmt::format("constraints: {}; {} of {} points feasible\n", fmt::join(texts, ", "),
-                             std::count(feasible.begin(), feasible.end(), true), rows.size());
+                             assessed.count, rows.size());
+    for (std::size_t k = 0; k < constraints.size(); ++k) {
+      const auto& r = assessed.constraints[k];
+      std::cout << fmt::format("  {}: met by {} of {}; {} observed {}\n", constraints[k].text, r.met,
+                               rows.size(), constraints[k].metric,
+                               std::isnan(r.lo) ? std::string("nowhere (no values)")
+                                                : fmt::format("{:.6g} .. {:.6g}", r.lo, r.hi));
+    }
+    if (assessed.closest) {
+      const auto i = *assessed.closest;
+      std::vector<std::string> shown;
+      for (std::size_t k = 0; k < constraints.size(); ++k)
+        shown.push_back(fmt::format("{} {:.6g}", constraints[k].metric, rows[i].constraint_values[k]));
+      std::cout << fmt::format(
+          "no point meets every constraint (no best point, no front); closest: key {}  {}  ({})\n",
+          rows[i].key, params_text(i), fmt::join(shown, ", "));
+    }
   }
   for (std::size_t k = 0; k < objectives.size(); ++k) {
     std::size_t best = rows.size();

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "experiments/report/svg_plot.hpp"
+#include "experiments/sweep/feasibility.hpp"
 #include "experiments/sweep/sweep_spec.hpp"
 #include "experiments/sweep/sweep_store.hpp"
 #include "traces/csv.hpp"
@@ -505,6 +506,37 @@ std::string replay_report_html(const std::string& run_dir, const ReportOptions& 
   return page(opt.title.empty() ? "SlurmTwin replay report" : opt.title, body, plots);
 }
 
+/// The constraints of a sweep: how many points meet each and the range its metric took; with none
+/// feasible, the point that came closest.
+std::string constraints_section(const std::vector<SweepConstraint>& constraints, const Feasibility& f,
+                                const std::vector<SweepRow>& rows, std::size_t points) {
+  if (constraints.empty()) return {};
+  std::string out = fmt::format(
+      "<h2>Constraints</h2>\n<p class=\"note\" id=\"feasible\">{} of {} points meet every constraint.</p>\n"
+      "<table><tr><th>constraint</th><th>met by</th><th>observed range</th></tr>\n",
+      f.count, points);
+  for (std::size_t k = 0; k < constraints.size(); ++k) {
+    const auto& r = f.constraints[k];
+    out += fmt::format(
+        "<tr><td>{}</td><td>{} of {}</td><td>{}</td></tr>\n", escape(constraints[k].text), r.met, points,
+        std::isnan(r.lo) ? std::string("no values") : fmt::format("{:.6g} .. {:.6g}", r.lo, r.hi));
+  }
+  out += "</table>\n";
+  if (f.closest) {
+    const auto& row = rows[*f.closest];
+    std::string values;
+    for (std::size_t k = 0; k < constraints.size(); ++k)
+      values += fmt::format("{}{} = {:.6g}", values.empty() ? "" : ", ", escape(constraints[k].metric),
+                            row.constraint_values[k]);
+    out += fmt::format(
+        "<p class=\"note\" id=\"infeasible\"><strong>No point meets every constraint</strong>: no Pareto "
+        "front "
+        "is drawn. The closest point is <code>{}</code> ({}): {}.</p>\n",
+        escape(row.key), escape(row.params_json), values);
+  }
+  return out;
+}
+
 std::string sweep_report_html(const std::string& db_path, const ReportOptions& opt) {
   if (!std::filesystem::exists(db_path))
     throw InputError(db_path, 0, "", "absent: expected a sweep database");
@@ -531,15 +563,32 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
   std::vector<Goal> goals;
   for (const auto& o : objectives) goals.push_back(o.goal);
   for (const auto* r : exact) obj_rows.push_back(r->objectives);
-  const auto front = pareto_front(obj_rows, goals);
+  // The front is drawn from the points that meet every constraint of the latest spec.
+  const auto constraints = store.constraints();
+  std::vector<bool> is_exact(all_rows.size(), false);
+  for (const auto* r : exact) is_exact[static_cast<std::size_t>(r - all_rows.data())] = true;
+  const auto assessed = assess_constraints(all_rows, constraints, is_exact);
+  std::vector<bool> feasible;  // per exact point
+  std::vector<std::size_t> feasible_index;
+  std::vector<std::vector<double>> feasible_rows;
+  for (std::size_t i = 0; i < exact.size(); ++i) {
+    feasible.push_back(assessed.feasible[static_cast<std::size_t>(exact[i] - all_rows.data())]);
+    if (!feasible.back()) continue;
+    feasible_index.push_back(i);
+    feasible_rows.push_back(obj_rows[i]);
+  }
+  std::vector<std::size_t> front;
+  for (const auto k : pareto_front(feasible_rows, goals)) front.push_back(feasible_index[k]);
   const std::set<std::size_t> on_front(front.begin(), front.end());
   std::size_t plots = 0;
   const auto goal_word = [](Goal g) { return g == Goal::kMin ? "min" : "max"; };
 
   std::string body = fmt::format(
       "<p class=\"note\">Sweep database <code>{}</code>: {} points by the exact simulator, {} objectives, {} "
-      "parameters; {} points on the Pareto front.</p>\n",
-      escape(db_path), exact.size(), k_obj, param_names.size(), front.size());
+      "parameters; {} points on the Pareto front{}.</p>\n",
+      escape(db_path), exact.size(), k_obj, param_names.size(), front.size(),
+      constraints.empty() ? "" : " (of the points that meet every constraint)");
+  body += constraints_section(constraints, assessed, all_rows, exact.size());
   std::uint32_t replicates = 1;
   for (const auto* r : exact) replicates = std::max(replicates, r->replicates);
   if (replicates > 1)
@@ -552,17 +601,30 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
   if (k_obj >= 2) {
     body += "<div class=\"grid2\">\n";
     for (std::size_t k = 1; k < k_obj && k < 4; ++k) {
-      // Grey: every point; orange: the points on the front of all objectives; the line joins the front
-      // of these two objectives alone (with more than two objectives the two fronts differ).
-      svg::Series all{"all points", {}, {}, "#bbbbbb", false, false, 3, {}, {}, {}};
+      // Grey: every point that meets the constraints; pink: one that fails a constraint; orange: the
+      // points on the front of all objectives; the line joins the front of these two objectives alone
+      // (with more than two objectives the two fronts differ), feasible points only.
+      svg::Series all{constraints.empty() ? "all points" : "meets the constraints",
+                      {},
+                      {},
+                      "#bbbbbb",
+                      false,
+                      false,
+                      3,
+                      {},
+                      {},
+                      {}};
+      svg::Series failing{"fails a constraint", {}, {}, "#f0a0b4", false, false, 3, {}, {}, {}};
       svg::Series best{
           "on the Pareto front (all objectives)", {}, {}, svg::colour(5), false, false, 4, {}, {}, {}};
       svg::Series pair{"front of these two", {}, {}, svg::colour(0), true, false, 0, {}, {}, {}};
       std::vector<std::vector<double>> two;
+      for (const auto i : feasible_index) two.push_back({obj_rows[i][0], obj_rows[i][k]});
       for (std::size_t i = 0; i < exact.size(); ++i) {
-        two.push_back({obj_rows[i][0], obj_rows[i][k]});
-        for (auto* series : {&all, &best}) {
+        for (auto* series : {&all, &failing, &best}) {
           if (series == &best && !on_front.count(i)) continue;
+          if (series == &all && !feasible[i]) continue;
+          if (series == &failing && feasible[i]) continue;
           series->x.push_back(obj_rows[i][0]);
           series->y.push_back(obj_rows[i][k]);
           series->tooltips.push_back(exact[i]->params_json);
@@ -583,7 +645,9 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
       o.x.label = objectives[0].metric;
       o.y.label = objectives[k].metric;
       o.width = 520;
-      body += svg::plot({all, pair, best}, o);
+      std::vector<svg::Series> drawn_series = {all, pair, best};
+      if (!failing.x.empty()) drawn_series.insert(drawn_series.begin(), failing);
+      body += svg::plot(drawn_series, o);
       ++plots;
     }
     body += "</div>\n";

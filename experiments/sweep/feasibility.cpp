@@ -1,0 +1,58 @@
+#include "experiments/sweep/feasibility.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace slurmtwin::cli {
+
+double shortfall(const SweepConstraint& c, double value) {
+  if (std::isnan(value)) return std::numeric_limits<double>::infinity();
+  if (constraint_holds(c, value)) return 0;
+  // A strict bound met with equality falls short by nothing measurable; it still fails.
+  return std::max(std::abs(value - c.bound), std::numeric_limits<double>::min());
+}
+
+Feasibility assess_constraints(const std::vector<SweepRow>& rows, const std::vector<SweepConstraint>& constraints,
+                               const std::vector<bool>& consider) {
+  const auto counted = [&](std::size_t i) { return consider.empty() || consider[i]; };
+  Feasibility f;
+  f.feasible.assign(rows.size(), false);
+  f.constraints.assign(constraints.size(), {std::nan(""), std::nan(""), 0});
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!counted(i)) continue;
+    bool all = true;
+    for (std::size_t k = 0; k < constraints.size(); ++k) {
+      const double v = rows[i].constraint_values[k];
+      auto& r = f.constraints[k];
+      if (!std::isnan(v)) {
+        r.lo = std::isnan(r.lo) ? v : std::min(r.lo, v);
+        r.hi = std::isnan(r.hi) ? v : std::max(r.hi, v);
+      }
+      const bool holds = constraint_holds(constraints[k], v);
+      r.met += holds ? 1 : 0;
+      all = all && holds;
+    }
+    f.feasible[i] = all;
+    f.count += all ? 1 : 0;
+  }
+  if (constraints.empty() || f.count > 0) return f;
+  double best = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!counted(i)) continue;
+    double miss = 0;
+    for (std::size_t k = 0; k < constraints.size(); ++k) {
+      const auto& r = f.constraints[k];
+      const double range = std::isnan(r.lo) ? 0 : r.hi - r.lo;
+      const double scale = std::max({std::abs(constraints[k].bound), range, 1e-12});
+      miss += shortfall(constraints[k], rows[i].constraint_values[k]) / scale;
+    }
+    if (miss < best) {
+      best = miss;
+      f.closest = i;
+    }
+  }
+  return f;
+}
+
+}  // namespace slurmtwin::cli

@@ -1,0 +1,37 @@
+#pragma once
+// Which stored sweep points meet a spec's constraints, and, when none does, how close they came: what
+// sweep show and the sweep report say about constraints, computed in one place.
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+#include "experiments/sweep/sweep_spec.hpp"
+#include "experiments/sweep/sweep_store.hpp"
+
+namespace slurmtwin::cli {
+
+/// One constraint over the points assessed.
+struct ConstraintRange {
+  double lo = 0, hi = 0;  // observed range of its metric over the points with a value (NaN: none has)
+  std::size_t met = 0;    // points that meet it
+};
+
+struct Feasibility {
+  std::vector<bool> feasible;                // per point: meets every constraint (no value: fails)
+  std::size_t count = 0;                     // feasible points
+  std::vector<ConstraintRange> constraints;  // per constraint, in the store's order
+  // With constraints and no feasible point: the point that misses them by least (the sum over the
+  // constraints of its shortfall divided by the constraint's scale: |bound|, or the observed range
+  // when that is larger; a point without a value misses by an unbounded amount).
+  std::optional<std::size_t> closest;
+};
+
+/// `rows[i].constraint_values` follow `constraints`. `consider[i]` false leaves point i out (not
+/// feasible, not in the ranges); empty: every point counts.
+Feasibility assess_constraints(const std::vector<SweepRow>& rows, const std::vector<SweepConstraint>& constraints,
+                               const std::vector<bool>& consider = {});
+
+/// How far `value` falls short of `c`, in `c`'s metric (0 when it holds; +inf for no value).
+double shortfall(const SweepConstraint& c, double value);
+
+}  // namespace slurmtwin::cli

@@ -13,7 +13,8 @@ double shortfall(const SweepConstraint& c, double value) {
   return std::max(std::abs(value - c.bound), std::numeric_limits<double>::min());
 }
 
-Feasibility assess_constraints(const std::vector<SweepRow>& rows, const std::vector<SweepConstraint>& constraints,
+Feasibility assess_constraints(const std::vector<SweepRow>& rows,
+                               const std::vector<SweepConstraint>& constraints,
                                const std::vector<bool>& consider) {
   const auto counted = [&](std::size_t i) { return consider.empty() || consider[i]; };
   Feasibility f;

@@ -28,7 +28,8 @@ struct Feasibility {
 
 /// `rows[i].constraint_values` follow `constraints`. `consider[i]` false leaves point i out (not
 /// feasible, not in the ranges); empty: every point counts.
-Feasibility assess_constraints(const std::vector<SweepRow>& rows, const std::vector<SweepConstraint>& constraints,
+Feasibility assess_constraints(const std::vector<SweepRow>& rows,
+                               const std::vector<SweepConstraint>& constraints,
                                const std::vector<bool>& consider = {});
 
 /// How far `value` falls short of `c`, in `c`'s metric (0 when it holds; +inf for no value).

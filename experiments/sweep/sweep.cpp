@@ -20,6 +20,7 @@
 #include "experiments/replay/replay.hpp"
 #include "experiments/replay/stopwatch.hpp"
 #include "experiments/replay/trace_input.hpp"
+#include "experiments/sweep/feasibility.hpp"
 #include "traces/default_site.hpp"
 #include "traces/native_format.hpp"
 #include "traces/read_report.hpp"
@@ -125,16 +126,10 @@ std::size_t count_feasible(const SweepStore& store, const SweepPlan& plan, const
   std::set<std::string> keys;
   for (std::size_t i = 0; i < plan.tasks.size(); ++i)
     if (in_shard(i, options.shard, options.shards)) keys.insert(plan.tasks[i].key);
-  const auto constraints = store.constraints();
-  std::size_t feasible = 0;
-  for (const auto& r : store.rows()) {
-    if (!keys.count(r.key)) continue;
-    bool ok = true;
-    for (std::size_t k = 0; k < constraints.size(); ++k)
-      ok = ok && constraint_holds(constraints[k], r.constraint_values[k]);
-    feasible += ok ? 1 : 0;
-  }
-  return feasible;
+  const auto rows = store.rows();
+  std::vector<bool> in_run;
+  for (const auto& r : rows) in_run.push_back(keys.count(r.key) > 0);
+  return assess_constraints(rows, store.constraints(), in_run).count;
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <thread>
 
+#include "experiments/sweep/feasibility.hpp"
+
 namespace slurmtwin::cli {
 namespace {
 
@@ -264,13 +266,7 @@ SweepMpiSummary coordinator_rank(const SweepSpec& spec, const SweepPlan& plan, c
   if (error) std::rethrow_exception(error);
   for (auto n : out.by_rank) out.run.evaluated += n;
   progress.finish();
-  const auto constraints = store.constraints();
-  for (const auto& r : store.rows()) {
-    bool ok = true;
-    for (std::size_t k = 0; k < constraints.size(); ++k)
-      ok = ok && constraint_holds(constraints[k], r.constraint_values[k]);
-    out.run.feasible += ok ? 1 : 0;
-  }
+  out.run.feasible = assess_constraints(store.rows(), store.constraints()).count;
   return out;
 }
 

@@ -74,8 +74,22 @@ void TimeSeriesRecorder::add(Seconds origin, Seconds from, Seconds to, double us
   queue_length_time[pending] += to - from;
   max_queue = std::max(max_queue, pending);
   for (Seconds t = from; t < to;) {
-    const auto b = static_cast<std::size_t>((t - first) / kSeriesBucket);
-    const Seconds bucket_end = first + static_cast<Seconds>(b + 1) * kSeriesBucket;
+    auto b = static_cast<std::size_t>((t - first) / width);
+    while (b >= kMaxSeriesBuckets) {  // twice as wide: pairs of buckets merged
+      for (std::size_t i = 0; i < buckets.size(); ++i) {
+        auto& into = buckets[i / 2];
+        if (i % 2 == 0)
+          into = buckets[i];
+        else {
+          into.cpu_seconds += buckets[i].cpu_seconds;
+          into.queue_seconds += buckets[i].queue_seconds;
+        }
+      }
+      buckets.resize((buckets.size() + 1) / 2);
+      width *= 2;
+      b = static_cast<std::size_t>((t - first) / width);
+    }
+    const Seconds bucket_end = first + static_cast<Seconds>(b + 1) * width;
     const Seconds until = std::min(to, bucket_end);
     if (buckets.size() <= b) buckets.resize(b + 1);
     buckets[b].cpu_seconds += used * static_cast<double>(until - t);
@@ -238,9 +252,11 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
     m.queue_length_cdf.emplace_back(len, total_time > 0 ? acc / total_time : 0);
   }
   const double total_cpus = static_cast<double>(state.cluster.total_cpus());
+  m.series_bucket = series.width;
   for (const auto& b : series.buckets) {
-    m.utilisation_series.push_back(total_cpus > 0 ? b.cpu_seconds / (total_cpus * kSeriesBucket) : 0);
-    m.queue_series.push_back(b.queue_seconds / kSeriesBucket);
+    const auto width = static_cast<double>(series.width);
+    m.utilisation_series.push_back(total_cpus > 0 ? b.cpu_seconds / (total_cpus * width) : 0);
+    m.queue_series.push_back(b.queue_seconds / width);
   }
 
   // Fairness: each top-level account's share of the CPU-seconds its jobs used (every run, preempted
@@ -395,7 +411,7 @@ std::string metrics_to_json(const ReplayMetrics& m) {
                      array_json(m.queue_length_cdf, [](const auto& p) {
                        return fmt::format("[{}, {}]", p.first, num(p.second));
                      }));
-  out += fmt::format("  \"series_bucket_s\": {},\n", kSeriesBucket);
+  out += fmt::format("  \"series_bucket_s\": {},\n", m.series_bucket);
   out += fmt::format("  \"utilisation_series\": {},\n", array_json(m.utilisation_series, num));
   out += fmt::format("  \"queue_length_series\": {},\n", array_json(m.queue_series, num));
   std::string fair = "{";

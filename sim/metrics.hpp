@@ -16,6 +16,10 @@ namespace slurmtwin::sim {
 inline constexpr Seconds kSlowdownTau = 10;
 /// Width of the utilisation / queue-length time series buckets (s).
 inline constexpr Seconds kSeriesBucket = 3600;
+/// At most this many buckets (an hour each: 1.9 years); a longer span doubles the width as often as
+/// needed, so that an idle stretch of centuries (an SWF job 158 years after the others, a snapshot
+/// far past the end) costs neither memory nor a metrics.json of hundreds of MB.
+inline constexpr std::size_t kMaxSeriesBuckets = 16384;
 
 /// Integrates utilisation and queue length over simulated time (an observer of the controller).
 class TimeSeriesRecorder final : public ReplayObserver {
@@ -29,8 +33,9 @@ class TimeSeriesRecorder final : public ReplayObserver {
     double cpu_seconds = 0;    // allocated CPU-seconds in the bucket
     double queue_seconds = 0;  // pending-job-seconds in the bucket
   };
-  Seconds first = kUnsetTime;  // start of bucket 0 (absolute, s)
-  std::vector<Bucket> buckets;
+  Seconds first = kUnsetTime;                        // start of bucket 0 (absolute, s)
+  Seconds width = kSeriesBucket;                     // of each bucket (s): kSeriesBucket times a power of two
+  std::vector<Bucket> buckets;                       // at most kMaxSeriesBuckets
   std::map<std::size_t, Seconds> queue_length_time;  // queue length -> seconds spent at it
   std::size_t max_queue = 0;
 };
@@ -73,8 +78,9 @@ struct ReplayMetrics {
   double mean_queue_length = 0;
   std::size_t max_queue_length = 0;
   std::vector<std::pair<std::size_t, double>> queue_length_cdf;  // (length, fraction of time <= length)
-  std::vector<double> utilisation_series;                        // per kSeriesBucket
-  std::vector<double> queue_series;                              // mean pending jobs per kSeriesBucket
+  std::vector<double> utilisation_series;                        // per series_bucket
+  std::vector<double> queue_series;                              // mean pending jobs per series_bucket
+  Seconds series_bucket = kSeriesBucket;                         // width of the series' buckets, s
   std::map<std::string, std::pair<double, double>>
       fairness;  // top-level account with jobs in the trace -> (usage share, target share among those)
   std::uint64_t preemptions = 0;  // interrupted runs (each requeue or cancel by preemption)

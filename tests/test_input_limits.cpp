@@ -215,3 +215,38 @@ TEST_CASE("memory guard: estimates from counts and a replay that cannot fit fail
   CHECK(ss.str().find("available (SLURMTWIN_MEMORY_LIMIT_MB)") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir / "run" / "metrics.json"));
 }
+
+TEST_CASE("time series over a span of centuries stay bounded: the buckets widen, the totals stay") {
+  // Issue 27, D1: two SWF jobs 158 years apart gave a metrics.json of 8 MB (1.4 million hourly
+  // buckets), and --snapshot-at +99999999999 one of 166 MB.
+  sim::TimeSeriesRecorder r;
+  // 4 CPUs busy for the first 10 h, then 2 pending jobs over 158 years.
+  const Seconds t0 = 1'000'000, busy = 10 * 3600, span = Seconds{158} * 365 * 86400;
+  r.add(t0, t0, t0 + busy, 4, 0);
+  r.add(t0, t0 + busy, t0 + span, 0, 2);
+  CHECK(r.buckets.size() <= sim::kMaxSeriesBuckets);
+  // 158 years are 1,384,080 h. Widths double from an hour until the span fits in 16,384 buckets:
+  // 2^6 h would need 21,627, 2^7 h = 460,800 s needs 10,814.
+  CHECK(r.width == 3600 * 128);
+  CHECK(r.buckets.size() == static_cast<std::size_t>((span + r.width - 1) / r.width));
+  double cpu = 0, queue = 0;
+  for (const auto& b : r.buckets) {
+    cpu += b.cpu_seconds;
+    queue += b.queue_seconds;
+  }
+  CHECK(cpu == 4.0 * static_cast<double>(busy));
+  CHECK(queue == 2.0 * static_cast<double>(span - busy));
+  CHECK(r.buckets.front().cpu_seconds == 4.0 * static_cast<double>(busy));  // all in the first bucket
+
+  // End to end: the same two jobs, 158 years apart, as an SWF trace.
+  const auto dir = testing::scratch_dir("far_apart");
+  const auto swf = (dir / "far.swf").string();
+  std::ofstream(swf) << "; two jobs 158 years apart\n"
+                        "1 0 0 100 4 -1 -1 4 200 -1 1 1 1 -1 -1 -1 -1 -1\n"
+                        "2 4985000000 0 100 4 -1 -1 4 200 -1 1 1 1 -1 -1 -1 -1 -1\n";
+  const auto out = dir / "out";
+  REQUIRE(testing::run_cli(fmt::format("replay --trace {} --out {}", swf, out.string())).code == 0);
+  const auto json = testing::slurp(out / "metrics.json");
+  CHECK(json.size() < 1'000'000);
+  CHECK(json.find("\"series_bucket_s\": 460800,") != std::string::npos);
+}

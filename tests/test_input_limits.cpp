@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -249,4 +251,49 @@ TEST_CASE("time series over a span of centuries stay bounded: the buckets widen,
   const auto json = testing::slurp(out / "metrics.json");
   CHECK(json.size() < 1'000'000);
   CHECK(json.find("\"series_bucket_s\": 460800,") != std::string::npos);
+}
+
+TEST_CASE("the default site's size is checked where it is given, and small ones are consistent") {
+  // Issue 27, D3: --default-cpu-nodes bypassed the site size limit (2.375M nodes accepted, 10M failed
+  // after 3.75 GB) and 0..3 built an inconsistent site (a debug partition naming nodes it lacked).
+  for (const std::uint32_t n : {0u, kMaxDefaultCpuNodes + 1}) {
+    const auto r = testing::run_cli(fmt::format("replay --default-cpu-nodes {} --out /nonexistent/x", n));
+    CHECK(r.code == 2);
+    CHECK(r.out.find(fmt::format("--default-cpu-nodes: expected 1..{}, not {}", kMaxDefaultCpuNodes, n)) !=
+          std::string::npos);
+    CHECK_THROWS_AS(scaled_default_site(n), std::out_of_range);
+  }
+  for (const std::uint32_t n : {1u, 2u, 3u, 4u, 64u}) {
+    CAPTURE(n);
+    const auto site = scaled_default_site(n);
+    std::set<std::string> names;
+    for (const auto& node : site.nodes) names.insert(node.name);
+    for (const auto& p : site.partitions)
+      for (const auto& node : p.nodes) CHECK(names.count(node));
+    CHECK(site.partitions[2].name == "debug");
+    CHECK(site.partitions[2].nodes.size() == std::min<std::size_t>(n, std::max<std::size_t>(4, n / 16)));
+  }
+}
+
+TEST_CASE("a design too large for memory fails before it is expanded; --emit-sbatch does not expand it") {
+  // Issue 27, D3: a 10^7-point design ended in bad_alloc at 7 GB, even with --emit-sbatch, which only
+  // needed its size for a message.
+  const auto dir = testing::scratch_dir("huge_design");
+  const auto spec = (dir / "huge.yaml").string();
+  std::ofstream(spec) << "trace:\n  synthetic: {seed: 1, days: 1}\nparameters:\n"
+                         "  PriorityWeightAge: [0, 100000]\n  PriorityWeightFairshare: [0, 100000]\n"
+                         "design: {type: lhs, points: 10000000}\nobjectives:\n  - {metric: wait_mean}\n";
+  // 10^7 points of two settings: about 10^7 x 3 x 256 B = 7.2 GiB, against a 1 GiB limit.
+  const auto limited =
+      std::system(fmt::format("SLURMTWIN_MEMORY_LIMIT_MB=1024 {} sweep run {} --db {} > {} 2>&1",
+                              SLURMTWIN_BINARY, spec, (dir / "huge.db").string(), (dir / "out.txt").string())
+                      .c_str());
+  CHECK(WIFEXITED(limited));
+  CHECK(WEXITSTATUS(limited) == 1);
+  CHECK(testing::slurp(dir / "out.txt").find("the design's 10000000 points needs about") !=
+        std::string::npos);
+  const auto emitted =
+      testing::run_cli(fmt::format("sweep run {} --emit-sbatch {}", spec, (dir / "jobs").string()));
+  CHECK(emitted.code == 0);
+  CHECK(emitted.out.find("(a design of 10000000 points)") != std::string::npos);
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "traces/hostlist.hpp"
 
@@ -33,6 +34,9 @@ Site default_site() {
 }
 
 Site scaled_default_site(std::uint32_t cpu_nodes) {
+  if (cpu_nodes == 0 || cpu_nodes > kMaxDefaultCpuNodes)
+    throw std::out_of_range(
+        fmt::format("the default site has 1..{} CPU nodes, not {}", kMaxDefaultCpuNodes, cpu_nodes));
   Site s;
   s.cluster_name = cpu_nodes == 64 ? "twin" : fmt::format("twin{}", cpu_nodes);
   const auto big = std::max<std::uint32_t>(1, cpu_nodes / 16),
@@ -62,7 +66,8 @@ Site scaled_default_site(std::uint32_t cpu_nodes) {
   gpu.tres_billing_weights = {{"cpu", 1.0}, {"gres/gpu", 8.0}};
   Partition debug;
   debug.name = "debug";
-  debug.nodes = expand_hostlist(fmt::format("c[{:04}-{:04}]", 1, std::max<std::uint32_t>(4, cpu_nodes / 16)));
+  debug.nodes = expand_hostlist(
+      fmt::format("c[{:04}-{:04}]", 1, std::min(cpu_nodes, std::max<std::uint32_t>(4, cpu_nodes / 16))));
   debug.max_time = 3600;
   debug.default_time = 1800;
   debug.def_mem_per_cpu_mb = 2000;

@@ -13,8 +13,13 @@ Site default_site();
 
 namespace slurmtwin {
 
-/// The default site scaled out: `cpu_nodes` CPU nodes (plus 4% big-memory and 6% GPU nodes), same
-/// partitions, QOS, accounts and settings. Used for year-scale benchmarks (~1,000 nodes).
+/// The sizes scaled_default_site builds (CPU nodes): beyond the largest Slurm sites, well inside memory.
+inline constexpr std::uint32_t kMaxDefaultCpuNodes = 100000;
+
+/// The default site scaled out: `cpu_nodes` CPU nodes (plus 1/16 big-memory and 1/8 GPU nodes, at
+/// least one each), same partitions, QOS, accounts and settings; the debug partition has the first
+/// 1/16 of the CPU nodes, at least 4 (all of them on a smaller site). Used for year-scale benchmarks
+/// (~1,000 nodes). `cpu_nodes` outside 1..kMaxDefaultCpuNodes throws std::out_of_range.
 Site scaled_default_site(std::uint32_t cpu_nodes);
 
 }  // namespace slurmtwin

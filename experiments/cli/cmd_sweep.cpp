@@ -175,7 +175,7 @@ int sweep_run(const Args& args) {
     std::cout << emit_sbatch(spec_path, vm["emit-sbatch"].as<std::string>(), shards,
                              vm["cpus-per-task"].as<unsigned>(), vm["time"].as<std::string>(),
                              vm["partition"].as<std::string>())
-              << fmt::format("({} design points)\n", design_points(spec).size());
+              << fmt::format("(a design of {} points)\n", design_size(spec));
     return kExitOk;
   }
   const auto db = vm.count("db") ? vm["db"].as<std::string>()

@@ -1,5 +1,7 @@
 #include "experiments/cli/site_options.hpp"
 
+#include <fmt/format.h>
+
 #include "traces/default_site.hpp"
 #include "traces/site_yaml.hpp"
 
@@ -77,7 +79,11 @@ Site load_site(const po::variables_map& vm, std::vector<std::string>& warnings,
   if (!files.sacctmgr_script.empty() + !files.sacctmgr_dump.empty() + !files.assoc_table.empty() > 1)
     throw po::error("give the associations one way: --sacctmgr, --sacctmgr-dump or --assoc-dump");
   if (imported) return import_site(files, warnings, sources);
-  return scaled_default_site(vm["default-cpu-nodes"].as<std::uint32_t>());
+  const auto cpu_nodes = vm["default-cpu-nodes"].as<std::uint32_t>();
+  if (cpu_nodes == 0 || cpu_nodes > kMaxDefaultCpuNodes)
+    throw po::error(
+        fmt::format("--default-cpu-nodes: expected 1..{}, not {}", kMaxDefaultCpuNodes, cpu_nodes));
+  return scaled_default_site(cpu_nodes);
 }
 
 }  // namespace slurmtwin::cli

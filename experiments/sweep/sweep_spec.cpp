@@ -13,8 +13,10 @@
 
 #include "experiments/replay/yaml_reader.hpp"
 #include "experiments/sweep/sweep_sobol.hpp"
+#include "traces/default_site.hpp"
 #include "traces/did_you_mean.hpp"
 #include "traces/file_io.hpp"
+#include "traces/memory_guard.hpp"
 #include "traces/read_report.hpp"
 #include "traces/rng.hpp"
 #include "traces/site_settings.hpp"
@@ -249,7 +251,9 @@ void parse_site_section(const YamlReader& r, const YAML::Node& site, SweepSpec& 
   }
   if (site["default_cpu_nodes"]) {
     const auto n = r.unsigned_int(site["default_cpu_nodes"], "default_cpu_nodes");
-    if (n == 0 || n > 100000) r.fail(site["default_cpu_nodes"], "default_cpu_nodes", "expected 1..100000");
+    if (n == 0 || n > kMaxDefaultCpuNodes)
+      r.fail(site["default_cpu_nodes"], "default_cpu_nodes",
+             fmt::format("expected 1..{}", kMaxDefaultCpuNodes));
     spec.default_cpu_nodes = static_cast<std::uint32_t>(n);
   }
   const bool imported = !f.cluster.slurm_conf.empty() || !f.cluster.scontrol_config.empty();
@@ -441,9 +445,20 @@ SweepSpec load_sweep_spec(const std::string& path) {
   return parse_sweep_spec(read_input_file(path), path);
 }
 
+std::uint64_t design_size(const SweepSpec& spec) {
+  if (spec.design != SweepDesign::kGrid) return spec.points;
+  std::uint64_t points = 1;
+  for (const auto& p : spec.parameters) points *= p.values.empty() ? p.count : p.values.size();
+  return points;
+}
+
 std::vector<SweepPoint> design_points(const SweepSpec& spec) {
-  std::vector<SweepPoint> raw;
   const auto& ps = spec.parameters;
+  // Each point is a map of the settings (a node per setting), held three times at the peak (the raw
+  // design, the set that removes duplicates, the result): a 10^7-point design needs several GiB.
+  require_memory(design_size(spec) * 3 * (64 + 96 * ps.size()),
+                 fmt::format("the design's {} points", design_size(spec)));
+  std::vector<SweepPoint> raw;
   if (spec.design == SweepDesign::kGrid) {
     std::vector<std::vector<double>> levels;
     for (const auto& p : ps) levels.push_back(grid_levels(p));

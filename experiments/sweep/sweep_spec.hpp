@@ -114,6 +114,10 @@ void apply_setting(Site& site, const std::string& name, double value);
 /// Applies every setting of `point`.
 void apply_point(Site& site, const SweepPoint& point);
 
+/// How many points the design has before duplicates are removed (grid: the product of the levels),
+/// without expanding it.
+std::uint64_t design_size(const SweepSpec& spec);
+
 /// The points of the spec's design, duplicates (after integer rounding) removed, first occurrence
 /// kept. Grid: cartesian product, the first parameter varying slowest. Random / LHS: `points` points,
 /// deterministic per seed; LHS puts exactly one point in each of `points` equal-probability strata

@@ -182,6 +182,26 @@ TEST_CASE("replay report draws the hand-made jobs: Gantt bars per job and node, 
   CHECK(later.find("job 3 on n10 ") != std::string::npos);
 }
 
+TEST_CASE("replay report: the fairness chart keeps the accounts that use or are owed the most") {
+  // Issue 24: with more than 40 accounts of equal targets the chart kept the first 40 by name and hid
+  // "zz", which used half the machine.
+  const auto dir = tiny_run_dir();
+  auto json = testing::slurp(dir / "metrics.json");
+  std::string fair = "\"fairness\": {";
+  for (int a = 1; a <= 44; ++a)
+    fair += fmt::format("\"a{:02}\": {{\"usage_share\": {}, \"target_share\": {}}}, ", a, 0.5 / 44, 1.0 / 45);
+  fair += fmt::format("\"zz\": {{\"usage_share\": 0.5, \"target_share\": {}}}}}\n}}\n", 1.0 / 45);
+  json = json.substr(0, json.find("\"fairness\"")) + fair;
+  std::ofstream(dir / "metrics.json") << json;
+  const auto html = replay_report_html(dir.string(), {});
+  CHECK(xml_problem(html) == "");
+  CHECK(html.find("zz: usage share 0.5") != std::string::npos);
+  CHECK(html.find("The 40 accounts of 45 with the largest usage or target are shown.") != std::string::npos);
+  // The other 44 tie on both: the first 39 by name join zz.
+  CHECK(html.find("a39: usage share") != std::string::npos);
+  CHECK(html.find("a40: usage share") == std::string::npos);
+}
+
 TEST_CASE("replay report: missing or malformed inputs name the file and line") {
   const auto dir = tiny_run_dir();
   std::filesystem::remove(dir / "metrics.json");

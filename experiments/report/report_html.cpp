@@ -471,24 +471,27 @@ std::string replay_report_html(const std::string& run_dir, const ReportOptions& 
   body += "<h2>Fairness: usage share vs target share per top-level account</h2>\n";
   const auto fair = m["fairness"];
   if (fair && fair.IsMap() && fair.size() > 0) {
-    std::vector<std::tuple<double, std::string, double>> rows;  // (-target, account, usage)
-    for (const auto& kv : fair)
-      rows.emplace_back(-num(kv.second, "target_share"), kv.first.as<std::string>(),
-                        num(kv.second, "usage_share"));
+    // (-max(usage, target), account, usage, target): the accounts that use or are owed the most first,
+    // so that a top consumer with a small target is never cut (ties: by name).
+    std::vector<std::tuple<double, std::string, double, double>> rows;
+    for (const auto& kv : fair) {
+      const double usage = num(kv.second, "usage_share"), target = num(kv.second, "target_share");
+      rows.emplace_back(-std::max(usage, target), kv.first.as<std::string>(), usage, target);
+    }
     std::sort(rows.begin(), rows.end());
     std::string note =
-        "Usage share: the account's share of the CPU-seconds (billing) used in the replay; target: "
-        "its normalised shares (Fairshare) among top-level accounts.";
+        "Usage share: the account's share of the CPU-seconds its jobs used in the replay; target: its "
+        "normalised shares (Fairshare) among the top-level accounts with jobs in the trace.";
     if (rows.size() > kMaxFairnessRows) {
-      note += fmt::format(" The {} accounts with the largest targets of {} are shown.", kMaxFairnessRows,
-                          rows.size());
+      note += fmt::format(" The {} accounts of {} with the largest usage or target are shown.",
+                          kMaxFairnessRows, rows.size());
       rows.resize(kMaxFairnessRows);
     }
     std::vector<std::string> labels;
     std::vector<std::pair<double, double>> values;
-    for (const auto& [t, a, u] : rows) {
+    for (const auto& [key, a, u, t] : rows) {
       labels.push_back(a);
-      values.emplace_back(u, -t);
+      values.emplace_back(u, t);
     }
     svg::PlotOptions o;
     o.id = "fairness";

@@ -245,6 +245,9 @@ TEST_CASE("sweep report: Pareto front, sensitivity, and the surrogate scatter on
   CHECK(count(html, "data-plot=\"pareto-1\"") == 1);
   CHECK(count(html, "data-plot=\"sensitivity-") == 2);
   CHECK(count(html, "<tr><td>") == 2);  // the front's table: B then D (by wait)
+  // Goals as arrows, waits with their unit (80-120 s: seconds), never "(min)" read as minutes.
+  CHECK(html.find("<th>wait_mean (s) ↓</th><th>utilisation ↑</th>") != std::string::npos);
+  CHECK(html.find("(min)") == std::string::npos);
   CHECK(html.find("<tr><td>10</td><td>80</td><td>0.4</td></tr>") < html.find("<tr><td>30</td><td>90</td>"));
   CHECK(html.find("id=\"no-surrogate\"") != std::string::npos);
   CHECK(html.find("data-plot=\"surrogate-") == std::string::npos);
@@ -268,7 +271,7 @@ TEST_CASE("sweep report: Pareto front, sensitivity, and the surrogate scatter on
   CHECK(xml_problem(with) == "");
   CHECK(with.find("id=\"no-surrogate\"") == std::string::npos);
   CHECK(count(with, "data-plot=\"surrogate-") == 2);
-  CHECK(with.find("wait_mean: surrogate vs exact (1 points, MAE 4)") != std::string::npos);
+  CHECK(with.find("wait_mean: surrogate vs exact (1 points, MAE 4 (s))") != std::string::npos);
   // The prediction does not replace the exact value: still 4 exact points.
   CHECK(with.find("4 points by the exact simulator") != std::string::npos);
 }

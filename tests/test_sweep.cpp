@@ -573,6 +573,25 @@ TEST_CASE("fairness counts the top-level accounts that have jobs in the trace, a
   CHECK(metric_value(r.metrics, "fairness") == doctest::Approx(0.75));
 }
 
+TEST_CASE("units: waits in s, min, h or d by size; the goal as an arrow") {
+  // Issue 24: "wait_mean (min) 115182" read as 115,182 minutes; it was seconds, and "(min)" the goal.
+  CHECK(metric_unit("wait_mean") == "s");
+  CHECK(metric_unit("wait_p90@qos:supporters") == "s");
+  CHECK(metric_unit("start_error_mean@partition:cpu") == "s");
+  CHECK(metric_unit("wait_mean_deviation") == "");  // relative
+  CHECK(metric_unit("bsld_mean") == "");
+  CHECK(metric_unit("utilisation") == "");
+  CHECK(readable_time_unit(119).name == "s");
+  CHECK(readable_time_unit(120).name == "min");
+  CHECK(readable_time_unit(7199).name == "min");
+  CHECK(readable_time_unit(7200).name == "h");
+  CHECK(readable_time_unit(115182).name == "h");  // 32 h, not 1.33 d
+  CHECK(readable_time_unit(172800).name == "d");
+  CHECK(readable_time_unit(172800).seconds == 86400);
+  CHECK(goal_arrow(Goal::kMin) == "↓");
+  CHECK(goal_arrow(Goal::kMax) == "↑");
+}
+
 TEST_CASE("sweep trace window: relative and absolute bounds keep the jobs submitted from `from` up to `to`") {
   const auto spec = parse_sweep_spec(
       "trace:\n  synthetic: {seed: 3, days: 4}\n  window: {from: '+1-00:00:00', to: '+2-12:00:00'}\n"
@@ -800,10 +819,16 @@ TEST_CASE("sweep replicates: each point's values are means over replays at sprea
   // The HTML report's front table gives each value with its standard error.
   const auto html = sweep_report_html(db, {});
   CHECK(html.find("means over up to 3 replays at spread timer phases") != std::string::npos);
+  // Waits in the unit their median reads best in (readable_time_unit), named in the header.
+  std::vector<double> waits;
+  for (const auto& r : rows) waits.push_back(r.objectives[0]);
+  std::nth_element(waits.begin(), waits.begin() + static_cast<std::ptrdiff_t>(waits.size() / 2), waits.end());
+  const auto unit = readable_time_unit(waits[waits.size() / 2]);
+  CHECK(html.find(fmt::format("<th>wait_mean ({}) ↓</th>", unit.name)) != std::string::npos);
   std::size_t shown = 0;  // points of the front table (the best mean wait's at least)
   for (const auto& r : rows)
-    shown += html.find(fmt::format("<td>{:.6g} ± {:.3g}</td>", r.objectives[0], r.standard_errors[0])) !=
-             std::string::npos;
+    shown += html.find(fmt::format("<td>{:.6g} ± {:.3g}</td>", r.objectives[0] / unit.seconds,
+                                   r.standard_errors[0] / unit.seconds)) != std::string::npos;
   CHECK(shown >= 1);
   // Its plots draw the standard errors as error bars: on the Pareto plot (both objectives) and on each
   // sensitivity plot (the objective), one per point and direction whose error is above zero.

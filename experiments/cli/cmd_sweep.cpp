@@ -399,12 +399,20 @@ int sweep_show(const Args& args) {
         best = i;
     if (best == rows.size()) continue;
     const double se = rows[best].standard_error(k);
-    std::cout << fmt::format(
-        "best {} ({}): {:.6g}{}  key {}  {}\n", objectives[k].metric, goals[k] == Goal::kMin ? "min" : "max",
-        rows[best].objectives[k],
-        std::isnan(se) ? std::string()
-                       : fmt::format(" ± {:.3g} (standard error, {} replicates)", se, rows[best].replicates),
-        rows[best].key, params_text(best));
+    // Seconds also in the unit a person reads them in (1.33 d), the goal as an arrow, not a word that
+    // reads as a unit ("(min)").
+    const double value = rows[best].objectives[k];
+    const auto unit = metric_unit(objectives[k].metric);
+    const auto readable = readable_time_unit(value);
+    std::cout << fmt::format("best {} {}: {:.6g}{}{}{}  key {}  {}\n", objectives[k].metric,
+                             goal_arrow(goals[k]), value, unit.empty() ? "" : " ", unit,
+                             unit != "s" || readable.name == "s"
+                                 ? std::string()
+                                 : fmt::format(" ({:.3g} {})", value / readable.seconds, readable.name),
+                             rows[best].key, params_text(best));
+    if (!std::isnan(se))
+      std::cout << fmt::format("  ± {:.3g}{}{} (standard error, {} replicates)\n", se,
+                               unit.empty() ? "" : " ", unit, rows[best].replicates);
     if (std::isnan(se)) continue;
     // Points whose mean is within two standard errors of the difference: phase noise cannot tell them
     // from the best (about a 95% two-sided test of equal means).
@@ -419,7 +427,12 @@ int sweep_show(const Args& args) {
                                close, close == 1 ? " is" : "s are");
   }
   std::string header = "key             ";
-  for (const auto& ob : objectives) header += fmt::format(" {:>14}", ob.metric);
+  for (std::size_t k = 0; k < objectives.size(); ++k) {
+    const auto unit = metric_unit(objectives[k].metric);
+    const auto name =
+        unit.empty() ? objectives[k].metric : fmt::format("{} ({})", objectives[k].metric, unit);
+    header += fmt::format(" {:>14}", fmt::format("{} {}", name, goal_arrow(goals[k])));
+  }
   std::cout << fmt::format("Pareto front: {} of {} points\n",
                            std::count(on_front.begin(), on_front.end(), true), complete.size())
             << header << "  parameters\n";

@@ -584,7 +584,26 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
   for (const auto k : pareto_front(feasible_rows, goals)) front.push_back(feasible_index[k]);
   const std::set<std::size_t> on_front(front.begin(), front.end());
   std::size_t plots = 0;
-  const auto goal_word = [](Goal g) { return g == Goal::kMin ? "min" : "max"; };
+  // Each objective in the unit a person reads it in (waits in s, min, h or d, by their median over the
+  // points), its goal as an arrow that cannot be read as a unit.
+  std::vector<double> divisor(k_obj, 1);
+  std::vector<std::string> unit(k_obj), label(k_obj);  // unit: "" or " (h)"
+  for (std::size_t k = 0; k < k_obj; ++k) {
+    std::vector<double> v;
+    for (const auto& row : obj_rows)
+      if (!std::isnan(row[k])) v.push_back(std::abs(row[k]));
+    if (metric_unit(objectives[k].metric) == "s" && !v.empty()) {
+      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+      const auto readable = readable_time_unit(v[v.size() / 2]);
+      divisor[k] = readable.seconds;
+      unit[k] = fmt::format(" ({})", readable.name);
+    }
+    label[k] = fmt::format("{}{} {}", objectives[k].metric, unit[k], goal_arrow(goals[k]));
+  }
+  const auto shown = [&](std::size_t i, std::size_t k) { return obj_rows[i][k] / divisor[k]; };
+  const auto shown_se = [&](std::size_t i, std::size_t k) {
+    return exact[i]->standard_error(k) / divisor[k];
+  };
 
   std::string body = fmt::format(
       "<p class=\"note\">Sweep database <code>{}</code>: {} points by the exact simulator, {} objectives, {} "
@@ -622,17 +641,17 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
           "on the Pareto front (all objectives)", {}, {}, svg::colour(5), false, false, 4, {}, {}, {}};
       svg::Series pair{"front of these two", {}, {}, svg::colour(0), true, false, 0, {}, {}, {}};
       std::vector<std::vector<double>> two;
-      for (const auto i : feasible_index) two.push_back({obj_rows[i][0], obj_rows[i][k]});
+      for (const auto i : feasible_index) two.push_back({shown(i, 0), shown(i, k)});
       for (std::size_t i = 0; i < exact.size(); ++i) {
         for (auto* series : {&all, &failing, &best}) {
           if (series == &best && !on_front.count(i)) continue;
           if (series == &all && !feasible[i]) continue;
           if (series == &failing && feasible[i]) continue;
-          series->x.push_back(obj_rows[i][0]);
-          series->y.push_back(obj_rows[i][k]);
+          series->x.push_back(shown(i, 0));
+          series->y.push_back(shown(i, k));
           series->tooltips.push_back(exact[i]->params_json);
-          series->x_err.push_back(exact[i]->standard_error(0));  // NaN (no bar) without replicates
-          series->y_err.push_back(exact[i]->standard_error(k));
+          series->x_err.push_back(shown_se(i, 0));  // NaN (no bar) without replicates
+          series->y_err.push_back(shown_se(i, k));
         }
       }
       auto front2 = pareto_front(two, {goals[0], goals[k]});
@@ -643,10 +662,9 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
       }
       svg::PlotOptions o;
       o.id = fmt::format("pareto-{}", k);
-      o.title = fmt::format("{} ({}) vs {} ({})", objectives[0].metric, goal_word(goals[0]),
-                            objectives[k].metric, goal_word(goals[k]));
-      o.x.label = objectives[0].metric;
-      o.y.label = objectives[k].metric;
+      o.title = fmt::format("{} vs {}", label[0], label[k]);
+      o.x.label = label[0];
+      o.y.label = label[k];
       o.width = 520;
       std::vector<svg::Series> drawn_series = {all, pair, best};
       if (!failing.x.empty()) drawn_series.insert(drawn_series.begin(), failing);
@@ -659,8 +677,7 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
   }
   body += "<table><tr>";
   for (const auto& p : param_names) body += fmt::format("<th>{}</th>", escape(p));
-  for (const auto& o : objectives)
-    body += fmt::format("<th>{} ({})</th>", escape(o.metric), goal_word(o.goal));
+  for (const auto& l : label) body += fmt::format("<th>{}</th>", escape(l));
   body += "</tr>\n";
   std::vector<std::size_t> order(front.begin(), front.end());
   std::sort(order.begin(), order.end(), [&](auto a, auto b) { return obj_rows[a][0] < obj_rows[b][0]; });
@@ -669,9 +686,9 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
     for (const auto& p : param_names)
       body += params[i].count(p) ? fmt::format("<td>{:g}</td>", params[i].at(p)) : "<td>-</td>";
     for (std::size_t k = 0; k < k_obj; ++k) {
-      const double se = exact[i]->standard_error(k);
-      body += std::isnan(se) ? fmt::format("<td>{:.6g}</td>", obj_rows[i][k])
-                             : fmt::format("<td>{:.6g} ± {:.3g}</td>", obj_rows[i][k], se);
+      const double se = shown_se(i, k);
+      body += std::isnan(se) ? fmt::format("<td>{:.6g}</td>", shown(i, k))
+                             : fmt::format("<td>{:.6g} ± {:.3g}</td>", shown(i, k), se);
     }
     body += "</tr>\n";
   }
@@ -689,8 +706,8 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
       for (std::size_t i = 0; i < exact.size(); ++i) {
         if (!params[i].count(p) || std::isnan(obj_rows[i][k])) continue;
         s.x.push_back(params[i].at(p));
-        s.y.push_back(obj_rows[i][k]);
-        s.y_err.push_back(exact[i]->standard_error(k));
+        s.y.push_back(shown(i, k));
+        s.y_err.push_back(shown_se(i, k));
         positive = positive && s.x.back() > 0;
       }
       if (s.x.empty()) continue;
@@ -700,7 +717,7 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
       o.title = fmt::format("{} (ρ = {:.2f})", p, spearman(s.x, s.y));
       o.x.label = p;
       o.x.log = positive && *hi > 100 * *lo;  // ranges over decades read better on a log axis
-      o.y.label = objectives[k].metric;
+      o.y.label = label[k];
       o.legend = false;
       o.width = 340;
       o.height = 250;
@@ -721,16 +738,16 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
       svg::Series s{"surrogate", {}, {}, svg::colour(k), false, false, 3, {}, {}, {}};
       double abs_err = 0;
       for (const auto* r : both) {
-        s.x.push_back(r->objectives[k]);
-        s.y.push_back(r->predicted[k]);
+        s.x.push_back(r->objectives[k] / divisor[k]);
+        s.y.push_back(r->predicted[k] / divisor[k]);
         abs_err += std::abs(s.y.back() - s.x.back());
       }
       svg::PlotOptions o;
       o.id = fmt::format("surrogate-{}", k);
-      o.title = fmt::format("{}: surrogate vs exact ({} points, MAE {:.4g})", objectives[k].metric,
-                            both.size(), abs_err / static_cast<double>(both.size()));
-      o.x.label = "exact simulator";
-      o.y.label = "surrogate (median)";
+      o.title = fmt::format("{}: surrogate vs exact ({} points, MAE {:.4g}{})", objectives[k].metric,
+                            both.size(), abs_err / static_cast<double>(both.size()), unit[k]);
+      o.x.label = "exact simulator" + unit[k];
+      o.y.label = "surrogate (median)" + unit[k];
       o.diagonal = true;
       o.legend = false;
       o.width = 360;

@@ -546,6 +546,25 @@ bool metric_is_known(const std::string& metric) {
   return kind.empty() && kGlobalMetrics.count(base) > 0;
 }
 
+std::string_view metric_unit(const std::string& metric) {
+  std::string base, kind, group;
+  split_metric(metric, base, kind, group);
+  if (base == "wait_mean_deviation") return "";  // relative: (simulated - recorded) / recorded
+  return base.starts_with("wait_") || base == "start_error_mean" ? "s" : "";
+}
+
+TimeUnit readable_time_unit(double typical_seconds) {
+  const double t = std::abs(typical_seconds);
+  if (t >= 2 * 86400) return {"d", 86400};
+  if (t >= 2 * 3600) return {"h", 3600};
+  if (t >= 2 * 60) return {"min", 60};
+  return {"s", 1};
+}
+
+std::string_view goal_arrow(Goal goal) {
+  return goal == Goal::kMin ? "↓" : "↑";
+}
+
 void check_metric_group(const std::string& metric, const Site& site, const std::string& file,
                         std::uint64_t line) {
   std::string base, kind, group;

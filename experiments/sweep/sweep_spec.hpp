@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/metrics.hpp"
@@ -131,6 +132,21 @@ double parameter_value(const SweepParameter& p, double u);
 
 /// True when `metric` names a metric_value() knows.
 bool metric_is_known(const std::string& metric);
+
+/// The unit a metric's values are in: "s" for waits and start errors, "" for the rest (counts, 0..1
+/// fractions, slowdowns, relative deviations).
+std::string_view metric_unit(const std::string& metric);
+
+/// A unit a person reads seconds in, for values around `typical_seconds`: s, min, h or d (the largest
+/// that keeps the value at 2 or more).
+struct TimeUnit {
+  std::string_view name;
+  double seconds = 1;
+};
+TimeUnit readable_time_unit(double typical_seconds);
+
+/// An arrow that says which way a goal points (↓ lower is better, ↑ higher), never read as a unit.
+std::string_view goal_arrow(Goal goal);
 
 /// Checks that the group of a metric ("wait_p90@qos:x") is a partition, account or QOS of `site`: a
 /// misspelt one would be 0 at every point. Throws InputError (file, line, "metric") naming the nearest

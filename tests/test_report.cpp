@@ -86,6 +86,29 @@ void check_self_contained(const std::string& html) {
   CHECK(html.find("@import") == std::string::npos);
 }
 
+const std::vector<SweepObjective> kFourPointObjectives = {{"wait_mean", Goal::kMin},
+                                                          {"utilisation", Goal::kMax}};
+
+/// A sweep database of four hand-made points, (wait_mean, utilisation): D (90, 0.6) dominates
+/// A (100, 0.5); A and D dominate C (120, 0.45); B (80, 0.4) has the lowest wait. Front: B and D.
+/// A constraint on utilisation takes its value from the objective.
+void write_four_points(const std::string& db, const std::vector<SweepConstraint>& constraints = {}) {
+  SweepStore store(db);
+  store.add_objectives(kFourPointObjectives);
+  store.set_constraints(constraints);
+  const std::vector<std::tuple<std::string, double, double, double>> points = {
+      {"a", 0, 100, 0.5}, {"b", 10, 80, 0.4}, {"c", 20, 120, 0.45}, {"d", 30, 90, 0.6}};
+  for (const auto& [key, age, wait, util] : points) {
+    SweepRow row;
+    row.key = key;
+    row.params_json = fmt::format("{{\"PriorityWeightAge\": {}}}", age);
+    row.metrics_json = "{}";
+    row.objectives = {wait, util};
+    if (!constraints.empty()) row.constraint_values = {util};
+    store.insert(row, kFourPointObjectives, constraints);
+  }
+}
+
 const std::string kJobsHeader =
     "job_id,user,account,partition,qos,submit,eligible,start,end,wait_s,state,nodes,alloc_cpus,priority_at_"
     "start,"
@@ -219,23 +242,8 @@ TEST_CASE("replay report: missing or malformed inputs name the file and line") {
 TEST_CASE("sweep report: Pareto front, sensitivity, and the surrogate scatter only with both engines") {
   const auto dir = testing::scratch_dir("report_sweep");
   const auto db = (dir / "sweep.db").string();
-  const std::vector<SweepObjective> objectives = {{"wait_mean", Goal::kMin}, {"utilisation", Goal::kMax}};
-  {
-    SweepStore store(db);
-    store.add_objectives(objectives);
-    // (wait_mean, utilisation): D (90, 0.6) dominates A (100, 0.5); A and D dominate C (120, 0.45);
-    // B (80, 0.4) has the lowest wait. Front: B and D.
-    const std::vector<std::tuple<std::string, double, double, double>> points = {
-        {"a", 0, 100, 0.5}, {"b", 10, 80, 0.4}, {"c", 20, 120, 0.45}, {"d", 30, 90, 0.6}};
-    for (const auto& [key, age, wait, util] : points) {
-      SweepRow row;
-      row.key = key;
-      row.params_json = fmt::format("{{\"PriorityWeightAge\": {}}}", age);
-      row.metrics_json = "{}";
-      row.objectives = {wait, util};
-      store.insert(row, objectives);
-    }
-  }
+  const auto objectives = kFourPointObjectives;
+  write_four_points(db);
   const auto html = sweep_report_html(db, {});
   CHECK(xml_problem(html) == "");
   check_self_contained(html);
@@ -281,27 +289,11 @@ TEST_CASE("sweep report and sweep show: the front from the points that meet the 
   // points "on the Pareto front" and never mentioned the constraint.
   const auto dir = testing::scratch_dir("report_sweep_constraints");
   const auto db = (dir / "sweep.db").string();
-  const std::vector<SweepObjective> objectives = {{"wait_mean", Goal::kMin}, {"utilisation", Goal::kMax}};
-  // (wait_mean, utilisation) as in the test above: without constraints the front is B (80, 0.4) and
-  // D (90, 0.6).
+  // Without constraints the front is B (80, 0.4) and D (90, 0.6).
   const auto store_with = [&](double bound) {
     std::filesystem::remove(db);
-    const std::vector<SweepConstraint> constraints = {
-        {"utilisation", ConstraintOp::kGreaterEqual, bound, fmt::format("utilisation >= {}", bound), 0}};
-    SweepStore store(db);
-    store.add_objectives(objectives);
-    store.set_constraints(constraints);
-    const std::vector<std::tuple<std::string, double, double, double>> points = {
-        {"a", 0, 100, 0.5}, {"b", 10, 80, 0.4}, {"c", 20, 120, 0.45}, {"d", 30, 90, 0.6}};
-    for (const auto& [key, age, wait, util] : points) {
-      SweepRow row;
-      row.key = key;
-      row.params_json = fmt::format("{{\"PriorityWeightAge\": {}}}", age);
-      row.metrics_json = "{}";
-      row.objectives = {wait, util};
-      row.constraint_values = {util};
-      store.insert(row, objectives, constraints);
-    }
+    write_four_points(db, {{"utilisation", ConstraintOp::kGreaterEqual, bound,
+                            fmt::format("utilisation >= {}", bound), 0}});
   };
   // utilisation >= 0.45: B fails; of A, C, D, D dominates the others: the front is D alone.
   store_with(0.45);

@@ -275,7 +275,7 @@ TEST_CASE("the default site's size is checked where it is given, and small ones 
   }
 }
 
-TEST_CASE("a design too large for memory fails before it is expanded; --emit-sbatch does not expand it") {
+TEST_CASE("a design too large for memory fails before it is expanded, and --emit-sbatch does not expand it") {
   // Issue 27, D3: a 10^7-point design ended in bad_alloc at 7 GB, even with --emit-sbatch, which only
   // needed its size for a message.
   const auto dir = testing::scratch_dir("huge_design");

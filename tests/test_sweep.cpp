@@ -573,7 +573,7 @@ TEST_CASE("fairness counts the top-level accounts that have jobs in the trace, a
   CHECK(metric_value(r.metrics, "fairness") == doctest::Approx(0.75));
 }
 
-TEST_CASE("units: waits in s, min, h or d by size; the goal as an arrow") {
+TEST_CASE("units: waits in s, min, h or d by size, and the goal as an arrow") {
   // Issue 24: "wait_mean (min) 115182" read as 115,182 minutes; it was seconds, and "(min)" the goal.
   CHECK(metric_unit("wait_mean") == "s");
   CHECK(metric_unit("wait_p90@qos:supporters") == "s");

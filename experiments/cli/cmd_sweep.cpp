@@ -426,12 +426,18 @@ int sweep_show(const Args& args) {
       std::cout << fmt::format("  not resolved: {} other point{} within two standard errors of the best\n",
                                close, close == 1 ? " is" : "s are");
   }
+  // Each column as wide as its header (at least 14), counted in characters: the arrow is one.
   std::string header = "key             ";
+  std::vector<std::size_t> widths;
   for (std::size_t k = 0; k < objectives.size(); ++k) {
     const auto unit = metric_unit(objectives[k].metric);
     const auto name =
         unit.empty() ? objectives[k].metric : fmt::format("{} ({})", objectives[k].metric, unit);
-    header += fmt::format(" {:>14}", fmt::format("{} {}", name, goal_arrow(goals[k])));
+    const auto cell = fmt::format("{} {}", name, goal_arrow(goals[k]));
+    const auto chars = static_cast<std::size_t>(std::count_if(
+        cell.begin(), cell.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+    widths.push_back(std::max<std::size_t>(14, chars));
+    header += std::string(widths.back() - chars + 1, ' ') + cell;
   }
   std::cout << fmt::format("Pareto front: {} of {} points\n",
                            std::count(on_front.begin(), on_front.end(), true), complete.size())
@@ -439,7 +445,8 @@ int sweep_show(const Args& args) {
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (!on_front[i]) continue;
     std::string line = rows[i].key;
-    for (double v : rows[i].objectives) line += fmt::format(" {:>14.6g}", v);
+    for (std::size_t k = 0; k < rows[i].objectives.size(); ++k)
+      line += fmt::format(" {:>{}.6g}", rows[i].objectives[k], widths[k]);
     std::cout << line << "  " << params_text(i) << "\n";
   }
   return kExitOk;

@@ -253,8 +253,8 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
   }
   const double total_cpus = static_cast<double>(state.cluster.total_cpus());
   m.series_bucket = series.width;
+  const auto width = static_cast<double>(series.width);
   for (const auto& b : series.buckets) {
-    const auto width = static_cast<double>(series.width);
     m.utilisation_series.push_back(total_cpus > 0 ? b.cpu_seconds / (total_cpus * width) : 0);
     m.queue_series.push_back(b.queue_seconds / width);
   }
@@ -262,16 +262,17 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
   // Fairness: each top-level account's share of the CPU-seconds its jobs used (every run, preempted
   // ones included) vs its share target among the top-level accounts that have jobs in the trace: an
   // account that submits nothing is owed nothing here, and would make the index unreachable.
+  std::vector<std::pair<const Account*, double>> active;  // (top-level account, CPU-seconds used)
   double share_sum = 0, used_sum = 0;
   for (const auto& a : state.site.accounts)
     if (const auto it = acct_usage.find(a.name); a.parent == "root" && it != acct_usage.end()) {
+      active.emplace_back(&a, it->second);
       share_sum += a.shares.value;
       used_sum += it->second;
     }
-  for (const auto& a : state.site.accounts)
-    if (const auto it = acct_usage.find(a.name); a.parent == "root" && it != acct_usage.end())
-      m.fairness[a.name] = {used_sum > 0 ? it->second / used_sum : 0,
-                            share_sum > 0 ? a.shares.value / share_sum : 0};
+  for (const auto& [a, used] : active)
+    m.fairness[a->name] = {used_sum > 0 ? used / used_sum : 0,
+                           share_sum > 0 ? a->shares.value / share_sum : 0};
 
   // Fidelity against recorded starts.
   if (!start_errors.empty()) {

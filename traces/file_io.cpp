@@ -92,6 +92,33 @@ std::string unxz(const std::string& path, const std::string& in, std::uint64_t m
   return out;
 }
 
+/// Writes `content` to a temporary file beside `target` (created afresh, never through a link; `mode`
+/// less the umask) and renames it over `target` itself. On failure the temporary file is removed and
+/// the error names `path` (what the caller was asked to write) and the system's reason.
+void replace_through_temp(const std::string& path, const std::string& target, const std::string& content,
+                          mode_t mode) {
+  const auto tmp = target + ".tmp" + std::to_string(::getpid());
+  const auto fail = [&](const char* what, int err) {
+    ::unlink(tmp.c_str());  // no debris: the temporary file goes with the error
+    return std::runtime_error(fmt::format("{}: {}: {}", path, what, std::strerror(err)));
+  };
+  ::unlink(tmp.c_str());  // a leftover of an earlier run of this pid, or a planted link
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0) throw fail("cannot write", errno);
+  for (std::size_t done = 0; done < content.size();) {
+    const auto n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      throw fail("write failed", err);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0) throw fail("write failed", errno);
+  if (::rename(tmp.c_str(), target.c_str()) != 0) throw fail("cannot replace", errno);
+}
+
 }  // namespace
 
 std::string read_input_file(const std::string& path, std::uint64_t max_bytes) {
@@ -121,46 +148,11 @@ void write_file_atomic(const std::string& path, const std::string& content) {
   // Through a symlink the file it names is replaced, and the link stays.
   std::string target = path;
   if (fs::is_symlink(fs::symlink_status(path, ec)) && fs::exists(st)) target = fs::canonical(path).string();
-  const auto tmp = target + ".tmp" + std::to_string(::getpid());
-  const auto fail = [&](const char* what, int err) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);  // no debris: the temporary file goes with the error
-    return std::runtime_error(fmt::format("{}: {}: {}", path, what, std::strerror(err)));
-  };
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw fail("cannot write", errno);
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.flush();
-    if (!out) throw fail("write failed", errno != 0 ? errno : EIO);
-    out.close();
-    if (!out) throw fail("write failed", errno != 0 ? errno : EIO);
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) throw fail("cannot replace", ec.value());
+  replace_through_temp(path, target, content, 0666);
 }
 
 void write_script_atomic(const std::string& path, const std::string& content) {
-  const auto tmp = path + ".tmp" + std::to_string(::getpid());
-  const auto fail = [&](const char* what, int err) {
-    ::unlink(tmp.c_str());
-    return std::runtime_error(fmt::format("{}: {}: {}", path, what, std::strerror(err)));
-  };
-  ::unlink(tmp.c_str());  // a leftover of an earlier run of this pid, or a planted link
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0755);
-  if (fd < 0) throw fail("cannot write", errno);
-  for (std::size_t done = 0; done < content.size();) {
-    const auto n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = n < 0 ? errno : EIO;
-      ::close(fd);
-      throw fail("write failed", err);
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::close(fd) != 0) throw fail("write failed", errno);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) throw fail("cannot replace", errno);
+  replace_through_temp(path, path, content, 0755);
 }
 
 StagedDirectory::StagedDirectory(std::filesystem::path dir, std::set<std::string> owned)

@@ -287,12 +287,9 @@ int sweep_show(const Args& args) {
   const auto assessed = assess_constraints(rows, constraints);
   const auto& feasible = assessed.feasible;
 
-  std::vector<std::map<std::string, double>> params;
-  std::set<std::string> names;
-  for (const auto& r : rows) {
-    params.push_back(r.params);
+  std::set<std::string> names;  // every parameter any row sets
+  for (const auto& r : rows)
     for (const auto& [name, value] : r.params) names.insert(name);
-  }
   // With both engines in the store, the best points and the front are the exact simulator's
   // (predictions rank candidates; they do not certify them).
   std::size_t exact_rows = 0, predicted_rows = 0;
@@ -319,7 +316,7 @@ int sweep_show(const Args& args) {
 
   const auto params_text = [&](std::size_t i) {
     std::string out;
-    for (const auto& [n, v] : params[i]) out += fmt::format("{}{}={:g}", out.empty() ? "" : " ", n, v);
+    for (const auto& [n, v] : rows[i].params) out += fmt::format("{}{}={:g}", out.empty() ? "" : " ", n, v);
     return out;
   };
   // Replicated points (spec replicates) carry the standard error of each objective's mean.
@@ -347,8 +344,8 @@ int sweep_show(const Args& args) {
     for (std::size_t i = 0; i < rows.size(); ++i) {
       line = rows[i].key;
       for (const auto& n : names) {
-        const auto it = params[i].find(n);
-        line += it == params[i].end() ? std::string(",") : fmt::format(",{:.17g}", it->second);
+        const auto it = rows[i].params.find(n);
+        line += it == rows[i].params.end() ? std::string(",") : fmt::format(",{:.17g}", it->second);
       }
       const auto field = [](double v) {
         return std::isnan(v) ? std::string(",") : fmt::format(",{:.17g}", v);
@@ -403,16 +400,17 @@ int sweep_show(const Args& args) {
     // reads as a unit ("(min)").
     const double value = rows[best].objectives[k];
     const auto unit = metric_unit(objectives[k].metric);
+    const auto unit_suffix = unit.empty() ? std::string() : fmt::format(" {}", unit);
     const auto readable = readable_time_unit(value);
-    std::cout << fmt::format("best {} {}: {:.6g}{}{}{}  key {}  {}\n", objectives[k].metric,
-                             goal_arrow(goals[k]), value, unit.empty() ? "" : " ", unit,
+    std::cout << fmt::format("best {} {}: {:.6g}{}{}  key {}  {}\n", objectives[k].metric,
+                             goal_arrow(goals[k]), value, unit_suffix,
                              unit != "s" || readable.name == "s"
                                  ? std::string()
                                  : fmt::format(" ({:.3g} {})", value / readable.seconds, readable.name),
                              rows[best].key, params_text(best));
     if (!std::isnan(se))
-      std::cout << fmt::format("  ± {:.3g}{}{} (standard error, {} replicates)\n", se,
-                               unit.empty() ? "" : " ", unit, rows[best].replicates);
+      std::cout << fmt::format("  ± {:.3g}{} (standard error, {} replicates)\n", se, unit_suffix,
+                               rows[best].replicates);
     if (std::isnan(se)) continue;
     // Points whose mean is within two standard errors of the difference: phase noise cannot tell them
     // from the best (about a 95% two-sided test of equal means).

@@ -159,6 +159,14 @@ Seconds cred_expire_of(const std::filesystem::path& slurm_conf) {
   return 120;  // Slurm's default
 }
 
+/// Whether sshare row `b` is association `a` (a real row or the simulator's): account, user and
+/// shares, since a user with a partition's own association has two rows under the account (sshare -a
+/// shows no partition) that only their shares tell apart.
+template <class Row>
+bool same_association(const Row& a, const RealSshareRow& b) {
+  return a.account == b.account && a.user == b.user && std::abs(a.norm_shares - b.norm_shares) < 1e-5;
+}
+
 }  // namespace
 
 bool near_tie(const std::vector<RealSshareRow>& rows, double relative) {
@@ -773,11 +781,6 @@ RealRunsDiffer real_runs_differ(const std::vector<RecordedRun>& runs, std::size_
                                 double window) {
   RealRunsDiffer differ;
   const auto& run = runs[k];
-  // A user association's row: account, user and shares (a user with a partition's own association
-  // has two rows under the account; their shares tell them apart).
-  const auto same = [](const RealSshareRow& a, const RealSshareRow& b) {
-    return a.account == b.account && a.user == b.user && std::abs(a.norm_shares - b.norm_shares) < 1e-5;
-  };
   for (std::size_t i = 0; i < run.sshare.size(); ++i) {
     const double t = run.sshare[i].at - static_cast<double>(run.trace_start);
     for (std::size_t o = 0; o < runs.size(); ++o) {
@@ -791,7 +794,7 @@ RealRunsDiffer real_runs_differ(const std::vector<RecordedRun>& runs, std::size_
       for (const auto& r : run.sshare[i].rows) {
         if (r.user.empty() || r.fairshare < 0) continue;
         const auto it = std::find_if(nearest->rows.begin(), nearest->rows.end(),
-                                     [&](const RealSshareRow& x) { return same(x, r); });
+                                     [&](const RealSshareRow& x) { return same_association(x, r); });
         if (it != nearest->rows.end() && it->fairshare >= 0 &&
             std::abs(it->fairshare - r.fairshare) > tolerance)
           differ.insert({i, r.account, r.user});
@@ -866,11 +869,8 @@ FactorDiff compare_factors(const RecordedRun& run, const SimulatedRun& sim, doub
     const double t_rel = real.at - static_cast<double>(run.trace_start);
     for (const auto& r : real.rows) {
       if (r.user.empty() || r.fairshare < 0) continue;  // accounts: sshare shows no FairShare
-      // A user with a partition's own association has two rows under the account (sshare -a shows no
-      // partition): their shares tell them apart.
-      const auto it = std::find_if(s->shares.begin(), s->shares.end(), [&](const SshareSample& x) {
-        return x.account == r.account && x.user == r.user && std::abs(x.norm_shares - r.norm_shares) < 1e-5;
-      });
+      const auto it = std::find_if(s->shares.begin(), s->shares.end(),
+                                   [&](const SshareSample& x) { return same_association(x, r); });
       if (it == s->shares.end()) continue;  // root's own user association: not in the model
       if (differ.count({i, r.account, r.user})) {
         ++d.share_rows_runs_differ;

@@ -552,15 +552,12 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
   for (const auto& r : all_rows)
     if (r.engine == "exact") exact.push_back(&r);
 
-  // Parameters of each exact row.
+  // The parameters the exact rows set, in the order first seen.
   std::vector<std::string> param_names;
-  std::vector<std::map<std::string, double>> params;
-  for (const auto* r : exact) {
+  for (const auto* r : exact)
     for (const auto& [name, value] : r->params)
       if (std::find(param_names.begin(), param_names.end(), name) == param_names.end())
         param_names.push_back(name);
-    params.push_back(r->params);
-  }
   const std::size_t k_obj = objectives.size();
   std::vector<std::vector<double>> obj_rows;
   std::vector<Goal> goals;
@@ -684,7 +681,7 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
   for (auto i : order) {
     body += "<tr>";
     for (const auto& p : param_names)
-      body += params[i].count(p) ? fmt::format("<td>{:g}</td>", params[i].at(p)) : "<td>-</td>";
+      body += exact[i]->params.count(p) ? fmt::format("<td>{:g}</td>", exact[i]->params.at(p)) : "<td>-</td>";
     for (std::size_t k = 0; k < k_obj; ++k) {
       const double se = shown_se(i, k);
       body += std::isnan(se) ? fmt::format("<td>{:.6g}</td>", shown(i, k))
@@ -704,8 +701,8 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
       svg::Series s{objectives[k].metric, {}, {}, svg::colour(k), false, false, 3, {}, {}, {}};
       bool positive = true;
       for (std::size_t i = 0; i < exact.size(); ++i) {
-        if (!params[i].count(p) || std::isnan(obj_rows[i][k])) continue;
-        s.x.push_back(params[i].at(p));
+        if (!exact[i]->params.count(p) || std::isnan(obj_rows[i][k])) continue;
+        s.x.push_back(exact[i]->params.at(p));
         s.y.push_back(shown(i, k));
         s.y_err.push_back(shown_se(i, k));
         positive = positive && s.x.back() > 0;

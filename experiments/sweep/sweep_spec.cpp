@@ -456,8 +456,8 @@ std::vector<SweepPoint> design_points(const SweepSpec& spec) {
   const auto& ps = spec.parameters;
   // Each point is a map of the settings (a node per setting), held three times at the peak (the raw
   // design, the set that removes duplicates, the result): a 10^7-point design needs several GiB.
-  require_memory(design_size(spec) * 3 * (64 + 96 * ps.size()),
-                 fmt::format("the design's {} points", design_size(spec)));
+  const auto size = design_size(spec);
+  require_memory(size * 3 * (64 + 96 * ps.size()), fmt::format("the design's {} points", size));
   std::vector<SweepPoint> raw;
   if (spec.design == SweepDesign::kGrid) {
     std::vector<std::vector<double>> levels;

@@ -39,13 +39,13 @@ TEST_CASE("Kendall tau-b on hand-computed orders") {
 TEST_CASE("compare_schedules: start and end differences, order, pass and end states") {
   using cli::RunOutcome;
   cli::Schedule a, b;
-  a["j001"] = {{0, 0, 70, "COMPLETED", SchedulerPass::kBackfill}};
-  a["j002"] = {{3, 71, 106, "COMPLETED", SchedulerPass::kMain}};
-  a["j003"] = {{5, 80, 100, "PREEMPTED", SchedulerPass::kMain},
-               {100, 140, 160, "COMPLETED", SchedulerPass::kMain}};
-  b["j001"] = {{0, 0, 70, "COMPLETED", SchedulerPass::kMain}};
-  b["j002"] = {{3, 70, 105, "COMPLETED", SchedulerPass::kMain}};
-  b["j003"] = {{5, 90, 150, "COMPLETED", SchedulerPass::kMain}};
+  a["j001"] = {{0, 0, 70, "COMPLETED", SchedulerPass::kBackfill, ""}};
+  a["j002"] = {{3, 71, 106, "COMPLETED", SchedulerPass::kMain, ""}};
+  a["j003"] = {{5, 80, 100, "PREEMPTED", SchedulerPass::kMain, ""},
+               {100, 140, 160, "COMPLETED", SchedulerPass::kMain, ""}};
+  b["j001"] = {{0, 0, 70, "COMPLETED", SchedulerPass::kMain, ""}};
+  b["j002"] = {{3, 70, 105, "COMPLETED", SchedulerPass::kMain, ""}};
+  b["j003"] = {{5, 90, 150, "COMPLETED", SchedulerPass::kMain, ""}};
   const auto d = cli::compare_schedules(a, b);
   CHECK(d.jobs == 3);
   CHECK(d.mean_abs_start == doctest::Approx((0 + 1 + 10) / 3.0));
@@ -650,4 +650,24 @@ TEST_CASE("every recorded real-Slurm scenario: the simulator within the real run
     CHECK(r.tau_ok == !miss.tau);
     CHECK(r.factors_ok == !miss.factors);
   }
+}
+
+TEST_CASE("a recorded run's node lists: sacct's NodeList and the simulator's nodes, as hostlists") {
+  const auto dir = recorded_dir() / "17_site_files" / "run1";
+  if (!std::filesystem::exists(dir / "meta.txt")) {
+    MESSAGE("SKIPPED: no recording in " << dir.string());
+    return;
+  }
+  const auto run = cli::read_recorded_run(dir);
+  // Real Slurm 22.05 (sacct NodeList of run 1): j024 (6 CPUs, no -N) split over n1 and n4; j021 (-N2)
+  // on n[1-2]; j007 refused by sbatch, never placed.
+  CHECK(run.schedule.at("j024").front().nodes == "n[1,4]");
+  CHECK(run.schedule.at("j021").front().nodes == "n[1-2]");
+  CHECK(run.schedule.at("j007").front().nodes.empty());
+  const auto sim = cli::simulate_recorded_run(run);
+  CHECK(sim.schedule.at("j021").front().nodes == "n[1-2]");  // the twin placed it as real Slurm did
+  CHECK(sim.schedule.at("j007").front().nodes.empty());
+  // A run interrupted by preemption keeps its node (j003, scavenger, cancelled for j006 on n4).
+  CHECK(run.schedule.at("j003").front().nodes == "n4");
+  CHECK(sim.schedule.at("j003").front().nodes == "n4");
 }

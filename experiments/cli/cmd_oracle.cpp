@@ -69,6 +69,15 @@ int oracle_report(const Args& args) {
     std::cerr << fmt::format("{:<26} real-vs-real {:.1f}s/{:.3f}  sim-vs-real{}  factors {}  {}\n", r.name,
                              r.real_vs_real.mean_abs_start, r.real_vs_real.tau, sim,
                              r.factors_ok ? "ok" : "DIFFER", r.accepted() ? "pass" : "FAIL");
+    if (r.accepted()) continue;
+    // What differed, where a log is all one gets (CI): the largest start differences and factor rows.
+    for (std::size_t k = 0; k < r.sim_vs_real.size(); ++k) {
+      std::string worst;
+      for (const auto& w : r.sim_vs_real[k].worst) worst += (worst.empty() ? "" : ", ") + w;
+      std::cerr << fmt::format("  sim vs run {}: largest |Δstart| {}\n", k + 1,
+                               worst.empty() ? "none" : worst);
+      for (const auto& e : r.factors[k].examples) std::cerr << "    " << e << "\n";
+    }
   }
   const auto& notes_path = vm["notes"].as<std::string>();
   const auto report =
@@ -137,19 +146,20 @@ int oracle_compare(const Args& args) {
   std::cout << fmt::format("controller start {:.3f} (trace start {}), decay phase {} s, start offset {} s\n",
                            run.controller_start, run.trace_start, sim.options.decay_phase,
                            sim.options.start_offset);
-  std::cout << "job   | real: submit start end state pass              | sim: submit start end state pass\n";
+  std::cout << fmt::format("{:<4} | {:<52} | {}\n", "job", "real: submit start end state pass nodes",
+                           "sim: submit start end state pass nodes");
   for (const auto& j : run.jobs) {
     const auto show = [](const Schedule& s, const std::string& name) {
       std::string out;
       const auto it = s.find(name);
       if (it == s.end()) return std::string("(none)");
       for (const auto& r : it->second)
-        out += fmt::format("{}{} {} {} {} {}", out.empty() ? "" : " / ", r.submit,
+        out += fmt::format("{}{} {} {} {} {}{}", out.empty() ? "" : " / ", r.submit,
                            r.start == kUnsetTime ? -1 : r.start, r.end == kUnsetTime ? -1 : r.end, r.state,
-                           pass_name(r.pass));
+                           pass_name(r.pass), r.nodes.empty() ? "" : " " + r.nodes);
       return out;
     };
-    std::cout << fmt::format("{} | {:<45} | {}\n", j.name, show(run.schedule, j.name),
+    std::cout << fmt::format("{} | {:<52} | {}\n", j.name, show(run.schedule, j.name),
                              show(sim.schedule, j.name));
   }
   const auto d = compare_schedules(run.schedule, sim.schedule);

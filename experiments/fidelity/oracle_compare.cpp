@@ -12,6 +12,7 @@
 #include "sim/sim_job.hpp"
 #include "traces/csv.hpp"
 #include "traces/file_io.hpp"
+#include "traces/hostlist.hpp"
 #include "traces/read_report.hpp"
 #include "traces/site_import.hpp"
 #include "traces/text.hpp"
@@ -462,6 +463,7 @@ RecordedRun read_recorded_run(const std::filesystem::path& dir) {
              c_submit = h.require("Submit", f, r.line), c_start = h.require("Start", f, r.line),
              c_end = h.require("End", f, r.line), c_state = h.require("State", f, r.line),
              c_flags = h.require("Flags", f, r.line);
+  const auto c_nodes = h.find("NodeList");  // optional: older recordings lack it
   while (reader.next(r)) {
     if (r.fields.size() < h.size()) throw InputError(f, r.line, "record", "too few fields");
     const auto name = r.fields[c_name];
@@ -476,6 +478,7 @@ RecordedRun read_recorded_run(const std::filesystem::path& dir) {
     o.state =
         std::string(text::split_ws(r.fields[c_state]).empty() ? "" : text::split_ws(r.fields[c_state])[0]);
     o.pass = pass_of(r.fields[c_flags]);
+    if (c_nodes && o.start != kUnsetTime) o.nodes = r.fields[*c_nodes];
     run.job_ids[name] = static_cast<std::uint64_t>(*id);
     if (!run.submit_times.count(name) || submit < run.submit_times[name]) run.submit_times[name] = submit;
     run.schedule[name].push_back(o);
@@ -502,8 +505,8 @@ RecordedRun read_recorded_run(const std::filesystem::path& dir) {
       run.refused.insert(name);
       const auto it = run.submit_times.find(name);
       const Seconds submit = it != run.submit_times.end() ? it->second : static_cast<Seconds>(std::floor(at));
-      run.schedule[name] = {
-          RunOutcome{submit - run.trace_start, kUnsetTime, kUnsetTime, "REJECTED", SchedulerPass::kUnknown}};
+      run.schedule[name] = {RunOutcome{
+          submit - run.trace_start, kUnsetTime, kUnsetTime, "REJECTED", SchedulerPass::kUnknown, {}}};
     }
   }
   // Jobs the harness cancelled because they could never start ("jNNN ID REASON" in never-started.txt):
@@ -696,13 +699,20 @@ SimulatedRun simulate_recorded_run(const RecordedRun& run) {
   for (const auto& j : result.state->jobs) {
     const auto name = trace.strings.name(trace.jobs[j.trace_index].name);
     auto& runs = out.schedule[name];
+    const auto hostlist = [&](const auto& nodes, const auto& node_of) {
+      std::vector<std::string> names;
+      for (const auto& n : nodes) names.push_back(result.site.nodes[node_of(n)].name);
+      return compress_hostlist(names);
+    };
     for (const auto& p : j.past_runs)
-      runs.push_back({rel(p.submit), rel(p.start), rel(p.end), "PREEMPTED", p.started_by});
+      runs.push_back({rel(p.submit), rel(p.start), rel(p.end), "PREEMPTED", p.started_by,
+                      hostlist(p.nodes, [](std::uint32_t n) { return n; })});
     std::string state = j.state == sim::SimJobState::kDone       ? state_name(j.end_state)
                         : j.state == sim::SimJobState::kRejected ? std::string("REJECTED")
                         : j.start != kUnsetTime                  ? std::string("RUNNING")
                                                                  : std::string("PENDING");
-    runs.push_back({rel(j.submit), rel(j.start), rel(j.end), state, j.started_by});
+    runs.push_back({rel(j.submit), rel(j.start), rel(j.end), state, j.started_by,
+                    hostlist(j.alloc, [](const sim::NodeAlloc& a) { return a.node; })});
   }
   return out;
 }

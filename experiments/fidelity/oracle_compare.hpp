@@ -57,6 +57,7 @@ struct RunOutcome {
   Seconds submit = kUnsetTime, start = kUnsetTime, end = kUnsetTime;
   std::string state;  // COMPLETED, TIMEOUT, PREEMPTED, CANCELLED, PENDING, ...
   SchedulerPass pass = SchedulerPass::kUnknown;
+  std::string nodes;  // hostlist of the run's nodes ("n[1,4]"); empty when it never started or unknown
 };
 
 /// Every job's runs by job name, in order.

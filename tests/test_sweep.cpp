@@ -20,6 +20,7 @@
 
 #include "experiments/replay/replay.hpp"
 #include "experiments/report/report_html.hpp"
+#include "experiments/sweep/feasibility.hpp"
 #include "experiments/sweep/sweep.hpp"
 #include "experiments/sweep/sweep_sobol.hpp"
 #include "experiments/sweep/sweep_spec.hpp"
@@ -364,7 +365,7 @@ TEST_CASE("sweep run: killed with SIGKILL and rerun, the table has every point e
       "  PriorityWeightFairshare: {range: [0, 10000]}\ndesign: {type: lhs, points: 24, seed: 2}\n"
       "objectives:\n  - {metric: wait_mean}\n");
   const auto db = (dir / "s.db").string();
-  const auto expected = design_points(load_sweep_spec(spec_path)).size();
+  const auto expected = plan_sweep(load_sweep_spec(spec_path)).tasks.size();  // with the current settings
   std::fflush(stdout);
   std::fflush(stderr);
   const pid_t pid = fork();
@@ -1091,6 +1092,98 @@ TEST_CASE("a damaged sweep database is bad input named by file, point and field,
   // An undamaged row still reads: its settings come back as numbers.
   const auto rows = SweepStore(db, StoreAccess::kRead).rows();
   CHECK(rows.front().params.size() == spec.parameters.size());
+}
+
+TEST_CASE("you are here: the site's current settings, read from the site in the sweep's units") {
+  const Site site = default_site();  // traces/default_site.cpp: the values below
+  CHECK(current_setting(site, "PriorityWeightAge") == 1000);
+  CHECK(current_setting(site, "PriorityWeightFairshare") == 10000);
+  CHECK(current_setting(site, "PriorityWeightTRES/GRES/gpu") == 100);  // TRES names: any case
+  CHECK(current_setting(site, "PriorityWeightTRES/mem") == 0);         // not weighted
+  CHECK(current_setting(site, "bf_window") == 1440);                   // minutes, as slurm.conf and sweeps
+  CHECK(current_setting(site, "QOS/high/Priority") == 100);
+  CHECK_THROWS_AS(current_setting(site, "QOS/nosuch/Priority"), std::invalid_argument);
+  // Applying the current value changes nothing: the current point's site is the base site.
+  for (const char* name :
+       {"PriorityWeightAge", "bf_window", "PriorityWeightTRES/GRES/gpu", "PriorityMaxAge"}) {
+    Site copy = site;
+    apply_setting(copy, name, current_setting(site, name));
+    CHECK(site_to_yaml(copy) == site_to_yaml(site));
+  }
+}
+
+TEST_CASE("you are here: the current settings are one more point (unless the design has them), shown") {
+  const auto dir = testing::scratch_dir("sweep_current");
+  const std::string head = "trace:\n  synthetic: {seed: 11, days: 1}\nparameters:\n";
+  const std::string objectives =
+      "objectives:\n  - {metric: wait_mean, goal: min}\n  - {metric: utilisation, goal: max}\n";
+  // The default site has age 1000 and fair share 10000.
+  auto plan = plan_sweep(load_sweep_spec(write_spec(
+      dir, head + "  PriorityWeightAge: [0, 9000]\n  PriorityWeightFairshare: [100, 10000]\n" + objectives)));
+  REQUIRE(plan.tasks.size() == 5);
+  CHECK(plan.current == 4u);
+  CHECK(plan.current_added);
+  CHECK(plan.tasks[4].point == SweepPoint{{"PriorityWeightAge", 1000}, {"PriorityWeightFairshare", 10000}});
+  plan = plan_sweep(load_sweep_spec(write_spec(
+      dir, head + "  PriorityWeightAge: [0, 1000]\n  PriorityWeightFairshare: [100, 10000]\n" + objectives)));
+  REQUIRE(plan.tasks.size() == 4);
+  CHECK(plan.current == 3u);  // (1000, 10000): the design's last point
+  CHECK_FALSE(plan.current_added);
+  plan = plan_sweep(load_sweep_spec(
+      write_spec(dir, head + "  PriorityWeightAge: [0, 9000]\n" + objectives + "current_settings: false\n")));
+  CHECK(plan.tasks.size() == 2);
+  CHECK_FALSE(plan.current);
+
+  // Run, then show: the current point's values against the best, and where it stands.
+  const auto spec_path = write_spec(
+      dir, head + "  PriorityWeightAge: [0, 9000]\n" + objectives + "constraints:\n  - wait_mean < 1e12\n");
+  const auto db = (dir / "s.db").string();
+  const auto summary = run_sweep_spec(load_sweep_spec(spec_path), db, {});
+  CHECK(summary.total == 3);
+  const auto current = SweepStore(db, StoreAccess::kRead).current();
+  REQUIRE(current);
+  CHECK(current->params == SweepPoint{{"PriorityWeightAge", 1000}});
+  const auto rows = SweepStore(db, StoreAccess::kRead).rows();
+  REQUIRE(rows.size() == 3);
+  std::vector<std::size_t> all = {0, 1, 2};
+  const auto standing =
+      assess_current(rows, current->key, SweepStore(db).constraints(), all, {Goal::kMin, Goal::kMax});
+  REQUIRE(standing.row);
+  CHECK(rows[*standing.row].params == current->params);
+  CHECK(standing.broken.empty());
+  // By hand from the three rows: how many are at least as good in both objectives and better in one.
+  std::size_t better = 0;
+  const auto& h = rows[*standing.row].objectives;
+  for (const auto& r : rows) {
+    const bool ge = r.objectives[0] <= h[0] && r.objectives[1] >= h[1];
+    better += ge && (r.objectives[0] < h[0] || r.objectives[1] > h[1]) ? 1 : 0;
+  }
+  CHECK(standing.better == better);
+  std::string out;
+  REQUIRE(shell(fmt::format("'{}' sweep show --db {}", SLURMTWIN_BINARY, db), out) == 0);
+  CAPTURE(out);
+  CHECK(out.find(fmt::format("you are here (the site's current settings): PriorityWeightAge=1000  key {}\n",
+                             current->key)) != std::string::npos);
+  CHECK(out.find(fmt::format("  wait_mean ↓: {:.6g} s", h[0])) != std::string::npos);
+  CHECK(out.find("  meets every constraint; ") != std::string::npos);
+  // The report marks it on the front's chart and has its section.
+  const auto html = sweep_report_html(db, {});
+  CHECK(html.find("id=\"current\"") != std::string::npos);
+  CHECK(html.find("you are here (current settings)") != std::string::npos);
+
+  // Merging shards keeps the current point; a store written before it existed has none.
+  const auto merged = (dir / "merged.db").string();
+  SweepStore(merged).merge_from(db);
+  CHECK(SweepStore(merged, StoreAccess::kRead).current()->key == current->key);
+  const auto old = (dir / "old.db").string();
+  SweepStore(old).merge_from(db);
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(old.c_str(), &raw) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(raw, "DROP TABLE meta", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(raw);
+  CHECK_FALSE(SweepStore(old, StoreAccess::kRead).current());
+  REQUIRE(shell(fmt::format("'{}' sweep show --db {}", SLURMTWIN_BINARY, old), out) == 0);
+  CHECK(out.find("you are here") == std::string::npos);
 }
 
 }  // namespace slurmtwin::cli

@@ -46,9 +46,11 @@ std::string day_spec(const std::filesystem::path& dir, const std::string& rest) 
   return path;
 }
 
-// The 3 x 3 grid of age and fair-share weights several engine tests sweep.
+// The 3 x 3 grid of age and fair-share weights several engine tests sweep (nine points: without the
+// site's current settings, which would be a tenth).
 constexpr const char* kGrid9 =
-    "parameters:\n  PriorityWeightAge: [0, 3000, 9000]\n  PriorityWeightFairshare: [100, 5000, 10000]\n";
+    "parameters:\n  PriorityWeightAge: [0, 3000, 9000]\n  PriorityWeightFairshare: [100, 5000, 10000]\n"
+    "current_settings: false\n";
 
 /// run_sweep_spec with the surrogate and hybrid engines' scorer for `so` and `ho`.
 SweepRunSummary run_scored(const SweepSpec& spec, const std::string& db, SweepRunOptions o,
@@ -661,17 +663,18 @@ TEST_CASE("slurmtwin compare: both engines on a spec, one Markdown report") {
       "compare {} --model {} --window-jobs 64 --context-jobs 16 -j 1 -o {}", spec_path, model, report));
   CHECK(r.code == 0);
   const auto text = testing::slurp(report);
-  CHECK(text.find("4 points evaluated by both") != std::string::npos);
-  CHECK(text.find("| wait_mean | min | 4 |") != std::string::npos);
-  CHECK(text.find("Per-job waits (median prediction), pooled over 4 points") != std::string::npos);
+  // The design's 4 and the site's current settings (the default site: age 1000, fair share 10000).
+  CHECK(text.find("5 points evaluated by both") != std::string::npos);
+  CHECK(text.find("| wait_mean | min | 5 |") != std::string::npos);
+  CHECK(text.find("Per-job waits (median prediction), pooled over 5 points") != std::string::npos);
   // Rerun: nothing left to evaluate, the same figures.
   const auto again = testing::run_cli(
       fmt::format("compare {} --model {} --window-jobs 64 --context-jobs 16 -j 1", spec_path, model));
   CHECK(again.code == 0);
-  CHECK(again.out.find("| wait_mean | min | 4 |") != std::string::npos);
+  CHECK(again.out.find("| wait_mean | min | 5 |") != std::string::npos);
   const auto only = testing::run_cli(fmt::format("compare {} --model {} --report-only", spec_path, model));
   CHECK(only.code == 0);
-  CHECK(only.out.find("| wait_mean | min | 4 |") != std::string::npos);
+  CHECK(only.out.find("| wait_mean | min | 5 |") != std::string::npos);
   CHECK(only.out.find("Wall time in this run") == std::string::npos);  // nothing ran
 }
 
@@ -746,7 +749,8 @@ TEST_CASE("surrogate update: a sweep's exact per-job waits become training data,
   const auto spec_path = day_spec(dir,
                                   "parameters:\n  PriorityWeightAge: [0, 8000]\n"
                                   "  PriorityWeightFairshare: [0, 9000]\n"
-                                  "objectives:\n  - {metric: wait_mean}\njob_waits: true\n");
+                                  "objectives:\n  - {metric: wait_mean}\njob_waits: true\n"
+                                  "current_settings: false\n");
   const auto spec = load_sweep_spec(spec_path);
   const auto db = (dir / "sweep.db").string();
   SweepRunOptions ro;

@@ -272,6 +272,58 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
+/// A value of metric `metric` with its unit, seconds also in the unit a person reads them in.
+std::string with_unit(const std::string& metric, double value) {
+  const auto unit = metric_unit(metric);
+  if (unit.empty()) return fmt::format("{:.6g}", value);
+  const auto readable = readable_time_unit(value);
+  return fmt::format("{:.6g} {}{}", value, unit,
+                     unit != "s" || readable.name == "s"
+                         ? std::string()
+                         : fmt::format(" ({:.3g} {})", value / readable.seconds, readable.name));
+}
+
+/// "You are here": the site's current settings (recorded by the sweep), their values against each
+/// objective's best point, and where they stand against the constraints and the other points.
+void show_current(const CurrentPoint& current, const Standing& standing, const std::vector<SweepRow>& rows,
+                  const std::vector<SweepObjective>& objectives,
+                  const std::vector<SweepConstraint>& constraints, const std::vector<bool>& on_front) {
+  std::string settings;
+  for (const auto& [n, v] : current.params) settings += fmt::format(" {}={:g}", n, v);
+  std::cout << fmt::format("you are here (the site's current settings):{}  key {}{}\n", settings, current.key,
+                           standing.row ? "" : ": not evaluated yet");
+  if (!standing.row) return;
+  const auto i = *standing.row;
+  for (std::size_t k = 0; k < objectives.size(); ++k) {
+    const double v = rows[i].objectives[k];
+    const auto best = standing.best[k];
+    std::string line =
+        fmt::format("  {} {}: {}", objectives[k].metric, goal_arrow(objectives[k].goal),
+                    std::isnan(v) ? std::string("no value") : with_unit(objectives[k].metric, v));
+    if (best == i) {
+      line += " (the best point)";
+    } else if (best < rows.size() && !std::isnan(v)) {
+      const double b = rows[best].objectives[k];
+      line += fmt::format("; best {}", with_unit(objectives[k].metric, b));
+      if (v != 0 && b != v)
+        line += fmt::format(", {:.1f}% {}", 100 * std::abs(b - v) / std::abs(v), b < v ? "lower" : "higher");
+    }
+    std::cout << line << "\n";
+  }
+  std::vector<std::string> broken;
+  for (auto k : standing.broken) broken.push_back(constraints[k].text);
+  std::cout << fmt::format("  {}{}\n",
+                           constraints.empty() ? std::string()
+                           : broken.empty()    ? std::string("meets every constraint; ")
+                                               : fmt::format("breaks {}; ", fmt::join(broken, ", ")),
+                           on_front[i] ? std::string("on the Pareto front")
+                           : standing.better > 0
+                               ? fmt::format("{} point{} of the sweep do better in every objective",
+                                             standing.better, standing.better == 1 ? "" : "s")
+                           : broken.empty() ? std::string("not on the Pareto front")
+                                            : std::string("off the front (infeasible)"));
+}
+
 int sweep_show(const Args& args) {
   po::options_description o("sweep show options");
   o.add_options()("db", po::value<std::string>()->required(), "SQLite result database of `sweep run`")(
@@ -388,26 +440,20 @@ int sweep_show(const Args& args) {
           rows[i].key, params_text(i), fmt::join(shown, ", "));
     }
   }
+  const auto current = store.current();
+  const auto standing =
+      assess_current(rows, current ? current->key : std::string(), constraints, complete, goals);
   for (std::size_t k = 0; k < objectives.size(); ++k) {
-    std::size_t best = rows.size();
-    for (auto i : complete)
-      if (best == rows.size() || (goals[k] == Goal::kMin ? rows[i].objectives[k] < rows[best].objectives[k]
-                                                         : rows[i].objectives[k] > rows[best].objectives[k]))
-        best = i;
+    const auto best = standing.best[k];
     if (best == rows.size()) continue;
     const double se = rows[best].standard_error(k);
     // Seconds also in the unit a person reads them in (1.33 d), the goal as an arrow, not a word that
     // reads as a unit ("(min)").
-    const double value = rows[best].objectives[k];
     const auto unit = metric_unit(objectives[k].metric);
     const auto unit_suffix = unit.empty() ? std::string() : fmt::format(" {}", unit);
-    const auto readable = readable_time_unit(value);
-    std::cout << fmt::format("best {} {}: {:.6g}{}{}  key {}  {}\n", objectives[k].metric,
-                             goal_arrow(goals[k]), value, unit_suffix,
-                             unit != "s" || readable.name == "s"
-                                 ? std::string()
-                                 : fmt::format(" ({:.3g} {})", value / readable.seconds, readable.name),
-                             rows[best].key, params_text(best));
+    std::cout << fmt::format("best {} {}: {}  key {}  {}\n", objectives[k].metric, goal_arrow(goals[k]),
+                             with_unit(objectives[k].metric, rows[best].objectives[k]), rows[best].key,
+                             params_text(best));
     if (!std::isnan(se))
       std::cout << fmt::format("  ± {:.3g}{} (standard error, {} replicates)\n", se, unit_suffix,
                                rows[best].replicates);
@@ -424,6 +470,7 @@ int sweep_show(const Args& args) {
       std::cout << fmt::format("  not resolved: {} other point{} within two standard errors of the best\n",
                                close, close == 1 ? " is" : "s are");
   }
+  if (current) show_current(*current, standing, rows, objectives, constraints, on_front);
   // Each column as wide as its header (at least 14), counted in characters: the arrow is one.
   std::string header = "key             ";
   std::vector<std::size_t> widths;

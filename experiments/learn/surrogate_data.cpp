@@ -10,6 +10,7 @@
 #include <mutex>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "experiments/replay/interrupt.hpp"
@@ -40,23 +41,14 @@ bool surrogate_log_scale(const SweepParameter& p) {
   return p.name.starts_with("PriorityWeight") || p.scale == SweepScale::kLog;
 }
 
-double current_setting(const Site& site, const std::string& name) {
-  const auto& s = site.scheduler;
-  if (name == "PriorityWeightAge") return s.weight_age;
-  if (name == "PriorityWeightFairshare") return s.weight_fairshare;
-  if (name == "PriorityWeightJobSize") return s.weight_job_size;
-  if (name == "PriorityWeightPartition") return s.weight_partition;
-  if (name == "PriorityWeightQOS") return s.weight_qos;
-  if (name == "PriorityWeightAssoc") return s.weight_assoc;
-  if (name == "PriorityMaxAge") return static_cast<double>(s.max_age);
-  if (name == "PriorityDecayHalfLife") return static_cast<double>(s.decay_half_life);
-  if (name == "PriorityFavorSmall") return s.favor_small ? 1 : 0;
-  if (name.starts_with("QOS/") && name.ends_with("/Priority")) {
-    const auto q = name.substr(4, name.size() - 4 - 9);
-    for (const auto& x : site.qos)
-      if (x.name == q) return x.priority;
-  }
-  throw std::invalid_argument(fmt::format("the surrogate cannot vary setting '{}'", name));
+double surrogate_setting(const Site& site, const std::string& name) {
+  static const std::set<std::string> kVaried = {
+      "PriorityWeightAge",       "PriorityWeightFairshare", "PriorityWeightJobSize",
+      "PriorityWeightPartition", "PriorityWeightQOS",       "PriorityWeightAssoc",
+      "PriorityMaxAge",          "PriorityDecayHalfLife",   "PriorityFavorSmall"};
+  if (!kVaried.count(name) && !(name.starts_with("QOS/") && name.ends_with("/Priority")))
+    throw std::invalid_argument(fmt::format("the surrogate cannot vary setting '{}'", name));
+  return current_setting(site, name);
 }
 
 namespace {
@@ -199,7 +191,7 @@ surrogate::SurrogateDataset dataset_from_sweep(const Site& base, const Trace& tr
     Site site = base;
     for (const auto& [name, value] : r.params) apply_setting(site, name, value);
     std::vector<double> values;
-    for (const auto& a : axes) values.push_back(current_setting(site, a.name));
+    for (const auto& a : axes) values.push_back(surrogate_setting(site, a.name));
     d.settings.push_back(std::move(values));
     waits.push_back(std::move(w));
   }
@@ -264,7 +256,7 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
       d.axes.push_back({p.name, p.lo, p.hi, surrogate_log_scale(p)});
     }
     std::vector<double> own;
-    for (const auto& p : o.parameters) own.push_back(current_setting(site, p.name));
+    for (const auto& p : o.parameters) own.push_back(surrogate_setting(site, p.name));
     d.settings.push_back(own);
     if (o.settings > 0 && !o.parameters.empty()) {
       SweepSpec spec;

@@ -49,7 +49,7 @@ struct SurrogateEngine::Impl {
   // The model's input for a resolved site: every axis at the site's value.
   std::vector<float> encoded_setting(const Site& site) const {
     std::vector<float> out;
-    for (const auto& a : model.axes()) out.push_back(a.encode(current_setting(site, a.name)));
+    for (const auto& a : model.axes()) out.push_back(a.encode(surrogate_setting(site, a.name)));
     return out;
   }
 };
@@ -87,7 +87,7 @@ SurrogateEngine::SurrogateEngine(const SweepSpec& spec, const SweepPlan& plan,
   std::size_t outside = 0;
   for (const auto& task : plan.tasks)
     for (const auto& a : m.model.axes()) {
-      const double v = current_setting(task.site, a.name);
+      const double v = surrogate_setting(task.site, a.name);
       outside += (v < a.lo || v > a.hi) ? 1 : 0;
     }
   if (outside > 0)

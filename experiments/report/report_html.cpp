@@ -580,6 +580,20 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
   std::vector<std::size_t> front;
   for (const auto k : pareto_front(feasible_rows, goals)) front.push_back(feasible_index[k]);
   const std::set<std::size_t> on_front(front.begin(), front.end());
+  // "You are here": the site's current settings, as the sweep recorded them (an exact point, index into
+  // `exact`, or none).
+  const auto current = store.current();
+  std::vector<std::size_t> candidates;  // into all_rows: the feasible exact points with every objective
+  for (auto i : feasible_index) {
+    const auto& o = obj_rows[i];
+    if (std::none_of(o.begin(), o.end(), [](double v) { return std::isnan(v); }))
+      candidates.push_back(static_cast<std::size_t>(exact[i] - all_rows.data()));
+  }
+  const auto standing =
+      assess_current(all_rows, current ? current->key : std::string(), constraints, candidates, goals);
+  std::optional<std::size_t> here;
+  for (std::size_t i = 0; i < exact.size() && standing.row; ++i)
+    if (exact[i] == &all_rows[*standing.row]) here = i;
   std::size_t plots = 0;
   // Each objective in the unit a person reads it in (waits in s, min, h or d, by their median over the
   // points), its goal as an arrow that cannot be read as a unit.
@@ -608,6 +622,48 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
       escape(db_path), exact.size(), k_obj, param_names.size(), front.size(),
       constraints.empty() ? "" : " (of the points that meet every constraint)");
   body += constraints_section(constraints, assessed, all_rows, exact.size());
+  if (current) {
+    std::string settings;
+    for (const auto& [n, v] : current->params)
+      settings += fmt::format("{}{} = {:g}", settings.empty() ? "" : ", ", n, v);
+    body +=
+        fmt::format("<h2>You are here</h2>\n<p class=\"note\" id=\"current\">The site's current settings: {}",
+                    escape(settings));
+    if (!here) {
+      body += " (not evaluated by the exact simulator yet).</p>\n";
+    } else {
+      body += ".";
+      if (!constraints.empty()) {
+        std::vector<std::string> broken;
+        for (auto k : standing.broken) broken.push_back(escape(constraints[k].text));
+        body += broken.empty() ? std::string(" They meet every constraint.")
+                               : fmt::format(" They break {}.", fmt::join(broken, ", "));
+      }
+      body += on_front.count(*here) ? std::string(" They are on the Pareto front.")
+              : standing.better > 0 ? fmt::format(" {} point{} of the sweep do better in every objective.",
+                                                  standing.better, standing.better == 1 ? "" : "s")
+                                    : std::string();
+      body += "</p>\n<table><tr><th>objective</th><th>here</th><th>best point</th><th>change</th></tr>\n";
+      for (std::size_t k = 0; k < k_obj; ++k) {
+        const double v = shown(*here, k);
+        const auto b = standing.best[k];
+        const double best = b < all_rows.size() ? all_rows[b].objectives[k] / divisor[k] : std::nan("");
+        const double se = shown_se(*here, k);
+        body += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", escape(label[k]),
+                            std::isnan(se) ? fmt::format("{:.6g}", v) : fmt::format("{:.6g} ± {:.3g}", v, se),
+                            std::isnan(best) ? std::string("-") : fmt::format("{:.6g}", best),
+                            std::isnan(best) || v == 0 || best == v
+                                ? std::string("-")
+                                : fmt::format("{:+.1f}%", 100 * (best - v) / std::abs(v)));
+      }
+      body += "</table>\n";
+      if (exact[*here]->replicates <= 1)
+        body +=
+            "<p class=\"note\">One replay per point: timer phase alone moves a week's mean wait by a few "
+            "percent, so a change that small is not resolved (<code>replicates</code> in the spec gives "
+            "each point a standard error).</p>\n";
+    }
+  }
   std::uint32_t replicates = 1;
   for (const auto* r : exact) replicates = std::max(replicates, r->replicates);
   if (replicates > 1)
@@ -637,6 +693,14 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
       svg::Series best{
           "on the Pareto front (all objectives)", {}, {}, svg::colour(5), false, false, 4, {}, {}, {}};
       svg::Series pair{"front of these two", {}, {}, svg::colour(0), true, false, 0, {}, {}, {}};
+      svg::Series you{"you are here (current settings)", {}, {}, "#000000", false, false, 6, {}, {}, {}};
+      if (here) {
+        you.x.push_back(shown(*here, 0));
+        you.y.push_back(shown(*here, k));
+        you.tooltips.push_back(exact[*here]->params_json);
+        you.x_err.push_back(shown_se(*here, 0));
+        you.y_err.push_back(shown_se(*here, k));
+      }
       std::vector<std::vector<double>> two;
       for (const auto i : feasible_index) two.push_back({shown(i, 0), shown(i, k)});
       for (std::size_t i = 0; i < exact.size(); ++i) {
@@ -665,6 +729,7 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
       o.width = 520;
       std::vector<svg::Series> drawn_series = {all, pair, best};
       if (!failing.x.empty()) drawn_series.insert(drawn_series.begin(), failing);
+      if (here) drawn_series.push_back(you);
       body += svg::plot(drawn_series, o);
       ++plots;
     }

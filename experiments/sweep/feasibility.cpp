@@ -56,4 +56,34 @@ Feasibility assess_constraints(const std::vector<SweepRow>& rows,
   return f;
 }
 
+Standing assess_current(const std::vector<SweepRow>& rows, const std::string& key,
+                        const std::vector<SweepConstraint>& constraints,
+                        const std::vector<std::size_t>& candidates, const std::vector<Goal>& goals) {
+  Standing s;
+  for (std::size_t k = 0; k < goals.size(); ++k) {
+    std::size_t best = rows.size();
+    for (auto i : candidates)
+      if (best == rows.size() || (goals[k] == Goal::kMin ? rows[i].objectives[k] < rows[best].objectives[k]
+                                                         : rows[i].objectives[k] > rows[best].objectives[k]))
+        best = i;
+    s.best.push_back(best);
+  }
+  const auto it = std::find_if(rows.begin(), rows.end(), [&](const SweepRow& r) { return r.key == key; });
+  if (it == rows.end()) return s;
+  s.row = static_cast<std::size_t>(it - rows.begin());
+  for (std::size_t k = 0; k < constraints.size(); ++k)
+    if (!constraint_holds(constraints[k], it->constraint_values[k])) s.broken.push_back(k);
+  for (auto i : candidates) {
+    bool all = true, one = false;
+    for (std::size_t k = 0; k < goals.size(); ++k) {
+      const double a = rows[i].objectives[k], b = it->objectives[k];
+      const bool better = goals[k] == Goal::kMin ? a < b : a > b;
+      all = all && (better || a == b);
+      one = one || better;
+    }
+    s.better += all && one ? 1 : 0;
+  }
+  return s;
+}
+
 }  // namespace slurmtwin::cli

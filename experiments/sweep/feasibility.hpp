@@ -1,8 +1,10 @@
 #pragma once
-// Which stored sweep points meet a spec's constraints, and, when none does, how close they came: what
-// sweep show and the sweep report say about constraints, computed in one place.
+// Which stored sweep points meet a spec's constraints, and, when none does, how close they came; where
+// the site's current settings stand: what sweep show and the sweep report say about them, computed in
+// one place.
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "experiments/sweep/sweep_spec.hpp"
@@ -31,6 +33,19 @@ struct Feasibility {
 Feasibility assess_constraints(const std::vector<SweepRow>& rows,
                                const std::vector<SweepConstraint>& constraints,
                                const std::vector<bool>& consider = {});
+
+/// Where the site's current settings stand among a sweep's points ("you are here").
+struct Standing {
+  std::optional<std::size_t> row;   // its row; none when the sweep has not evaluated it yet
+  std::vector<std::size_t> broken;  // the constraints it breaks (indices)
+  std::size_t better = 0;           // candidate points better or equal in every objective, better in one
+  std::vector<std::size_t> best;    // per objective, the candidate with the best value (rows.size(): none)
+};
+/// `key`: the current point's key (SweepStore::current); `candidates`: the rows the best points and the
+/// front are drawn from (feasible, every objective known).
+Standing assess_current(const std::vector<SweepRow>& rows, const std::string& key,
+                        const std::vector<SweepConstraint>& constraints,
+                        const std::vector<std::size_t>& candidates, const std::vector<Goal>& goals);
 
 /// How far `value` falls short of `c`, in `c`'s metric (0 when it holds; +inf for no value).
 double shortfall(const SweepConstraint& c, double value);

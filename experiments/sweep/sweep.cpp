@@ -166,13 +166,6 @@ std::string PointKeyer::operator()(const Site& resolved_site) const {
   return fmt::format("{:016x}", hash);
 }
 
-std::string point_json(const SweepPoint& point) {
-  std::string out = "{";
-  for (const auto& [name, value] : point)
-    out += fmt::format("{}\"{}\": {:.17g}", out.size() > 1 ? ", " : "", name, value);
-  return out + "}";
-}
-
 SweepPlan plan_sweep(const SweepSpec& spec) {
   const Site base = load_sweep_site(spec);
   check_metric_groups(spec, base);
@@ -196,6 +189,17 @@ SweepPlan plan_sweep(const SweepSpec& spec) {
     auto key = keyer(site);
     plan.tasks.push_back({std::move(p), std::move(site), std::move(key)});
   }
+  if (!spec.current_settings) return plan;
+  SweepPoint current;
+  for (const auto& sp : spec.parameters) current[sp.name] = current_setting(base, sp.name);
+  Site site = base;
+  apply_point(site, current);
+  auto key = keyer(site);
+  const auto it =
+      std::find_if(plan.tasks.begin(), plan.tasks.end(), [&](const auto& t) { return t.key == key; });
+  plan.current = static_cast<std::size_t>(it - plan.tasks.begin());
+  plan.current_added = it == plan.tasks.end();
+  if (plan.current_added) plan.tasks.push_back({std::move(current), std::move(site), std::move(key)});
   return plan;
 }
 
@@ -432,12 +436,17 @@ std::size_t hybrid_exact(const SweepSpec& spec, const SweepPlan& plan, SweepStor
 
 }  // namespace
 
+void describe_sweep(SweepStore& store, const SweepSpec& spec, const SweepPlan& plan) {
+  store.add_objectives(spec.objectives);
+  store.set_constraints(spec.constraints);
+  if (plan.current) store.set_current(plan.tasks.at(*plan.current).key, plan.tasks[*plan.current].point);
+}
+
 SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, const SweepRunOptions& options) {
   SweepPlan plan = plan_sweep(spec);
   plan.check_invariants = options.check_invariants;
   SweepStore store(db);
-  store.add_objectives(spec.objectives);
-  store.set_constraints(spec.constraints);
+  describe_sweep(store, spec, plan);
   const auto status = store.status();
   const auto state = [&](std::size_t i) {
     const auto it = status.find(plan.tasks[i].key);
@@ -491,9 +500,10 @@ SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, con
         todo.push_back(i);
     }
     const std::size_t n = mine.size();
-    say(fmt::format("sweep: {} points{} for the exact simulator, {} already in {}, {} to run on {} threads\n",
-                    n, where, n - todo.size(), db, todo.size(),
-                    std::min<std::size_t>(workers, std::max<std::size_t>(todo.size(), 1))));
+    say(fmt::format(
+        "sweep: {} points{} for the exact simulator{}, {} already in {}, {} to run on {} threads\n", n, where,
+        plan.current_added ? " (the design's and the site's current settings)" : "", n - todo.size(), db,
+        todo.size(), std::min<std::size_t>(workers, std::max<std::size_t>(todo.size(), 1))));
     auto progress = make_progress(options, discard, "sweep", n, n - todo.size());
     summary.evaluated = run_exact(spec, plan, store, todo, workers, progress);
     progress.finish();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,8 +52,6 @@ class PointKeyer {
   std::string fingerprint_;
   std::uint32_t replicates_;
 };
-/// {"setting": value, ...} with values printed exactly (%.17g).
-std::string point_json(const SweepPoint& point);
 
 /// A sweep ready to run: the base site and trace loaded once, every design point resolved to a site
 /// and a store key (the trace is shared read-only by every replay).
@@ -63,14 +62,21 @@ struct SweepPlan {
     std::string key;  // store key (point_key)
   };
   Trace trace;
-  std::string fingerprint;        // trace_fingerprint(trace)
-  std::vector<Task> tasks;        // in design order
-  bool check_invariants = false;  // every replay checks resources, job states and conservation
+  std::string fingerprint;             // trace_fingerprint(trace)
+  std::vector<Task> tasks;             // in design order, then the site's current settings (spec
+                                       // current_settings) when no design point has them
+  std::optional<std::size_t> current;  // the task of the site's current settings ("you are here")
+  bool current_added = false;          // ... added after the design's (no design point has them)
+  bool check_invariants = false;       // every replay checks resources, job states and conservation
 };
 
 /// Loads and resolves the spec; a point that does not apply (a QOS the site lacks) throws InputError
-/// naming the spec line, before anything runs.
+/// naming the spec line, before anything runs. With spec current_settings, the base site's own values
+/// of the swept settings are a task too, so that every answer can say where the site stands today.
 SweepPlan plan_sweep(const SweepSpec& spec);
+/// Records in `store` what the sweep declares: its objectives, its constraints and which point is the
+/// site's current settings (when the plan has them).
+void describe_sweep(SweepStore& store, const SweepSpec& spec, const SweepPlan& plan);
 /// The exact replays of one point: `replicates` of them, slurmctld started phase_offsets(site,
 /// replicates) before the first submit; calls `each(offset, result)` for every one, in phase order.
 void replay_replicates(const Site& site, const Trace& trace, std::uint32_t replicates, bool check_invariants,

@@ -164,8 +164,7 @@ SweepMpiSummary coordinator_rank(const SweepSpec& spec, const SweepPlan& plan, c
   out.rank0 = true;
   out.by_rank.assign(static_cast<std::size_t>(ranks), 0);
   SweepStore store(db);
-  store.add_objectives(spec.objectives);
-  store.set_constraints(spec.constraints);
+  describe_sweep(store, spec, plan);
   const auto done = store.keys();
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {

@@ -153,6 +153,34 @@ void apply_setting(Site& site, const std::string& name, double value) {
   }
 }
 
+double current_setting(const Site& site, const std::string& name) {
+  if (const auto* st = plain_setting(name)) {
+    const auto v = st->get(site.scheduler);
+    return st->kind == SettingKind::kFlag ? (v != 0 ? 1.0 : 0.0)
+                                          : static_cast<double>(v) / static_cast<double>(st->scale);
+  }
+  if (name.starts_with(kTresPrefix) && name.size() > kTresPrefix.size()) {
+    std::string tres = name.substr(kTresPrefix.size());
+    std::transform(tres.begin(), tres.end(), tres.begin(), [](unsigned char c) { return std::tolower(c); });
+    const auto it = site.scheduler.weight_tres.find(tres);
+    return it == site.scheduler.weight_tres.end() ? 0.0 : it->second;
+  }
+  if (const auto q = qos_of(name); !q.empty()) {
+    const auto it = std::find_if(site.qos.begin(), site.qos.end(), [&](const Qos& x) { return x.name == q; });
+    if (it == site.qos.end())
+      throw std::invalid_argument(fmt::format("{}: the site has no QOS '{}'", name, q));
+    return it->priority;
+  }
+  throw std::invalid_argument(fmt::format("unknown sweep setting '{}'", name));
+}
+
+std::string point_json(const SweepPoint& point) {
+  std::string out = "{";
+  for (const auto& [name, value] : point)
+    out += fmt::format("{}\"{}\": {:.17g}", out.size() > 1 ? ", " : "", name, value);
+  return out + "}";
+}
+
 void apply_point(Site& site, const SweepPoint& point) {
   for (const auto& [name, value] : point) apply_setting(site, name, value);
 }
@@ -275,9 +303,9 @@ SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_n
   } catch (const YAML::Exception& e) {
     throw InputError(file_name, static_cast<std::uint64_t>(std::max(e.mark.line + 1, 0)), "", e.msg);
   }
-  r.check_map(
-      root, "sweep spec",
-      {"site", "trace", "parameters", "design", "objectives", "constraints", "job_waits", "replicates"});
+  r.check_map(root, "sweep spec",
+              {"site", "trace", "parameters", "design", "objectives", "constraints", "job_waits",
+               "replicates", "current_settings"});
 
   if (const auto site = root["site"]; site) parse_site_section(r, site, spec);
 
@@ -432,6 +460,8 @@ SweepSpec parse_sweep_spec(const std::string& content, const std::string& file_n
     }
   }
   if (const auto waits = root["job_waits"]; waits) spec.job_waits = r.number(waits, "job_waits") != 0;
+  if (const auto cur = root["current_settings"]; cur)
+    spec.current_settings = r.number(cur, "current_settings") != 0;
   if (const auto rep = root["replicates"]; rep) {
     const auto n = r.unsigned_int(rep, "replicates");
     if (n == 0 || n > kMaxReplicates)

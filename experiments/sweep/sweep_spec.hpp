@@ -80,6 +80,9 @@ struct SweepSpec {
   std::vector<SweepObjective> objectives;
   std::vector<SweepConstraint> constraints;
   bool job_waits = false;  // store each point's per-job waits (zlib blob) too
+  // Evaluate the base site's own values of the swept settings too (one more point unless the design
+  // has them), so that answers can say where the site stands today ("you are here").
+  bool current_settings = true;
   // Exact replays per point, the controller started at phases spread over the point's bf_interval
   // (replay.hpp, phase_offsets): its values are their means, with standard errors. Timer phase alone
   // moves a week's mean wait by a few percent (docs/sweeps.md, "Replicates").
@@ -112,6 +115,11 @@ bool setting_is_known(const std::string& name, bool& integer);
 /// Sets one setting on `site`; throws std::invalid_argument for an unknown setting, a QOS the site
 /// lacks, or a value out of the setting's range.
 void apply_setting(Site& site, const std::string& name, double value);
+/// The value `site` has for a setting, in the unit apply_setting takes (bf_window: minutes;
+/// PriorityWeightTRES/x: 0 when the site weights no x); throws as apply_setting.
+double current_setting(const Site& site, const std::string& name);
+/// {"setting": value, ...} with values printed exactly (%.17g).
+std::string point_json(const SweepPoint& point);
 /// Applies every setting of `point`.
 void apply_point(Site& site, const SweepPoint& point);
 

@@ -189,6 +189,8 @@ SweepStore::SweepStore(const std::string& path, StoreAccess access) : path_(path
     exec(
         "CREATE TABLE IF NOT EXISTS constraints (seq INTEGER PRIMARY KEY, text TEXT UNIQUE NOT NULL, "
         "metric TEXT NOT NULL, column_name TEXT NOT NULL, op TEXT NOT NULL, bound REAL NOT NULL)");
+    // Facts about the sweep rather than a point: "current_key" and "current_params" (set_current).
+    exec("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)");
     // Stores written before per-job waits existed get the column (NULL in their rows).
     // Likewise for the surrogate's prediction of a point (sweep run --engine surrogate|hybrid).
     const auto columns = table_columns(db_, "table_info(points)", path_);
@@ -483,6 +485,32 @@ std::vector<SweepRow> SweepStore::rows(bool with_job_waits) const {
   return out;
 }
 
+void SweepStore::set_current(const std::string& key, const SweepPoint& params) {
+  exec("BEGIN IMMEDIATE");
+  try {
+    for (const auto& [name, value] :
+         {std::pair{"current_key", key}, std::pair{"current_params", point_json(params)}}) {
+      Statement s(db_, "INSERT OR REPLACE INTO meta (name, value) VALUES (?1, ?2)", path_);
+      s.bind(1, std::string(name));
+      s.bind(2, value);
+      s.step();
+    }
+    exec("COMMIT");
+  } catch (...) {
+    rollback();
+    throw;
+  }
+}
+
+std::optional<CurrentPoint> SweepStore::current() const {
+  if (table_columns(db_, "table_info(meta)", path_).empty()) return std::nullopt;  // an older store
+  std::map<std::string, std::string> meta;
+  Statement s(db_, "SELECT name, value FROM meta WHERE name IN ('current_key', 'current_params')", path_);
+  while (s.step()) meta[s.text(0)] = s.text(1);
+  if (meta.size() != 2) return std::nullopt;
+  return CurrentPoint{meta["current_key"], read_params(path_, meta["current_key"], meta["current_params"])};
+}
+
 std::size_t SweepStore::merge_from(const std::string& other) {
   {
     // Opening it first checks that it is a sweep store; it is only read.
@@ -515,6 +543,8 @@ std::size_t SweepStore::merge_from(const std::string& other) {
     try {
       exec(fmt::format("INSERT OR IGNORE INTO main.points ({0}) SELECT {0} FROM src.points", cols));
       added = static_cast<std::size_t>(sqlite3_changes(db_));
+      if (!table_columns(db_, "src.table_info(meta)", path_).empty())
+        exec("INSERT OR IGNORE INTO main.meta (name, value) SELECT name, value FROM src.meta");
       exec("COMMIT");
     } catch (...) {
       rollback();

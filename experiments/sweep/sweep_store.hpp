@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -70,6 +71,13 @@ std::array<std::string, 3> prediction_columns(const std::string& metric);
 /// chars -> '_').
 std::string standard_error_column(const std::string& metric);
 
+/// The site's current settings of the swept parameters, as the sweep that wrote a store found them in
+/// its base site ("you are here"): the key of that point's row and its settings.
+struct CurrentPoint {
+  std::string key;
+  SweepPoint params;
+};
+
 /// How a command opens a sweep database: to write results (created when absent, schema brought up to
 /// date, WAL journal) or only to read them (show, report, a merge's inputs: the file is left as it is).
 enum class StoreAccess : std::uint8_t { kWrite, kRead };
@@ -108,8 +116,14 @@ class SweepStore {
   /// (NaN where NULL); job_waits only when `with_job_waits`.
   std::vector<SweepRow> rows(bool with_job_waits = false) const;
 
+  /// Records which point is the site's current settings (replacing what an earlier sweep recorded).
+  void set_current(const std::string& key, const SweepPoint& params);
+  /// The recorded current point, if a sweep recorded one (stores written before it existed have none).
+  std::optional<CurrentPoint> current() const;
+
   /// Copies every row, objective and constraint of the store at `other` into this one, in one
-  /// transaction; rows whose key is already here are left unchanged. Returns the rows added.
+  /// transaction; rows whose key is already here are left unchanged, as is a current point already
+  /// recorded here. Returns the rows added.
   /// Idempotent: merging the same store twice adds nothing the second time.
   std::size_t merge_from(const std::string& other);
 

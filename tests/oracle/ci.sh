@@ -108,11 +108,32 @@ for s in "${SCENARIOS[@]}"; do
 done
 # The sweep's job array, submitted to the same real Slurm (array.sh: tasks, afterok merge, results).
 bash "$HERE/array.sh" "$BUILD" "$OUT/array"
-"${ORACLE[@]}" stop
 log "real Slurm runs took $(($(date +%s) - start_s)) s"
-# run1 = committed recording, run2 = this live run: both against each other and the simulator.
-(cd "$REPO" && "$BUILD/experiments/slurmtwin" oracle report "$OUT" --check -o "$OUT/report.md") || {
-  echo "oracle-ci: FAILED: a scenario was not accepted against real Slurm (see $OUT/report.md)" >&2
-  exit 1
+# run1 = committed recording, run2 = this live run: both against each other and the simulator. The
+# report prints one line per scenario (and, for one not accepted, what differed) on stderr.
+judge() {
+  (cd "$REPO" && "$BUILD/experiments/slurmtwin" oracle report "$OUT" --check -o "$OUT/report.md") 2> "$OUT/judged.txt"
+  local rc=$?
+  cat "$OUT/judged.txt" >&2
+  return "$rc"
 }
+if ! judge; then
+  # A live run follows the machine's sub-second timing (a loaded CI machine more so): a scenario not
+  # accepted is recorded once more and judged on the new run; the first run stays in first-try/ and
+  # its lines above stay in the log. Twice not accepted fails the check.
+  mapfile -t failed < <(awk '$NF == "FAIL" {print $1}' "$OUT/judged.txt")
+  ((${#failed[@]})) || exit 1  # the report itself failed
+  for s in "${failed[@]}"; do
+    log "$s not accepted on its first live run; recording it once more"
+    mkdir -p "$OUT/first-try/$s"
+    mv "$OUT/$s/run2" "$OUT/first-try/$s/run2"
+    "${ORACLE[@]}" run "$HERE/scenarios/$s" "$OUT/$s/run2"
+  done
+  judge || {
+    echo "oracle-ci: FAILED: a scenario was not accepted against real Slurm, twice (see $OUT/report.md)" >&2
+    exit 1
+  }
+  echo "oracle-ci: ${failed[*]} accepted on a second live run (first run: $OUT/first-try)"
+fi
+"${ORACLE[@]}" stop
 echo "oracle-ci: passed ${SCENARIOS[*]} in $(($(date +%s) - start_s)) s (report: $OUT/report.md)"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every #include "..." of the project points down or within its own library (docs/architecture.md):
-#   traces <- sim <- policies <- experiments/replay <- sweep <- {learn, check, report} <- cli
-#   replay <- fidelity <- cli;  traces <- surrogate <- learn, cli;  <torch/...> only in surrogate/.
+#   traces <- sim <- policies <- experiments/replay <- sweep <- {learn, check, report} <- cli <- learn_cli
+#   replay <- fidelity <- cli;  traces <- surrogate <- learn <- learn_cli;  <torch/...> only in surrogate/.
+#   cli (the libtorch-free slurmtwin) includes neither learn nor surrogate.
 #
 #   check-layers.sh ROOT        exit 0 when every include is allowed, 1 listing each one that is not
 #   check-layers.sh --self-test exit 0 when it catches an upward include planted in a scratch tree
@@ -19,7 +20,8 @@ declare -A ALLOWED=(
   [experiments/learn]="experiments/learn experiments/sweep experiments/replay policies sim traces surrogate"
   [experiments/check]="experiments/check experiments/sweep experiments/replay policies sim traces"
   [experiments/report]="experiments/report experiments/sweep experiments/replay policies sim traces"
-  [experiments/cli]="experiments/cli experiments/check experiments/fidelity experiments/learn experiments/report experiments/sweep experiments/replay policies sim traces surrogate"
+  [experiments/cli]="experiments/cli experiments/check experiments/fidelity experiments/report experiments/sweep experiments/replay policies sim traces"
+  [experiments/learn_cli]="experiments/learn_cli experiments/cli experiments/check experiments/fidelity experiments/learn experiments/report experiments/sweep experiments/replay policies sim traces surrogate"
 )
 
 # The library a project path (e.g. experiments/sweep/sweep.hpp, sim/controller.hpp) belongs to.
@@ -71,12 +73,15 @@ if [[ ${1:-} == --self-test ]]; then
   (check "$scratch") || { echo "self-test: a tree with only downward includes was refused" >&2; exit 1; }
   echo '#include "experiments/cli/cli.hpp"' > "$scratch/experiments/replay/up.cpp"
   echo '#include <torch/torch.h>' > "$scratch/sim/torch.cpp"
+  # The libtorch-free slurmtwin: its CLI may not reach the surrogate's layer.
+  echo '#include "experiments/learn/surrogate_sweep.hpp"' > "$scratch/experiments/cli/torch.cpp"
   out=$(check "$scratch") && { echo "self-test: upward includes were not caught" >&2; exit 1; }
-  [[ $out == *"experiments/replay/up.cpp"*"may not include experiments/cli"* && $out == *"sim/torch.cpp"* ]] || {
+  [[ $out == *"experiments/replay/up.cpp"*"may not include experiments/cli"* && $out == *"sim/torch.cpp"* &&
+    $out == *"experiments/cli/torch.cpp"*"may not include experiments/learn"* ]] || {
     echo "self-test: unexpected report: $out" >&2
     exit 1
   }
-  echo "self-test: both planted includes caught"
+  echo "self-test: the three planted includes caught"
   exit 0
 fi
 (($# == 1)) || {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -30,6 +31,37 @@ TEST_CASE("help lists every command and each command's options with defaults") {
   CHECK(run_cli("trace generate --help").out.find("--seed") != std::string::npos);
   CHECK(run_cli("nosuchcommand").code == 2);
   CHECK(run_cli("replay --nosuchoption").code == 2);
+}
+
+TEST_CASE("slurmtwin links no libtorch: the surrogate's commands run slurmtwin-torch beside it") {
+  const auto version = run_cli("version");
+  CHECK(version.code == 0);
+  CHECK(version.out.find("libtorch: not linked; the surrogate's commands run slurmtwin-torch") !=
+        std::string::npos);
+  const auto torch = run_cli("version --torch");  // run by slurmtwin-torch, which has libtorch
+  CHECK(torch.code == 0);
+  CHECK(torch.out.find("libtorch ") != std::string::npos);
+  CHECK(torch.out.find("CUDA available: ") != std::string::npos);
+  // Its commands answer through slurmtwin, usage errors included (exit 2 from slurmtwin-torch).
+  CHECK(run_cli("surrogate --help").out.find("slurmtwin surrogate train") != std::string::npos);
+  const auto bad = run_cli("surrogate train --nosuchoption");
+  CHECK(bad.code == 2);
+  CHECK(bad.out.find("nosuchoption") != std::string::npos);
+  // A slurmtwin without slurmtwin-torch beside it says where it looked, exit 1; its own commands run.
+  const auto dir = slurmtwin::testing::scratch_dir("cli_alone");
+  const auto alone = dir / "slurmtwin";
+  std::filesystem::copy_file(SLURMTWIN_BINARY, alone, std::filesystem::copy_options::overwrite_existing);
+  const auto out = (dir / "out.txt").string();
+  const auto run = [&](const std::string& args) {
+    const int status = std::system(fmt::format("'{}' {} > '{}' 2>&1", alone.string(), args, out).c_str());
+    return std::pair{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out)};
+  };
+  const auto [code, text] = run("surrogate info");
+  CHECK(code == 1);
+  CHECK(text.find(fmt::format("lives in {}: not there", (dir / "slurmtwin-torch").string())) !=
+        std::string::npos);
+  CHECK(run("version").first == 0);
+  CHECK(run("sweep run nosuch.yaml --engine hybrid").first == 2);  // the spec is read before forwarding
 }
 
 TEST_CASE("trace info counts the ub_medium week and the HPC2N SWF file") {

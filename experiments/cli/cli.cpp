@@ -2,12 +2,93 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 
+#include "experiments/cli/torch_hooks.hpp"
 #include "experiments/replay/interrupt.hpp"
 #include "traces/read_report.hpp"
 
 namespace slurmtwin::cli {
+namespace {
+
+std::vector<std::string>& invocation() {  // argv of run_main
+  static std::vector<std::string> args;
+  return args;
+}
+
+/// A command of slurmtwin-torch: run where it is registered, else in slurmtwin-torch.
+std::function<int(const Args&)> torch_command(const std::string& name) {
+  return [name](const Args& args) {
+    const auto& hooks = torch_hooks().commands;
+    const auto it = hooks.find(name);
+    return it != hooks.end() ? it->second(args) : run_torch_binary();
+  };
+}
+
+void print_help() {
+  std::cout << "usage: slurmtwin COMMAND [OPTIONS]   (slurmtwin COMMAND --help lists its options)\n\n"
+               "commands:\n";
+  for (const auto& c : commands())
+    std::cout << "  " << c.name << std::string(10 - c.name.size(), ' ') << c.summary << "\n";
+}
+
+}  // namespace
+
+TorchHooks& torch_hooks() {
+  static TorchHooks hooks;
+  return hooks;
+}
+
+int run_torch_binary() {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) self = invocation().at(0);
+  const auto torch = self.parent_path() / kTorchBinary;
+  // One hop at most: slurmtwin-torch itself forwarding means it lacks its registration (a build error).
+  if (self.filename() == kTorchBinary) {
+    std::cerr << "slurmtwin: " << self.string() << " has no surrogate registered (a build error)\n";
+    return kExitFailure;
+  }
+  if (!std::filesystem::is_regular_file(torch)) {
+    std::cerr << "slurmtwin: this runs the surrogate (libtorch), which lives in " << torch.string()
+              << ": not there (it is built with slurmtwin: cmake --build BUILD_DIR)\n";
+    return kExitFailure;
+  }
+  std::vector<std::string> args = invocation();
+  args.at(0) = torch.string();
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::cout.flush();
+  std::cerr.flush();
+  execv(torch.c_str(), argv.data());
+  std::cerr << "slurmtwin: cannot run " << torch.string() << ": " << std::strerror(errno) << "\n";
+  return kExitFailure;
+}
+
+int run_main(int argc, char** argv) {
+  invocation().assign(argv, argv + argc);
+  if (argc < 2) {
+    print_help();
+    return kExitUsage;
+  }
+  const std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    print_help();
+    return kExitOk;
+  }
+  if (name == "--version") return run_version({});
+  for (const auto& c : commands()) {
+    if (c.name == name) return c.run(Args(argv + 2, argv + argc));
+  }
+  std::cerr << "slurmtwin: unknown command '" << name << "' (slurmtwin --help lists them)\n";
+  return kExitUsage;
+}
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> kCommands = {
@@ -17,16 +98,16 @@ const std::vector<Command>& commands() {
       {"sweep", "what-if sweeps over scheduler settings into an SQLite database (run, show)", run_sweep},
       {"compare",
        "surrogate vs exact simulator on a sweep's settings: errors, rank agreement, coverage, speed",
-       run_compare},
+       torch_command("compare")},
       {"optimize",
        "search the settings for an objective under constraints over the surrogate, verify exactly",
-       run_optimize},
+       torch_command("optimize")},
       {"check", "regression check: replay scenarios, compare metrics with a baseline (exit 1 on regression)",
        run_check},
       {"report", "one self-contained HTML report of a replay output directory or a sweep database",
        run_report},
       {"surrogate", "the transformer surrogate: dataset from the simulator, train, eval (docs/surrogate.md)",
-       run_surrogate},
+       torch_command("surrogate")},
       {"oracle", "the simulator against recorded runs of real Slurm 22.05 (report)", run_oracle},
       {"bench", "measure load and replay speed and peak memory; append to docs/benchmarks.md", run_bench},
       {"version", "print the version and what libtorch can run on", run_version},

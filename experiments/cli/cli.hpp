@@ -26,6 +26,9 @@ struct Command {
 /// Every command, in help order.
 const std::vector<Command>& commands();
 
+/// The whole command line: `slurmtwin COMMAND ARGS...` -> the command's exit code.
+int run_main(int argc, char** argv);
+
 /// Thrown by parse() when --help was given (help already printed): the command returns kExitOk.
 struct HelpShown {};
 
@@ -37,17 +40,14 @@ po::variables_map parse(const std::string& usage, po::options_description option
 /// Runs a command body, mapping exceptions to exit codes with a one-line message on stderr.
 int guarded(const std::function<int()>& body);
 
-// Command entry points (one file each).
+// Command entry points (one file each; compare, optimize and surrogate: experiments/learn_cli).
 int run_config(const Args& args);
 int run_trace(const Args& args);
 int run_replay(const Args& args);
 int run_bench(const Args& args);
 int run_sweep(const Args& args);
-int run_compare(const Args& args);
-int run_optimize(const Args& args);
 int run_check(const Args& args);
 int run_report(const Args& args);
-int run_surrogate(const Args& args);
 int run_version(const Args& args);
 int run_oracle(const Args& args);
 

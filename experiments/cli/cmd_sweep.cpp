@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "experiments/cli/cli.hpp"
-#include "experiments/cli/surrogate_options.hpp"
-#include "experiments/learn/surrogate_sweep.hpp"
+#include "experiments/cli/engine_options.hpp"
+#include "experiments/cli/torch_hooks.hpp"
 #include "experiments/sweep/feasibility.hpp"
 #include "experiments/sweep/sweep.hpp"
 #include "experiments/sweep/sweep_mpi.hpp"
@@ -192,23 +192,20 @@ int sweep_run(const Args& args) {
   } catch (const std::invalid_argument& e) {
     throw po::error(std::string("--") + e.what());
   }
-  const auto surrogate = surrogate_options(vm);
-  HybridOptions hybrid;
-  hybrid.top_k = vm["top-k"].as<std::size_t>();
-  hybrid.verify_width = vm["verify-width"].as<double>();
-  hybrid.max_exact = vm["max-exact"].as<double>();
-  hybrid.calibrate = vm["calibrate"].as<double>();
-  hybrid.round = vm["round"].as<std::size_t>();
-  if (hybrid.round == 0) throw po::error("--round must be at least 1");
-  if (!(hybrid.calibrate >= 0 && hybrid.calibrate <= 1)) throw po::error("--calibrate must be in [0, 1]");
-  ro.check_invariants = vm["check-invariants"].as<bool>();
-  if (ro.engine == SweepEngine::kSurrogate && surrogate.model.empty())
+  // The hybrid engine's options are checked whatever the engine (a typo is never silently unused).
+  if (vm["round"].as<std::size_t>() == 0) throw po::error("--round must be at least 1");
+  if (const auto c = vm["calibrate"].as<double>(); !(c >= 0 && c <= 1))
+    throw po::error("--calibrate must be in [0, 1]");
+  if (!(vm["max-exact"].as<double>() >= 0)) throw po::error("--max-exact must be >= 0");
+  if (ro.engine == SweepEngine::kSurrogate && vm["model"].as<std::string>().empty())
     throw po::error("--engine surrogate needs --model CHECKPOINT");
-  if (!(hybrid.max_exact >= 0)) throw po::error("--max-exact must be >= 0");
-  SurrogateScorer scorer(surrogate, hybrid);
-  ro.scorer = &scorer;
+  ro.check_invariants = vm["check-invariants"].as<bool>();
+  if (ro.engine != SweepEngine::kExact) {
+    if (vm["mpi"].as<bool>()) throw po::error("--mpi runs the exact engine only");
+    const auto& engines = torch_hooks().sweep_engines;
+    return engines ? engines(vm, spec, db, ro) : run_torch_binary();
+  }
   if (vm["mpi"].as<bool>()) {
-    if (ro.engine != SweepEngine::kExact) throw po::error("--mpi runs the exact engine only");
     if (vm.count("shard")) throw po::error("--mpi and --shard do not go together");
     const auto s = run_sweep_mpi(spec, db, ro);
     if (!s.rank0) return kExitOk;
@@ -221,23 +218,10 @@ int sweep_run(const Args& args) {
     return kExitOk;
   }
   const auto s = run_sweep_spec(spec, db, ro);
-  const auto shard = ro.shards > 1 ? fmt::format(" (shard {}/{})", ro.shard, ro.shards) : std::string();
-  if (ro.engine == SweepEngine::kExact)
-    std::cout << fmt::format(
-        "sweep: {} points{}: {} evaluated now, {} from earlier runs; {} feasible; results in {}\n", s.total,
-        shard, s.evaluated, s.skipped, s.feasible, db);
-  else
-    std::cout << fmt::format(
-        "sweep: {} points{}: {}{}; {} feasible; results in {}\n", s.total, shard,
-        surrogate.model.empty()
-            ? std::string("screened by the response surface")
-            : fmt::format("{} predicted now by the surrogate ({:.1f} s)", s.predicted, s.surrogate_seconds),
-        ro.engine == SweepEngine::kHybrid
-            ? fmt::format(
-                  "; {} chosen for the exact simulator: {} evaluated now ({:.1f} s), {} already exact",
-                  s.verified, s.evaluated, s.exact_seconds, s.verified - s.evaluated)
-            : std::string(),
-        s.feasible, db);
+  std::cout << fmt::format(
+      "sweep: {} points{}: {} evaluated now, {} from earlier runs; {} feasible; results in {}\n", s.total,
+      ro.shards > 1 ? fmt::format(" (shard {}/{})", ro.shard, ro.shards) : std::string(), s.evaluated,
+      s.skipped, s.feasible, db);
   return kExitOk;
 }
 

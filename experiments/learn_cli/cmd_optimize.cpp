@@ -6,8 +6,8 @@
 #include <thread>
 
 #include "experiments/cli/cli.hpp"
-#include "experiments/cli/surrogate_options.hpp"
 #include "experiments/learn/optimize.hpp"
+#include "experiments/learn_cli/surrogate_options.hpp"
 #include "traces/file_io.hpp"
 
 namespace slurmtwin::cli {

@@ -7,9 +7,9 @@
 #include <thread>
 
 #include "experiments/cli/cli.hpp"
-#include "experiments/cli/surrogate_options.hpp"
 #include "experiments/learn/compare.hpp"
 #include "experiments/learn/surrogate_sweep.hpp"
+#include "experiments/learn_cli/surrogate_options.hpp"
 #include "experiments/replay/progress.hpp"
 #include "experiments/report/report_html.hpp"
 #include "experiments/sweep/sweep.hpp"

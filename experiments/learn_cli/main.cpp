@@ -1,0 +1,9 @@
+// slurmtwin-torch: slurmtwin with the surrogate (libtorch) linked in; slurmtwin runs it for the
+// commands that need it (experiments/cli/torch_hooks.hpp). Every command works here too.
+#include "experiments/cli/cli.hpp"
+#include "experiments/learn_cli/torch_commands.hpp"
+
+int main(int argc, char** argv) {
+  slurmtwin::cli::register_torch_hooks();
+  return slurmtwin::cli::run_main(argc, argv);
+}

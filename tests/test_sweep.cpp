@@ -1112,6 +1112,19 @@ TEST_CASE("you are here: the site's current settings, read from the site in the 
   }
 }
 
+TEST_CASE("resolved: two points differ by more than two standard errors of the difference, by hand") {
+  SweepRow a, b;
+  a.objectives = {100};
+  b.objectives = {108};
+  CHECK_FALSE(resolved(a, b, 0).has_value());  // one replay each: no standard error, no verdict
+  a.standard_errors = {3};
+  b.standard_errors = {4};            // the difference's standard error: sqrt(9 + 16) = 5
+  CHECK(resolved(a, b, 0) == false);  // 8 <= 2 x 5
+  b.objectives = {111};
+  CHECK(resolved(a, b, 0) == true);  // 11 > 10
+  CHECK(resolved(b, a, 0) == true);
+}
+
 TEST_CASE("you are here: the current settings are one more point (unless the design has them), shown") {
   const auto dir = testing::scratch_dir("sweep_current");
   const std::string head = "trace:\n  synthetic: {seed: 11, days: 1}\nparameters:\n";

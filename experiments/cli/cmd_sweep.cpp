@@ -291,6 +291,9 @@ void show_current(const CurrentPoint& current, const Standing& standing, const s
       line += fmt::format("; best {}", with_unit(objectives[k].metric, b));
       if (v != 0 && b != v)
         line += fmt::format(", {:.1f}% {}", 100 * std::abs(b - v) / std::abs(v), b < v ? "lower" : "higher");
+      if (const auto r = resolved(rows[best], rows[i], k))
+        line +=
+            *r ? " (resolved: more than two standard errors)" : " (not resolved: within two standard errors)";
     }
     std::cout << line << "\n";
   }
@@ -302,8 +305,10 @@ void show_current(const CurrentPoint& current, const Standing& standing, const s
                                                : fmt::format("breaks {}; ", fmt::join(broken, ", ")),
                            on_front[i] ? std::string("on the Pareto front")
                            : standing.better > 0
-                               ? fmt::format("{} point{} of the sweep do better in every objective",
-                                             standing.better, standing.better == 1 ? "" : "s")
+                               ? fmt::format("{} of the sweep {} better in every objective",
+                                             standing.better == 1 ? std::string("1 point")
+                                                                  : fmt::format("{} points", standing.better),
+                                             standing.better == 1 ? "does" : "do")
                            : broken.empty() ? std::string("not on the Pareto front")
                                             : std::string("off the front (infeasible)"));
 }
@@ -446,9 +451,8 @@ int sweep_show(const Args& args) {
     // from the best (about a 95% two-sided test of equal means).
     std::size_t close = 0;
     for (auto i : complete) {
-      const double d = std::abs(rows[i].objectives[k] - rows[best].objectives[k]);
-      const double sd = std::sqrt(se * se + std::pow(rows[i].standard_error(k), 2));
-      close += (i != best && !std::isnan(sd) && d <= 2 * sd) ? 1 : 0;
+      const auto r = resolved(rows[i], rows[best], k);
+      close += (i != best && r && !*r) ? 1 : 0;
     }
     if (close > 0)
       std::cout << fmt::format("  not resolved: {} other point{} within two standard errors of the best\n",

@@ -640,12 +640,18 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
                                : fmt::format(" They break {}.", fmt::join(broken, ", "));
       }
       body += on_front.count(*here) ? std::string(" They are on the Pareto front.")
-              : standing.better > 0 ? fmt::format(" {} point{} of the sweep do better in every objective.",
-                                                  standing.better, standing.better == 1 ? "" : "s")
-                                    : std::string();
+              : standing.better > 0
+                  ? fmt::format(" {} of the sweep {} better in every objective.",
+                                standing.better == 1 ? std::string("1 point")
+                                                     : fmt::format("{} points", standing.better),
+                                standing.better == 1 ? "does" : "do")
+                  : std::string();
       body += "</p>\n<table><tr><th>objective</th><th>here</th><th>best point</th><th>change</th></tr>\n";
       for (std::size_t k = 0; k < k_obj; ++k) {
         const double v = shown(*here, k);
+        std::optional<bool> noise_resolved;  // by the replicates' standard errors; none with one replay
+        if (standing.best[k] < all_rows.size())
+          noise_resolved = resolved(all_rows[standing.best[k]], *exact[*here], k);
         const auto b = standing.best[k];
         const double best = b < all_rows.size() ? all_rows[b].objectives[k] / divisor[k] : std::nan("");
         const double se = shown_se(*here, k);
@@ -654,7 +660,10 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
                             std::isnan(best) ? std::string("-") : fmt::format("{:.6g}", best),
                             std::isnan(best) || v == 0 || best == v
                                 ? std::string("-")
-                                : fmt::format("{:+.1f}%", 100 * (best - v) / std::abs(v)));
+                                : fmt::format("{:+.1f}%{}", 100 * (best - v) / std::abs(v),
+                                              !noise_resolved   ? ""
+                                              : *noise_resolved ? " (resolved)"
+                                                                : " (within noise: two standard errors)"));
       }
       body += "</table>\n";
       if (exact[*here]->replicates <= 1)

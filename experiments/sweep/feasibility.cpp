@@ -56,6 +56,12 @@ Feasibility assess_constraints(const std::vector<SweepRow>& rows,
   return f;
 }
 
+std::optional<bool> resolved(const SweepRow& a, const SweepRow& b, std::size_t k) {
+  const double sd = std::hypot(a.standard_error(k), b.standard_error(k));
+  if (std::isnan(sd)) return std::nullopt;
+  return std::abs(a.objectives[k] - b.objectives[k]) > 2 * sd;
+}
+
 Standing assess_current(const std::vector<SweepRow>& rows, const std::string& key,
                         const std::vector<SweepConstraint>& constraints,
                         const std::vector<std::size_t>& candidates, const std::vector<Goal>& goals) {

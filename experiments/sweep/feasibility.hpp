@@ -47,6 +47,11 @@ Standing assess_current(const std::vector<SweepRow>& rows, const std::string& ke
                         const std::vector<SweepConstraint>& constraints,
                         const std::vector<std::size_t>& candidates, const std::vector<Goal>& goals);
 
+/// Whether objective `k` of rows `a` and `b` differ by more than phase noise: by more than two standard
+/// errors of the difference (about a 95% two-sided test of equal means); nullopt without standard
+/// errors (one replay per point).
+std::optional<bool> resolved(const SweepRow& a, const SweepRow& b, std::size_t k);
+
 /// How far `value` falls short of `c`, in `c`'s metric (0 when it holds; +inf for no value).
 double shortfall(const SweepConstraint& c, double value);
 

@@ -8,7 +8,7 @@ ifeq ($(CI),true)
   CMAKE_FLAGS += -DSLURMTWIN_WERROR=ON
 endif
 
-.PHONY: deps build run test sanitize check-scenarios test-browser cli-doc docs fuzz clean format format-check oracle oracle-report oracle-ci
+.PHONY: deps build run test sanitize check-scenarios test-browser cli-doc docs fuzz clean format format-check oracle oracle-report oracle-ci package
 
 deps:
 	@bash cmake/install-deps.sh
@@ -22,7 +22,8 @@ run: build
 	@$(BUILD)/experiments/slurmtwin replay --out out/default
 
 # In CI (CI=true) Chromium is installed first (so the HTML report test runs instead of skipping), the
-# layout of every C++ file is checked (format-check), the
+# layout of every C++ file is checked (format-check), the Debian packages are installed with dpkg,
+# replayed from /usr/bin and removed (cmake/package-test.sh --install), the
 # project's regression scenarios and the live check against real Slurm (oracle-ci) run after the
 # suite, the suite runs again under ASan + UBSan, and every fuzz target runs for CI_FUZZ_SECONDS (a
 # crash fails CI; docs/reliability.md has the cost). The live check mostly waits on real jobs' sleeps,
@@ -37,6 +38,7 @@ ifeq ($(CI),true)
 endif
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 ifeq ($(CI),true)
+	@bash cmake/package-test.sh $(BUILD) --install
 	@$(MAKE) --no-print-directory check-scenarios
 	@bash cmake/install-deps.sh --fuzz
 	@$(MAKE) --no-print-directory oracle-ci > $(BUILD)-oracle-ci.log 2>&1 & oracle=$$!; \
@@ -45,6 +47,11 @@ ifeq ($(CI),true)
 	  cat $(BUILD)-oracle-ci.log; echo "oracle-ci exit $$live, sanitize+fuzz exit $$rest"; \
 	  [ $$live -eq 0 ] && [ $$rest -eq 0 ]
 endif
+
+# Two Debian packages in $(BUILD): slurmtwin (no libtorch) and slurmtwin-surrogate (slurmtwin-torch,
+# libtorch); install with apt-get install ./$(BUILD)/slurmtwin_*.deb [./$(BUILD)/slurmtwin-surrogate_*.deb].
+package: build
+	@cd $(BUILD) && cpack -G DEB
 
 # The project's own regression scenarios (.ci/check/): exit 1 when a metric left its baseline.
 # After an intended change of behaviour: slurmtwin check .ci/check/scenarios.yaml --update-baseline.

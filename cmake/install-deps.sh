@@ -7,6 +7,7 @@ packages=(cmake make g++ pkg-config
   libtorch-dev libopenblas0-pthread
   libyaml-cpp-dev libfmt-dev doctest-dev zlib1g-dev liblzma-dev xz-utils libsqlite3-dev
   libopenmpi-dev openmpi-bin
+  dpkg-dev  # make package: dpkg-shlibdeps computes the packages' dependencies
   tzdata)  # sacct prints local time: --timezone converts it with the zone database
 # `make fuzz`: clang with libFuzzer and the sanitizer runtimes as well. Other arguments: install the
 # packages named instead (e.g. `install-deps.sh chromium` for the report test).

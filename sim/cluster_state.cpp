@@ -24,6 +24,7 @@ ClusterState::ClusterState(const Site& site, bool core_granularity) : core_granu
     weights_.push_back(n.weight);
     features_.push_back(n.features);
     total_cpus_ += n.cpus;
+    total_mem_mb_ += nodes_.back().memory_mb;
   }
   weight_levels_ = weights_;
   std::sort(weight_levels_.begin(), weight_levels_.end());
@@ -35,6 +36,7 @@ ClusterState::ClusterState(const Site& site, bool core_granularity) : core_granu
       const auto k = gres_kind(g.name);
       nodes_[i].gres[k] += g.count;
       nodes_[i].free_gres[k] += g.count;
+      total_gres_[k] += g.count;
     }
 }
 
@@ -46,6 +48,8 @@ std::uint32_t ClusterState::gres_kind(const std::string& name) {
     n.gres.push_back(0);
     n.free_gres.push_back(0);
   }
+  total_gres_.push_back(0);
+  used_gres_.push_back(0);
   return static_cast<std::uint32_t>(gres_names_.size() - 1);
 }
 
@@ -150,11 +154,15 @@ void ClusterState::allocate(const NodeRequest& r, const std::vector<NodeAlloc>& 
     auto& n = nodes_[a.node];
     n.free_cpus -= a.cpus;
     n.free_mem_mb -= a.mem_mb;
-    for (std::size_t k = 0; k < r.gres_per_node.size(); ++k) n.free_gres[k] -= r.gres_per_node[k];
+    for (std::size_t k = 0; k < r.gres_per_node.size(); ++k) {
+      n.free_gres[k] -= r.gres_per_node[k];
+      used_gres_[k] += r.gres_per_node[k];
+    }
     ++n.jobs;
     ++n.changes;
     n.exclusive = r.exclusive;
     used_cpus_ += a.cpus;
+    used_mem_mb_ += a.mem_mb;
   }
 }
 
@@ -163,11 +171,15 @@ void ClusterState::release(const NodeRequest& r, const std::vector<NodeAlloc>& a
     auto& n = nodes_[a.node];
     n.free_cpus += a.cpus;
     n.free_mem_mb += a.mem_mb;
-    for (std::size_t k = 0; k < r.gres_per_node.size(); ++k) n.free_gres[k] += r.gres_per_node[k];
+    for (std::size_t k = 0; k < r.gres_per_node.size(); ++k) {
+      n.free_gres[k] += r.gres_per_node[k];
+      used_gres_[k] -= r.gres_per_node[k];
+    }
     --n.jobs;
     ++n.changes;
     if (r.exclusive) n.exclusive = false;
     used_cpus_ -= a.cpus;
+    used_mem_mb_ -= a.mem_mb;
   }
 }
 
@@ -212,8 +224,12 @@ void ClusterState::resume(const std::vector<NodeAlloc>& alloc, const std::vector
 
 void ClusterState::check_invariants() const {
   std::uint64_t used = 0;
+  std::int64_t used_mem = 0;
+  std::vector<std::int64_t> used_gres(gres_names_.size(), 0);
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     const auto& n = nodes_[i];
+    used_mem += n.memory_mb - n.free_mem_mb;
+    for (std::size_t k = 0; k < n.gres.size(); ++k) used_gres[k] += n.gres[k] - n.free_gres[k];
     if (n.free_cpus + n.held_cpus > n.cpus || n.free_mem_mb < 0 || n.free_mem_mb > n.memory_mb)
       throw std::logic_error(fmt::format("node {} over-allocated: free cpus {}/{} free mem {}/{}", i,
                                          n.free_cpus, n.cpus, n.free_mem_mb, n.memory_mb));
@@ -225,6 +241,8 @@ void ClusterState::check_invariants() const {
     used += n.cpus - n.free_cpus - n.held_cpus;
   }
   if (used != used_cpus_) throw std::logic_error("used CPU counter out of sync with nodes");
+  if (used_mem != used_mem_mb_) throw std::logic_error("used memory counter out of sync with nodes");
+  if (used_gres != used_gres_) throw std::logic_error("used GRES counters out of sync with nodes");
 }
 
 }  // namespace slurmtwin::sim

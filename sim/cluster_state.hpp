@@ -94,6 +94,12 @@ class ClusterState {
 
   std::uint64_t total_cpus() const { return total_cpus_; }
   std::uint64_t used_cpus() const { return used_cpus_; }
+  /// Memory (MB) the nodes offer (RealMemory - MemSpecLimit) and running or suspended jobs hold.
+  std::int64_t total_memory_mb() const { return total_mem_mb_; }
+  std::int64_t used_memory_mb() const { return used_mem_mb_; }
+  /// Units of gres kind `k` the nodes have and running or suspended jobs hold (0 for a kind unknown).
+  std::int64_t total_gres(std::uint32_t k) const { return k < total_gres_.size() ? total_gres_[k] : 0; }
+  std::int64_t used_gres(std::uint32_t k) const { return k < used_gres_.size() ? used_gres_[k] : 0; }
   /// Throws std::logic_error naming the node when any counter is out of range (--check-invariants).
   void check_invariants() const;
 
@@ -110,6 +116,8 @@ class ClusterState {
   std::vector<std::vector<bool>> constraint_masks_;
   std::uint64_t total_cpus_ = 0;
   std::uint64_t used_cpus_ = 0;
+  std::int64_t total_mem_mb_ = 0, used_mem_mb_ = 0;
+  std::vector<std::int64_t> total_gres_, used_gres_;  // per gres kind
   std::uint32_t out_of_service_ = 0;
 };
 

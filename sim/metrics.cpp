@@ -65,10 +65,14 @@ std::string top_account(const Site& site, const std::string& account) {
 }  // namespace
 
 void TimeSeriesRecorder::on_time_advance(const SimState& state, Seconds from, Seconds to) {
-  add(state.origin, from, to, static_cast<double>(state.cluster.used_cpus()), state.pending.size());
+  resources = true;
+  const auto& c = state.cluster;
+  add(state.origin, from, to, static_cast<double>(c.used_cpus()), state.pending.size(),
+      static_cast<double>(c.used_memory_mb()), static_cast<double>(c.used_gres(c.find_gres_kind("gpu"))));
 }
 
-void TimeSeriesRecorder::add(Seconds origin, Seconds from, Seconds to, double used, std::size_t pending) {
+void TimeSeriesRecorder::add(Seconds origin, Seconds from, Seconds to, double used, std::size_t pending,
+                             double used_mem_mb, double used_gpus) {
   if (first == kUnsetTime) first = origin;
   const double queued = static_cast<double>(pending);
   queue_length_time[pending] += to - from;
@@ -83,6 +87,8 @@ void TimeSeriesRecorder::add(Seconds origin, Seconds from, Seconds to, double us
         else {
           into.cpu_seconds += buckets[i].cpu_seconds;
           into.queue_seconds += buckets[i].queue_seconds;
+          into.mem_mb_seconds += buckets[i].mem_mb_seconds;
+          into.gpu_seconds += buckets[i].gpu_seconds;
         }
       }
       buckets.resize((buckets.size() + 1) / 2);
@@ -92,48 +98,65 @@ void TimeSeriesRecorder::add(Seconds origin, Seconds from, Seconds to, double us
     const Seconds bucket_end = first + static_cast<Seconds>(b + 1) * width;
     const Seconds until = std::min(to, bucket_end);
     if (buckets.size() <= b) buckets.resize(b + 1);
-    buckets[b].cpu_seconds += used * static_cast<double>(until - t);
-    buckets[b].queue_seconds += queued * static_cast<double>(until - t);
+    const auto span = static_cast<double>(until - t);
+    buckets[b].cpu_seconds += used * span;
+    buckets[b].queue_seconds += queued * span;
+    buckets[b].mem_mb_seconds += used_mem_mb * span;
+    buckets[b].gpu_seconds += used_gpus * span;
     t = until;
   }
 }
 
 TimeSeriesRecorder schedule_series(const SimState& state) {
-  // (time, change of pending jobs, change of allocated CPUs), swept in time order.
+  // (time, change of pending jobs, of allocated CPUs, memory (MB) and GPUs), swept in time order. A
+  // job holds the memory and GPUs of its allocation (kept from the replay the schedule came from).
   struct Change {
     Seconds t;
     std::int64_t pending;
-    double cpus;
+    double cpus, mem_mb, gpus;
   };
+  const auto gpu = state.cluster.find_gres_kind("gpu");
   std::vector<Change> changes;
   for (const auto& j : state.jobs) {
     if (j.state == SimJobState::kRejected || j.submit == kUnsetTime) continue;
-    changes.push_back({j.submit, 1, 0});
+    changes.push_back({j.submit, 1, 0, 0, 0});
     if (j.start == kUnsetTime) {
-      if (j.state == SimJobState::kDone) changes.push_back({j.end, -1, 0});  // cancelled while pending
+      if (j.state == SimJobState::kDone) changes.push_back({j.end, -1, 0, 0, 0});  // cancelled while pending
       continue;
     }
-    changes.push_back({j.start, -1, static_cast<double>(j.alloc_cpus)});
-    changes.push_back({j.end == kUnsetTime ? state.now : j.end, 0, -static_cast<double>(j.alloc_cpus)});
+    double mem = 0;
+    for (const auto& a : j.alloc) mem += static_cast<double>(a.mem_mb);
+    const double gpus =
+        gpu < j.request.gres_per_node.size()
+            ? static_cast<double>(j.request.gres_per_node[gpu] * static_cast<std::int64_t>(j.alloc.size()))
+            : 0.0;
+    const auto cpus = static_cast<double>(j.alloc_cpus);
+    changes.push_back({j.start, -1, cpus, mem, gpus});
+    changes.push_back({j.end == kUnsetTime ? state.now : j.end, 0, -cpus, -mem, -gpus});
   }
   std::sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) { return a.t < b.t; });
   TimeSeriesRecorder r;
+  r.resources = true;
   std::int64_t pending = 0;
-  double used = 0;
+  double used = 0, mem = 0, gpus = 0;
+  const auto add = [&](Seconds from, Seconds to) {
+    r.add(state.origin, from, to, used, static_cast<std::size_t>(std::max<std::int64_t>(0, pending)), mem,
+          gpus);
+  };
   Seconds now = changes.empty() ? state.origin : std::min(state.origin, changes.front().t);
   for (std::size_t i = 0; i < changes.size();) {
     const Seconds t = changes[i].t;
-    if (t > now)
-      r.add(state.origin, now, t, used, static_cast<std::size_t>(std::max<std::int64_t>(0, pending)));
+    if (t > now) add(now, t);
     now = std::max(now, t);
     for (; i < changes.size() && changes[i].t == t; ++i) {
       pending += changes[i].pending;
       used += changes[i].cpus;
+      mem += changes[i].mem_mb;
+      gpus += changes[i].gpus;
     }
   }
   // A replay's clock runs on to its last event (a timer after the last end, say), with an empty queue.
-  if (state.now > now)
-    r.add(state.origin, now, state.now, used, static_cast<std::size_t>(std::max<std::int64_t>(0, pending)));
+  if (state.now > now) add(now, state.now);
   return r;
 }
 
@@ -258,6 +281,22 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
     m.utilisation_series.push_back(total_cpus > 0 ? b.cpu_seconds / (total_cpus * width) : 0);
     m.queue_series.push_back(b.queue_seconds / width);
   }
+  // Memory and GPUs: the held share per bucket, and over the makespan as `utilisation` is for CPUs.
+  using Bucket = TimeSeriesRecorder::Bucket;
+  const auto held_share = [&](double total, double Bucket::*held, std::vector<double>& out) {
+    if (!series.resources || !(total > 0)) return -1.0;
+    double sum = 0;
+    for (const auto& b : series.buckets) {
+      out.push_back(b.*held / (total * width));
+      sum += b.*held;
+    }
+    return m.makespan > 0 ? sum / (total * static_cast<double>(m.makespan)) : 0.0;
+  };
+  const auto& cluster = state.cluster;
+  m.memory_utilisation = held_share(static_cast<double>(cluster.total_memory_mb()), &Bucket::mem_mb_seconds,
+                                    m.memory_utilisation_series);
+  m.gpu_utilisation = held_share(static_cast<double>(cluster.total_gres(cluster.find_gres_kind("gpu"))),
+                                 &Bucket::gpu_seconds, m.gpu_utilisation_series);
 
   // Fairness: each top-level account's share of the CPU-seconds its jobs used (every run, preempted
   // ones included) vs its share target among the top-level accounts that have jobs in the trace: an
@@ -402,6 +441,8 @@ std::string metrics_to_json(const ReplayMetrics& m) {
   out += fmt::format("  \"first_submit\": {}, \"last_end\": {}, \"makespan_s\": {},\n", m.first_submit,
                      m.last_end, m.makespan);
   out += fmt::format("  \"utilisation\": {},\n", num(m.utilisation));
+  out += fmt::format("  \"memory_utilisation\": {}, \"gpu_utilisation\": {},\n", num(m.memory_utilisation),
+                     num(m.gpu_utilisation));
   out += fmt::format(
       "  \"preemption\": {{\"runs_interrupted\": {}, \"lost_core_hours\": {}, \"suspensions\": {}, "
       "\"suspended_hours\": {}, \"by_partition\": {}, \"by_qos\": {}}},\n",
@@ -415,6 +456,8 @@ std::string metrics_to_json(const ReplayMetrics& m) {
   out += fmt::format("  \"series_bucket_s\": {},\n", m.series_bucket);
   out += fmt::format("  \"utilisation_series\": {},\n", array_json(m.utilisation_series, num));
   out += fmt::format("  \"queue_length_series\": {},\n", array_json(m.queue_series, num));
+  out += fmt::format("  \"memory_utilisation_series\": {},\n", array_json(m.memory_utilisation_series, num));
+  out += fmt::format("  \"gpu_utilisation_series\": {},\n", array_json(m.gpu_utilisation_series, num));
   std::string fair = "{";
   bool first = true;
   for (const auto& [k, v] : m.fairness) {

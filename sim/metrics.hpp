@@ -26,16 +26,20 @@ class TimeSeriesRecorder final : public ReplayObserver {
  public:
   void on_time_advance(const SimState& state, Seconds from, Seconds to) override;
   /// Records [from, to) with `used_cpus` allocated and `pending` jobs queued (`origin`: start of bucket 0
-  /// when this is the first interval).
-  void add(Seconds origin, Seconds from, Seconds to, double used_cpus, std::size_t pending);
+  /// when this is the first interval), and the memory (MB) and GPUs jobs hold.
+  void add(Seconds origin, Seconds from, Seconds to, double used_cpus, std::size_t pending,
+           double used_mem_mb = 0, double used_gpus = 0);
 
   struct Bucket {
-    double cpu_seconds = 0;    // allocated CPU-seconds in the bucket
-    double queue_seconds = 0;  // pending-job-seconds in the bucket
+    double cpu_seconds = 0;     // allocated CPU-seconds in the bucket
+    double queue_seconds = 0;   // pending-job-seconds in the bucket
+    double mem_mb_seconds = 0;  // allocated MB-seconds
+    double gpu_seconds = 0;     // allocated GPU-seconds
   };
-  Seconds first = kUnsetTime;                        // start of bucket 0 (absolute, s)
-  Seconds width = kSeriesBucket;                     // of each bucket (s): kSeriesBucket times a power of two
-  std::vector<Bucket> buckets;                       // at most kMaxSeriesBuckets
+  bool resources = false;         // memory and GPUs recorded (by a replay, or schedule_series)
+  Seconds first = kUnsetTime;     // start of bucket 0 (absolute, s)
+  Seconds width = kSeriesBucket;  // of each bucket (s): kSeriesBucket times a power of two
+  std::vector<Bucket> buckets;    // at most kMaxSeriesBuckets
   std::map<std::size_t, Seconds> queue_length_time;  // queue length -> seconds spent at it
   std::size_t max_queue = 0;
 };
@@ -75,6 +79,10 @@ struct ReplayMetrics {
   std::map<std::string, WaitStats> by_partition, by_account, by_qos;
   Seconds first_submit = 0, last_end = 0, makespan = 0;
   double utilisation = 0;  // allocated CPU-seconds / (cluster CPUs * makespan)
+  // Memory and GPUs held by jobs (running or suspended) / what the nodes have, over the makespan; -1
+  // where not recorded or, for GPUs, when the nodes have none.
+  double memory_utilisation = -1, gpu_utilisation = -1;
+  std::vector<double> memory_utilisation_series, gpu_utilisation_series;  // per series_bucket (or empty)
   double mean_queue_length = 0;
   std::size_t max_queue_length = 0;
   std::vector<std::pair<std::size_t, double>> queue_length_cdf;  // (length, fraction of time <= length)

@@ -164,6 +164,12 @@ TEST_CASE("replay report of a real replay: well-formed, self-contained, every pl
        {"wait-cdf-partition", "wait-cdf-qos", "utilisation", "queue-length", "fairness", "gantt"})
     CHECK_MESSAGE(count(html, fmt::format("data-plot=\"{}\"", id)) == 1, id);
   CHECK(html.find("<body data-plots=\"6\">") != std::string::npos);
+  // CPUs, memory and GPUs (the scaled default site has GPU nodes) in one utilisation chart, with the
+  // three shares in the summary table.
+  CHECK(html.find("Utilisation: CPUs, memory and GPUs held by jobs") != std::string::npos);
+  CHECK(html.find(fmt::format("<td>{:.1f}% / {:.1f}% / {:.1f}%</td>", 100 * result.metrics.utilisation,
+                              100 * result.metrics.memory_utilisation,
+                              100 * result.metrics.gpu_utilisation)) != std::string::npos);
   // One CDF curve per partition that started a job, named with its job count.
   for (const auto& [part, w] : result.metrics.by_partition)
     if (w.jobs > 0) CHECK(html.find(fmt::format("{} ({} jobs)", part, w.jobs)) != std::string::npos);
@@ -178,6 +184,8 @@ TEST_CASE("replay report draws the hand-made jobs: Gantt bars per job and node, 
   o.gantt_length = 3 * 3600;
   const auto html = replay_report_html(dir.string(), o);
   CHECK(xml_problem(html) == "");
+  // A metrics.json from before memory and GPU utilisation: CPUs only, "-" for the others.
+  CHECK(html.find("<td>25.0% / - / -</td>") != std::string::npos);
   check_self_contained(html);
   // Window [1000, 11800): jobs 1 (two nodes), 2 and 3; job 4 never started.
   CHECK(count(html, "<title>job ") == 4);
@@ -203,6 +211,42 @@ TEST_CASE("replay report draws the hand-made jobs: Gantt bars per job and node, 
   const auto later = replay_report_html(dir.string(), o);
   CHECK(count(later, "<title>job ") == 1);
   CHECK(later.find("job 3 on n10 ") != std::string::npos);
+}
+
+TEST_CASE(
+    "replay report: the Gantt bars coloured by partition, QOS or account; past 12 groups, the rest share "
+    "one") {
+  const auto dir = tiny_run_dir();
+  ReportOptions o;
+  o.gantt_from = "+0";
+  o.gantt_length = 3 * 3600;
+  const auto legend = [](const std::string& html, const std::string& name) {
+    return html.find(fmt::format("class=\"legend\">{}</text>", name)) != std::string::npos;
+  };
+  auto html = replay_report_html(dir.string(), o);  // partitions a and b
+  CHECK(html.find("coloured by partition (<code>--gantt-colour</code>)") != std::string::npos);
+  CHECK((legend(html, "a") && legend(html, "b")));
+  o.gantt_colour = "qos";
+  html = replay_report_html(dir.string(), o);
+  CHECK(html.find("coloured by QOS") != std::string::npos);
+  CHECK((legend(html, "normal") && legend(html, "high") && !legend(html, "a")));
+  o.gantt_colour = "account";
+  CHECK((legend(replay_report_html(dir.string(), o), "acct1") &&
+         legend(replay_report_html(dir.string(), o), "acct2")));
+  // 14 accounts in the view, account k with k jobs: the 11 with the most keep a colour, 3 share one.
+  std::string rows = kJobsHeader;
+  int id = 0;
+  for (int k = 1; k <= 14; ++k)
+    for (int n = 0; n < k; ++n)
+      rows += fmt::format(
+          "{},u1,acc{:02},a,normal,1000,1000,1000,2000,0,COMPLETED,\"n{}\",1,10,main,0,,\"\"\n", ++id, k, id);
+  std::ofstream(dir / "jobs.csv") << rows;
+  html = replay_report_html(dir.string(), o);
+  CHECK(legend(html, "acc14"));
+  CHECK(legend(html, "acc04"));
+  CHECK_FALSE(legend(html, "acc03"));
+  CHECK(legend(html, "3 other accounts"));
+  CHECK(html.find("job 1 on n1 (a, QOS normal, account acc01, COMPLETED)") != std::string::npos);
 }
 
 TEST_CASE("replay report: the fairness chart keeps the accounts that use or are owed the most") {

@@ -553,3 +553,30 @@ TEST_CASE("idle time costs no events: two jobs ten years apart replay in a handf
   CHECK(builtin.events < 200);
   CHECK(start_of(replay(site, near), 1) == 303);
 }
+
+TEST_CASE("memory and GPU utilisation: what jobs hold over what the nodes have, by hand") {
+  Site site = small_site(2, 4);                        // 2 x 4 CPUs, 1000 MB each
+  site.nodes[0].gres = {{"gpu", "", 2}};               // n1 has the cluster's 2 GPUs
+  auto trace = make_trace({{0, 1, 2, 100, 3600, 500},  // 2 CPUs, 500 MB, 1 GPU (below), 100 s
+                           {0, 1, 4, 50, 3600, -1}});  // 4 CPUs, DefMemPerCPU 100: 400 MB, 50 s
+  trace.jobs[0].gres = {{"gpu", "", 1, true}};
+  const auto r = testing::checked_replay(site, trace);
+  const auto& j = r.state->jobs;
+  REQUIRE(j[0].start != kUnsetTime);
+  REQUIRE(j[1].start == j[0].start);  // both fit at once (job 1 on n1 for its GPU, job 2 on n2)
+  const auto& m = r.metrics;
+  const double makespan = static_cast<double>(m.makespan);
+  CHECK(makespan == static_cast<double>(j[0].end - kT0));
+  CHECK(m.utilisation == doctest::Approx((2 * 100 + 4 * 50) / (8 * makespan)));
+  CHECK(m.memory_utilisation == doctest::Approx((500 * 100 + 400 * 50) / (2000 * makespan)));
+  CHECK(m.gpu_utilisation == doctest::Approx((1 * 100) / (2 * makespan)));
+  // The series hold the same held shares per bucket: their sum times the bucket width is the total.
+  double mem = 0, gpu = 0;
+  for (double v : m.memory_utilisation_series) mem += v * static_cast<double>(m.series_bucket) * 2000;
+  for (double v : m.gpu_utilisation_series) gpu += v * static_cast<double>(m.series_bucket) * 2;
+  CHECK(mem == doctest::Approx(500 * 100 + 400 * 50));
+  CHECK(gpu == doctest::Approx(100));
+  // No GPUs on the nodes: no GPU utilisation (-1), not 0.
+  CHECK(testing::checked_replay(small_site(2, 4), make_trace({{0, 1, 2, 100}})).metrics.gpu_utilisation ==
+        -1);
+}

@@ -355,6 +355,13 @@ TEST_CASE("sweep run: a metric group the site lacks fails before anything runs, 
   const auto site = default_site();
   for (const auto* ok : {"wait_mean@partition:gpu", "bsld_mean@account:root", "jobs_started@qos:low"})
     CHECK_NOTHROW(check_metric_group(ok, site, "f", 1));
+  // GPU utilisation only where nodes have GPUs (the default site's gpu nodes do); else -1 everywhere.
+  CHECK_NOTHROW(check_metric_group("gpu_utilisation", site, "f", 1));
+  auto no_gpus = site;
+  for (auto& n : no_gpus.nodes) n.gres.clear();
+  CHECK_THROWS_WITH_AS(check_metric_group("gpu_utilisation", no_gpus, "f", 3),
+                       "f:3: metric: 'gpu_utilisation': the site's nodes have no GPUs", InputError);
+  CHECK_NOTHROW(check_metric_group("memory_utilisation", no_gpus, "f", 1));
 }
 
 TEST_CASE("sweep run: killed with SIGKILL and rerun, the table has every point exactly once") {

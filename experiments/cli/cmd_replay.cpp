@@ -136,9 +136,11 @@ int run_replay(const Args& args) {
     for (const auto& [p, w] : m.by_partition)
       std::cout << fmt::format("  partition {:<18} jobs {:>7}  wait mean {:>8.0f}  p90 {:>8.0f}\n", p, w.jobs,
                                w.mean, w.p90);
-    std::cout << fmt::format("utilisation {:.1f}%  makespan {:.2f} days  mean queue length {:.1f}\n",
-                             100 * m.utilisation, static_cast<double>(m.makespan) / 86400.0,
-                             m.mean_queue_length);
+    std::cout << fmt::format(
+        "utilisation: CPUs {:.1f}%, memory {:.1f}%{}  makespan {:.2f} days  mean queue length {:.1f}\n",
+        100 * m.utilisation, 100 * m.memory_utilisation,
+        m.gpu_utilisation < 0 ? std::string() : fmt::format(", GPUs {:.1f}%", 100 * m.gpu_utilisation),
+        static_cast<double>(m.makespan) / 86400.0, m.mean_queue_length);
     std::uint64_t by_backfill = 0;
     for (const auto& j : result.state->jobs) by_backfill += j.started_by == SchedulerPass::kBackfill ? 1 : 0;
     std::cout << fmt::format(

@@ -23,7 +23,10 @@ int run_report(const Args& args) {
         "day around the longest queue)")("gantt-hours", po::value<double>()->default_value(24),
                                          "length of the Gantt view (hours)")(
         "gantt-nodes", po::value<std::size_t>()->default_value(160),
-        "at most this many node rows in the Gantt view");
+        "at most this many node rows in the Gantt view")(
+        "gantt-colour", po::value<std::string>()->default_value("partition"),
+        "what the Gantt bars' colour tells: partition, qos or account (past 12, the 11 with the most jobs "
+        "in the view)");
     po::positional_options_description pos;
     pos.add("input", 1);
     const auto vm = parse("slurmtwin report RUN_DIR|SWEEP_DB [-o report.html]", o, args, pos);
@@ -35,6 +38,9 @@ int run_report(const Args& args) {
     ro.gantt_length = static_cast<Seconds>(std::llround(hours * 3600));
     ro.gantt_max_nodes = vm["gantt-nodes"].as<std::size_t>();
     if (ro.gantt_max_nodes == 0) throw po::error("--gantt-nodes: expected at least 1");
+    ro.gantt_colour = vm["gantt-colour"].as<std::string>();
+    if (ro.gantt_colour != "partition" && ro.gantt_colour != "qos" && ro.gantt_colour != "account")
+      throw po::error(fmt::format("--gantt-colour: '{}' is not partition, qos or account", ro.gantt_colour));
 
     const auto input = vm["input"].as<std::string>();
     if (!std::filesystem::exists(input))

@@ -181,27 +181,44 @@ std::string wait_cdf_plot(const std::vector<JobRow>& jobs, std::string JobRow::*
   return svg::plot(series, o);
 }
 
-std::string series_plot(const YAML::Node& m, const std::string& file, const char* key, const std::string& id,
+/// A memory or GPU utilisation of metrics.json in percent; "-" where not recorded (-1, or absent in
+/// files written before it was).
+std::string held_share(const YAML::Node& m, const std::string& file, const char* key) {
+  if (!m[key]) return "-";
+  const double v = json_number(m[key], file, key);
+  return v < 0 ? std::string("-") : fmt::format("{:.1f}%", 100 * v);
+}
+
+/// One chart of metrics.json's per-bucket series `keys` (each with its legend name), times `scale`.
+/// The first key must be there; the others are drawn when present and not empty (memory and GPU
+/// utilisation: not in older files, empty for a predicted schedule or a site without GPUs).
+std::string series_plot(const YAML::Node& m, const std::string& file,
+                        const std::vector<std::pair<const char*, std::string>>& keys, const std::string& id,
                         const std::string& title, const std::string& y_label, double scale) {
-  const auto arr = m[key];
-  if (!arr || !arr.IsSequence()) throw InputError(file, 0, key, "missing or not a list");
   const double bucket =
       m["series_bucket_s"] ? json_number(m["series_bucket_s"], file, "series_bucket_s") : 3600;
-  svg::Series s;
-  s.name = title;
-  for (std::size_t k = 0; k < arr.size(); ++k) {
-    s.x.push_back((static_cast<double>(k) + 0.5) * bucket / kDay);
-    s.y.push_back(scale * json_number(arr[k], file, key));
+  std::vector<svg::Series> drawn;
+  for (const auto& [key, name] : keys) {
+    const auto arr = m[key];
+    if (drawn.empty() && (!arr || !arr.IsSequence())) throw InputError(file, 0, key, "missing or not a list");
+    if (!arr || !arr.IsSequence() || arr.size() == 0) continue;
+    svg::Series s;
+    s.name = name;
+    for (std::size_t k = 0; k < arr.size(); ++k) {
+      s.x.push_back((static_cast<double>(k) + 0.5) * bucket / kDay);
+      s.y.push_back(scale * json_number(arr[k], file, key));
+    }
+    drawn.push_back(std::move(s));
   }
   svg::PlotOptions o;
   o.id = id;
   o.title = title;
-  o.legend = false;
+  o.legend = drawn.size() > 1;
   o.width = 900;
   o.x.label = fmt::format("days since the first submit ({} buckets)", duration_label(bucket));
   o.y.label = y_label;
   if (scale == 100) o.y.hi = 100;  // utilisation in percent: full scale
-  return svg::plot({s}, o);
+  return svg::plot(drawn, o);
 }
 
 /// "n001" < "n002" < "n010": digit runs compare as numbers.
@@ -252,9 +269,35 @@ std::string gantt_section(const std::vector<JobRow>& jobs, const YAML::Node& m, 
   }
   const Seconds to = from + opt.gantt_length;
 
-  std::set<std::string> partitions;
-  for (const auto& j : jobs) partitions.insert(j.partition);
-  const std::vector<std::string> legend(partitions.begin(), partitions.end());
+  // The colour tells the partition, QOS or account; past the palette's 12 colours, the 11 groups with
+  // the most jobs in the view keep theirs and the rest share the last.
+  const auto group_of = opt.gantt_colour == "qos"       ? &JobRow::qos
+                        : opt.gantt_colour == "account" ? &JobRow::account
+                                                        : &JobRow::partition;
+  const auto in_view = [&](const JobRow& j) {
+    return j.start != kUnsetTime && j.start < to && !j.nodes.empty() && (j.end == kUnsetTime || j.end > from);
+  };
+  std::map<std::string, std::size_t> jobs_of;
+  for (const auto& j : jobs)
+    if (in_view(j)) ++jobs_of[j.*group_of];
+  std::vector<std::pair<std::size_t, std::string>> by_jobs;
+  for (const auto& [g, n] : jobs_of) by_jobs.emplace_back(n, g);
+  std::stable_sort(by_jobs.begin(), by_jobs.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  constexpr std::size_t kColours = 12;
+  std::vector<std::string> legend;
+  for (std::size_t k = 0; k < by_jobs.size() && (k + 1 < kColours || by_jobs.size() == kColours); ++k)
+    legend.push_back(by_jobs[k].second);
+  std::sort(legend.begin(), legend.end());
+  if (legend.size() < by_jobs.size())
+    legend.push_back(fmt::format("{} other {}", by_jobs.size() - legend.size(),
+                                 opt.gantt_colour == "qos" ? std::string("QOS") : opt.gantt_colour + "s"));
+  const auto colour_of = [&](const std::string& group) {
+    const auto it =
+        std::lower_bound(legend.begin(), legend.end() - (legend.size() < by_jobs.size() ? 1 : 0), group);
+    return it != legend.end() && *it == group ? static_cast<std::size_t>(it - legend.begin())
+                                              : legend.size() - 1;
+  };
   struct Piece {
     std::string node;
     double a, b;
@@ -264,11 +307,9 @@ std::string gantt_section(const std::vector<JobRow>& jobs, const YAML::Node& m, 
   std::vector<Piece> pieces;
   std::set<std::string> nodes_seen;
   for (const auto& j : jobs) {
-    if (j.start == kUnsetTime || j.start >= to || j.nodes.empty()) continue;
+    if (!in_view(j)) continue;
     const Seconds end = j.end == kUnsetTime ? to : j.end;
-    if (end <= from) continue;
-    const auto colour = static_cast<std::size_t>(std::lower_bound(legend.begin(), legend.end(), j.partition) -
-                                                 legend.begin());
+    const auto colour = colour_of(j.*group_of);
     for (const auto& n : expand_hostlist(j.nodes)) {
       nodes_seen.insert(n);
       pieces.push_back({n, static_cast<double>(std::max(j.start, from) - from) / 3600,
@@ -294,7 +335,8 @@ std::string gantt_section(const std::vector<JobRow>& jobs, const YAML::Node& m, 
     }
     bars.push_back(
         {it->second, p.a, p.b, p.colour,
-         fmt::format("job {} on {} ({}, {}): {} .. {}", p.job->id, p.node, p.job->partition, p.job->state,
+         fmt::format("job {} on {} ({}, QOS {}, account {}, {}): {} .. {}", p.job->id, p.node,
+                     p.job->partition, p.job->qos, p.job->account, p.job->state,
                      format_timestamp(p.job->start),
                      p.job->end == kUnsetTime ? std::string("running") : format_timestamp(p.job->end))});
   }
@@ -307,9 +349,9 @@ std::string gantt_section(const std::vector<JobRow>& jobs, const YAML::Node& m, 
   ++plots;
   return fmt::format(
       "<h2>Jobs on nodes (Gantt view)</h2>\n<p class=\"note\">Each bar is a job on one node, coloured by "
-      "partition; hover for the job. Choose the range with <code>--gantt-from</code> and "
-      "<code>--gantt-hours</code> (default: the day around the longest queue).{}</p>\n{}",
-      escape(note),
+      "{} (<code>--gantt-colour</code>); hover for the job. Choose the range with <code>--gantt-from</code> "
+      "and <code>--gantt-hours</code> (default: the day around the longest queue).{}</p>\n{}",
+      opt.gantt_colour == "qos" ? "QOS" : opt.gantt_colour, escape(note),
       rows.empty() ? "<p class=\"note\">No job ran in this range.</p>\n" : svg::gantt(rows, bars, legend, o));
 }
 
@@ -434,21 +476,22 @@ std::string replay_report_html(const std::string& run_dir, const ReportOptions& 
   const auto num = [&](const YAML::Node& n, const char* k) { return json_number(n[k], metrics_file, k); };
   body += fmt::format(
       "<p class=\"note\">Replay output <code>{}</code>. Waits are start − submit (s); utilisation is "
-      "allocated "
-      "CPUs / cluster CPUs.</p>\n<table><tr><th class=\"l\">jobs in the trace</th><td>{:.0f}</td></tr>"
+      "what jobs hold over what the nodes have, over the makespan (GPUs: - when the nodes have "
+      "none).</p>\n<table><tr><th class=\"l\">jobs in the trace</th><td>{:.0f}</td></tr>"
       "<tr><th class=\"l\">started / never started / rejected at submit</th><td>{:.0f} / {:.0f} / "
       "{:.0f}</td></tr>"
       "<tr><th class=\"l\">wait mean / median / p90 / p99</th><td>{} / {} / {} / {}</td></tr>"
       "<tr><th class=\"l\">bounded slowdown, mean</th><td>{:.2f}</td></tr>"
-      "<tr><th class=\"l\">utilisation</th><td>{:.1f}%</td></tr>"
+      "<tr><th class=\"l\">utilisation: CPUs / memory / GPUs</th><td>{:.1f}% / {} / {}</td></tr>"
       "<tr><th class=\"l\">makespan</th><td>{:.2f} days</td></tr>"
       "<tr><th class=\"l\">queue length mean / max</th><td>{:.1f} / {:.0f}</td></tr></table>\n",
       escape(run_dir), num(jn, "input"), num(jn, "started"), num(jn, "never_started"), num(jn, "rejected"),
       duration_label(std::round(num(ov, "wait_mean_s"))),
       duration_label(std::round(num(ov, "wait_median_s"))), duration_label(std::round(num(ov, "wait_p90_s"))),
       duration_label(std::round(num(ov, "wait_p99_s"))), num(ov, "bounded_slowdown_mean"),
-      100 * num(m, "utilisation"), num(m, "makespan_s") / kDay, num(m["queue_length"], "mean"),
-      num(m["queue_length"], "max"));
+      100 * num(m, "utilisation"), held_share(m, metrics_file, "memory_utilisation"),
+      held_share(m, metrics_file, "gpu_utilisation"), num(m, "makespan_s") / kDay,
+      num(m["queue_length"], "mean"), num(m["queue_length"], "max"));
 
   body += "<h2>Wait times</h2>\n";
   body += wait_cdf_plot(jobs, &JobRow::partition, "partition", "wait-cdf-partition");
@@ -462,10 +505,13 @@ std::string replay_report_html(const std::string& run_dir, const ReportOptions& 
   }
 
   body += "<h2>Utilisation and queue length over time</h2>\n";
-  body += series_plot(m, metrics_file, "utilisation_series", "utilisation", "Utilisation",
-                      "allocated CPUs (%)", 100);
-  body += series_plot(m, metrics_file, "queue_length_series", "queue-length", "Queue length",
-                      "pending jobs (mean)", 1);
+  body += series_plot(m, metrics_file,
+                      {{"utilisation_series", "CPUs"},
+                       {"memory_utilisation_series", "memory"},
+                       {"gpu_utilisation_series", "GPUs"}},
+                      "utilisation", "Utilisation: CPUs, memory and GPUs held by jobs", "held (%)", 100);
+  body += series_plot(m, metrics_file, {{"queue_length_series", "pending jobs"}}, "queue-length",
+                      "Queue length", "pending jobs (mean)", 1);
   plots += 2;
 
   body += "<h2>Fairness: usage share vs target share per top-level account</h2>\n";

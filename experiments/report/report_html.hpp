@@ -13,7 +13,8 @@ struct ReportOptions {
   std::string title;             // "" = from the input's name
   std::string gantt_from;        // YYYY-MM-DDTHH:MM:SS or +SECONDS after the first submit; "" = busiest day
   Seconds gantt_length = 86400;  // length of the Gantt view (s)
-  std::size_t gantt_max_nodes = 160;  // at most this many node rows (the first by name)
+  std::size_t gantt_max_nodes = 160;       // at most this many node rows (the first by name)
+  std::string gantt_colour = "partition";  // what the bars' colour tells: partition, qos or account
 };
 
 /// The report of a replay output directory. Throws InputError naming the file (and line) when

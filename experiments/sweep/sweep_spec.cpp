@@ -559,8 +559,9 @@ bool split_metric(const std::string& metric, std::string& base, std::string& kin
 
 const std::set<std::string> kWaitMetrics = {"wait_mean", "wait_median", "wait_p90",  "wait_p95",
                                             "wait_p99",  "wait_max",    "bsld_mean", "jobs_started"};
-const std::set<std::string> kGlobalMetrics = {"utilisation", "preemptions", "mean_queue_length",
-                                              "never_started", "fairness"};
+const std::set<std::string> kGlobalMetrics = {"utilisation", "memory_utilisation", "gpu_utilisation",
+                                              "preemptions", "mean_queue_length",  "never_started",
+                                              "fairness"};
 // The twin against the starts the trace recorded (a sacct dump): mean |simulated - recorded start| (s)
 // and the relative error of the mean wait.
 const std::set<std::string> kHistoryMetrics = {"start_error_mean", "wait_mean_deviation"};
@@ -598,7 +599,13 @@ std::string_view goal_arrow(Goal goal) {
 void check_metric_group(const std::string& metric, const Site& site, const std::string& file,
                         std::uint64_t line) {
   std::string base, kind, group;
-  if (!split_metric(metric, base, kind, group) || kind.empty()) return;
+  if (!split_metric(metric, base, kind, group)) return;
+  // A site without GPUs has no GPU utilisation (-1 at every point): a constant, never a goal.
+  if (base == "gpu_utilisation" && std::none_of(site.nodes.begin(), site.nodes.end(), [](const Node& n) {
+        return std::any_of(n.gres.begin(), n.gres.end(), [](const NodeGres& g) { return g.name == "gpu"; });
+      }))
+    throw InputError(file, line, "metric", fmt::format("'{}': the site's nodes have no GPUs", metric));
+  if (kind.empty()) return;
   std::vector<std::string_view> names;
   if (kind == "partition")
     for (const auto& p : site.partitions) names.push_back(p.name);
@@ -688,6 +695,8 @@ double metric_value(const sim::ReplayMetrics& m, const std::string& metric) {
   if (!split_metric(metric, base, kind, group) || !metric_is_known(metric))
     throw std::invalid_argument(fmt::format("unknown metric '{}'", metric));
   if (base == "utilisation") return m.utilisation;
+  if (base == "memory_utilisation") return m.memory_utilisation;
+  if (base == "gpu_utilisation") return m.gpu_utilisation;
   if (base == "fairness") return fairness_index(m);
   if (base == "preemptions") {
     if (kind.empty()) return static_cast<double>(m.preemptions);

@@ -166,7 +166,8 @@ void check_metric_group(const std::string& metric, const Site& site, const std::
 void check_metric_groups(const SweepSpec& spec, const Site& site);
 /// A metric of a replay: wait_mean, wait_median, wait_p90, wait_p95, wait_p99, wait_max (s),
 /// bsld_mean, jobs_started (these optionally @partition:NAME, @account:NAME or @qos:NAME; 0 when the
-/// group has no started job), utilisation (0..1), preemptions (optionally @partition:NAME or
+/// group has no started job), utilisation, memory_utilisation, gpu_utilisation (0..1; GPUs only on a
+/// site with GPUs), preemptions (optionally @partition:NAME or
 /// @qos:NAME), mean_queue_length, never_started, fairness (0..1, see fairness_index); against the
 /// starts a trace recorded: start_error_mean (s) and wait_mean_deviation (relative), optionally
 /// @partition:NAME or @qos:NAME (std::invalid_argument when the trace recorded no start).

@@ -69,6 +69,21 @@ void TimeSeriesRecorder::on_time_advance(const SimState& state, Seconds from, Se
   const auto& c = state.cluster;
   add(state.origin, from, to, static_cast<double>(c.used_cpus()), state.pending.size(),
       static_cast<double>(c.used_memory_mb()), static_cast<double>(c.used_gres(c.find_gres_kind("gpu"))));
+  // Pending reasons: counted once for the buckets this interval starts (O(queue) per bucket, not per
+  // event); the queue is the same over the whole interval.
+  if (to <= from) return;
+  const auto b0 = static_cast<std::size_t>((from - first) / width);
+  const auto b1 = std::min(buckets.size() - 1, static_cast<std::size_t>((to - 1 - first) / width));
+  bool unsampled = false;
+  for (auto b = b0; b <= b1 && !unsampled; ++b) unsampled = buckets[b].samples == 0;
+  if (!unsampled) return;
+  Bucket counted;
+  for (const auto j : state.pending) ++counted.reasons[static_cast<std::size_t>(state.jobs[j].reason)];
+  for (auto b = b0; b <= b1; ++b)
+    if (buckets[b].samples == 0) {
+      buckets[b].reasons = counted.reasons;
+      buckets[b].samples = 1;
+    }
 }
 
 void TimeSeriesRecorder::add(Seconds origin, Seconds from, Seconds to, double used, std::size_t pending,
@@ -89,6 +104,8 @@ void TimeSeriesRecorder::add(Seconds origin, Seconds from, Seconds to, double us
           into.queue_seconds += buckets[i].queue_seconds;
           into.mem_mb_seconds += buckets[i].mem_mb_seconds;
           into.gpu_seconds += buckets[i].gpu_seconds;
+          for (std::size_t r = 0; r < into.reasons.size(); ++r) into.reasons[r] += buckets[i].reasons[r];
+          into.samples += buckets[i].samples;
         }
       }
       buckets.resize((buckets.size() + 1) / 2);
@@ -295,6 +312,15 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
   const auto& cluster = state.cluster;
   m.memory_utilisation = held_share(static_cast<double>(cluster.total_memory_mb()), &Bucket::mem_mb_seconds,
                                     m.memory_utilisation_series);
+  for (std::size_t r = 0; r < static_cast<std::size_t>(PendingReason::kCount); ++r) {
+    std::vector<double> v;
+    bool any = false;
+    for (const auto& b : series.buckets) {
+      v.push_back(b.samples > 0 ? b.reasons[r] / b.samples : 0);
+      any = any || v.back() > 0;
+    }
+    if (any) m.pending_reasons_series[to_string(static_cast<PendingReason>(r))] = std::move(v);
+  }
   m.gpu_utilisation = held_share(static_cast<double>(cluster.total_gres(cluster.find_gres_kind("gpu"))),
                                  &Bucket::gpu_seconds, m.gpu_utilisation_series);
 
@@ -458,6 +484,10 @@ std::string metrics_to_json(const ReplayMetrics& m) {
   out += fmt::format("  \"queue_length_series\": {},\n", array_json(m.queue_series, num));
   out += fmt::format("  \"memory_utilisation_series\": {},\n", array_json(m.memory_utilisation_series, num));
   out += fmt::format("  \"gpu_utilisation_series\": {},\n", array_json(m.gpu_utilisation_series, num));
+  std::string reasons = "{";
+  for (const auto& [name, v] : m.pending_reasons_series)
+    reasons += fmt::format("{}{}: {}", reasons.size() > 1 ? ", " : "", json_string(name), array_json(v, num));
+  out += fmt::format("  \"pending_reasons_series\": {}}},\n", reasons);
   std::string fair = "{";
   bool first = true;
   for (const auto& [k, v] : m.fairness) {

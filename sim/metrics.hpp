@@ -1,6 +1,7 @@
 #pragma once
 // Replay metrics: waits and bounded slowdown per partition/account/QOS, utilisation and queue length
 // over time, fairness, and (when the trace recorded real starts) fidelity against the recording.
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -31,6 +32,10 @@ class TimeSeriesRecorder final : public ReplayObserver {
            double used_mem_mb = 0, double used_gpus = 0);
 
   struct Bucket {
+    // Pending jobs by reason (PendingReason index), sampled once at the bucket's first time advance;
+    // `samples` of them summed (buckets merged when the width doubles).
+    std::array<double, static_cast<std::size_t>(PendingReason::kCount)> reasons{};
+    double samples = 0;
     double cpu_seconds = 0;     // allocated CPU-seconds in the bucket
     double queue_seconds = 0;   // pending-job-seconds in the bucket
     double mem_mb_seconds = 0;  // allocated MB-seconds
@@ -83,6 +88,9 @@ struct ReplayMetrics {
   // where not recorded or, for GPUs, when the nodes have none.
   double memory_utilisation = -1, gpu_utilisation = -1;
   std::vector<double> memory_utilisation_series, gpu_utilisation_series;  // per series_bucket (or empty)
+  // Pending jobs per reason (Slurm's names), per series_bucket: as the scheduler last gave them at the
+  // bucket's start (averaged over merged buckets); reasons no job had are left out.
+  std::map<std::string, std::vector<double>> pending_reasons_series;
   double mean_queue_length = 0;
   std::size_t max_queue_length = 0;
   std::vector<std::pair<std::size_t, double>> queue_length_cdf;  // (length, fraction of time <= length)

@@ -160,10 +160,13 @@ TEST_CASE("replay report of a real replay: well-formed, self-contained, every pl
   CHECK(html.starts_with("<!DOCTYPE html>"));
   CHECK(xml_problem(html) == "");
   check_self_contained(html);
-  for (const char* id :
-       {"wait-cdf-partition", "wait-cdf-qos", "utilisation", "queue-length", "fairness", "gantt"})
+  for (const char* id : {"wait-cdf-partition", "wait-cdf-qos", "utilisation", "queue-length",
+                         "pending-reasons", "fairness", "gantt"})
     CHECK_MESSAGE(count(html, fmt::format("data-plot=\"{}\"", id)) == 1, id);
-  CHECK(html.find("<body data-plots=\"6\">") != std::string::npos);
+  CHECK(html.find("<body data-plots=\"7\">") != std::string::npos);
+  // Jobs waited for Priority and Resources in this day (a legend entry each).
+  CHECK(html.find("class=\"legend\">Priority</text>") != std::string::npos);
+  CHECK(html.find("class=\"legend\">Resources</text>") != std::string::npos);
   // CPUs, memory and GPUs (the scaled default site has GPU nodes) in one utilisation chart, with the
   // three shares in the summary table.
   CHECK(html.find("Utilisation: CPUs, memory and GPUs held by jobs") != std::string::npos);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 
 #include "experiments/cli/site_options.hpp"
 #include "experiments/replay/replay.hpp"
@@ -579,4 +580,32 @@ TEST_CASE("memory and GPU utilisation: what jobs hold over what the nodes have, 
   // No GPUs on the nodes: no GPU utilisation (-1), not 0.
   CHECK(testing::checked_replay(small_site(2, 4), make_trace({{0, 1, 2, 100}})).metrics.gpu_utilisation ==
         -1);
+}
+
+TEST_CASE("pending reasons over time: the queue at each hour's start, by the reason the scheduler gave") {
+  // One 4-CPU node: job 1 holds it for 3 h; jobs 2 and 3 (submitted at +10 s, +20 s) wait until then,
+  // job 2 for Resources. At the start of hours 1 and 2 both are pending; at hour 3 job 2 runs.
+  const auto r = testing::checked_replay(
+      small_site(1, 4),
+      make_trace({{0, 1, 4, 3 * 3600, 4 * 3600}, {10, 1, 4, 3600, 7200}, {20, 1, 4, 3600, 7200}}));
+  const auto& m = r.metrics;
+  REQUIRE(m.series_bucket == 3600);
+  CAPTURE(sim::metrics_to_json(m));
+  REQUIRE(m.pending_reasons_series.count("Resources"));
+  const auto pending_at = [&](std::size_t bucket) {
+    double n = 0;
+    for (const auto& [reason, v] : m.pending_reasons_series) n += bucket < v.size() ? v[bucket] : 0;
+    return n;
+  };
+  // Buckets start at the replay's origin; job 1 ends at 3 h after its start.
+  const auto hour = [&](Seconds t) { return static_cast<std::size_t>((t - r.state->origin) / 3600) + 1; };
+  const auto first_full = hour(kT0 + 20);  // the first bucket that starts with both waiting
+  CHECK(pending_at(first_full) == 2);
+  CHECK(m.pending_reasons_series.at("Resources")[first_full] >= 1);
+  CHECK(pending_at(first_full + 1) == 2);
+  CHECK(pending_at(hour(r.state->jobs[1].start)) == 1);  // job 2 runs, job 3 still waits
+  // "None" (as squeue shows a job no pass has looked at yet) only in the first sample: job 1 at submit.
+  REQUIRE(m.pending_reasons_series.count("None"));
+  const auto& none = m.pending_reasons_series.at("None");
+  CHECK(std::accumulate(none.begin(), none.end(), 0.0) == none.front());
 }

@@ -221,6 +221,40 @@ std::string series_plot(const YAML::Node& m, const std::string& file,
   return svg::plot(drawn, o);
 }
 
+/// Pending jobs by reason over time (metrics.json pending_reasons_series): the 8 reasons with the most
+/// job-buckets, one line each; nothing for files written before the series existed.
+std::string reasons_plot(const YAML::Node& m, const std::string& file, std::size_t& plots) {
+  const auto reasons = m["pending_reasons_series"];
+  if (!reasons || !reasons.IsMap() || reasons.size() == 0) return "";
+  std::vector<std::pair<double, std::string>> by_total;
+  for (const auto& kv : reasons) {
+    double total = 0;
+    for (const auto& v : kv.second) total += json_number(v, file, "pending_reasons_series");
+    by_total.emplace_back(-total, kv.first.as<std::string>());
+  }
+  std::sort(by_total.begin(), by_total.end());
+  constexpr std::size_t kShown = 8;
+  std::vector<std::pair<std::string, std::string>> keys;  // (key in a map of its own, legend name)
+  YAML::Node top;
+  for (std::size_t k = 0; k < by_total.size() && k < kShown; ++k) {
+    const auto& name = by_total[k].second;
+    top[name] = reasons[name];
+    keys.emplace_back(name, name);
+  }
+  top["series_bucket_s"] = m["series_bucket_s"];
+  std::vector<std::pair<const char*, std::string>> refs;
+  for (const auto& [key, name] : keys) refs.emplace_back(key.c_str(), name);
+  ++plots;
+  return fmt::format(
+             "<p class=\"note\">Pending jobs by the reason the scheduler last gave them (as squeue shows "
+             "it), at "
+             "the start of each bucket{}.</p>\n",
+             by_total.size() > kShown
+                 ? fmt::format("; the {} most frequent of {} reasons", kShown, by_total.size())
+                 : std::string()) +
+         series_plot(top, file, refs, "pending-reasons", "Pending jobs by reason", "pending jobs", 1);
+}
+
 /// "n001" < "n002" < "n010": digit runs compare as numbers.
 bool natural_less(const std::string& a, const std::string& b) {
   std::size_t i = 0, j = 0;
@@ -513,6 +547,7 @@ std::string replay_report_html(const std::string& run_dir, const ReportOptions& 
   body += series_plot(m, metrics_file, {{"queue_length_series", "pending jobs"}}, "queue-length",
                       "Queue length", "pending jobs (mean)", 1);
   plots += 2;
+  body += reasons_plot(m, metrics_file, plots);
 
   body += "<h2>Fairness: usage share vs target share per top-level account</h2>\n";
   const auto fair = m["fairness"];

@@ -45,9 +45,13 @@ TorchHooks& torch_hooks() {
 }
 
 int run_torch_binary() {
+  if (invocation().empty()) {  // called in a process that run_main did not start (a test, say)
+    std::cerr << "slurmtwin: this needs the surrogate, which is not linked into this process\n";
+    return kExitFailure;
+  }
   std::error_code ec;
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) self = invocation().at(0);
+  if (ec) self = invocation().front();
   const auto torch = self.parent_path() / kTorchBinary;
   // One hop at most: slurmtwin-torch itself forwarding means it lacks its registration (a build error).
   if (self.filename() == kTorchBinary) {
@@ -56,7 +60,7 @@ int run_torch_binary() {
   }
   if (!std::filesystem::is_regular_file(torch)) {
     std::cerr << "slurmtwin: this runs the surrogate (libtorch), which lives in " << torch.string()
-              << ": not there (it is built with slurmtwin: cmake --build BUILD_DIR)\n";
+              << ": not there (it is built with slurmtwin, and packaged as slurmtwin-surrogate)\n";
     return kExitFailure;
   }
   std::vector<std::string> args = invocation();

@@ -589,6 +589,15 @@ TEST_CASE("units: waits in s, min, h or d by size, and the goal as an arrow") {
   CHECK(metric_unit("wait_mean_deviation") == "");  // relative
   CHECK(metric_unit("bsld_mean") == "");
   CHECK(metric_unit("utilisation") == "");
+  // Parameter axes: seconds for times, minutes for bf_window (as slurm.conf), none for weights,
+  // counts, flags and QOS priorities.
+  for (const char* s :
+       {"PriorityMaxAge", "PriorityDecayHalfLife", "bf_interval", "bf_resolution", "sched_interval"})
+    CHECK_MESSAGE(setting_unit(s) == "s", s);
+  CHECK(setting_unit("bf_window") == "min");
+  for (const char* none : {"PriorityWeightAge", "PriorityWeightTRES/gres/gpu", "QOS/high/Priority",
+                           "PriorityFavorSmall", "bf_max_job_test", "default_queue_depth"})
+    CHECK_MESSAGE(setting_unit(none) == "", none);
   CHECK(readable_time_unit(119).name == "s");
   CHECK(readable_time_unit(120).name == "min");
   CHECK(readable_time_unit(7199).name == "min");

@@ -828,7 +828,11 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
     body += "<p class=\"note\">One objective: the front is the best point.</p>\n";
   }
   body += "<table><tr>";
-  for (const auto& p : param_names) body += fmt::format("<th>{}</th>", escape(p));
+  const auto with_setting_unit = [](const std::string& p) {
+    const auto setting = setting_unit(p);
+    return setting.empty() ? p : fmt::format("{} ({})", p, setting);
+  };
+  for (const auto& p : param_names) body += fmt::format("<th>{}</th>", escape(with_setting_unit(p)));
   for (const auto& l : label) body += fmt::format("<th>{}</th>", escape(l));
   body += "</tr>\n";
   std::vector<std::size_t> order(front.begin(), front.end());
@@ -867,7 +871,7 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
       svg::PlotOptions o;
       o.id = fmt::format("sensitivity-{}-{}", k, drawn);
       o.title = fmt::format("{} (ρ = {:.2f})", p, spearman(s.x, s.y));
-      o.x.label = p;
+      o.x.label = with_setting_unit(p);
       o.x.log = positive && *hi > 100 * *lo;  // ranges over decades read better on a log axis
       o.y.label = label[k];
       o.legend = false;

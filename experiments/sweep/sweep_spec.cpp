@@ -181,6 +181,14 @@ std::string point_json(const SweepPoint& point) {
   return out + "}";
 }
 
+std::string_view setting_unit(const std::string& name) {
+  // From the one table: a stored value in seconds has a YAML key ending in _s; bf_window, stored in
+  // seconds, is written (and swept) in minutes, as slurm.conf writes it.
+  const auto* st = plain_setting(name);
+  if (!st || !st->yaml_key.ends_with("_s")) return "";
+  return st->scale == 60 ? "min" : "s";
+}
+
 void apply_point(Site& site, const SweepPoint& point) {
   for (const auto& [name, value] : point) apply_setting(site, name, value);
 }

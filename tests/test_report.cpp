@@ -217,7 +217,7 @@ TEST_CASE("replay report draws the hand-made jobs: Gantt bars per job and node, 
 }
 
 TEST_CASE(
-    "replay report: the Gantt bars coloured by partition, QOS or account; past 12 groups, the rest share "
+    "replay report: the Gantt bars coloured by partition, QOS or account, past 12 groups the rest sharing "
     "one") {
   const auto dir = tiny_run_dir();
   ReportOptions o;

@@ -220,8 +220,7 @@ int sweep_run(const Args& args) {
   const auto s = run_sweep_spec(spec, db, ro);
   std::cout << fmt::format(
       "sweep: {} points{}: {} evaluated now, {} from earlier runs; {} feasible; results in {}\n", s.total,
-      ro.shards > 1 ? fmt::format(" (shard {}/{})", ro.shard, ro.shards) : std::string(), s.evaluated,
-      s.skipped, s.feasible, db);
+      shard_note(ro), s.evaluated, s.skipped, s.feasible, db);
   return kExitOk;
 }
 
@@ -303,14 +302,10 @@ void show_current(const CurrentPoint& current, const Standing& standing, const s
                            constraints.empty() ? std::string()
                            : broken.empty()    ? std::string("meets every constraint; ")
                                                : fmt::format("breaks {}; ", fmt::join(broken, ", ")),
-                           on_front[i] ? std::string("on the Pareto front")
-                           : standing.better > 0
-                               ? fmt::format("{} of the sweep {} better in every objective",
-                                             standing.better == 1 ? std::string("1 point")
-                                                                  : fmt::format("{} points", standing.better),
-                                             standing.better == 1 ? "does" : "do")
-                           : broken.empty() ? std::string("not on the Pareto front")
-                                            : std::string("off the front (infeasible)"));
+                           on_front[i]           ? std::string("on the Pareto front")
+                           : standing.better > 0 ? better_points_text(standing.better)
+                           : broken.empty()      ? std::string("not on the Pareto front")
+                                                 : std::string("off the front (infeasible)"));
 }
 
 int sweep_show(const Args& args) {

@@ -10,7 +10,6 @@
 #include <mutex>
 #include <numeric>
 #include <optional>
-#include <set>
 #include <thread>
 
 #include "experiments/replay/interrupt.hpp"
@@ -21,12 +20,15 @@
 namespace slurmtwin::cli {
 namespace {
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-}
+// The six PriorityWeight* settings: the default sweep space, and settings the surrogate may vary.
+constexpr const char* kPriorityWeights[] = {"PriorityWeightAge",     "PriorityWeightFairshare",
+                                            "PriorityWeightJobSize", "PriorityWeightPartition",
+                                            "PriorityWeightQOS",     "PriorityWeightAssoc"};
+}  // namespace
 
 std::vector<SweepParameter> default_surrogate_parameters() {
   std::vector<SweepParameter> ps;
-  for (const char* name : {"PriorityWeightAge", "PriorityWeightFairshare", "PriorityWeightJobSize",
-                           "PriorityWeightPartition", "PriorityWeightQOS", "PriorityWeightAssoc"}) {
+  for (const char* name : kPriorityWeights) {
     SweepParameter p;
     p.name = name;
     p.lo = 0;
@@ -42,12 +44,12 @@ bool surrogate_log_scale(const SweepParameter& p) {
 }
 
 double surrogate_setting(const Site& site, const std::string& name) {
-  static const std::set<std::string> kVaried = {
-      "PriorityWeightAge",       "PriorityWeightFairshare", "PriorityWeightJobSize",
-      "PriorityWeightPartition", "PriorityWeightQOS",       "PriorityWeightAssoc",
-      "PriorityMaxAge",          "PriorityDecayHalfLife",   "PriorityFavorSmall"};
-  if (!kVaried.count(name) && !(name.starts_with("QOS/") && name.ends_with("/Priority")))
-    throw std::invalid_argument(fmt::format("the surrogate cannot vary setting '{}'", name));
+  const bool weight =
+      std::find(std::begin(kPriorityWeights), std::end(kPriorityWeights), name) != std::end(kPriorityWeights);
+  const bool varied = weight || name == "PriorityMaxAge" || name == "PriorityDecayHalfLife" ||
+                      name == "PriorityFavorSmall" ||
+                      (name.starts_with("QOS/") && name.ends_with("/Priority"));
+  if (!varied) throw std::invalid_argument(fmt::format("the surrogate cannot vary setting '{}'", name));
   return current_setting(site, name);
 }
 

@@ -27,8 +27,7 @@ int sweep_engines(const po::variables_map& vm, const SweepSpec& spec, const std:
   ro.scorer = &scorer;
   const auto s = run_sweep_spec(spec, db, ro);
   std::cout << fmt::format(
-      "sweep: {} points{}: {}{}; {} feasible; results in {}\n", s.total,
-      ro.shards > 1 ? fmt::format(" (shard {}/{})", ro.shard, ro.shards) : std::string(),
+      "sweep: {} points{}: {}{}; {} feasible; results in {}\n", s.total, shard_note(ro),
       surrogate.model.empty()
           ? std::string("screened by the response surface")
           : fmt::format("{} predicted now by the surrogate ({:.1f} s)", s.predicted, s.surrogate_seconds),

@@ -323,14 +323,14 @@ std::string gantt_section(const std::vector<JobRow>& jobs, const YAML::Node& m, 
   for (std::size_t k = 0; k < by_jobs.size() && (k + 1 < kColours || by_jobs.size() == kColours); ++k)
     legend.push_back(by_jobs[k].second);
   std::sort(legend.begin(), legend.end());
+  std::map<std::string, std::size_t> colour_index;  // group -> its legend entry; others: the last
+  for (std::size_t k = 0; k < legend.size(); ++k) colour_index[legend[k]] = k;
   if (legend.size() < by_jobs.size())
     legend.push_back(fmt::format("{} other {}", by_jobs.size() - legend.size(),
                                  opt.gantt_colour == "qos" ? std::string("QOS") : opt.gantt_colour + "s"));
   const auto colour_of = [&](const std::string& group) {
-    const auto it =
-        std::lower_bound(legend.begin(), legend.end() - (legend.size() < by_jobs.size() ? 1 : 0), group);
-    return it != legend.end() && *it == group ? static_cast<std::size_t>(it - legend.begin())
-                                              : legend.size() - 1;
+    const auto it = colour_index.find(group);
+    return it != colour_index.end() ? it->second : legend.size() - 1;
   };
   struct Piece {
     std::string node;
@@ -721,12 +721,8 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
                                : fmt::format(" They break {}.", fmt::join(broken, ", "));
       }
       body += on_front.count(*here) ? std::string(" They are on the Pareto front.")
-              : standing.better > 0
-                  ? fmt::format(" {} of the sweep {} better in every objective.",
-                                standing.better == 1 ? std::string("1 point")
-                                                     : fmt::format("{} points", standing.better),
-                                standing.better == 1 ? "does" : "do")
-                  : std::string();
+              : standing.better > 0 ? " " + better_points_text(standing.better) + "."
+                                    : std::string();
       body += "</p>\n<table><tr><th>objective</th><th>here</th><th>best point</th><th>change</th></tr>\n";
       for (std::size_t k = 0; k < k_obj; ++k) {
         const double v = shown(*here, k);

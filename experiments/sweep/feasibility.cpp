@@ -1,5 +1,7 @@
 #include "experiments/sweep/feasibility.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -60,6 +62,11 @@ std::optional<bool> resolved(const SweepRow& a, const SweepRow& b, std::size_t k
   const double sd = std::hypot(a.standard_error(k), b.standard_error(k));
   if (std::isnan(sd)) return std::nullopt;
   return std::abs(a.objectives[k] - b.objectives[k]) > 2 * sd;
+}
+
+std::string better_points_text(std::size_t better) {
+  return better == 1 ? std::string("1 point of the sweep does better in every objective")
+                     : fmt::format("{} points of the sweep do better in every objective", better);
 }
 
 Standing assess_current(const std::vector<SweepRow>& rows, const std::string& key,

@@ -41,6 +41,8 @@ struct Standing {
   std::size_t better = 0;           // candidate points better or equal in every objective, better in one
   std::vector<std::size_t> best;    // per objective, the candidate with the best value (rows.size(): none)
 };
+/// "1 point of the sweep does better in every objective" / "N points ... do ...": Standing::better said.
+std::string better_points_text(std::size_t better);
 /// `key`: the current point's key (SweepStore::current); `candidates`: the rows the best points and the
 /// front are drawn from (feasible, every objective known).
 Standing assess_current(const std::vector<SweepRow>& rows, const std::string& key,

@@ -436,6 +436,10 @@ std::size_t hybrid_exact(const SweepSpec& spec, const SweepPlan& plan, SweepStor
 
 }  // namespace
 
+std::string shard_note(const SweepRunOptions& options) {
+  return options.shards > 1 ? fmt::format(" (shard {}/{})", options.shard, options.shards) : std::string();
+}
+
 void describe_sweep(SweepStore& store, const SweepSpec& spec, const SweepPlan& plan) {
   store.add_objectives(spec.objectives);
   store.set_constraints(spec.constraints);

@@ -162,6 +162,9 @@ struct SweepRunSummary {
   double surrogate_seconds = 0, exact_seconds = 0;  // wall time of each engine's phase in this run
 };
 
+/// " (shard I/N)" for a run of one shard of the design, else "" (for the summary lines).
+std::string shard_note(const SweepRunOptions& options);
+
 /// Runs the sweep into the SQLite database `db`. The spec is checked against the site (every point
 /// applies) before any replay; the first replay error stops the workers and is rethrown.
 SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, const SweepRunOptions& options);

@@ -11,11 +11,12 @@
 
 namespace slurmtwin::testing {
 
-/// cli::run_replay with options.check_invariants forced on; a broken invariant throws and fails the
+/// experiments::run_replay with options.check_invariants forced on; a broken invariant throws and fails the
 /// calling test. Also checks the metrics against the input count.
-inline cli::ReplayResult checked_replay(Site site, const Trace& trace, cli::ReplayOptions options = {}) {
+inline experiments::ReplayResult checked_replay(Site site, const Trace& trace,
+                                                experiments::ReplayOptions options = {}) {
   options.check_invariants = true;
-  auto r = cli::run_replay(std::move(site), trace, options);
+  auto r = experiments::run_replay(std::move(site), trace, options);
   CHECK(r.metrics.input_jobs == trace.jobs.size());
   CHECK(r.metrics.started + r.metrics.never_started + r.metrics.cancelled_before_start + r.metrics.rejected ==
         trace.jobs.size());

@@ -204,12 +204,12 @@ inline Trace random_trace(Draw& d, const Site& site, Seconds t0 = 1'700'000'040)
 /// Replays a generated case with the invariants checked after every event; nullopt when Slurm would
 /// refuse the site (validate) or the replay refuses the trace as a whole (InputError): the only
 /// acceptable failures. Any other exception propagates.
-inline std::optional<cli::ReplayResult> replay_generated(const Site& site, const Trace& trace) {
+inline std::optional<experiments::ReplayResult> replay_generated(const Site& site, const Trace& trace) {
   try {
     validate(site);
-    cli::ReplayOptions o;
+    experiments::ReplayOptions o;
     o.check_invariants = true;
-    return cli::run_replay(site, trace, o);
+    return experiments::run_replay(site, trace, o);
   } catch (const std::invalid_argument&) {
     return std::nullopt;
   } catch (const InputError&) {
@@ -220,7 +220,7 @@ inline std::optional<cli::ReplayResult> replay_generated(const Site& site, const
 /// What must hold of every schedule whatever the settings, beyond the engine's own invariants: every
 /// input job accounted for once, none started before its submit or begin time, none ending before it
 /// started. "" when all hold, else the first that does not.
-inline std::string schedule_violation(const cli::ReplayResult& r, const Trace& trace) {
+inline std::string schedule_violation(const experiments::ReplayResult& r, const Trace& trace) {
   const auto& m = r.metrics;
   if (m.input_jobs != trace.jobs.size() ||
       m.started + m.never_started + m.cancelled_before_start + m.rejected != trace.jobs.size())

@@ -303,7 +303,7 @@ TEST_CASE("ub_medium week with backfill: invariants hold, every job starts, back
   if (!week) return;
   const auto& [site, trace] = *week;
   REQUIRE(trace.jobs.size() == 19579);
-  cli::ReplayOptions o;
+  experiments::ReplayOptions o;
   o.check_invariants = true;
   const auto t0 = std::chrono::steady_clock::now();
   const auto r = testing::checked_replay(site, trace, o);

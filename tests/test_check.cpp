@@ -12,7 +12,7 @@
 #include "traces/read_report.hpp"
 
 using namespace slurmtwin;
-using namespace slurmtwin::cli;
+using namespace slurmtwin::experiments;
 
 namespace {
 

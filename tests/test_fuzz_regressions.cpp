@@ -83,7 +83,9 @@ const std::map<std::string, Call>& calls() {
        }},
       {"site_yaml", [](const std::string& c, const std::string& f) { parse_site_yaml(c, f); }},
       {"sweep_spec",
-       [](const std::string& c, const std::string& f) { cli::design_points(cli::parse_sweep_spec(c, f)); }},
+       [](const std::string& c, const std::string& f) {
+         experiments::design_points(experiments::parse_sweep_spec(c, f));
+       }},
       {"surrogate_dataset",
        [](const std::string& c, const std::string& f) {
          const auto d = surrogate::decode_dataset(c, f);
@@ -136,16 +138,16 @@ TEST_CASE("fuzz regression: a sweep spec with a non-scalar key names its line in
   // Found by fuzz_sweep_spec: '? - {...}' makes a map key that is a sequence; yaml-cpp's as<string>
   // threw YAML::TypedBadConversion through parse_sweep_spec.
   try {
-    cli::parse_sweep_spec("parameters:\n  PriorityWeightAge: [0, 1]\nobjectives:\n? - {metric: wait_mean}\n",
-                          "spec.yaml");
+    experiments::parse_sweep_spec(
+        "parameters:\n  PriorityWeightAge: [0, 1]\nobjectives:\n? - {metric: wait_mean}\n", "spec.yaml");
     FAIL("no error");
   } catch (const InputError& e) {
     CHECK(e.line() == 4);
     CHECK(e.field() == "sweep spec");
   }
   try {
-    cli::parse_sweep_spec("parameters:\n  ? [a, b]\n  : [1]\nobjectives:\n  - {metric: wait_mean}\n",
-                          "spec.yaml");
+    experiments::parse_sweep_spec("parameters:\n  ? [a, b]\n  : [1]\nobjectives:\n  - {metric: wait_mean}\n",
+                                  "spec.yaml");
     FAIL("no error");
   } catch (const InputError& e) {
     CHECK(e.line() == 2);
@@ -173,8 +175,8 @@ TEST_CASE("fuzz regression: a site YAML or check suite with a non-scalar key nam
   }
   // The check suite's own key reads (settings, metrics, baseline scenarios) go through the same check.
   try {
-    cli::parse_check_suite("scenarios:\n  - name: a\n    metrics:\n      ? [wait_mean]\n      : {}\n",
-                           "checks.yaml");
+    experiments::parse_check_suite("scenarios:\n  - name: a\n    metrics:\n      ? [wait_mean]\n      : {}\n",
+                                   "checks.yaml");
     FAIL("no error");
   } catch (const InputError& e) {
     CHECK(e.line() == 4);
@@ -220,7 +222,7 @@ TEST_CASE("fuzz finding: a sweep grid's total size is capped like random/lhs poi
       "  PriorityWeightJobSize: {range: [0, 1000], count: 1000}\n"
       "objectives:\n  - {metric: wait_mean}\n";
   try {
-    cli::parse_sweep_spec(spec, "grid.yaml");
+    experiments::parse_sweep_spec(spec, "grid.yaml");
     FAIL("no error");
   } catch (const InputError& e) {
     CHECK(e.line() == 4);
@@ -228,7 +230,7 @@ TEST_CASE("fuzz finding: a sweep grid's total size is capped like random/lhs poi
     CHECK(std::string(e.what()).ends_with("the grid has more than 10000000 points (product of the levels)"));
   }
   // 1000 x 1000 = 10^6 points is within the cap.
-  CHECK_NOTHROW(cli::parse_sweep_spec(
+  CHECK_NOTHROW(experiments::parse_sweep_spec(
       "parameters:\n  PriorityWeightAge: {range: [0, 1000], count: 1000}\n"
       "  PriorityWeightFairshare: {range: [0, 1000], count: 1000}\nobjectives:\n  - {metric: wait_mean}\n",
       "grid.yaml"));

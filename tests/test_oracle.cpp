@@ -27,18 +27,18 @@ using testing::make_trace;
 using testing::small_site;
 
 TEST_CASE("Kendall tau-b on hand-computed orders") {
-  CHECK(cli::kendall_tau_b({1, 2, 3, 4}, {10, 20, 30, 40}) == doctest::Approx(1.0));
-  CHECK(cli::kendall_tau_b({1, 2, 3, 4}, {4, 3, 2, 1}) == doctest::Approx(-1.0));
+  CHECK(experiments::kendall_tau_b({1, 2, 3, 4}, {10, 20, 30, 40}) == doctest::Approx(1.0));
+  CHECK(experiments::kendall_tau_b({1, 2, 3, 4}, {4, 3, 2, 1}) == doctest::Approx(-1.0));
   // One swapped neighbour pair among 4: 5 concordant, 1 discordant of 6 -> 4/6.
-  CHECK(cli::kendall_tau_b({1, 2, 3, 4}, {1, 3, 2, 4}) == doctest::Approx(4.0 / 6.0));
+  CHECK(experiments::kendall_tau_b({1, 2, 3, 4}, {1, 3, 2, 4}) == doctest::Approx(4.0 / 6.0));
   // A tie in a: pairs (1,2) tied in a only, (1,3) and (2,3) concordant: 2 / sqrt(3 * 2).
-  CHECK(cli::kendall_tau_b({1, 1, 2}, {1, 2, 3}) == doctest::Approx(2.0 / std::sqrt(6.0)));
-  CHECK(cli::kendall_tau_b({5}, {7}) == doctest::Approx(1.0));
+  CHECK(experiments::kendall_tau_b({1, 1, 2}, {1, 2, 3}) == doctest::Approx(2.0 / std::sqrt(6.0)));
+  CHECK(experiments::kendall_tau_b({5}, {7}) == doctest::Approx(1.0));
 }
 
 TEST_CASE("compare_schedules: start and end differences, order, pass and end states") {
-  using cli::RunOutcome;
-  cli::Schedule a, b;
+  using experiments::RunOutcome;
+  experiments::Schedule a, b;
   a["j001"] = {{0, 0, 70, "COMPLETED", SchedulerPass::kBackfill, ""}};
   a["j002"] = {{3, 71, 106, "COMPLETED", SchedulerPass::kMain, ""}};
   a["j003"] = {{5, 80, 100, "PREEMPTED", SchedulerPass::kMain, ""},
@@ -46,7 +46,7 @@ TEST_CASE("compare_schedules: start and end differences, order, pass and end sta
   b["j001"] = {{0, 0, 70, "COMPLETED", SchedulerPass::kMain, ""}};
   b["j002"] = {{3, 70, 105, "COMPLETED", SchedulerPass::kMain, ""}};
   b["j003"] = {{5, 90, 150, "COMPLETED", SchedulerPass::kMain, ""}};
-  const auto d = cli::compare_schedules(a, b);
+  const auto d = experiments::compare_schedules(a, b);
   CHECK(d.jobs == 3);
   CHECK(d.mean_abs_start == doctest::Approx((0 + 1 + 10) / 3.0));
   CHECK(d.max_abs_start == 10);
@@ -63,7 +63,7 @@ TEST_CASE("compare_schedules: start and end differences, order, pass and end sta
 TEST_CASE("near_tie: sshare samples whose Fair Tree order hinges on a LevelFS near-tie") {
   // root / a1 {u1, u2}: LevelFS 4.34 and 4.31 (0.7% apart, a near-tie) vs 4.34 and 2.0 (clear).
   const auto sample = [](double u1, double u2) {
-    std::vector<cli::RealSshareRow> rows(4);
+    std::vector<experiments::RealSshareRow> rows(4);
     rows[0].account = "root";
     rows[1].account = "a1";
     rows[1].depth = 1;
@@ -76,10 +76,10 @@ TEST_CASE("near_tie: sshare samples whose Fair Tree order hinges on a LevelFS ne
     }
     return rows;
   };
-  CHECK(cli::near_tie(sample(4.34, 4.31)));
-  CHECK_FALSE(cli::near_tie(sample(4.34, 2.0)));
-  CHECK_FALSE(cli::near_tie(sample(4.34, 4.34)));  // an exact tie is a tie on both sides
-  CHECK_FALSE(cli::near_tie(sample(std::numeric_limits<double>::infinity(), 4.31)));
+  CHECK(experiments::near_tie(sample(4.34, 4.31)));
+  CHECK_FALSE(experiments::near_tie(sample(4.34, 2.0)));
+  CHECK_FALSE(experiments::near_tie(sample(4.34, 4.34)));  // an exact tie is a tie on both sides
+  CHECK_FALSE(experiments::near_tie(sample(std::numeric_limits<double>::infinity(), 4.31)));
 }
 
 TEST_CASE("sshare rows whose FairShare differs between the real runs are counted, not judged") {
@@ -87,7 +87,7 @@ TEST_CASE("sshare rows whose FairShare differs between the real runs are counted
   // the other way round (0.4 / 0.6), their schedules having parted on a sub-second race. No replay
   // can match both; a row on which the runs agree is still judged.
   const auto row = [](const char* user, double fairshare) {
-    cli::RealSshareRow r;
+    experiments::RealSshareRow r;
     r.account = "a1";
     r.user = user;
     r.depth = 2;
@@ -96,29 +96,29 @@ TEST_CASE("sshare rows whose FairShare differs between the real runs are counted
     return r;
   };
   const auto run = [&](Seconds trace_start, double offset, double u2, double u3) {
-    cli::RecordedRun r;
+    experiments::RecordedRun r;
     r.trace_start = trace_start;
     r.sshare.push_back(
         {static_cast<double>(trace_start) + offset, {row("u2", u2), row("u3", u3), row("u4", 0.8)}});
     return r;
   };
   // Run 2's sample is 0.6 s later in offset (within the 1 s window); run 3's is 2 s away.
-  const std::vector<cli::RecordedRun> runs = {run(1000, 298.5, 0.6, 0.4), run(5000, 299.1, 0.4, 0.6),
-                                              run(9000, 300.5, 0.4, 0.6)};
-  const auto differ = cli::real_runs_differ(runs, 0);
-  CHECK(differ == cli::RealRunsDiffer{{0, "a1", "u2"}, {0, "a1", "u3"}});
+  const std::vector<experiments::RecordedRun> runs = {run(1000, 298.5, 0.6, 0.4), run(5000, 299.1, 0.4, 0.6),
+                                                      run(9000, 300.5, 0.4, 0.6)};
+  const auto differ = experiments::real_runs_differ(runs, 0);
+  CHECK(differ == experiments::RealRunsDiffer{{0, "a1", "u2"}, {0, "a1", "u3"}});
   // Run 3 differs from run 1 too, but its sample is too far away to say so, and agrees with run 2.
-  CHECK(cli::real_runs_differ(runs, 2).empty());
+  CHECK(experiments::real_runs_differ(runs, 2).empty());
   // The simulator's sample of run 1 at the same instant: u2 and u3 not judged, u4 judged (and off).
-  cli::SimulatedRun sim;
+  experiments::SimulatedRun sim;
   sim.samples.push_back({1298, {}, {}});
   for (const auto& [user, fs] : {std::pair{"u2", 0.4}, std::pair{"u3", 0.6}, std::pair{"u4", 0.6}})
     sim.samples.back().shares.push_back({"a1", user, 0.5, 0, 0, 0, fs});
-  const auto judged = cli::compare_factors(runs[0], sim, 1e-3, 1.5, differ);
+  const auto judged = experiments::compare_factors(runs[0], sim, 1e-3, 1.5, differ);
   CHECK(judged.share_rows_runs_differ == 2);
   CHECK(judged.share_rows == 1);
   CHECK(judged.share_rows_bad == 1);
-  const auto all = cli::compare_factors(runs[0], sim);
+  const auto all = experiments::compare_factors(runs[0], sim);
   CHECK(all.share_rows == 3);
   CHECK(all.share_rows_bad == 3);
 }
@@ -168,15 +168,15 @@ TEST_CASE("sacctmgr add cluster creates root's own user association (Fair Tree r
 TEST_CASE("a job whose work ends past its limit but before the limit check ends then, as TIMEOUT") {
   // Real Slurm 22.05 (scenario 10): limit 60 s, work 65 s -> ends at 65 s as TIMEOUT; the check at 90
   // s would have killed it later. Started at t=3: limit reached at 63, work done at 68, check at 90.
-  cli::ReplayOptions o;
+  experiments::ReplayOptions o;
   o.check_invariants = true;
-  const auto r = cli::run_replay(small_site(1, 4), make_trace({{0, 1, 1, 65, 60}}), o);
+  const auto r = experiments::run_replay(small_site(1, 4), make_trace({{0, 1, 1, 65, 60}}), o);
   const auto& j = r.state->jobs[0];
   CHECK(j.start - kT0 == 3);
   CHECK(j.end - kT0 == 68);
   CHECK(j.end_state == JobState::kTimeout);
   // Within the limit: COMPLETED as before.
-  const auto ok = cli::run_replay(small_site(1, 4), make_trace({{0, 1, 1, 60, 60}}), o);
+  const auto ok = experiments::run_replay(small_site(1, 4), make_trace({{0, 1, 1, 60, 60}}), o);
   CHECK(ok.state->jobs[0].end_state == JobState::kCompleted);
 }
 
@@ -184,19 +184,19 @@ TEST_CASE("timer phases and the requeue delay align a replay with a recorded slu
   // A job over its 60 s limit: started at t=3, limit reached at t=63. Limit checks every 30 s from
   // controller start + timeout_phase: phase 0 -> t=90; phase 7 -> 67 (7, 37, 67).
   const auto trace = make_trace({{0, 1, 1, 100, 60}});
-  cli::ReplayOptions o;
+  experiments::ReplayOptions o;
   o.check_invariants = true;
-  CHECK(cli::run_replay(small_site(1, 4), trace, o).state->jobs[0].end - kT0 == 90);
+  CHECK(experiments::run_replay(small_site(1, 4), trace, o).state->jobs[0].end - kT0 == 90);
   o.timeout_phase = 7;
-  CHECK(cli::run_replay(small_site(1, 4), trace, o).state->jobs[0].end - kT0 == 67);
+  CHECK(experiments::run_replay(small_site(1, 4), trace, o).state->jobs[0].end - kT0 == 67);
   // sched_phase/backfill_phase: the first full pass at t=1 instead of sched_interval (60) and the
   // first backfill cycle at t=2 instead of bf_interval (30). Submitted at 0, batch_sched_delay 3 would
   // start it at 3; with sched/builtin and the first full pass at 1 it starts at 1.
   auto site = small_site(1, 4);
   site.scheduler.scheduler_type = "sched/builtin";
-  cli::ReplayOptions p;
+  experiments::ReplayOptions p;
   p.sched_phase = 1;
-  CHECK(cli::run_replay(site, trace, p).state->jobs[0].start - kT0 == 1);
+  CHECK(experiments::run_replay(site, trace, p).state->jobs[0].start - kT0 == 1);
 }
 
 TEST_CASE("a requeued job keeps the priority of its last recalculation until the next decay run") {
@@ -223,13 +223,13 @@ TEST_CASE("a requeued job keeps the priority of its last recalculation until the
   // J3 high at 125 (runtime 100) requeues it again: eligible at 156, pending until J3 ends at 225.
   auto trace = make_trace({{0, 1, 4, 1000}, {10, 1, 4, 100}, {125, 1, 4, 100}});
   for (auto& j : trace.jobs) j.partition = trace.partitions.intern(j.job_id == 1 ? "low" : "high");
-  cli::ReplayOptions o;
+  experiments::ReplayOptions o;
   o.check_invariants = true;
   o.requeue_delay = 30;
   // Samples between recalculations (like sprio, of eligible pending jobs): 70 (after the run at 60),
   // 170 (eligible again, no decay run since the requeue) and 185 (after the run at 180).
   o.sample_at = {kT0 + 70, kT0 + 170, kT0 + 185};
-  const auto r = cli::run_replay(site, trace, o);
+  const auto r = experiments::run_replay(site, trace, o);
   const auto& j1 = r.state->jobs[0];
   REQUIRE(j1.past_runs.size() == 2);
   CHECK(j1.past_runs[0].end - kT0 == 10);
@@ -253,7 +253,7 @@ TEST_CASE("a requeued job keeps the priority of its last recalculation until the
   CHECK(age_of_j1(2)->second == 24);
   // The other model (computed anew at the requeue): no age until the decay run at 180.
   o.requeue_keeps_priority = false;
-  const auto f = cli::run_replay(site, trace, o);
+  const auto f = experiments::run_replay(site, trace, o);
   for (const auto& row : f.samples[1].jobs)
     if (row.job_id == 1) CHECK(row.age == 0.0);
 }
@@ -272,11 +272,11 @@ TEST_CASE("a time-limit check after the decay run of the same second: the last s
   const double df = 1.0 - 0.693 / 600.0;
   const double u1 = 57 * std::pow(df, 57) * 4, slice = 60 * std::pow(df, 60) * 4;
   const auto usage_after = [&](bool after_decay) {
-    cli::ReplayOptions o;
+    experiments::ReplayOptions o;
     o.check_invariants = true;
     o.limit_check_after_decay = after_decay;
     o.sample_at = {kT0 + 121};
-    const auto r = cli::run_replay(site, trace, o);
+    const auto r = experiments::run_replay(site, trace, o);
     const auto& j = r.state->jobs[0];
     CHECK(j.end - kT0 == 120);
     CHECK(j.end_state == JobState::kTimeout);
@@ -309,10 +309,10 @@ TEST_CASE("a short job started by backfill frees its nodes for the backfill pass
   sp.bf_interval = sp.sched_interval = sp.bf_resolution = 1;
   sp.batch_sched_delay = 1;
   const auto start_of_job4 = [&](Seconds work3, Seconds lag_below) {
-    cli::ReplayOptions o;
+    experiments::ReplayOptions o;
     o.check_invariants = true;
     o.backfill_end_lag_below = lag_below;
-    const auto r = cli::run_replay(
+    const auto r = experiments::run_replay(
         site, make_trace({{0, 1, 4, 150, 200}, {1, 2, 8, 10, 100}, {2, 1, 4, work3, 100}, {3, 1, 4, 10, 60}}),
         o);
     const auto& j = r.state->jobs;
@@ -335,10 +335,10 @@ namespace {
 /// Job 2's start (s after kT0) and the pass that started it, replayed with its submission in `order`.
 std::pair<Seconds, SchedulerPass> job2_start(const Site& site, const Trace& trace,
                                              std::optional<sim::SubmitOrder> order) {
-  cli::ReplayOptions o;
+  experiments::ReplayOptions o;
   o.check_invariants = true;
   if (order) o.submit_order[2] = *order;
-  const auto r = cli::run_replay(site, trace, o);
+  const auto r = experiments::run_replay(site, trace, o);
   const auto& j = r.state->jobs[1];
   return {j.start - kT0, j.started_by};
 }
@@ -376,7 +376,7 @@ TEST_CASE("a job submitted before a job end in its second is seen by the pass th
   // until 13, when job 2 (the whole node) is submitted; sched_interval 60 s, bf_interval 30 s.
   auto site = small_site(1, 4);
   const auto trace = make_trace({{0, 1, 4, 10, 200}, {13, 1, 4, 100, 200}});
-  REQUIRE(cli::run_replay(site, trace, {}).state->jobs[0].end - kT0 == 13);
+  REQUIRE(experiments::run_replay(site, trace, {}).state->jobs[0].end - kT0 == 13);
   const auto job2 = [&](std::optional<sim::SubmitOrder> order) { return job2_start(site, trace, order); };
   // After the end pass (the default): the pass its submission asks for, batch_sched_delay after the
   // end pass at 13.
@@ -388,7 +388,7 @@ TEST_CASE("a job submitted before a job end in its second is seen by the pass th
 TEST_CASE("fit_loop: a once-a-second slurmctld loop's phase from the log lines it wrote") {
   // Runs at 100.45 + 1.004 k (k = 0, 30, 31, 80, 100); run 31 started two jobs (two lines 1 ms
   // apart); 150.1 is a pass a job end triggered (runs 49 and 50 are at 149.646 and 150.65).
-  const auto loop = cli::fit_loop({131.574, 100.45, 130.57, 131.575, 150.1, 180.77, 200.85});
+  const auto loop = experiments::fit_loop({131.574, 100.45, 130.57, 131.575, 150.1, 180.77, 200.85});
   REQUIRE(loop);
   CHECK(loop->period == doctest::Approx(1.004).epsilon(1e-9));
   CHECK(loop->anchor == doctest::Approx(100.45).epsilon(1e-9));
@@ -400,8 +400,8 @@ TEST_CASE("fit_loop: a once-a-second slurmctld loop's phase from the log lines i
   CHECK_FALSE(loop->in_second(238));
   CHECK(*loop->in_second(239) == doctest::Approx(239.002).epsilon(1e-9));
   // Two lines cannot show a loop; nor can three that no period in [1, 1.02] s puts on one.
-  CHECK_FALSE(cli::fit_loop({100.0, 110.5}));
-  CHECK_FALSE(cli::fit_loop({100.0, 110.5, 120.25}));
+  CHECK_FALSE(experiments::fit_loop({100.0, 110.5}));
+  CHECK_FALSE(experiments::fit_loop({100.0, 110.5, 120.25}));
 }
 
 namespace {
@@ -419,7 +419,7 @@ std::string jobs_csv_error(const std::string& csv) {
   static const auto dir = testing::scratch_dir("oracle_jobs_csv");
   const auto path = write_text(dir, "jobs.csv", csv);
   try {
-    cli::read_scenario_jobs(path);
+    experiments::read_scenario_jobs(path);
   } catch (const InputError& e) {
     return e.what();
   }
@@ -439,7 +439,7 @@ TEST_CASE("scenario jobs.csv: columns by name, empty cells for options not given
                  "40,3,u1,a1,batch,normal,12,2,,,,500,,,\n"
                  "30,5,u2,a1,batch,normal,,2,2,4,1000,,gpu:1,bigmem&fast,afterok:j001\n"
                  "20,7,u2,a1,batch,normal,2,1,,,,,gpu:tesla:2,,\n");
-  const auto jobs = cli::read_scenario_jobs(path);
+  const auto jobs = experiments::read_scenario_jobs(path);
   REQUIRE(jobs.size() == 3);
   CHECK(jobs[0].name == "j001");  // the comment line is not a job
   CHECK(jobs[0].offset == 3);
@@ -464,7 +464,7 @@ TEST_CASE("scenario jobs.csv: columns by name, empty cells for options not given
   CHECK(jobs[2].gres[0] == GresRequest{"gpu", "tesla", 2, true});
 
   Trace trace;
-  const auto r0 = cli::scenario_job_request(jobs[0], trace);
+  const auto r0 = experiments::scenario_job_request(jobs[0], trace);
   CHECK(r0.nodes == 0);  // no -N: the scheduler decides
   CHECK(r0.tasks == 12);
   CHECK(r0.req_cpus == 12);
@@ -472,7 +472,7 @@ TEST_CASE("scenario jobs.csv: columns by name, empty cells for options not given
   CHECK(r0.mem_mb == 500);
   CHECK(r0.mem_per_cpu);
   CHECK(r0.constraints == kNoName);
-  const auto r1 = cli::scenario_job_request(jobs[1], trace);
+  const auto r1 = experiments::scenario_job_request(jobs[1], trace);
   CHECK(r1.nodes == 2);
   CHECK(r1.tasks == 8);
   CHECK(r1.tasks_per_node == 4);
@@ -480,13 +480,13 @@ TEST_CASE("scenario jobs.csv: columns by name, empty cells for options not given
   CHECK(r1.gres == jobs[1].gres);
   CHECK(trace.strings.name(r1.constraints) == "bigmem&fast");
   CHECK(trace.user_name(r1) == "u2");
-  CHECK(cli::scenario_job_request(jobs[2], trace).mem_mb == -1);
+  CHECK(experiments::scenario_job_request(jobs[2], trace).mem_mb == -1);
 
   // The old fixed format (every recorded scenario's jobs.csv) reads as before.
-  const auto old =
-      cli::read_scenario_jobs(write_text(dir, "old.csv",
-                                         "offset,user,account,partition,qos,nodes,cpus,mem_mb,limit_min,"
-                                         "runtime_s\n0,u1,a1,low,normal,4,32,1000,2,70\n"));
+  const auto old = experiments::read_scenario_jobs(
+      write_text(dir, "old.csv",
+                 "offset,user,account,partition,qos,nodes,cpus,mem_mb,limit_min,"
+                 "runtime_s\n0,u1,a1,low,normal,4,32,1000,2,70\n"));
   REQUIRE(old.size() == 1);
   CHECK(old[0].nodes == 4);
   CHECK(old[0].cpus == 32);
@@ -546,7 +546,7 @@ TEST_CASE("a recorded run: jobs sbatch refused and jobs that could never start")
              "3|j003|1970-01-01T00:16:42|None|1970-01-01T00:18:00|CANCELLED by 0|\n");
   write_text(dir, "submits.txt", "j001 1 1000.2 0\nj002 REFUSED 1001.3 1\nj003 3 1002.2 2\n");
   write_text(dir, "never-started.txt", "j003 3 PartitionNodeLimit\n");
-  const auto run = cli::read_recorded_run(dir);
+  const auto run = experiments::read_recorded_run(dir);
   CHECK(run.refused == std::set<std::string>{"j002"});
   REQUIRE(run.schedule.at("j002").size() == 1);
   const auto& refused = run.schedule.at("j002").front();
@@ -568,7 +568,7 @@ TEST_CASE("a recorded run: jobs sbatch refused and jobs that could never start")
       "[1970-01-01T00:16:41.067] _slurm_rpc_submit_batch_job: Job violates accounting/QOS policy\n"
       "[1970-01-01T00:16:42.072] sched/backfill: _start_job: Started JobId=3 in batch on n4\n";
   write_text(dir, "slurmctld-events.log", log);
-  const auto logged = cli::read_recorded_run(dir);
+  const auto logged = experiments::read_recorded_run(dir);
   CHECK(logged.submit_logged == std::map<std::uint64_t, double>{{1, 1000.089}});
   CHECK(logged.main_starts == std::vector<double>{1000.358});
   CHECK(logged.backfill_starts == std::vector<double>{1002.072});
@@ -576,23 +576,23 @@ TEST_CASE("a recorded run: jobs sbatch refused and jobs that could never start")
         std::map<std::uint64_t, std::vector<double>>{{1, {1000.358}}, {3, {1002.072}}});
   // Without slurmctld's end lines, j001's end is estimated: its start line, its 40 s sleep and
   // kJobEndLag; j003, cancelled, has none.
-  CHECK(cli::end_instants(logged) == std::vector<double>{1000.358 + 40 + cli::kJobEndLag});
+  CHECK(experiments::end_instants(logged) == std::vector<double>{1000.358 + 40 + experiments::kJobEndLag});
   // With them, the "done" line is the end (the lines before it for the same job are not).
   write_text(dir, "slurmctld-events.log",
              log +
                  "[1970-01-01T00:17:20.201] _job_complete: JobId=1 WTERMSIG 15\n"
                  "[1970-01-01T00:17:20.311] _job_complete: JobId=1 done\n");
-  const auto ended = cli::read_recorded_run(dir);
+  const auto ended = experiments::read_recorded_run(dir);
   CHECK(ended.ended_logged == std::map<std::uint64_t, std::vector<double>>{{1, {1040.311}}});
-  CHECK(cli::end_instants(ended) == std::vector<double>{1040.311});
+  CHECK(experiments::end_instants(ended) == std::vector<double>{1040.311});
   write_text(dir, "slurmctld-events.log", "[1970-01-01T00:16:40.089] _slurm_rpc_submit_batch_job: JobId=x\n");
-  CHECK_THROWS_WITH_AS(cli::read_recorded_run(dir),
+  CHECK_THROWS_WITH_AS(experiments::read_recorded_run(dir),
                        doctest::Contains("slurmctld-events.log:1: JobId: expected a job id"), InputError);
   std::filesystem::remove(dir / "slurmctld-events.log");
   // A never-started job that did run is a broken recording.
   write_text(dir, "never-started.txt", "j001 1 Resources\n");
-  CHECK_THROWS_WITH_AS(cli::read_recorded_run(dir), doctest::Contains("never-started.txt:1: NAME: j001 ran"),
-                       InputError);
+  CHECK_THROWS_WITH_AS(experiments::read_recorded_run(dir),
+                       doctest::Contains("never-started.txt:1: NAME: j001 ran"), InputError);
 }
 
 namespace {
@@ -632,14 +632,14 @@ TEST_CASE("every recorded real-Slurm scenario: the simulator within the real run
     if (std::filesystem::exists(e.path() / "run1" / "meta.txt")) dirs.push_back(e.path());
   std::sort(dirs.begin(), dirs.end());
   REQUIRE(dirs.size() >= 8);
-  const cli::Acceptance acceptance;
+  const experiments::Acceptance acceptance;
   for (const auto& dir : dirs) {
     const auto name = dir.filename().string();
     CAPTURE(name);
-    const auto r = cli::evaluate_scenario(dir, acceptance);
+    const auto r = experiments::evaluate_scenario(dir, acceptance);
     CHECK(r.runs >= 2);
     // Deterministic: the same recordings give the same figures.
-    const auto again = cli::evaluate_scenario(dir, acceptance);
+    const auto again = experiments::evaluate_scenario(dir, acceptance);
     CHECK(again.sim_mean_abs_start == r.sim_mean_abs_start);
     CHECK(again.sim_tau == r.sim_tau);
     KnownMiss miss{"", false, false, false, ""};
@@ -658,13 +658,13 @@ TEST_CASE("a recorded run's node lists: sacct's NodeList and the simulator's nod
     MESSAGE("SKIPPED: no recording in " << dir.string());
     return;
   }
-  const auto run = cli::read_recorded_run(dir);
+  const auto run = experiments::read_recorded_run(dir);
   // Real Slurm 22.05 (sacct NodeList of run 1): j024 (6 CPUs, no -N) split over n1 and n4; j021 (-N2)
   // on n[1-2]; j007 refused by sbatch, never placed.
   CHECK(run.schedule.at("j024").front().nodes == "n[1,4]");
   CHECK(run.schedule.at("j021").front().nodes == "n[1-2]");
   CHECK(run.schedule.at("j007").front().nodes.empty());
-  const auto sim = cli::simulate_recorded_run(run);
+  const auto sim = experiments::simulate_recorded_run(run);
   CHECK(sim.schedule.at("j021").front().nodes == "n[1-2]");  // the twin placed it as real Slurm did
   CHECK(sim.schedule.at("j007").front().nodes.empty());
   // A run interrupted by preemption keeps its node (j003, scavenger, cancelled for j006 on n4).

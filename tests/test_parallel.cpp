@@ -10,7 +10,7 @@
 
 #include "experiments/replay/parallel.hpp"
 
-using namespace slurmtwin::cli;
+using namespace slurmtwin::experiments;
 
 TEST_CASE("parallel_for runs each index once on any thread count, and counts the bodies that returned") {
   for (unsigned threads : {1u, 2u, 7u, 64u}) {

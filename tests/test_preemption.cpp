@@ -75,7 +75,7 @@ Trace two_jobs(const std::string& p1, const std::string& q1, const std::string& 
   return t;
 }
 
-cli::ReplayResult replay(const Site& site, const Trace& trace) {
+experiments::ReplayResult replay(const Site& site, const Trace& trace) {
   return testing::checked_replay(site, trace);
 }
 
@@ -103,18 +103,18 @@ TEST_CASE("partition_prio REQUEUE: a higher-tier job requeues a lower-tier one")
   CHECK(r.metrics.preemptions_by_partition.at("low") == 1);
   CHECK(r.metrics.preempted_core_hours == doctest::Approx(97.0 * 4 / 3600));
   // sacct -D style output: the PREEMPTED run, then the final one.
-  const auto sacct = cli::jobs_sacct(r, two_jobs("low", "normal", "high", "normal"));
+  const auto sacct = experiments::jobs_sacct(r, two_jobs("low", "normal", "high", "normal"));
   CHECK(sacct.find("|PREEMPTED|") != std::string::npos);
 
   // One wait per job everywhere, as the metrics count it: J1 from its requeue (Submit 100) to its last
   // start (221), 121 s — not from its first start (3 s, before the reset Submit); J2 0 s.
   CHECK(r.metrics.overall.mean == doctest::Approx((121.0 + 0.0) / 2));
-  CHECK(cli::simulated_waits(site, two_jobs("low", "normal", "high", "normal")) ==
+  CHECK(experiments::simulated_waits(site, two_jobs("low", "normal", "high", "normal")) ==
         std::vector<float>{121, 0});
   // The surrogate engine's schedule built from those waits gives the replay's waits back.
   sim::SimState work = *r.state;
   const auto same =
-      cli::predicted_schedule_metrics(r, two_jobs("low", "normal", "high", "normal"), {121, 0}, work);
+      experiments::predicted_schedule_metrics(r, two_jobs("low", "normal", "high", "normal"), {121, 0}, work);
   CHECK(same.overall.mean == r.metrics.overall.mean);
   CHECK(same.overall.max == r.metrics.overall.max);
 }
@@ -219,10 +219,10 @@ TEST_CASE("a suspended job keeps accruing fair-share usage, as slurmctld's decay
   site.scheduler.decay_half_life = 0;
   auto trace = two_jobs("low", "normal", "high", "normal");
   trace.jobs[1].runtime = 300;
-  cli::ReplayOptions o;
+  experiments::ReplayOptions o;
   o.check_invariants = true;
   o.snapshot_at = kT0 + 600;
-  const auto r = cli::run_replay(site, trace, o);
+  const auto r = experiments::run_replay(site, trace, o);
   CHECK(r.state->jobs[1].start - kT0 == 100);
   CHECK(r.state->jobs[0].end - kT0 == 1303);  // 903 s left at t=400
   const auto at = r.snapshot.find("\nacct alice ");

@@ -6,7 +6,7 @@
 
 #include "experiments/replay/progress.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 TEST_CASE("format_eta: seconds, minutes, hours, days") {
   CHECK(format_eta(0) == "0s");
@@ -94,4 +94,4 @@ TEST_CASE("progress without a total counts and gives a rate, no ETA, kOff prints
   CHECK(none.str().empty());
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -86,9 +86,10 @@ TEST_CASE("a full pass settles the records behind a blocked partition: Priority,
   // so J3 never waited for Resources and J2 never for Priority.
   auto site = small_site(1, 4);
   site.scheduler.scheduler_type = "sched/builtin";
-  cli::ReplayOptions o;
+  experiments::ReplayOptions o;
   o.check_invariants = true;
-  const auto r = cli::run_replay(site, make_trace({{0, 1, 4, 1000}, {0, 1, 3, 50}, {10, 1, 1, 10}}), o);
+  const auto r =
+      experiments::run_replay(site, make_trace({{0, 1, 4, 1000}, {0, 1, 3, 50}, {10, 1, 1, 10}}), o);
   const auto seen = [&](std::size_t i, sim::PendingReason why) {
     return (r.state->jobs[i].reasons_seen & (1u << static_cast<unsigned>(why))) != 0;
   };

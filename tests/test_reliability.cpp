@@ -124,8 +124,8 @@ TEST_CASE("determinism: the same sweep twice with -j1 and with -j2 stores byte-i
   // Pareto flags).
   CHECK(std::count(shown["1"].begin(), shown["1"].end(), '\n') == 18);
   CHECK(shown["1"] == shown["2"]);
-  auto r1 = cli::SweepStore((dir / "j1.db").string()).rows();
-  auto r2 = cli::SweepStore((dir / "j2.db").string()).rows();
+  auto r1 = experiments::SweepStore((dir / "j1.db").string()).rows();
+  auto r2 = experiments::SweepStore((dir / "j2.db").string()).rows();
   REQUIRE(r1.size() == r2.size());
   for (std::size_t i = 0; i < r1.size(); ++i) {
     CHECK(r1[i].key == r2[i].key);
@@ -150,14 +150,14 @@ TEST_CASE(
   // Reference: the same sweep, never interrupted.
   const auto ref_db = (dir / "ref.db").string();
   REQUIRE(run_binary(fmt::format("sweep run {} --db {} -j 2", spec, ref_db), dir / "ref.log") == 0);
-  const auto reference = cli::SweepStore(ref_db).rows();
+  const auto reference = experiments::SweepStore(ref_db).rows();
   REQUIRE(reference.size() == 25);  // 24 and the site's current settings
 
   const auto db = (dir / "s.db").string();
   const auto stored_rows = [&db]() -> std::size_t {
     if (!fs::exists(db)) return 0;
     try {
-      return cli::SweepStore(db).keys().size();
+      return experiments::SweepStore(db).keys().size();
     } catch (const std::exception&) {
       return 0;  // the tables are being created
     }
@@ -188,7 +188,7 @@ TEST_CASE(
   }
   CHECK(stored < reference.size());  // killed before the end
   REQUIRE(run_binary(fmt::format("sweep run {} --db {} -j 2", spec, db), dir / "resume.log") == 0);
-  const auto rows = cli::SweepStore(db).rows();
+  const auto rows = experiments::SweepStore(db).rows();
   REQUIRE(rows.size() == reference.size());
   std::set<std::string> keys;
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -323,9 +323,9 @@ TEST_CASE("a sweep store on a full disk says so, and keeps what it had") {
   // "cannot rollback - no transaction is active", which replaced the reason.
   const auto dir = testing::scratch_dir("full_disk_store");
   const auto db = (dir / "s.db").string();
-  const std::vector<cli::SweepObjective> objectives = {{"wait_mean", cli::Goal::kMin}};
+  const std::vector<experiments::SweepObjective> objectives = {{"wait_mean", experiments::Goal::kMin}};
   const auto row = [](std::string key, std::size_t blob_bytes) {
-    cli::SweepRow r;
+    experiments::SweepRow r;
     r.key = std::move(key);
     r.params_json = "{}";
     r.metrics_json = "{}";
@@ -335,12 +335,12 @@ TEST_CASE("a sweep store on a full disk says so, and keeps what it had") {
     return r;
   };
   {
-    cli::SweepStore store(db);
+    experiments::SweepStore store(db);
     store.add_objectives(objectives);
     REQUIRE(store.insert(row("0000000000000001", 100), objectives));
   }
   const auto said = with_file_size_limit(256 << 10, [&] {
-    cli::SweepStore store(db);
+    experiments::SweepStore store(db);
     store.insert(row("0000000000000002", 4 << 20), objectives);
     return std::string("stored");
   });
@@ -348,7 +348,7 @@ TEST_CASE("a sweep store on a full disk says so, and keeps what it had") {
   CHECK(said.find("cannot rollback") == std::string::npos);
   CHECK((said.find("database or disk is full") != std::string::npos ||
          said.find("disk I/O error") != std::string::npos));
-  const auto rows = cli::SweepStore(db, cli::StoreAccess::kRead).rows();
+  const auto rows = experiments::SweepStore(db, experiments::StoreAccess::kRead).rows();
   REQUIRE(rows.size() == 1);
   CHECK(rows.front().key == "0000000000000001");
 }

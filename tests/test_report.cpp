@@ -21,7 +21,7 @@
 #include "traces/synthetic.hpp"
 
 using namespace slurmtwin;
-using namespace slurmtwin::cli;
+using namespace slurmtwin::experiments;
 
 namespace {
 

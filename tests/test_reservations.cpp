@@ -33,19 +33,19 @@ Reservation reservation(std::string name, Seconds start, Seconds end, std::vecto
   return r;
 }
 
-const sim::SimJob& job(const cli::ReplayResult& r, std::uint64_t id) {
+const sim::SimJob& job(const experiments::ReplayResult& r, std::uint64_t id) {
   for (const auto& j : r.state->jobs)
     if (j.id == id) return j;
   FAIL("no job ", id);
   throw std::logic_error("unreachable");
 }
 
-Seconds start_of(const cli::ReplayResult& r, std::uint64_t id) {
+Seconds start_of(const experiments::ReplayResult& r, std::uint64_t id) {
   const auto& j = job(r, id);
   return j.start == kUnsetTime ? -1 : j.start - kT0;
 }
 
-std::string node_of(const cli::ReplayResult& r, std::uint64_t id) {
+std::string node_of(const experiments::ReplayResult& r, std::uint64_t id) {
   const auto& j = job(r, id);
   return j.alloc.empty() ? std::string() : r.site.nodes[j.alloc.front().node].name;
 }

@@ -27,7 +27,7 @@ Outcome check_case(const Site& site, const Trace& trace) {
   CHECK(schedule_violation(*r, trace) == "");
   const auto again = replay_generated(site, trace);
   REQUIRE(again);
-  CHECK(cli::jobs_csv(*again, trace) == cli::jobs_csv(*r, trace));
+  CHECK(experiments::jobs_csv(*again, trace) == experiments::jobs_csv(*r, trace));
   return {true, r->metrics.started, trace.jobs.size(), r->metrics.rejected};
 }
 

@@ -29,11 +29,11 @@ using testing::kT0;
 using testing::make_trace;
 using testing::small_site;
 
-cli::ReplayResult replay(const Site& site, const Trace& trace) {
+experiments::ReplayResult replay(const Site& site, const Trace& trace) {
   return testing::checked_replay(site, trace);
 }
 
-Seconds start_of(const cli::ReplayResult& r, std::size_t i) {
+Seconds start_of(const experiments::ReplayResult& r, std::size_t i) {
   return r.state->jobs[i].start - kT0;
 }
 
@@ -208,7 +208,7 @@ TEST_CASE("priorities are step functions: a pass uses the value stored at the la
 
 TEST_CASE("the snapshot shows sprio- and sshare-like factors at the asked instant") {
   // Same as above (J1 ends at t=103); at t=90 jobs 2 and 3 pend with the t=60 priorities.
-  cli::ReplayOptions o;
+  experiments::ReplayOptions o;
   o.snapshot_at = kT0 + 90;
   const auto r = testing::checked_replay(fairshare_site(), fairshare_trace(100), o);
   const auto& s = r.snapshot;
@@ -225,7 +225,7 @@ TEST_CASE("the ub_medium week replays to the end with invariants checked at ever
   auto week = testing::ub_medium_week();
   if (!week) return;
   auto& [site, trace] = *week;
-  cli::ReplayOptions ro;
+  experiments::ReplayOptions ro;
   ro.check_invariants = true;
   ro.add_missing_associations = false;  // every user of the trace is in sacctmgr.script
   const auto r = slurmtwin::testing::checked_replay(std::move(site), trace, ro);
@@ -389,7 +389,7 @@ std::pair<std::size_t, std::size_t> sacct_round_trip(const Site& site, const Tra
   ReadOptions opts;
   opts.strict = true;
   RejectSink sink(report, opts);
-  read_sacct_parsable(cli::jobs_sacct(first, trace), "jobs.sacct", back, sink);
+  read_sacct_parsable(experiments::jobs_sacct(first, trace), "jobs.sacct", back, sink);
   REQUIRE(report.balanced());
   const auto second = testing::checked_replay(site, back);
   std::map<std::uint64_t, const sim::SimJob*> by_id;
@@ -519,12 +519,13 @@ TEST_CASE("the twin against history: start errors and wait deviation per partiti
   }
   CHECK(f.by_week.begin()->first == format_timestamp(r.state->origin).substr(0, 10));
   // ... as metrics a check can hold
-  CHECK(cli::metric_value(r.metrics, "start_error_mean") == doctest::Approx(10.0 / 3));
-  CHECK(cli::metric_value(r.metrics, "start_error_mean@partition:p") == doctest::Approx(10.0 / 3));
-  CHECK(cli::metric_value(r.metrics, "wait_mean_deviation@qos:normal") == doctest::Approx(-4.0 / 263));
-  CHECK_FALSE(cli::metric_is_known("start_error_mean@account:acct"));
+  CHECK(experiments::metric_value(r.metrics, "start_error_mean") == doctest::Approx(10.0 / 3));
+  CHECK(experiments::metric_value(r.metrics, "start_error_mean@partition:p") == doctest::Approx(10.0 / 3));
+  CHECK(experiments::metric_value(r.metrics, "wait_mean_deviation@qos:normal") ==
+        doctest::Approx(-4.0 / 263));
+  CHECK_FALSE(experiments::metric_is_known("start_error_mean@account:acct"));
   const auto no_history = replay(small_site(2, 4), make_trace({{0, 1, 4, 100}}));
-  CHECK_THROWS_WITH_AS(cli::metric_value(no_history.metrics, "start_error_mean"),
+  CHECK_THROWS_WITH_AS(experiments::metric_value(no_history.metrics, "start_error_mean"),
                        "metric 'start_error_mean' compares with recorded starts: the trace has none (a sacct "
                        "dump has them)",
                        std::invalid_argument);

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "experiments/learn/surrogate_data.hpp"
+#include "experiments/learn/surrogate_eval.hpp"
 #include "experiments/replay/replay.hpp"
 #include "scenario_support.hpp"
 #include "surrogate/dataset.hpp"
@@ -331,10 +332,10 @@ TEST_CASE("windows are cut in submit order with their context") {
   for (int i = 0; i < 10; ++i)
     specs.push_back({static_cast<Seconds>(100 * (9 - i))});  // submitted in reverse
   const Trace t = testing::make_trace(specs);
-  cli::DatasetOptions o;
+  experiments::DatasetOptions o;
   o.window_jobs = 3;
   o.context_jobs = 2;
-  const auto w = cli::cut_windows(t, o);
+  const auto w = experiments::cut_windows(t, o);
   REQUIRE(w.size() == 2);  // targets are submit ranks 2-4 and 5-7; 8-9 do not fill a window
   CHECK(w[0].jobs == std::vector<std::uint32_t>{9, 8, 7, 6, 5});
   CHECK(w[0].target == std::vector<std::uint8_t>{0, 0, 1, 1, 1});
@@ -347,25 +348,25 @@ TEST_CASE("simulated waits come from the exact replay") {
   // job 3 (submitted at 150 s) starts when job 2 ends at 703 s: wait 553 s.
   const Site site = testing::small_site(1, 4);
   const Trace t = testing::make_trace({{0, 1, 4, 600}, {100, 1, 4, 100}, {150, 1, 4, 100}});
-  CHECK(cli::simulated_waits(site, t) == std::vector<float>{3, 503, 553});
+  CHECK(experiments::simulated_waits(site, t) == std::vector<float>{3, 503, 553});
 
   // A dataset over two windows of one target job each (one context job before) takes them from one
   // replay of the whole trace per setting; with window_replay each window is replayed alone instead:
   // window 2 (jobs 2 and 3) then starts from an empty node: job 3 waits for job 2 only (3 + 100 - 50 s).
-  cli::DatasetOptions o;
+  experiments::DatasetOptions o;
   o.window_jobs = 1;
   o.context_jobs = 1;
   o.settings = 0;
   o.threads = 2;
-  o.parameters = cli::default_surrogate_parameters();
-  const auto whole = cli::build_dataset(site, t, o);
+  o.parameters = experiments::default_surrogate_parameters();
+  const auto whole = experiments::build_dataset(site, t, o);
   REQUIRE(whole.windows.size() == 2);
   REQUIRE(whole.setting_count() == 1);
   CHECK(whole.waits[0][1] == 503.0f);
   CHECK(whole.waits[1][1] == 553.0f);
   CHECK(std::isnan(whole.waits[1][0]));  // context job
   o.window_replay = true;
-  const auto alone = cli::build_dataset(site, t, o);
+  const auto alone = experiments::build_dataset(site, t, o);
   CHECK(alone.waits[0][1] == 503.0f);
   CHECK(alone.waits[1][1] == 53.0f);
   CHECK(alone.window_replay);
@@ -375,10 +376,10 @@ TEST_CASE("reference features: the site's own replay seen from each job") {
   // The FIFO case above: jobs run 3-603, 603-703 and 703-803 on the one 4-CPU node.
   const Site site = testing::small_site(1, 4);
   const Trace t = testing::make_trace({{0, 1, 4, 600}, {100, 1, 4, 100}, {150, 1, 4, 100}});
-  cli::ReplayOptions ro;
+  experiments::ReplayOptions ro;
   ro.submit_factors = true;
-  const auto replay = cli::run_replay(site, t, ro);
-  const auto ref = cli::reference_run(replay, t);
+  const auto replay = experiments::run_replay(site, t, ro);
+  const auto ref = experiments::reference_run(replay, t);
   CHECK(ref.start == std::vector<std::int64_t>{kT0 + 3, kT0 + 603, kT0 + 703});
   CHECK(ref.end == std::vector<std::int64_t>{kT0 + 603, kT0 + 703, kT0 + 803});
   CHECK(ref.max_age == 7 * 86400);
@@ -395,7 +396,7 @@ TEST_CASE("reference features: the site's own replay seen from each job") {
   CHECK(ref.factors[2][0] == 1.0f);
   const auto schema = make_schema(t, false, false, true);
   CHECK(schema.reference);
-  const auto context = cli::surrogate_context(site, t, schema, &replay);
+  const auto context = experiments::surrogate_context(site, t, schema, &replay);
   const std::vector<std::uint32_t> jobs = {0, 1, 2};
   const std::vector<std::uint8_t> targets = {0, 1, 1};
   const auto w = window_tokens(t, context, jobs, targets, schema);
@@ -412,19 +413,19 @@ TEST_CASE("reference features: the site's own replay seen from each job") {
                   std::invalid_argument);
 
   // A dataset with reference features takes the site's own setting (setting 0) from the reference replay.
-  cli::DatasetOptions o;
+  experiments::DatasetOptions o;
   o.window_jobs = 1;
   o.context_jobs = 1;
   o.settings = 0;
   o.reference = true;
-  o.parameters = cli::default_surrogate_parameters();
-  const auto d = cli::build_dataset(site, t, o);
+  o.parameters = experiments::default_surrogate_parameters();
+  const auto d = experiments::build_dataset(site, t, o);
   REQUIRE(d.windows.size() == 2);
   CHECK(d.schema.reference);
   CHECK(d.waits[0][1] == 503.0f);
   CHECK(d.waits[1][1] == 553.0f);
   o.window_replay = true;
-  CHECK_THROWS_AS(cli::build_dataset(site, t, o), std::invalid_argument);
+  CHECK_THROWS_AS(experiments::build_dataset(site, t, o), std::invalid_argument);
   // The flag survives the file.
   CHECK(decode_dataset(encode_dataset(d), "d.stsd").schema == d.schema);
 }
@@ -638,6 +639,83 @@ TEST_CASE("a fresh model is normalised without the held-out settings' waits") {
   const auto base = predict(d);
   CHECK(same_on_targets(predict(held_out), base, d.windows[5]));
   CHECK_FALSE(same_on_targets(predict(trained), base, d.windows[5]));
+}
+
+TEST_CASE("the evaluation protocol scores the part it names, beside the ridge and the noise floor") {
+  Surrogate::set_threads(1);
+  const auto d = synthetic_dataset(6, 32, 6);
+  const Split split = small_split();
+  const Surrogate model(d, split, small_model(), 3);
+
+  // Parts: one name for windows and settings, or WINDOWS:SETTINGS.
+  CHECK(experiments::eval_part(split, "test").windows == std::vector<std::uint32_t>{5});
+  CHECK(experiments::eval_part(split, "test").settings == std::vector<std::uint32_t>{2, 4});
+  const auto test_train = experiments::eval_part(split, "test:train");
+  CHECK(test_train.windows == std::vector<std::uint32_t>{5});
+  CHECK(test_train.settings == std::vector<std::uint32_t>{0, 1, 3, 5});
+  CHECK_THROWS_AS(experiments::eval_part(split, "all"), std::invalid_argument);
+  CHECK_THROWS_AS(experiments::eval_part(split, "test:everything"), std::invalid_argument);
+  Split no_test = split;
+  no_test.test_windows.clear();
+  CHECK_THROWS_AS(experiments::eval_part(no_test, "test"), std::invalid_argument);
+
+  experiments::EvalOptions o;
+  o.against = &model;
+  o.noise_floor = &d;  // the dataset's own exact waits: a perfect predictor
+  const auto r = experiments::evaluate_surrogate(model, d, split, o);
+  std::vector<std::string> keys;
+  for (const auto& line : r.lines) keys.push_back(line.key);
+  CHECK(keys == std::vector<std::string>{"transformer", "against", "ridge", "noise_floor"});  // no ref column
+  // The transformer's figures are those computed by hand from its predictions on window 5 under 2 and 4.
+  const auto by_hand = test_part_errors(model, d);
+  const auto& t = r.lines[0].result.jobs;
+  CHECK(t.jobs == by_hand.jobs);
+  CHECK(t.jobs == 48);  // 24 targets × 2 settings
+  CHECK(t.mse_log10 == doctest::Approx(by_hand.mse_log10));
+  CHECK(t.mae_hours == doctest::Approx(by_hand.mae_hours));
+  CHECK(r.lines[1].result.jobs.mse_log10 == doctest::Approx(t.mse_log10));  // the same model again
+  // The ridge is the one fitted on the split's training part.
+  const auto ridge =
+      RidgeBaseline::fit(d, split.train_windows, split.train_settings, split.val_windows, split.val_settings);
+  CHECK(r.ridge_columns == ridge.columns());
+  CHECK(r.ridge_lambda == ridge.lambda());
+  CHECK_FALSE(r.lines[2].result.point);
+  // The noise floor of identical datasets is no error at all, and a point prediction.
+  CHECK(r.lines[3].result.point);
+  CHECK(r.lines[3].result.jobs.mse_log10 < 1e-10);
+  CHECK(r.lines[3].result.jobs.mae_hours < 1e-6);
+  CHECK(r.per_setting_ms > 0);
+  CHECK(r.batched_ms >= r.marginal_ms);
+
+  // With a ref_log_wait column, each job's value of it is its prediction under every setting.
+  auto with_ref = d;
+  with_ref.schema.numeric[2] = "ref_log_wait";
+  experiments::EvalOptions plain;
+  plain.ridge = false;
+  const auto rr = experiments::evaluate_surrogate(model, with_ref, split, plain);
+  REQUIRE(rr.lines.size() == 2);
+  CHECK(rr.lines[1].key == "reference");
+  CHECK(rr.lines[1].result.point);
+  std::vector<JobPrediction> copied;
+  for (std::uint32_t s : {2u, 4u})
+    for (std::size_t i = 0; i < 32; ++i)
+      if (d.windows[5].target[i]) {
+        const float v = d.windows[5].numeric[i * 3 + 2];
+        copied.push_back({d.waits[5][s * 32 + i], v, v, v, i});
+      }
+  CHECK(rr.lines[1].result.jobs.mse_log10 == doctest::Approx(job_errors(copied).mse_log10));
+  CHECK(rr.lines[1].result.jobs.mae_hours == doctest::Approx(job_errors(copied).mae_hours));
+
+  // A floor made from other windows is refused, naming it.
+  const auto other = synthetic_dataset(5, 32, 6);
+  o.noise_floor = &other;
+  o.noise_floor_name = "floor.stsd";
+  try {
+    experiments::evaluate_surrogate(model, d, split, o);
+    FAIL("a noise floor of other windows was accepted");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()).starts_with("floor.stsd: "));
+  }
 }
 
 TEST_CASE("a moving average of the weights is what training validates and keeps") {

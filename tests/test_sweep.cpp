@@ -32,7 +32,7 @@
 #include "traces/site_yaml.hpp"
 #include "traces/synthetic.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 namespace {
 
 void check_error(const std::string& yaml, std::uint64_t line, const std::string& field,
@@ -415,11 +415,11 @@ TEST_CASE("sweep run: killed with SIGKILL and rerun, the table has every point e
   CHECK(keys.size() == expected);
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments
 
 // --- Sobol, constraints, windows, per-job waits, shards and merge, MPI ---------------------------
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 TEST_CASE("Sobol: the first points are the published ones (Joe & Kuo, scipy scramble=False)") {
   // scipy.stats.qmc.Sobol(d=3, scramble=False).random(8), the same as Joe & Kuo's sobol.cc.
@@ -1215,4 +1215,4 @@ TEST_CASE("you are here: the current settings are one more point (unless the des
   CHECK(out.find("you are here") == std::string::npos);
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

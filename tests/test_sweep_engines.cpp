@@ -26,7 +26,7 @@
 #include "traces/default_site.hpp"
 #include "traces/synthetic.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -600,9 +600,9 @@ TEST_CASE(
   CHECK(bad.out.find("PriorityWeightJobSize") != std::string::npos);
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 TEST_CASE("compare: errors, rank agreement, coverage and regret of the surrogate, by hand") {
   const std::vector<SweepObjective> objectives = {{"wait_mean", Goal::kMin}};
@@ -685,9 +685,9 @@ TEST_CASE("slurmtwin compare: both engines on a spec, one Markdown report") {
   CHECK(only.out.find("Wall time in this run") == std::string::npos);  // nothing ran
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 TEST_CASE("optimize: surrogate search, exact verification of the winners and of the site's own setting") {
   const auto dir = testing::scratch_dir("optimize");
@@ -747,9 +747,9 @@ TEST_CASE("optimize: surrogate search, exact verification of the winners and of 
   if (r2.best >= 0) CHECK(md.find("two standard errors") != std::string::npos);
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 TEST_CASE("surrogate update: a sweep's exact per-job waits become training data, and fine-tuning fits them") {
   const auto dir = testing::scratch_dir("surrogate_update");
@@ -811,4 +811,4 @@ TEST_CASE("surrogate update: a sweep's exact per-job waits become training data,
   CHECK(after < before);
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

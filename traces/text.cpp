@@ -116,4 +116,31 @@ std::optional<std::int64_t> parse_memory_mb(std::string_view s, char default_uni
   return static_cast<std::int64_t>(std::ceil(mb - 1e-9));
 }
 
+std::string xml_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;  // &apos; is not HTML 4; this one is read by both
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace slurmtwin::text

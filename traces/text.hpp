@@ -26,4 +26,7 @@ std::optional<double> parse_double(std::string_view s);
 /// A bare number is `default_unit` ('M' for Slurm options). nullopt on junk.
 std::optional<std::int64_t> parse_memory_mb(std::string_view s, char default_unit = 'M');
 
+/// Text escaped for XML and HTML content and attribute values (&, <, >, " and ' as entities).
+std::string xml_escape(std::string_view s);
+
 }  // namespace slurmtwin::text

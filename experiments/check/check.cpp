@@ -14,8 +14,9 @@
 #include "experiments/sweep/sweep.hpp"
 #include "traces/file_io.hpp"
 #include "traces/read_report.hpp"
+#include "traces/text.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 namespace {
 
 Tolerance parse_tolerance(const YamlReader& r, const YAML::Node& n, Tolerance base) {
@@ -113,32 +114,6 @@ Trace window_of(Trace trace, const TraceWindow& w) {
     return j.submit == kUnsetTime || j.submit < lo || j.submit >= hi;
   });
   return trace;
-}
-
-std::string xml_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 std::string goal_text(CheckGoal g) {
@@ -311,16 +286,16 @@ std::string check_junit_xml(const std::vector<ScenarioOutcome>& outcomes) {
     std::size_t f = 0, e = 0, k = 0;
     std::string cases;
     for (const auto& m : s.metrics) {
-      cases += fmt::format("    <testcase classname=\"slurmtwin.check.{}\" name=\"{}\"", xml_escape(s.name),
-                           xml_escape(m.spec.metric));
+      cases += fmt::format("    <testcase classname=\"slurmtwin.check.{}\" name=\"{}\"",
+                           text::xml_escape(s.name), text::xml_escape(m.spec.metric));
       switch (m.status) {
         case CheckStatus::kPass:
           cases += "/>\n";
           break;
         case CheckStatus::kSkipped:
           ++k;
-          cases +=
-              fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_escape(s.skip_reason));
+          cases += fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
+                               text::xml_escape(s.skip_reason));
           break;
         case CheckStatus::kNoBaseline:
           ++e;
@@ -334,15 +309,16 @@ std::string check_junit_xml(const std::vector<ScenarioOutcome>& outcomes) {
           cases += fmt::format(
               ">\n      <failure message=\"{} = {:.6g}, baseline {:.6g}: change {} exceeds {} ({})\">value "
               "{:.17g}\nbaseline {:.17g}\nallowed move {:.17g} ({})</failure>\n    </testcase>\n",
-              xml_escape(m.spec.metric), m.value, m.baseline, xml_escape(change_text(m.value, m.baseline)),
-              xml_escape(tolerance_text(m.spec.tolerance)), goal_text(m.spec.goal), m.value, m.baseline,
+              text::xml_escape(m.spec.metric), m.value, m.baseline,
+              text::xml_escape(change_text(m.value, m.baseline)),
+              text::xml_escape(tolerance_text(m.spec.tolerance)), goal_text(m.spec.goal), m.value, m.baseline,
               m.allowed, goal_text(m.spec.goal));
           break;
       }
     }
     body +=
         fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n{}",
-                    xml_escape(s.name), s.metrics.size(), f, e, k, cases);
+                    text::xml_escape(s.name), s.metrics.size(), f, e, k, cases);
     body += "  </testsuite>\n";
     tests += s.metrics.size();
     failures += f;
@@ -406,4 +382,4 @@ std::string check_markdown(const std::vector<ScenarioOutcome>& outcomes) {
   return head + rows + (notes.empty() ? "" : "\n" + notes);
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -10,7 +10,7 @@
 
 #include "experiments/sweep/sweep_spec.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 /// How far a metric may move from its baseline: |value - baseline| <= max(abs, rel * |baseline|).
 struct Tolerance {
@@ -104,4 +104,4 @@ std::string check_junit_xml(const std::vector<ScenarioOutcome>& outcomes);
 /// A Markdown summary (headline + one table row per scenario x metric) for a pull-request comment.
 std::string check_markdown(const std::vector<ScenarioOutcome>& outcomes);
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -4,10 +4,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include "experiments/cli/torch_hooks.hpp"
 #include "experiments/replay/interrupt.hpp"
@@ -86,7 +88,7 @@ int run_main(int argc, char** argv) {
     print_help();
     return kExitOk;
   }
-  if (name == "--version") return run_version({});
+  if (name == "--version") return command_version({});
   for (const auto& c : commands()) {
     if (c.name == name) return c.run(Args(argv + 2, argv + argc));
   }
@@ -96,10 +98,10 @@ int run_main(int argc, char** argv) {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> kCommands = {
-      {"replay", "replay a trace on a site model and write per-job results and metrics", run_replay},
-      {"trace", "inspect, generate and convert job traces (info, generate, convert)", run_trace},
-      {"config", "import a site from slurm.conf + sacctmgr files, show or check a site YAML", run_config},
-      {"sweep", "what-if sweeps over scheduler settings into an SQLite database (run, show)", run_sweep},
+      {"replay", "replay a trace on a site model and write per-job results and metrics", command_replay},
+      {"trace", "inspect, generate and convert job traces (info, generate, convert)", command_trace},
+      {"config", "import a site from slurm.conf + sacctmgr files, show or check a site YAML", command_config},
+      {"sweep", "what-if sweeps over scheduler settings into an SQLite database (run, show)", command_sweep},
       {"compare",
        "surrogate vs exact simulator on a sweep's settings: errors, rank agreement, coverage, speed",
        torch_command("compare")},
@@ -107,14 +109,14 @@ const std::vector<Command>& commands() {
        "search the settings for an objective under constraints over the surrogate, verify exactly",
        torch_command("optimize")},
       {"check", "regression check: replay scenarios, compare metrics with a baseline (exit 1 on regression)",
-       run_check},
+       command_check},
       {"report", "one self-contained HTML report of a replay output directory or a sweep database",
-       run_report},
+       command_report},
       {"surrogate", "the transformer surrogate: dataset from the simulator, train, eval (docs/surrogate.md)",
        torch_command("surrogate")},
-      {"oracle", "the simulator against recorded runs of real Slurm 22.05 (report)", run_oracle},
-      {"bench", "measure load and replay speed and peak memory; append to docs/benchmarks.md", run_bench},
-      {"version", "print the version and what libtorch can run on", run_version},
+      {"oracle", "the simulator against recorded runs of real Slurm 22.05 (report)", command_oracle},
+      {"bench", "measure load and replay speed and peak memory; append to docs/benchmarks.md", command_bench},
+      {"version", "print the version and what libtorch can run on", command_version},
   };
   return kCommands;
 }
@@ -130,6 +132,16 @@ po::variables_map parse(const std::string& usage, po::options_description option
   }
   po::notify(vm);
   return vm;
+}
+
+po::typed_value<unsigned>* jobs_value() {
+  return po::value<unsigned>()->default_value(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+unsigned jobs_option(const po::variables_map& vm) {
+  const auto jobs = vm["jobs"].as<unsigned>();
+  if (jobs == 0) throw po::error("--jobs must be at least 1");
+  return jobs;
 }
 
 int guarded(const std::function<int()>& body) {
@@ -153,6 +165,22 @@ int guarded(const std::function<int()>& body) {
     std::cerr << "slurmtwin: error: " << e.what() << "\n";
     return kExitFailure;
   }
+}
+
+int run_subcommand(const std::string& command, const std::string& usage, const Args& args,
+                   const Subcommands& subcommands) {
+  return guarded([&]() -> int {
+    if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+      std::cout << usage;
+      return args.empty() ? kExitUsage : kExitOk;
+    }
+    std::string names;
+    for (const auto& [name, run] : subcommands) {
+      if (name == args[0]) return run(Args(args.begin() + 1, args.end()));
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    throw po::error(fmt::format("unknown {} subcommand '{}' ({})", command, args[0], names));
+  });
 }
 
 }  // namespace slurmtwin::cli

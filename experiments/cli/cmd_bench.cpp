@@ -150,7 +150,7 @@ std::string commit() {
 
 }  // namespace
 
-int run_bench(const Args& args) {
+int command_bench(const Args& args) {
   return guarded([&]() -> int {
     po::options_description o("bench options");
     o.add_options()(

@@ -12,7 +12,7 @@
 
 namespace slurmtwin::cli {
 
-int run_check(const Args& args) {
+int command_check(const Args& args) {
   return guarded([&]() -> int {
     po::options_description o("check options");
     o.add_options()("scenarios", po::value<std::string>()->required(),

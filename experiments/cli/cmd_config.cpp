@@ -106,24 +106,17 @@ int config_show(const Args& args, bool check_only) {
 
 }  // namespace
 
-int run_config(const Args& args) {
-  return guarded([&]() -> int {
-    const std::string usage =
-        "usage: slurmtwin config import|show|check [options]   (slurmtwin config SUB --help)\n"
-        "  import  slurm.conf or scontrol show output (+gres.conf) + sacctmgr data -> site YAML\n"
-        "  show    print a site as YAML (the built-in default when no site is given)\n"
-        "  check   validate a site and print its summary\n";
-    if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-      std::cout << usage;
-      return args.empty() ? kExitUsage : kExitOk;
-    }
-    const Args rest(args.begin() + 1, args.end());
-    if (args[0] == "import") return config_import(rest);
-    if (args[0] == "show") return config_show(rest, false);
-    if (args[0] == "check") return config_show(rest, true);
-    std::cerr << "slurmtwin config: unknown subcommand '" << args[0] << "'\n" << usage;
-    return kExitUsage;
-  });
+int command_config(const Args& args) {
+  return run_subcommand(
+      "config",
+      "usage: slurmtwin config import|show|check [options]   (slurmtwin config SUB --help)\n"
+      "  import  slurm.conf or scontrol show output (+gres.conf) + sacctmgr data -> site YAML\n"
+      "  show    print a site as YAML (the built-in default when no site is given)\n"
+      "  check   validate a site and print its summary\n",
+      args,
+      {{"import", config_import},
+       {"show", [](const Args& rest) { return config_show(rest, false); }},
+       {"check", [](const Args& rest) { return config_show(rest, true); }}});
 }
 
 }  // namespace slurmtwin::cli

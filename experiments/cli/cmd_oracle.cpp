@@ -175,19 +175,12 @@ int oracle_compare(const Args& args) {
 
 }  // namespace
 
-int run_oracle(const Args& args) {
-  return guarded([&]() -> int {
-    if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-      std::cout
-          << "usage: slurmtwin oracle report [DIR] ...   (the simulator against recorded real Slurm runs;\n"
-             "       recordings come from tests/oracle/oracle.sh; see docs/fidelity.md)\n";
-      return args.empty() ? kExitUsage : kExitOk;
-    }
-    const Args rest(args.begin() + 1, args.end());
-    if (args[0] == "report") return oracle_report(rest);
-    if (args[0] == "compare") return oracle_compare(rest);
-    throw po::error(fmt::format("unknown oracle subcommand '{}' (report, compare)", args[0]));
-  });
+int command_oracle(const Args& args) {
+  return run_subcommand(
+      "oracle",
+      "usage: slurmtwin oracle report [DIR] ...   (the simulator against recorded real Slurm runs;\n"
+      "       recordings come from tests/oracle/oracle.sh; see docs/fidelity.md)\n",
+      args, {{"report", oracle_report}, {"compare", oracle_compare}});
 }
 
 }  // namespace slurmtwin::cli

@@ -20,7 +20,7 @@
 
 namespace slurmtwin::cli {
 
-int run_replay(const Args& args) {
+int command_replay(const Args& args) {
   return guarded([&]() -> int {
     po::options_description o("replay options");
     o.add_options()("trace", po::value<std::vector<std::string>>()->multitoken(),

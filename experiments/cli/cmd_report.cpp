@@ -11,7 +11,7 @@
 
 namespace slurmtwin::cli {
 
-int run_report(const Args& args) {
+int command_report(const Args& args) {
   return guarded([&]() -> int {
     po::options_description o("report options");
     o.add_options()("input", po::value<std::string>()->required(),

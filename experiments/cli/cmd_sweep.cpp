@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <iostream>
 #include <set>
-#include <thread>
 
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/engine_options.hpp"
@@ -128,8 +127,7 @@ int sweep_run(const Args& args) {
   o.add_options()("spec", po::value<std::string>()->required(), "sweep specification (YAML; docs/sweeps.md)")(
       "db", po::value<std::string>(),
       "SQLite result database (created when absent; reruns resume); default: SPEC with .db")(
-      "jobs,j", po::value<unsigned>()->default_value(std::max(1u, std::thread::hardware_concurrency())),
-      "worker threads (with --mpi: per rank)")(
+      "jobs,j", jobs_value(), "worker threads (with --mpi: per rank)")(
       "progress-interval", po::value<double>()->default_value(10),
       "seconds between progress lines when stderr is not a terminal")(
       "shard", po::value<std::string>(),
@@ -181,8 +179,7 @@ int sweep_run(const Args& args) {
   const auto db = vm.count("db") ? vm["db"].as<std::string>()
                                  : std::filesystem::path(spec_path).replace_extension(".db").string();
   SweepRunOptions ro;
-  ro.jobs = vm["jobs"].as<unsigned>();
-  if (ro.jobs == 0) throw po::error("--jobs must be at least 1");
+  ro.jobs = jobs_option(vm);
   ro.progress_interval_s = vm["progress-interval"].as<double>();
   ro.progress = &std::cerr;
   ro.progress_style = progress_style_for(/*fd=*/2);
@@ -482,19 +479,11 @@ int sweep_show(const Args& args) {
 
 }  // namespace
 
-int run_sweep(const Args& args) {
-  return guarded([&]() -> int {
-    if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-      std::cout << "usage: " << kUsage << "\n";
-      return args.empty() ? kExitUsage : kExitOk;
-    }
-    const Args rest(args.begin() + 1, args.end());
-    if (args[0] == "run") return sweep_run(rest);
-    if (args[0] == "show") return sweep_show(rest);
-    if (args[0] == "merge") return sweep_merge(rest);
-    if (args[0].ends_with(".yaml") || args[0].ends_with(".yml")) return sweep_run(args);  // sweep SPEC.yaml
-    throw po::error(fmt::format("unknown sweep subcommand '{}' (run, show, merge)", args[0]));
-  });
+int command_sweep(const Args& args) {
+  if (!args.empty() && (args[0].ends_with(".yaml") || args[0].ends_with(".yml")))
+    return guarded([&] { return sweep_run(args); });  // sweep SPEC.yaml
+  return run_subcommand("sweep", fmt::format("usage: {}\n", kUsage), args,
+                        {{"run", sweep_run}, {"show", sweep_show}, {"merge", sweep_merge}});
 }
 
 }  // namespace slurmtwin::cli

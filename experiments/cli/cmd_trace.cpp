@@ -82,25 +82,14 @@ int trace_convert(const Args& args) {
 
 }  // namespace
 
-int run_trace(const Args& args) {
-  return guarded([&]() -> int {
-    const std::string usage =
-        "usage: slurmtwin trace info|generate|convert [options]   (slurmtwin trace SUB --help)\n"
-        "  info      job count, span, names, request distributions, recorded waits, skipped records by "
-        "reason\n"
-        "  generate  write a synthetic workload (diurnal/weekly arrivals, heavy-tailed runtimes)\n"
-        "  convert   read any supported format and write the native (.stt) or sacct -P format\n";
-    if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-      std::cout << usage;
-      return args.empty() ? kExitUsage : kExitOk;
-    }
-    const Args rest(args.begin() + 1, args.end());
-    if (args[0] == "info") return trace_info(rest);
-    if (args[0] == "generate") return trace_generate(rest);
-    if (args[0] == "convert") return trace_convert(rest);
-    std::cerr << "slurmtwin trace: unknown subcommand '" << args[0] << "'\n" << usage;
-    return kExitUsage;
-  });
+int command_trace(const Args& args) {
+  return run_subcommand(
+      "trace",
+      "usage: slurmtwin trace info|generate|convert [options]   (slurmtwin trace SUB --help)\n"
+      "  info      job count, span, names, request distributions, recorded waits, skipped records by reason\n"
+      "  generate  write a synthetic workload (diurnal/weekly arrivals, heavy-tailed runtimes)\n"
+      "  convert   read any supported format and write the native (.stt) or sacct -P format\n",
+      args, {{"info", trace_info}, {"generate", trace_generate}, {"convert", trace_convert}});
 }
 
 }  // namespace slurmtwin::cli

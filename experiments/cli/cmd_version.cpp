@@ -5,7 +5,7 @@
 
 namespace slurmtwin::cli {
 
-int run_version(const Args& args) {
+int command_version(const Args& args) {
   return guarded([&] {
     po::options_description o("options");
     o.add_options()("torch", po::bool_switch(), "also say what libtorch can run on (starts slurmtwin-torch)");

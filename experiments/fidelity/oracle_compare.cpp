@@ -18,7 +18,7 @@
 #include "traces/text.hpp"
 #include "traces/time_format.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 namespace {
 
 std::string file_of(const std::filesystem::path& p) {
@@ -1033,4 +1033,4 @@ std::string fidelity_report(const std::vector<ScenarioResult>& results, const Ac
   return out;
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

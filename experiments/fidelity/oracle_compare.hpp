@@ -17,7 +17,7 @@
 #include "traces/job_record.hpp"
 #include "traces/trace.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 /// One line of a scenario's jobs.csv: what was submitted (sbatch options) and how long it sleeps.
 struct ScenarioJob {
@@ -234,4 +234,4 @@ ScenarioResult evaluate_scenario(const std::filesystem::path& dir, const Accepta
 std::string fidelity_report(const std::vector<ScenarioResult>& results, const Acceptance& acceptance,
                             const std::string& notes);
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -9,7 +9,7 @@
 
 #include "traces/trace_summary.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 namespace {
 
 double median(const std::vector<double>& v) {
@@ -180,4 +180,4 @@ std::string comparison_markdown(const EngineComparison& c, const std::string& ti
   return out;
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

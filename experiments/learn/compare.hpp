@@ -8,7 +8,7 @@
 #include "experiments/sweep/sweep_store.hpp"
 #include "surrogate/evaluation.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 inline constexpr std::size_t kCompareResamples = 1000;
 
@@ -52,4 +52,4 @@ EngineComparison compare_engines(const std::vector<SweepRow>& rows,
 std::string comparison_markdown(const EngineComparison& c, const std::string& title, double exact_wall_s,
                                 double surrogate_wall_s);
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

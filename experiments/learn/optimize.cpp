@@ -15,7 +15,7 @@
 #include "experiments/replay/replay.hpp"
 #include "experiments/replay/stopwatch.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 namespace {
 
 // A range parameter's value -> [0, 1] (log scales map the log of the value): the inverse of
@@ -209,4 +209,4 @@ std::string optimize_markdown(const OptimizeResult& r) {
   return out;
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -11,7 +11,7 @@
 #include "experiments/learn/surrogate_engine.hpp"
 #include "experiments/sweep/sweep.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 struct OptimizeOptions {
   std::size_t candidates = 512;  // first round: a Latin hypercube of this many points
@@ -53,4 +53,4 @@ struct OptimizeResult {
 OptimizeResult optimize(const SweepSpec& spec, const OptimizeOptions& options);
 std::string optimize_markdown(const OptimizeResult& r);
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -17,7 +17,7 @@
 #include "experiments/replay/replay.hpp"
 #include "experiments/sweep/sweep.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 namespace {
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 // The six PriorityWeight* settings: the default sweep space, and settings the surrogate may vary.
@@ -355,4 +355,4 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
   return d;
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -16,7 +16,7 @@
 #include "traces/site.hpp"
 #include "traces/trace.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 struct DatasetOptions {
   std::uint32_t window_jobs = 768;   // target jobs per window
@@ -105,4 +105,4 @@ surrogate::SurrogateDataset build_dataset(
     const Site& site, const Trace& trace, const DatasetOptions& options,
     const std::function<void(std::size_t done, std::size_t total)>& progress = {});
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -12,7 +12,7 @@
 #include "surrogate/model.hpp"
 #include "traces/read_report.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 sim::ReplayMetrics predicted_schedule_metrics(const ReplayResult& base, const Trace& trace,
                                               const std::vector<double>& waits, sim::SimState& work) {
@@ -154,4 +154,4 @@ std::vector<SurrogatePrediction> SurrogateEngine::predict_sites(const std::vecto
   return out;
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

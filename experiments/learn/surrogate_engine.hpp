@@ -13,7 +13,7 @@
 #include "experiments/sweep/sweep.hpp"
 #include "sim/metrics.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 /// The surrogate engine's settings (`--model`, `--window-jobs`, `--context-jobs`, `--point-batch`).
 struct SurrogateEngineOptions {
@@ -58,4 +58,4 @@ class SurrogateEngine {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <utility>
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 SurrogateScorer::SurrogateScorer(SurrogateEngineOptions surrogate, HybridOptions hybrid)
     : surrogate_(std::move(surrogate)), hybrid_(hybrid) {}
@@ -34,4 +34,4 @@ std::vector<std::size_t> SurrogateScorer::choose_exact(const SweepSpec& spec, co
   return choose_for_exact(predictions, features, spec.objectives, spec.constraints, hybrid_, evaluate);
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -11,7 +11,7 @@
 #include "experiments/learn/sweep_hybrid.hpp"
 #include "experiments/sweep/sweep.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 class SurrogateScorer final : public PointScorer {
  public:
@@ -37,4 +37,4 @@ class SurrogateScorer final : public PointScorer {
   std::unique_ptr<SurrogateEngine> engine_;  // after prepare, with a model
 };
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -12,7 +12,7 @@
 
 #include "experiments/learn/surrogate_data.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 std::size_t exact_budget(const HybridOptions& options, std::size_t n) {
   if (options.max_exact < 1)
@@ -230,4 +230,4 @@ std::vector<std::size_t> choose_for_exact(const std::vector<PointPrediction>& su
   return chosen;
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -10,7 +10,7 @@
 
 #include "experiments/sweep/sweep.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 /// Which points a hybrid sweep re-evaluates exactly.
 struct HybridOptions {
@@ -87,4 +87,4 @@ std::vector<std::size_t> choose_for_exact(const std::vector<PointPrediction>& su
                                           const std::vector<SweepConstraint>& constraints,
                                           const HybridOptions& options, const ExactEvaluator& evaluate);
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

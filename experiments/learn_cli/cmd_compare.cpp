@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <iostream>
-#include <thread>
 
 #include "experiments/cli/cli.hpp"
 #include "experiments/learn/compare.hpp"
@@ -17,15 +16,14 @@
 
 namespace slurmtwin::cli {
 
-int run_compare(const Args& args) {
+int command_compare(const Args& args) {
   return guarded([&]() -> int {
     po::options_description o("compare options");
     o.add_options()("spec", po::value<std::string>()->required(),
                     "sweep specification (YAML; docs/sweeps.md)")(
         "db", po::value<std::string>(),
         "SQLite database for both engines' results (reruns resume); default: SPEC with .compare.db")(
-        "jobs,j", po::value<unsigned>()->default_value(std::max(1u, std::thread::hardware_concurrency())),
-        "worker threads (exact replays; libtorch threads for the surrogate)")(
+        "jobs,j", jobs_value(), "worker threads (exact replays; libtorch threads for the surrogate)")(
         "out,o", po::value<std::string>()->default_value(""),
         "write the Markdown report here (default: stdout)")(
         "html", po::value<std::string>()->default_value(""),
@@ -46,8 +44,7 @@ int run_compare(const Args& args) {
                         ? vm["db"].as<std::string>()
                         : std::filesystem::path(spec_path).replace_extension(".compare.db").string();
     SweepRunOptions ro;
-    ro.jobs = vm["jobs"].as<unsigned>();
-    if (ro.jobs == 0) throw po::error("--jobs must be at least 1");
+    ro.jobs = jobs_option(vm);
     ro.progress = &std::cerr;
     ro.progress_style = progress_style_for(/*fd=*/2);
     SurrogateScorer scorer(surrogate_options(vm), {});

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <iostream>
-#include <thread>
 
 #include "experiments/cli/cli.hpp"
 #include "experiments/learn/optimize.hpp"
@@ -12,7 +11,7 @@
 
 namespace slurmtwin::cli {
 
-int run_optimize(const Args& args) {
+int command_optimize(const Args& args) {
   return guarded([&]() -> int {
     po::options_description o("optimize options");
     OptimizeOptions d;
@@ -31,10 +30,10 @@ int run_optimize(const Args& args) {
         "per-keep", po::value<std::size_t>()->default_value(d.per_keep), "perturbations per kept candidate")(
         "verify", po::value<std::size_t>()->default_value(d.verify), "candidates replayed exactly")(
         "seed", po::value<std::uint64_t>()->default_value(d.seed),
-        "seed of the design and the perturbations")(
-        "jobs,j", po::value<unsigned>()->default_value(std::max(1u, std::thread::hardware_concurrency())),
-        "exact replays in parallel; libtorch threads")("out,o", po::value<std::string>()->default_value(""),
-                                                       "write the Markdown report here (default: stdout)");
+        "seed of the design and the perturbations")("jobs,j", jobs_value(),
+                                                    "exact replays in parallel; libtorch threads")(
+        "out,o", po::value<std::string>()->default_value(""),
+        "write the Markdown report here (default: stdout)");
     add_surrogate_options(o, true);
     po::positional_options_description pos;
     pos.add("spec", 1);
@@ -64,10 +63,10 @@ int run_optimize(const Args& args) {
     opt.per_keep = vm["per-keep"].as<std::size_t>();
     opt.verify = vm["verify"].as<std::size_t>();
     opt.seed = vm["seed"].as<std::uint64_t>();
-    opt.jobs = vm["jobs"].as<unsigned>();
+    opt.jobs = jobs_option(vm);
     opt.surrogate = surrogate_options(vm);
-    if (opt.jobs == 0 || opt.verify == 0 || opt.candidates == 0)
-      throw po::error("--jobs, --verify and --candidates must be at least 1");
+    if (opt.verify == 0 || opt.candidates == 0)
+      throw po::error("--verify and --candidates must be at least 1");
     const auto text = optimize_markdown(optimize(spec, opt));
     if (const auto& out = vm["out"].as<std::string>(); out.empty())
       std::cout << text;

@@ -8,14 +8,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <limits>
 #include <optional>
-#include <thread>
 
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/site_options.hpp"
 #include "experiments/cli/trace_options.hpp"
 #include "experiments/learn/surrogate_data.hpp"
+#include "experiments/learn/surrogate_eval.hpp"
 #include "experiments/replay/interrupt.hpp"
 #include "experiments/replay/progress.hpp"
 #include "experiments/replay/stopwatch.hpp"
@@ -24,7 +23,6 @@
 #include "surrogate/device.hpp"
 #include "surrogate/evaluation.hpp"
 #include "surrogate/model.hpp"
-#include "surrogate/ridge.hpp"
 #include "traces/file_io.hpp"
 #include "traces/synthetic.hpp"
 
@@ -104,9 +102,8 @@ int dataset(const Args& args) {
       "a dataset built with another offset is `eval --noise-floor`'s yardstick)")(
       "phases", po::value<std::uint32_t>()->default_value(1),
       "replays per setting, their controller starts spread over one bf_interval: each job's wait is the mean "
-      "over them (its expected wait whatever the phase of the timers)")(
-      "jobs,j", po::value<unsigned>()->default_value(std::max(1u, std::thread::hardware_concurrency())),
-      "replays in parallel");
+      "over them (its expected wait whatever the phase of the timers)")("jobs,j", jobs_value(),
+                                                                        "replays in parallel");
   add_site_options(o);
   add_trace_read_options(o);
   const auto vm = parse("slurmtwin surrogate dataset [--site ...] [--trace FILE] -o DATA", o, args);
@@ -130,7 +127,7 @@ int dataset(const Args& args) {
   if (d.start_offset < 0) throw po::error("--start-offset must not be negative");
   d.phases = vm["phases"].as<std::uint32_t>();
   if (d.phases == 0 || d.phases > 1000) throw po::error("--phases must be in [1, 1000]");
-  d.threads = vm["jobs"].as<unsigned>();
+  d.threads = jobs_option(vm);
   if (vm.count("param"))
     for (const auto& p : vm["param"].as<std::vector<std::string>>()) d.parameters.push_back(parse_param(p));
   else
@@ -273,40 +270,6 @@ int train(const Args& args) {
   return kExitOk;
 }
 
-struct EvalResult {
-  JobErrors jobs;
-  RankingErrors ranking;
-  Bootstrap ci;        // eval --bootstrap (resamples 0: not asked for)
-  bool point = false;  // a point prediction (no interval): no coverage to report
-};
-
-template <class Predict>
-EvalResult evaluate(const SurrogateDataset& d, const std::vector<std::uint32_t>& windows,
-                    const std::vector<std::uint32_t>& settings, std::size_t resamples, Predict predict) {
-  std::vector<JobPrediction> jobs;
-  std::vector<std::size_t> job_windows;
-  std::vector<SettingAggregate> agg;
-  for (auto w : windows) {
-    const auto q = predict(w, settings);  // [setting][job]
-    const auto& win = d.windows[w];
-    for (std::size_t k = 0; k < settings.size(); ++k) {
-      double exact = 0, pred = 0, n = 0;
-      for (std::size_t i = 0; i < win.jobs; ++i) {
-        const float wait = d.waits[w][settings[k] * win.jobs + i];
-        if (!win.target[i] || std::isnan(wait)) continue;
-        jobs.push_back({wait, q[k][i][0], q[k][i][1], q[k][i][2], std::uint64_t{w} << 32 | i});
-        job_windows.push_back(w);
-        exact += wait;
-        pred += std::expm1(std::max(0.0f, q[k][i][1]));
-        n += 1;
-      }
-      if (n > 0) agg.push_back({w, settings[k], exact / n, pred / n});
-    }
-  }
-  return {job_errors(jobs), ranking_errors(agg),
-          resamples > 0 ? bootstrap_by_window(jobs, job_windows, agg, resamples) : Bootstrap{}};
-}
-
 // A JSON number, or null for NaN (e.g. a rank correlation over a single setting).
 std::string json_number(double v, int decimals = 4) {
   return std::isnan(v) ? "null" : fmt::format("{:.{}f}", v, decimals);
@@ -441,138 +404,42 @@ int eval(const Args& args) {
   Surrogate::set_threads(vm["threads"].as<int>());
   const auto split =
       make_split(data, vm["split-seed"].as<std::uint64_t>(), parse_split_mode(vm["split"].as<std::string>()));
-  const auto& part = vm["part"].as<std::string>();
-  const auto colon = part.find(':');
-  const auto window_part = part.substr(0, colon);
-  const auto setting_part = colon == std::string::npos ? window_part : part.substr(colon + 1);
-  for (const auto& p : {window_part, setting_part})
-    if (p != "test" && p != "val" && p != "train")
-      throw po::error("--part must be test, val, train or WINDOWS:SETTINGS of those");
-  const auto& windows = window_part == "test"  ? split.test_windows
-                        : window_part == "val" ? split.val_windows
-                                               : split.train_windows;
-  const auto& settings = setting_part == "test"  ? split.test_settings
-                         : setting_part == "val" ? split.val_settings
-                                                 : split.train_settings;
-  if (windows.empty()) throw std::invalid_argument("the dataset has too few windows for a " + part + " part");
-
-  std::vector<std::vector<float>> encoded(data.setting_count());
-  for (std::size_t s = 0; s < data.setting_count(); ++s) encoded[s] = data.encoded_setting(s);
-  const auto encoded_of = [&](const std::vector<std::uint32_t>& ss) {
-    std::vector<std::vector<float>> enc;
-    for (auto s : ss) enc.push_back(encoded[s]);
-    return enc;
-  };
-  const auto resamples = vm["bootstrap"].as<std::size_t>();
-  double surrogate_s = 0;
-  std::size_t surrogate_evals = 0;
-  const auto transformer = evaluate(data, windows, settings, resamples, [&](std::uint32_t w, const auto& ss) {
-    const auto enc = encoded_of(ss);
-    const auto t0 = std::chrono::steady_clock::now();
-    auto q = model.predict(data.windows[w], enc);
-    surrogate_s += seconds_since(t0);
-    surrogate_evals += ss.size();
-    return q;
-  });
-  // The cost as a sweep pays it: the setting-independent encoder once per window (timed alone, as a
-  // prediction for no settings), then the conditioned part per setting (timed on a batch of kSweepBatch
-  // settings, the part's own cycled, less the encoder). The least of three passes: timing noise only adds.
-  constexpr std::size_t kSweepBatch = 64;
-  double encoder_s = 0, batch_s = 0;
-  if (!settings.empty()) {
-    std::vector<std::vector<float>> batch;
-    for (std::size_t k = 0; k < kSweepBatch; ++k) batch.push_back(encoded[settings[k % settings.size()]]);
-    encoder_s = batch_s = std::numeric_limits<double>::infinity();
-    for (int pass = 0; pass < 3; ++pass) {
-      double enc = 0, all = 0;
-      for (auto w : windows) {
-        const auto t0 = std::chrono::steady_clock::now();
-        model.predict(data.windows[w], {});
-        enc += seconds_since(t0);
-        const auto t1 = std::chrono::steady_clock::now();
-        model.predict(data.windows[w], batch);
-        all += seconds_since(t1);
-      }
-      encoder_s = std::min(encoder_s, enc);
-      batch_s = std::min(batch_s, all);
-    }
+  EvalOptions eo;
+  eo.part = vm["part"].as<std::string>();
+  eo.bootstrap = vm["bootstrap"].as<std::size_t>();
+  eo.ridge = !vm["no-baseline"].as<bool>();
+  std::optional<Surrogate> against;
+  if (const auto& path = vm["against"].as<std::string>(); !path.empty()) {
+    against = Surrogate::load(path);
+    against->check_compatible(data, data_file);
+    eo.against = &*against;
   }
-  std::cout << fmt::format("{} part: {} windows × {} settings ({} × {} in the dataset)\n", part,
+  std::optional<SurrogateDataset> floor;
+  if (const auto& path = vm["noise-floor"].as<std::string>(); !path.empty()) {
+    floor = read_dataset(path);
+    eo.noise_floor = &*floor;
+    eo.noise_floor_name = path;
+  }
+  const auto r = evaluate_surrogate(model, data, split, eo);
+  const auto& windows = r.part.windows;
+  const auto& settings = r.part.settings;
+  std::cout << fmt::format("{} part: {} windows × {} settings ({} × {} in the dataset)\n", eo.part,
                            windows.size(), settings.size(), data.windows.size(), data.setting_count());
-  print_result("transformer", transformer);
-  std::string json = fmt::format("{{\"part\": \"{}\", \"windows\": {}, \"settings\": {}, \"transformer\": {}",
-                                 part, windows.size(), settings.size(), result_json(transformer));
-  if (const auto& against = vm["against"].as<std::string>(); !against.empty()) {
-    const auto second = Surrogate::load(against);
-    second.check_compatible(data, data_file);
-    const auto other = evaluate(data, windows, settings, resamples, [&](std::uint32_t w, const auto& ss) {
-      return second.predict(data.windows[w], encoded_of(ss));
-    });
-    print_result("against", other);
-    json += fmt::format(", \"against\": {}", result_json(other));
-    print_paired(transformer, "against", other, json, "against");
+  const auto& transformer = r.lines.front().result;
+  std::string json = fmt::format("{{\"part\": \"{}\", \"windows\": {}, \"settings\": {}", eo.part,
+                                 windows.size(), settings.size());
+  for (const auto& line : r.lines) {
+    print_result(line.name, line.result);
+    json += fmt::format(", \"{}\": {}", line.key, result_json(line.result));
+    if (line.key == "ridge")
+      std::cout << fmt::format(
+          "ridge: {} columns, lambda {:g}; transformer / ridge MSE on log10 wait: {:.3f}\n", r.ridge_columns,
+          r.ridge_lambda, transformer.jobs.mse_log10 / line.result.jobs.mse_log10);
+    if (&line != &r.lines.front()) print_paired(transformer, line.name, line.result, json, line.key);
   }
-  if (!vm["no-baseline"].as<bool>()) {
-    const auto ridge = RidgeBaseline::fit(data, split.train_windows, split.train_settings, split.val_windows,
-                                          split.val_settings);
-    const auto baseline = evaluate(data, windows, settings, resamples, [&](std::uint32_t w, const auto& ss) {
-      std::vector<std::vector<std::array<float, 3>>> q;
-      for (auto s : ss) q.push_back(ridge.predict(data, w, s));
-      return q;
-    });
-    print_result("ridge", baseline);
-    std::cout << fmt::format(
-        "ridge: {} columns, lambda {:g}; transformer / ridge MSE on log10 wait: {:.3f}\n", ridge.columns(),
-        ridge.lambda(), transformer.jobs.mse_log10 / baseline.jobs.mse_log10);
-    json += fmt::format(", \"ridge\": {}", result_json(baseline));
-    print_paired(transformer, "ridge", baseline, json, "ridge");
-  }
-  // The baseline any surrogate must beat: each job's wait in the reference replay (the site's own
-  // setting, which a sweep runs anyway), whatever the setting. No interval (coverage means nothing).
-  const auto& cols = data.schema.numeric;
-  if (const auto ref = std::find(cols.begin(), cols.end(), "ref_log_wait"); ref != cols.end()) {
-    const auto col = static_cast<std::size_t>(ref - cols.begin());
-    auto copied = evaluate(data, windows, settings, resamples, [&](std::uint32_t w, const auto& ss) {
-      const auto& win = data.windows[w];
-      std::vector<std::array<float, 3>> q(win.jobs);
-      for (std::size_t i = 0; i < win.jobs; ++i) q[i].fill(win.numeric[i * cols.size() + col]);
-      return std::vector<std::vector<std::array<float, 3>>>(ss.size(), q);
-    });
-    copied.point = true;
-    print_result("reference", copied);
-    json += fmt::format(", \"reference\": {}", result_json(copied));
-    print_paired(transformer, "reference", copied, json, "reference");
-  }
-  if (const auto& floor_file = vm["noise-floor"].as<std::string>(); !floor_file.empty()) {
-    const auto other = read_dataset(floor_file);
-    bool same = other.trace_fingerprint == data.trace_fingerprint && other.settings == data.settings &&
-                other.windows.size() == data.windows.size();
-    for (std::size_t w = 0; same && w < data.windows.size(); ++w)
-      same = other.windows[w].job_index == data.windows[w].job_index;
-    if (!same)
-      throw std::invalid_argument(
-          floor_file + ": --noise-floor needs the same trace, windows and settings as " + data_file);
-    auto floor = evaluate(data, windows, settings, resamples, [&](std::uint32_t w, const auto& ss) {
-      const auto jobs = data.windows[w].jobs;
-      std::vector<std::vector<std::array<float, 3>>> q(ss.size(), std::vector<std::array<float, 3>>(jobs));
-      for (std::size_t k = 0; k < ss.size(); ++k)
-        for (std::size_t i = 0; i < jobs; ++i) {
-          const float wait = other.waits[w][ss[k] * jobs + i];
-          q[k][i].fill(static_cast<float>(std::log1p(std::isnan(wait) ? kNeverStartedWait : wait)));
-        }
-      return q;
-    });
-    floor.point = true;
-    print_result("noise floor", floor);
-    json += fmt::format(", \"noise_floor\": {}", result_json(floor));
-    print_paired(transformer, "noise floor", floor, json, "noise_floor");
-  }
-  const double evals = static_cast<double>(std::max<std::size_t>(surrogate_evals, 1));
-  const double per_setting_ms = 1000.0 * surrogate_s / evals;
-  const auto n_windows = static_cast<double>(std::max<std::size_t>(windows.size(), 1));
-  const double encoder_ms = 1000.0 * encoder_s / n_windows;
-  const double marginal_ms = std::max(0.0, 1000.0 * (batch_s - encoder_s) / (n_windows * kSweepBatch));
-  const double batched_ms = 1000.0 * batch_s / (n_windows * kSweepBatch);  // encoder shared by the batch
+  const auto kSweepBatch = SurrogateEval::kSweepBatch;
+  const double per_setting_ms = r.per_setting_ms, encoder_ms = r.encoder_ms, marginal_ms = r.marginal_ms,
+               batched_ms = r.batched_ms;
   std::cout << fmt::format(
       "surrogate: {:.2f} ms per setting per window ({} settings per call, {} thread(s)): the encoder {:.2f} "
       "ms once "
@@ -682,24 +549,15 @@ int update(const Args& args) {
 
 }  // namespace
 
-int run_surrogate(const Args& args) {
-  return guarded([&]() -> int {
-    if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-      std::cout << "usage: " << kUsage << "\n";
-      return args.empty() ? kExitUsage : kExitOk;
-    }
-    const Args rest(args.begin() + 1, args.end());
-    if (args[0] == "dataset") return dataset(rest);
-    if (args[0] == "train") return train(rest);
-    if (args[0] == "eval") return eval(rest);
-    if (args[0] == "update") return update(rest);
-    if (args[0] == "info") {
-      std::cout << torch_summary() << "\n";
-      return kExitOk;
-    }
-    throw po::error(
-        fmt::format("unknown surrogate subcommand '{}' (dataset, train, eval, update, info)", args[0]));
-  });
+int command_surrogate(const Args& args) {
+  return run_subcommand(
+      "surrogate", fmt::format("usage: {}\n", kUsage), args,
+      {{"dataset", dataset}, {"train", train}, {"eval", eval}, {"update", update}, {"info", [](const Args&) {
+                                                                                      std::cout
+                                                                                          << torch_summary()
+                                                                                          << "\n";
+                                                                                      return kExitOk;
+                                                                                    }}});
 }
 
 }  // namespace slurmtwin::cli

@@ -43,7 +43,8 @@ int sweep_engines(const po::variables_map& vm, const SweepSpec& spec, const std:
 
 void register_torch_hooks() {
   auto& hooks = torch_hooks();
-  hooks.commands = {{"compare", run_compare}, {"optimize", run_optimize}, {"surrogate", run_surrogate}};
+  hooks.commands = {
+      {"compare", command_compare}, {"optimize", command_optimize}, {"surrogate", command_surrogate}};
   hooks.sweep_engines = sweep_engines;
   hooks.torch_summary = [] { return surrogate::torch_summary(); };
 }

@@ -5,9 +5,9 @@
 
 namespace slurmtwin::cli {
 
-int run_compare(const Args& args);
-int run_optimize(const Args& args);
-int run_surrogate(const Args& args);
+int command_compare(const Args& args);
+int command_optimize(const Args& args);
+int command_surrogate(const Args& args);
 
 /// Fills torch_hooks(): the three commands, `sweep run --engine surrogate|hybrid` and libtorch's summary.
 void register_torch_hooks();

@@ -2,7 +2,7 @@
 
 #include <csignal>
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 namespace {
 
 // A signal handler can only reach globals; lock-free atomics are async-signal-safe.
@@ -49,4 +49,4 @@ std::string InterruptGuard::signal_name() {
   }
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

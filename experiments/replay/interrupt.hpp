@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 /// Exit code of a command stopped by SIGINT or SIGTERM (128 + SIGINT, as shells report it).
 inline constexpr int kExitInterrupted = 130;
@@ -32,4 +32,4 @@ class InterruptGuard {
   static std::string signal_name();
 };
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 std::size_t parallel_for(std::size_t count, const std::function<void(std::size_t)>& body,
                          const ParallelOptions& options) {
@@ -53,4 +53,4 @@ std::size_t parallel_for(std::size_t count, const std::function<void(std::size_t
   return succeeded;
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

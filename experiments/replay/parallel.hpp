@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <functional>
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 struct ParallelOptions {
   unsigned threads = 1;  // at most this many workers (and never more than there are indices)
@@ -23,4 +23,4 @@ struct ParallelOptions {
 std::size_t parallel_for(std::size_t count, const std::function<void(std::size_t)>& body,
                          const ParallelOptions& options);
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

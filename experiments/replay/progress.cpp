@@ -8,7 +8,7 @@
 #include <cmath>
 #include <ostream>
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 ProgressStyle progress_style_for(int fd) {
   return isatty(fd) ? ProgressStyle::kBar : ProgressStyle::kLines;
@@ -116,4 +116,4 @@ void Progress::print_now() {
   out_ << "\r" << line << std::flush;
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

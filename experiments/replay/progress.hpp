@@ -8,7 +8,7 @@
 #include <mutex>
 #include <string>
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 enum class ProgressStyle {
   kBar,    // one line redrawn in place with '\r' (a terminal)
@@ -70,4 +70,4 @@ class Progress {
   mutable std::mutex mutex_;
 };
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -16,7 +16,7 @@
 #include "traces/sacct_writer.hpp"
 #include "traces/time_format.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 namespace {
 
 bool core_granularity(const Site& site) {
@@ -359,4 +359,4 @@ std::vector<Seconds> phase_offsets(const Site& site, std::uint32_t phases, Secon
   return out;
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

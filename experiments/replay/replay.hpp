@@ -15,7 +15,7 @@
 #include "traces/time_zone.hpp"
 #include "traces/trace.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 struct ReplayOptions {
   bool add_missing_associations = true;  // users/accounts the site lacks get Fairshare=1 associations
@@ -104,4 +104,4 @@ std::string jobs_csv(const ReplayResult& r, const Trace& trace);
 std::string rejection_examples(const ReplayResult& r, const Trace& trace, std::size_t top);
 std::string jobs_sacct(const ReplayResult& r, const Trace& trace, const TimeZone* zone = nullptr);
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

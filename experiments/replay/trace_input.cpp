@@ -6,7 +6,7 @@
 #include "traces/text.hpp"
 #include "traces/time_format.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 std::map<std::string, std::string> read_user_default_accounts(const std::string& sacctmgr_script) {
   std::map<std::string, std::string> accounts;
@@ -35,4 +35,4 @@ TraceReadOptions default_trace_read_options(const std::string& format, const std
   return o;
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -7,7 +7,7 @@
 
 #include "traces/trace_io.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 /// Absolute time of offset 0 for the events format (UTC), and the zone sacct -P printed its local
 /// times in, unless a command says otherwise (--origin, --timezone).
@@ -22,4 +22,4 @@ std::map<std::string, std::string> read_user_default_accounts(const std::string&
 /// default ("" = no --users-from).
 TraceReadOptions default_trace_read_options(const std::string& format, const std::string& users_from);
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

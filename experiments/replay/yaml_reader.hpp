@@ -14,7 +14,7 @@
 #include "traces/job_record.hpp"
 #include "traces/read_report.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 /// Reads YAML nodes of one file, throwing InputError(file, line, key) on anything unexpected.
 class YamlReader {
@@ -107,4 +107,4 @@ class YamlReader {
   std::string file_;
 };
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -20,7 +20,7 @@
 #include "traces/read_report.hpp"
 #include "traces/time_format.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 namespace {
 
 using svg::escape;
@@ -917,4 +917,4 @@ std::string sweep_report_html(const std::string& db_path, const ReportOptions& o
   return page(opt.title.empty() ? "SlurmTwin sweep report" : opt.title, body, plots);
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -7,7 +7,7 @@
 
 #include "traces/job_record.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 struct ReportOptions {
   std::string title;             // "" = from the input's name
@@ -25,4 +25,4 @@ std::string replay_report_html(const std::string& run_dir, const ReportOptions& 
 /// surrogate-vs-exact scatter when the database has rows of both engines.
 std::string sweep_report_html(const std::string& db_path, const ReportOptions& options);
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -7,7 +7,9 @@
 #include <cmath>
 #include <limits>
 
-namespace slurmtwin::cli::svg {
+#include "traces/text.hpp"
+
+namespace slurmtwin::experiments::svg {
 namespace {
 
 // Margins around the plotting area (px): room for tick labels, axis labels and the title.
@@ -145,30 +147,7 @@ std::string legend_box(const std::vector<std::pair<std::string, std::string>>& e
 }  // namespace
 
 std::string escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
+  return text::xml_escape(s);
 }
 
 std::string colour(std::size_t k) {
@@ -353,4 +332,4 @@ std::string gantt(const std::vector<std::string>& rows, const std::vector<GanttB
   return out + "</svg>\n";
 }
 
-}  // namespace slurmtwin::cli::svg
+}  // namespace slurmtwin::experiments::svg

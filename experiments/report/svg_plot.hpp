@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-namespace slurmtwin::cli::svg {
+namespace slurmtwin::experiments::svg {
 
 /// Text escaped for XML/HTML content and attribute values.
 std::string escape(std::string_view s);
@@ -65,4 +65,4 @@ std::string gantt(const std::vector<std::string>& rows, const std::vector<GanttB
 /// About `n` round tick values covering [lo, hi] (1, 2, 5 x 10^k steps).
 std::vector<double> nice_ticks(double lo, double hi, int n);
 
-}  // namespace slurmtwin::cli::svg
+}  // namespace slurmtwin::experiments::svg

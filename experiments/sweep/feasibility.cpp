@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 double shortfall(const SweepConstraint& c, double value) {
   if (std::isnan(value)) return std::numeric_limits<double>::infinity();
@@ -99,4 +99,4 @@ Standing assess_current(const std::vector<SweepRow>& rows, const std::string& ke
   return s;
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -10,7 +10,7 @@
 #include "experiments/sweep/sweep_spec.hpp"
 #include "experiments/sweep/sweep_store.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 /// One constraint over the points assessed.
 struct ConstraintRange {
@@ -57,4 +57,4 @@ std::optional<bool> resolved(const SweepRow& a, const SweepRow& b, std::size_t k
 /// How far `value` falls short of `c`, in `c`'s metric (0 when it holds; +inf for no value).
 double shortfall(const SweepConstraint& c, double value);
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -33,7 +33,7 @@
 #define SLURMTWIN_VERSION "unknown"
 #endif
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 Site load_sweep_site(const SweepSpec& spec) {
   if (!spec.site_yaml.empty()) return load_site_yaml(spec.site_yaml);
@@ -517,4 +517,4 @@ SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, con
   return summary;
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -19,7 +19,7 @@
 #include "traces/site_yaml.hpp"
 #include "traces/trace.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 struct ReplayResult;  // experiments/replay.hpp
 
@@ -169,4 +169,4 @@ std::string shard_note(const SweepRunOptions& options);
 /// applies) before any replay; the first replay error stops the workers and is rethrown.
 SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, const SweepRunOptions& options);
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -14,7 +14,7 @@
 
 #include "experiments/sweep/feasibility.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 namespace {
 
 // Message tags. A worker rank sends kRequest once, then a kResult (which also asks for the next
@@ -294,4 +294,4 @@ SweepMpiSummary run_sweep_mpi(const SweepSpec& spec, const std::string& db, cons
   return out;
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -10,7 +10,7 @@
 
 #include "experiments/sweep/sweep.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 struct SweepMpiSummary {
   bool rank0 = false;                // this process is rank 0 (the others return with this false)
@@ -30,4 +30,4 @@ SweepMpiSummary run_sweep_mpi(const SweepSpec& spec, const std::string& db, cons
 }
 #endif
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

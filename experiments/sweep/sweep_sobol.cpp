@@ -8,7 +8,7 @@
 
 #include "traces/rng.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 namespace {
 
 /// One line of new-joe-kuo-6.21201: degree s of the primitive polynomial, its coefficients a (the
@@ -99,4 +99,4 @@ std::vector<double> SobolSequence::next() {
   return out;
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 /// Dimensions the built-in direction numbers cover (dimension 1 is van der Corput's).
 inline constexpr std::size_t kSobolMaxDimensions = 31;
@@ -29,4 +29,4 @@ class SobolSequence {
   std::uint64_t index_ = 0;                             // index of the next point
 };
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

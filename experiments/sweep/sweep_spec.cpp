@@ -22,7 +22,7 @@
 #include "traces/site_settings.hpp"
 #include "traces/time_format.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 namespace {
 
 /// The sweepable setting of the one table (traces/site_settings.hpp) named exactly `name`, or nullptr.
@@ -768,4 +768,4 @@ std::vector<std::size_t> pareto_front(const std::vector<std::vector<double>>& ro
   return front;
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -16,7 +16,7 @@ namespace YAML {
 class Node;
 }
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 enum class SweepScale { kLinear, kLog };
 enum class SweepDesign { kGrid, kRandom, kLhs, kSobol };
@@ -196,4 +196,4 @@ std::vector<std::size_t> pareto_front(const std::vector<std::vector<double>>& ro
 /// FNV-1a 64-bit hash.
 std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t hash = 0xcbf29ce484222325ull);
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -16,7 +16,7 @@
 
 #include "traces/read_report.hpp"
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 namespace {
 
 /// A prepared statement, finalized on scope exit.
@@ -558,4 +558,4 @@ std::size_t SweepStore::merge_from(const std::string& other) {
   return added;
 }
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

@@ -16,7 +16,7 @@
 
 struct sqlite3;
 
-namespace slurmtwin::cli {
+namespace slurmtwin::experiments {
 
 /// One row of `points`.
 struct SweepRow {
@@ -137,4 +137,4 @@ class SweepStore {
   sqlite3* db_ = nullptr;
 };
 
-}  // namespace slurmtwin::cli
+}  // namespace slurmtwin::experiments

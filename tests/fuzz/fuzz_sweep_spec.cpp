@@ -7,8 +7,8 @@
 namespace {
 
 /// Points the design will have before de-duplication (saturating at `cap` + 1).
-std::size_t design_size(const slurmtwin::cli::SweepSpec& spec, std::size_t cap) {
-  using slurmtwin::cli::SweepDesign;
+std::size_t design_size(const slurmtwin::experiments::SweepSpec& spec, std::size_t cap) {
+  using slurmtwin::experiments::SweepDesign;
   if (spec.design != SweepDesign::kGrid) return spec.points;
   std::size_t n = 1;
   for (const auto& p : spec.parameters) {
@@ -25,9 +25,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace slurmtwin;
   constexpr std::size_t kMaxExpanded = 10'000;  // points expanded per input
   try {
-    const auto spec = cli::parse_sweep_spec(std::string(fuzz::as_text(data, size)), fuzz::kFuzzFile);
+    const auto spec = experiments::parse_sweep_spec(std::string(fuzz::as_text(data, size)), fuzz::kFuzzFile);
     if (design_size(spec, kMaxExpanded) <= kMaxExpanded) {
-      const auto points = cli::design_points(spec);
+      const auto points = experiments::design_points(spec);
       if (points.empty()) fuzz::fail("a parsed spec has no design points");
     }
   } catch (const InputError& e) {

@@ -1,0 +1,177 @@
+#include "experiments/learn/surrogate_eval.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <stdexcept>
+
+#include "experiments/replay/stopwatch.hpp"
+#include "surrogate/features.hpp"
+#include "surrogate/ridge.hpp"
+
+namespace slurmtwin::experiments {
+namespace {
+
+using namespace surrogate;
+
+/// [setting][job] quantiles of log1p(wait s) for window w under `settings`.
+using Predict = std::function<Quantiles(std::uint32_t w, const std::vector<std::uint32_t>& settings)>;
+
+EvalResult evaluate(const SurrogateDataset& d, const EvalPart& part, std::size_t resamples,
+                    const Predict& predict) {
+  std::vector<JobPrediction> jobs;
+  std::vector<std::size_t> job_windows;
+  std::vector<SettingAggregate> agg;
+  for (auto w : part.windows) {
+    const auto q = predict(w, part.settings);
+    const auto& win = d.windows[w];
+    for (std::size_t k = 0; k < part.settings.size(); ++k) {
+      double exact = 0, pred = 0, n = 0;
+      for (std::size_t i = 0; i < win.jobs; ++i) {
+        const float wait = d.waits[w][part.settings[k] * win.jobs + i];
+        if (!win.target[i] || std::isnan(wait)) continue;
+        jobs.push_back({wait, q[k][i][0], q[k][i][1], q[k][i][2], std::uint64_t{w} << 32 | i});
+        job_windows.push_back(w);
+        exact += wait;
+        pred += std::expm1(std::max(0.0f, q[k][i][1]));
+        n += 1;
+      }
+      if (n > 0) agg.push_back({w, part.settings[k], exact / n, pred / n});
+    }
+  }
+  return {job_errors(jobs), ranking_errors(agg),
+          resamples > 0 ? bootstrap_by_window(jobs, job_windows, agg, resamples) : Bootstrap{}};
+}
+
+const std::vector<std::uint32_t>& part_of(const Split& split, const std::string& name, bool windows) {
+  if (name == "test") return windows ? split.test_windows : split.test_settings;
+  if (name == "val") return windows ? split.val_windows : split.val_settings;
+  if (name == "train") return windows ? split.train_windows : split.train_settings;
+  throw std::invalid_argument("part '" + name + "': expected test, val, train or WINDOWS:SETTINGS of those");
+}
+
+}  // namespace
+
+EvalPart eval_part(const Split& split, const std::string& part) {
+  const auto colon = part.find(':');
+  const auto window_part = part.substr(0, colon);
+  const auto setting_part = colon == std::string::npos ? window_part : part.substr(colon + 1);
+  EvalPart p{part_of(split, window_part, true), part_of(split, setting_part, false)};
+  if (p.windows.empty())
+    throw std::invalid_argument("the dataset has too few windows for a " + part + " part");
+  return p;
+}
+
+SurrogateEval evaluate_surrogate(const Surrogate& model, const SurrogateDataset& data, const Split& split,
+                                 const EvalOptions& options) {
+  SurrogateEval out;
+  out.part = eval_part(split, options.part);
+  const auto& part = out.part;
+  std::vector<std::vector<float>> encoded(data.setting_count());
+  for (std::size_t s = 0; s < data.setting_count(); ++s) encoded[s] = data.encoded_setting(s);
+  const auto encoded_of = [&](const std::vector<std::uint32_t>& ss) {
+    std::vector<std::vector<float>> enc;
+    for (auto s : ss) enc.push_back(encoded[s]);
+    return enc;
+  };
+  const auto add = [&](std::string name, std::string key, EvalResult r) {
+    out.lines.push_back({std::move(name), std::move(key), std::move(r)});
+  };
+  double surrogate_s = 0;
+  std::size_t surrogate_evals = 0;
+  add("transformer", "transformer",
+      evaluate(data, part, options.bootstrap, [&](std::uint32_t w, const auto& ss) {
+        const auto enc = encoded_of(ss);
+        const auto t0 = std::chrono::steady_clock::now();
+        auto q = model.predict(data.windows[w], enc);
+        surrogate_s += seconds_since(t0);
+        surrogate_evals += ss.size();
+        return q;
+      }));
+  // The cost as a sweep pays it: the setting-independent encoder once per window (timed alone, as a
+  // prediction for no settings), then the conditioned part per setting (timed on a batch of kSweepBatch
+  // settings, the part's own cycled, less the encoder). The least of three passes: timing noise only adds.
+  double encoder_s = 0, batch_s = 0;
+  if (!part.settings.empty()) {
+    std::vector<std::vector<float>> batch;
+    for (std::size_t k = 0; k < SurrogateEval::kSweepBatch; ++k)
+      batch.push_back(encoded[part.settings[k % part.settings.size()]]);
+    encoder_s = batch_s = std::numeric_limits<double>::infinity();
+    for (int pass = 0; pass < 3; ++pass) {
+      double enc = 0, all = 0;
+      for (auto w : part.windows) {
+        const auto t0 = std::chrono::steady_clock::now();
+        model.predict(data.windows[w], {});
+        enc += seconds_since(t0);
+        const auto t1 = std::chrono::steady_clock::now();
+        model.predict(data.windows[w], batch);
+        all += seconds_since(t1);
+      }
+      encoder_s = std::min(encoder_s, enc);
+      batch_s = std::min(batch_s, all);
+    }
+  }
+  const auto n_windows = static_cast<double>(std::max<std::size_t>(part.windows.size(), 1));
+  const auto batch = static_cast<double>(SurrogateEval::kSweepBatch);
+  out.per_setting_ms = 1000.0 * surrogate_s / static_cast<double>(std::max<std::size_t>(surrogate_evals, 1));
+  out.encoder_ms = 1000.0 * encoder_s / n_windows;
+  out.marginal_ms = std::max(0.0, 1000.0 * (batch_s - encoder_s) / (n_windows * batch));
+  out.batched_ms = 1000.0 * batch_s / (n_windows * batch);
+
+  if (options.against)
+    add("against", "against", evaluate(data, part, options.bootstrap, [&](std::uint32_t w, const auto& ss) {
+          return options.against->predict(data.windows[w], encoded_of(ss));
+        }));
+  if (options.ridge) {
+    const auto ridge = RidgeBaseline::fit(data, split.train_windows, split.train_settings, split.val_windows,
+                                          split.val_settings);
+    out.ridge_columns = ridge.columns();
+    out.ridge_lambda = ridge.lambda();
+    add("ridge", "ridge", evaluate(data, part, options.bootstrap, [&](std::uint32_t w, const auto& ss) {
+          Quantiles q;
+          for (auto s : ss) q.push_back(ridge.predict(data, w, s));
+          return q;
+        }));
+  }
+  // The baseline any surrogate must beat: each job's wait in the reference replay (the site's own
+  // setting, which a sweep runs anyway), whatever the setting. No interval (coverage means nothing).
+  const auto& cols = data.schema.numeric;
+  if (const auto ref = std::find(cols.begin(), cols.end(), "ref_log_wait"); ref != cols.end()) {
+    const auto col = static_cast<std::size_t>(ref - cols.begin());
+    auto copied = evaluate(data, part, options.bootstrap, [&](std::uint32_t w, const auto& ss) {
+      const auto& win = data.windows[w];
+      std::vector<std::array<float, 3>> q(win.jobs);
+      for (std::size_t i = 0; i < win.jobs; ++i) q[i].fill(win.numeric[i * cols.size() + col]);
+      return Quantiles(ss.size(), q);
+    });
+    copied.point = true;
+    add("reference", "reference", std::move(copied));
+  }
+  if (const auto* other = options.noise_floor) {
+    bool same = other->trace_fingerprint == data.trace_fingerprint && other->settings == data.settings &&
+                other->windows.size() == data.windows.size();
+    for (std::size_t w = 0; same && w < data.windows.size(); ++w)
+      same = other->windows[w].job_index == data.windows[w].job_index;
+    if (!same)
+      throw std::invalid_argument(
+          options.noise_floor_name +
+          ": the noise floor needs the same trace, windows and settings as the dataset");
+    auto floor = evaluate(data, part, options.bootstrap, [&](std::uint32_t w, const auto& ss) {
+      const auto jobs = data.windows[w].jobs;
+      Quantiles q(ss.size(), std::vector<std::array<float, 3>>(jobs));
+      for (std::size_t k = 0; k < ss.size(); ++k)
+        for (std::size_t i = 0; i < jobs; ++i) {
+          const float wait = other->waits[w][ss[k] * jobs + i];
+          q[k][i].fill(static_cast<float>(std::log1p(std::isnan(wait) ? kNeverStartedWait : wait)));
+        }
+      return q;
+    });
+    floor.point = true;
+    add("noise floor", "noise_floor", std::move(floor));
+  }
+  return out;
+}
+
+}  // namespace slurmtwin::experiments

@@ -1,0 +1,68 @@
+#pragma once
+// The surrogate's evaluation protocol (`slurmtwin surrogate eval`, docs/surrogate.md): a model scored on
+// one part of its dataset's split, beside the predictors any surrogate must beat (the ridge baseline,
+// the reference replay's waits copied to every setting, the simulator's own noise floor), and what a
+// prediction costs per setting.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "surrogate/dataset.hpp"
+#include "surrogate/evaluation.hpp"
+#include "surrogate/model.hpp"
+#include "surrogate/split.hpp"
+
+namespace slurmtwin::experiments {
+
+/// One predictor's figures over a part.
+struct EvalResult {
+  surrogate::JobErrors jobs;
+  surrogate::RankingErrors ranking;
+  surrogate::Bootstrap ci;  // EvalOptions::bootstrap (resamples 0: not asked for)
+  bool point = false;       // a point prediction (no interval): no coverage to report
+};
+
+/// The windows and settings a part names: "test", "val" or "train" (windows and settings of that part)
+/// or WINDOWS:SETTINGS of those (e.g. "test:train": held-out windows under the training settings).
+/// std::invalid_argument for another name, or when the split has no windows in that part.
+struct EvalPart {
+  std::vector<std::uint32_t> windows, settings;
+};
+EvalPart eval_part(const surrogate::Split& split, const std::string& part);
+
+struct EvalOptions {
+  std::string part = "test";  // as eval_part reads it
+  std::size_t bootstrap = 0;  // resamples of the part's windows for 90% intervals (0 = off)
+  bool ridge = true;          // the ridge baseline, fitted on the split's train part (val for lambda)
+  const surrogate::Surrogate* against = nullptr;  // another model for the same data, scored beside
+  /// Another dataset of the same trace, windows and settings made with an immaterial difference: its
+  /// exact waits scored as predictions (the floor set by the simulator's own sensitivity).
+  const surrogate::SurrogateDataset* noise_floor = nullptr;
+  std::string noise_floor_name;  // for the error when it does not match
+};
+
+struct EvalLine {
+  std::string name;  // as printed: "transformer", "against", "ridge", "reference", "noise floor"
+  std::string key;   // as JSON names it: "transformer", "against", "ridge", "reference", "noise_floor"
+  EvalResult result;
+};
+
+struct SurrogateEval {
+  EvalPart part;
+  /// The model first, then each predictor asked for or available (the reference: when the dataset
+  /// has the ref_log_wait column).
+  std::vector<EvalLine> lines;
+  std::size_t ridge_columns = 0;
+  double ridge_lambda = 0;
+  /// What a prediction costs, as a sweep pays it (ms): per setting as evaluated (the part's settings
+  /// in one call), the setting-independent encoder once per window, then each further setting in
+  /// batches of kSweepBatch, and per setting of such a batch with its encoder.
+  double per_setting_ms = 0, encoder_ms = 0, marginal_ms = 0, batched_ms = 0;
+  static constexpr std::size_t kSweepBatch = 64;
+};
+
+/// Scores `model` (checked compatible with `data`) on the part of `split` that `options` names.
+SurrogateEval evaluate_surrogate(const surrogate::Surrogate& model, const surrogate::SurrogateDataset& data,
+                                 const surrogate::Split& split, const EvalOptions& options);
+
+}  // namespace slurmtwin::experiments

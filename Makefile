@@ -75,8 +75,10 @@ cli-doc: build
 	@bash cmake/gen-cli-doc.sh $(BUILD)/experiments/slurmtwin > docs/cli.md
 
 # Walkthrough docs made by running their commands (docs/src/*.md -> docs/*.md; a test checks them).
+DOC_BLOCK_PAGES = docs/site-schema.md docs/sweeps.md
 docs: cli-doc
 	@bash cmake/gen-doc.sh $(BUILD)/experiments/slurmtwin docs/src/getting-started.md docs/getting-started.md
+	@bash cmake/gen-doc-blocks.sh $(BUILD)/experiments/slurmtwin $(DOC_BLOCK_PAGES)
 
 # libFuzzer targets for every reader and importer (clang++), FUZZ_SECONDS each on the committed seed
 # corpus (tests/fuzz/). All 18 at the default 30 s take about 9.5 min plus the first build.

@@ -13,8 +13,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "experiments/sweep/sweep_spec.hpp"
 #include "surrogate/dataset.hpp"
 #include "test_support.hpp"
+#include "traces/site_settings.hpp"
 
 using slurmtwin::testing::run_cli;
 using slurmtwin::testing::slurp;
@@ -118,6 +120,61 @@ TEST_CASE("config import turns ub_medium's slurm.conf + sacctmgr script into a s
   const auto check = run_cli("config check --site " + yaml);
   CHECK(check.code == 0);
   CHECK(check.out.find("cluster ubhpc: 217 nodes, 7968 CPUs, 2 partitions, 5 QOS") != std::string::npos);
+}
+
+TEST_CASE("config settings lists each setting once, with what a sweep accepts and a site's own values") {
+  const auto all = run_cli("config settings");
+  REQUIRE(all.code == 0);
+  const auto swept = run_cli("config settings --sweepable");
+  REQUIRE(swept.code == 0);
+  // Every row of the table names a setting of the one table, once; a row marked for sweeps is a
+  // parameter the sweep spec accepts (within its range), and every other row is one it refuses.
+  std::istringstream rows(all.out);
+  std::string row;
+  std::size_t settings = 0, sweepable = 0;
+  std::getline(rows, row);  // header
+  std::getline(rows, row);  // rule
+  while (std::getline(rows, row)) {
+    const auto name = row.substr(2, row.find(" |", 2) - 2);
+    const auto* st = slurmtwin::find_site_setting(name);
+    REQUIRE_MESSAGE(st, name);
+    ++settings;
+    const bool yes = row.ends_with("| yes |");
+    CHECK(yes == st->sweepable);
+    CHECK(yes == (swept.out.find("| " + name + " |") != std::string::npos));
+    const auto spec = fmt::format(
+        "parameters:\n  {}: [{}]\nobjectives: [{{metric: wait_mean, goal: min}}]\n", name,
+        st->kind == slurmtwin::SettingKind::kFlag ? 1 : std::max<std::int64_t>(st->min / st->scale, 1));
+    if (yes) {
+      ++sweepable;
+      CHECK_NOTHROW(slurmtwin::experiments::parse_sweep_spec(spec, "s.yaml"));
+    } else {
+      CHECK_THROWS(slurmtwin::experiments::parse_sweep_spec(spec, "s.yaml"));
+    }
+  }
+  CHECK(settings == slurmtwin::site_settings().size());
+  CHECK(sweepable >= 15);
+  // Units as slurm.conf writes them: bf_window in minutes (stored in seconds), times in seconds.
+  CHECK(all.out.find("| bf_window | `params: bf_window_s` | min | 1 … 43200 | 1440 |") != std::string::npos);
+  CHECK(all.out.find("| PriorityMaxAge | `priority_max_age_s` | s | 0 … UNLIMITED | 604800 |") !=
+        std::string::npos);
+  CHECK(run_cli("config settings --bogus").code == 2);
+
+  // A site's values: ub_medium's slurm.conf sets bf_window=4320 (min), bf_interval=120,
+  // bf_max_job_test=2500, default_queue_depth=2500 and bf_continue.
+  const auto conf = slurmtwin::testing::data_file("ub_medium/slurm.conf");
+  const auto script = slurmtwin::testing::data_file("ub_medium/sacctmgr.script");
+  if (conf.empty() || script.empty()) return;
+  const auto site = run_cli(fmt::format("config settings --slurm-conf {} --sacctmgr {}", conf, script));
+  REQUIRE(site.code == 0);
+  CHECK(site.out.find("| this site |") != std::string::npos);
+  for (const char* expected :
+       {"| bf_window | `params: bf_window_s` | min | 1 … 43200 | 1440 | 4320 |",
+        "| bf_interval | `params: bf_interval_s` | s | -1 … 10800 | 30 | 120 |",
+        "| bf_max_job_test | `params: bf_max_job_test` | integer | 1 … 1000000 | 500 | 2500 |",
+        "| default_queue_depth | `params: default_queue_depth` | integer | 0 … 4294967295 | 100 | 2500 |",
+        "| bf_continue | `params: bf_continue` | on/off |  | off | on |"})
+    CHECK_MESSAGE(site.out.find(expected) != std::string::npos, expected);
 }
 
 TEST_CASE("the default replay runs with invariants on and is byte-identical when repeated") {

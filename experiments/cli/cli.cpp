@@ -100,7 +100,9 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> kCommands = {
       {"replay", "replay a trace on a site model and write per-job results and metrics", command_replay},
       {"trace", "inspect, generate and convert job traces (info, generate, convert)", command_trace},
-      {"config", "import a site from slurm.conf + sacctmgr files, show or check a site YAML", command_config},
+      {"config",
+       "import a site from slurm.conf + sacctmgr files, show or check a site YAML, list the settings",
+       command_config},
       {"sweep", "what-if sweeps over scheduler settings into an SQLite database (run, show)", command_sweep},
       {"compare",
        "surrogate vs exact simulator on a sweep's settings: errors, rank agreement, coverage, speed",

@@ -1,10 +1,12 @@
-// slurmtwin config import|show|check
+// slurmtwin config import|show|check|settings
 #include <fmt/format.h>
 
 #include <iostream>
+#include <optional>
 
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/site_options.hpp"
+#include "traces/site_settings.hpp"
 #include "traces/site_yaml.hpp"
 
 namespace slurmtwin::cli {
@@ -104,19 +106,68 @@ int config_show(const Args& args, bool check_only) {
   return kExitOk;
 }
 
+/// The table of scheduling settings (traces/site_settings.cpp) as Markdown, values as slurm.conf and
+/// sweeps write them: bf_window in minutes, durations in seconds. With `site`, a column of its values.
+std::string settings_table(bool sweepable_only, const Site* site) {
+  const SchedulerSettings slurm_default;
+  std::string out = fmt::format("| setting | site YAML (`scheduler:`) | unit | range | default |{} sweep |\n",
+                                site ? " this site |" : "");
+  out += fmt::format("|---|---|---|---|---|{}---|\n", site ? "---|" : "");
+  for (const auto& st : site_settings()) {
+    if (sweepable_only && !st.sweepable) continue;
+    const bool flag = st.kind == SettingKind::kFlag;
+    const std::string_view unit = flag                           ? "on/off"
+                                  : st.scale == 60               ? "min"
+                                  : st.yaml_key.ends_with("_s")  ? "s"
+                                  : st.yaml_key.ends_with("_us") ? "µs"
+                                                                 : "integer";
+    const auto shown = [&](std::int64_t stored) -> std::string {
+      if (flag) return stored ? "on" : "off";
+      if (st.unset != kNoUnset && stored == st.unset) return fmt::format("{} (unset)", stored / st.scale);
+      if (st.kind == SettingKind::kDuration && stored >= kUnlimited) return "UNLIMITED";
+      return fmt::format("{}", stored / st.scale);
+    };
+    out += fmt::format(
+        "| {} | `{}{}` | {} | {} | {} |{} {} |\n", st.name, st.scheduler_parameter ? "params: " : "",
+        st.yaml_key, unit, flag ? "" : fmt::format("{} … {}", shown(st.min), shown(st.max)),
+        shown(st.get(slurm_default)), site ? fmt::format(" {} |", shown(st.get(site->scheduler))) : "",
+        st.sweepable ? "yes" : "");
+  }
+  return out;
+}
+
+int config_settings(const Args& args) {
+  po::options_description o("config settings options");
+  o.add_options()("sweepable", po::bool_switch(), "only the settings a sweep may vary (docs/sweeps.md)");
+  add_site_options(o);
+  const auto vm = parse(
+      "slurmtwin config settings [--sweepable] [--site site.yaml | --slurm-conf ...]   (the scheduling "
+      "settings SlurmTwin models: YAML key, unit, the range slurmctld accepts, Slurm's default and, with a "
+      "site, its value)",
+      o, args);
+  const bool given = !vm["site"].as<std::string>().empty() || !site_files_of(vm).paths().empty();
+  std::vector<std::string> warnings;
+  const auto site = given ? std::optional<Site>(load_site(vm, warnings)) : std::nullopt;
+  for (const auto& w : warnings) std::cerr << "warning: " << w << "\n";
+  std::cout << settings_table(vm["sweepable"].as<bool>(), site ? &*site : nullptr);
+  return kExitOk;
+}
+
 }  // namespace
 
 int command_config(const Args& args) {
   return run_subcommand(
       "config",
-      "usage: slurmtwin config import|show|check [options]   (slurmtwin config SUB --help)\n"
-      "  import  slurm.conf or scontrol show output (+gres.conf) + sacctmgr data -> site YAML\n"
-      "  show    print a site as YAML (the built-in default when no site is given)\n"
-      "  check   validate a site and print its summary\n",
+      "usage: slurmtwin config import|show|check|settings [options]   (slurmtwin config SUB --help)\n"
+      "  import    slurm.conf or scontrol show output (+gres.conf) + sacctmgr data -> site YAML\n"
+      "  show      print a site as YAML (the built-in default when no site is given)\n"
+      "  check     validate a site and print its summary\n"
+      "  settings  the scheduling settings modelled: YAML key, unit, range, default (and a site's values)\n",
       args,
       {{"import", config_import},
        {"show", [](const Args& rest) { return config_show(rest, false); }},
-       {"check", [](const Args& rest) { return config_show(rest, true); }}});
+       {"check", [](const Args& rest) { return config_show(rest, true); }},
+       {"settings", config_settings}});
 }
 
 }  // namespace slurmtwin::cli

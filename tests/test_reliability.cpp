@@ -187,7 +187,13 @@ TEST_CASE(
     stored = now;
   }
   CHECK(stored < reference.size());  // killed before the end
+  // The killed runs' claims on the points they were replaying are taken over at once (their process
+  // is gone), not after the claims expire (300 s).
+  const auto resume_start = std::chrono::steady_clock::now();
   REQUIRE(run_binary(fmt::format("sweep run {} --db {} -j 2", spec, db), dir / "resume.log") == 0);
+  CHECK(std::chrono::steady_clock::now() - resume_start < std::chrono::seconds(240));
+  CHECK(slurp(dir / "resume.log").find(fmt::format("{} evaluated now", reference.size() - stored)) !=
+        std::string::npos);
   const auto rows = experiments::SweepStore(db).rows();
   REQUIRE(rows.size() == reference.size());
   std::set<std::string> keys;
@@ -197,6 +203,43 @@ TEST_CASE(
     CHECK(rows[i].metrics_json == reference[i].metrics_json);  // no row half-written or from a stale run
   }
   CHECK(keys.size() == rows.size());
+}
+
+TEST_CASE(
+    "two sweeps on one database share its points: each replayed once, both complete, rows as one run's") {
+  const auto dir = testing::scratch_dir("shared_sweep");
+  const auto spec = (dir / "spec.yaml").string();
+  std::string text = kSweepSpec;
+  text.replace(text.find("days: 2"), 7, "days: 4");  // a replay takes long enough for both to overlap
+  std::ofstream(spec) << text;
+  const auto ref_db = (dir / "ref.db").string();
+  REQUIRE(run_binary(fmt::format("sweep run {} --db {} -j 1", spec, ref_db), dir / "ref.log") == 0);
+  const auto reference = experiments::SweepStore(ref_db).rows();
+  REQUIRE(reference.size() == 17);  // 16 and the site's current settings
+
+  const auto db = (dir / "shared.db").string();
+  const pid_t a = spawn({"sweep", "run", spec, "--db", db, "-j", "1"}, dir / "a.log");
+  const pid_t b = spawn({"sweep", "run", spec, "--db", db, "-j", "1"}, dir / "b.log");
+  std::size_t replayed = 0;
+  for (const auto& [pid, log] : {std::pair{a, dir / "a.log"}, std::pair{b, dir / "b.log"}}) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    const auto out = slurp(log);
+    CHECK_MESSAGE((WIFEXITED(status) && WEXITSTATUS(status) == 0), out);
+    // "sweep: 17 points: N evaluated now, M from earlier runs; ..."
+    const auto at = out.find("17 points: ");
+    REQUIRE_MESSAGE(at != std::string::npos, out);
+    const auto n = std::stoul(out.substr(at + 11));
+    CHECK(n > 0);  // both took part
+    replayed += n;
+  }
+  CHECK(replayed == reference.size());  // no point replayed twice
+  const auto rows = experiments::SweepStore(db).rows();
+  REQUIRE(rows.size() == reference.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    CHECK(rows[i].key == reference[i].key);
+    CHECK(rows[i].metrics_json == reference[i].metrics_json);
+  }
 }
 
 TEST_CASE(

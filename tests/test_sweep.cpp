@@ -672,6 +672,42 @@ int shell(const std::string& command, std::string& output) {
 
 }  // namespace
 
+TEST_CASE(
+    "sweep store claims: one run per point, expired or orphaned claims taken over, stored points done") {
+  const auto path = (testing::scratch_dir("store_claims") / "c.db").string();
+  std::filesystem::remove(path);
+  SweepStore store(path);
+  using Claim = SweepStore::Claim;
+  CHECK(store.claim("a", "r1", 1000, 300) == Claim::kMine);
+  CHECK(store.claim("a", "r1", 1001, 300) == Claim::kMine);  // its own again
+  CHECK(store.claim("a", "r2", 1100, 300) == Claim::kBusy);
+  CHECK(store.claim("a", "r2", 1301, 300) == Claim::kMine);  // r1's lease ended at 1301
+  CHECK(store.claim("a", "r1", 1400, 300) == Claim::kBusy);  // now r2's until 1601
+  // A heartbeat extends every claim of its run.
+  store.renew_claims("r2", 1500, 300);
+  CHECK(store.claim("a", "r1", 1700, 300) == Claim::kBusy);  // until 1800
+  // An owner said to be gone loses its claim before it expires; one said alive keeps it.
+  CHECK(store.claim("a", "r1", 1700, 300, [](const std::string& o) { return o != "r2"; }) == Claim::kMine);
+  CHECK(store.claim("a", "r2", 1700, 300, [](const std::string&) { return true; }) == Claim::kBusy);
+  store.release_claim("a", "r1");
+  CHECK(store.claim("a", "r2", 1700, 300) == Claim::kMine);
+  store.release_claims("r2");
+  CHECK(store.claim("a", "r3", 1700, 300) == Claim::kMine);
+  // A point whose exact values are stored is done, whoever claims it.
+  SweepObjective o;
+  o.metric = "wait_mean";
+  store.add_objectives({o});
+  SweepRow row;
+  row.key = "a";
+  row.params_json = "{\"PriorityWeightAge\": 1}";
+  row.metrics_json = "{}";
+  row.engine = "exact";
+  row.objectives = {1.0};
+  REQUIRE(store.insert(row, {o}));
+  CHECK(store.claim("a", "r4", 1700, 300) == Claim::kDone);
+  CHECK(store.claim("a", "r3", 1700, 300) == Claim::kDone);
+}
+
 TEST_CASE("per-job waits: the blob round-trips and matches the stored metrics") {
   const std::vector<std::int64_t> waits = {0, 5, -1, 86400, 1LL << 40};
   CHECK(decode_job_waits(encode_job_waits(waits)) == waits);

@@ -2,14 +2,19 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <limits>
 #include <map>
 #include <mutex>
 #include <ostream>
+#include <random>
 #include <set>
 #include <span>
 #include <sstream>
@@ -27,6 +32,7 @@
 #include "traces/site_import.hpp"
 #include "traces/site_yaml.hpp"
 #include "traces/synthetic.hpp"
+#include "traces/text.hpp"
 #include "traces/time_format.hpp"
 
 #ifndef SLURMTWIN_VERSION
@@ -277,25 +283,110 @@ Progress make_progress(const SweepRunOptions& options, std::ostream& discard, co
   return Progress(options.progress ? *options.progress : discard, po);
 }
 
-/// Replays the plan's tasks `todo` on `workers` threads, storing each row as it finishes; returns how
-/// many were stored. The first error stops the workers and is rethrown.
+/// Wall-clock seconds since the epoch: claims are compared across processes.
+std::int64_t epoch_seconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string host_name() {
+  std::array<char, 256> host{};
+  gethostname(host.data(), host.size() - 1);
+  return host.data();
+}
+
+/// This run's name in the store's claims: host, pid and a random tag (pids are reused).
+std::string claim_owner() {
+  std::random_device tag;
+  return fmt::format("{}:{}:{:08x}", host_name(), getpid(), tag());
+}
+
+/// Whether the run named `owner` (claim_owner) may still be running: false only for a process of this
+/// host that is gone (a run killed here leaves its points at once, not after its claims expire).
+bool claim_owner_alive(const std::string& owner) {
+  const auto colon = owner.find(':');
+  const auto second = owner.find(':', colon + 1);
+  if (colon == std::string::npos || second == std::string::npos || owner.substr(0, colon) != host_name())
+    return true;
+  const auto pid = text::parse_int(owner.substr(colon + 1, second - colon - 1));
+  if (!pid || *pid <= 0) return true;
+  return kill(static_cast<pid_t>(*pid), 0) == 0 || errno == EPERM;
+}
+
+// A claim lasts kClaimLease s and is renewed every kClaimRenew s while the run's replays go on, so a
+// killed run's points wait at most kClaimLease s for another run; a wait for another run's points
+// looks again every kClaimPoll.
+constexpr std::int64_t kClaimLease = 300, kClaimRenew = 30;
+constexpr std::chrono::milliseconds kClaimPoll{1000};
+
+/// Replays the plan's tasks `todo` on `workers` threads, storing each row as it comes, and returns how
+/// many this run replayed. Points are claimed in the store first: one that another run sharing the
+/// database is replaying is left to it, and waited for (or taken over when that run's claim expires),
+/// so that on return every point of `todo` is in the store. The first error stops the workers, drops
+/// this run's claims and is rethrown.
 std::size_t run_exact(const SweepSpec& spec, const SweepPlan& plan, SweepStore& store,
                       const std::vector<std::size_t>& todo, unsigned workers, Progress& progress) {
-  std::mutex mutex;  // guards store
+  const std::string owner = claim_owner();
+  std::mutex mutex;  // guards store, busy and renewed
+  std::int64_t renewed = epoch_seconds();
   ParallelOptions po;
   po.threads = workers;
-  po.poll = [&] { progress.poll(); };  // progress lines keep coming while replays are long
-  return parallel_for(
-      todo.size(),
-      [&](std::size_t i) {
-        const auto row = evaluate_task(spec, plan, todo[i]);
-        {
-          std::lock_guard lock(mutex);
-          store.insert(row, spec.objectives, spec.constraints);
-        }
-        progress.add();
-      },
-      po);
+  po.poll = [&] {
+    progress.poll();  // progress lines keep coming while replays are long
+    std::lock_guard lock(mutex);
+    if (const auto now = epoch_seconds(); now - renewed >= kClaimRenew) {
+      store.renew_claims(owner, now, kClaimLease);
+      renewed = now;
+    }
+  };
+  std::size_t replayed = 0;
+  std::vector<std::size_t> queue = todo, busy;
+  try {
+    while (!queue.empty()) {
+      busy.clear();
+      parallel_for(
+          queue.size(),
+          [&](std::size_t i) {
+            const auto task = queue[i];
+            const auto& key = plan.tasks[task].key;
+            SweepStore::Claim claim{};
+            {
+              std::lock_guard lock(mutex);
+              claim = store.claim(key, owner, epoch_seconds(), kClaimLease, claim_owner_alive);
+              if (claim == SweepStore::Claim::kBusy) busy.push_back(task);
+            }
+            if (claim == SweepStore::Claim::kDone) progress.add();  // another run stored it meanwhile
+            if (claim != SweepStore::Claim::kMine) return;
+            const auto row = evaluate_task(spec, plan, task);
+            {
+              std::lock_guard lock(mutex);
+              store.insert(row, spec.objectives, spec.constraints);
+              store.release_claim(key, owner);
+              ++replayed;
+            }
+            progress.add();
+          },
+          po);
+      if (busy.empty()) break;
+      // Another run is replaying these: look again after a while (they are done, or ours once its
+      // claims expire), in plan order.
+      std::sort(busy.begin(), busy.end());
+      queue = busy;
+      const auto until = std::chrono::steady_clock::now() + kClaimPoll;
+      while (std::chrono::steady_clock::now() < until) {
+        po.poll();
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+  } catch (...) {
+    std::lock_guard lock(mutex);
+    try {
+      store.release_claims(owner);
+    } catch (const std::exception&) {  // the first error is the one to report
+    }
+    throw;
+  }
+  return replayed;
 }
 
 /// The store row of a surrogate prediction: its medians as the values, and the prediction.
@@ -510,6 +601,7 @@ SweepRunSummary run_sweep_spec(const SweepSpec& spec, const std::string& db, con
         todo.size(), std::min<std::size_t>(workers, std::max<std::size_t>(todo.size(), 1))));
     auto progress = make_progress(options, discard, "sweep", n, n - todo.size());
     summary.evaluated = run_exact(spec, plan, store, todo, workers, progress);
+    summary.skipped = n - summary.evaluated;  // with the points a run sharing the store replayed meanwhile
     progress.finish();
     summary.exact_seconds = seconds_since(t0);
   }

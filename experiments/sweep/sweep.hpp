@@ -154,7 +154,7 @@ struct SweepRunOptions {
 
 struct SweepRunSummary {
   std::size_t total = 0;      // distinct design points (of this shard)
-  std::size_t skipped = 0;    // already in the store
+  std::size_t skipped = 0;    // in the store already, or replayed meanwhile by another run sharing it
   std::size_t evaluated = 0;  // replayed and inserted by this run
   std::size_t feasible = 0;   // points in the store (of this spec) that meet every constraint
   std::size_t predicted = 0;  // scored by the surrogate in this run

@@ -22,7 +22,7 @@ namespace {
 /// A prepared statement, finalized on scope exit.
 class Statement {
  public:
-  Statement(sqlite3* db, const std::string& sql, const std::string& path) : db_(db), path_(path) {
+  Statement(sqlite3* db, const std::string& sql, std::string path) : db_(db), path_(std::move(path)) {
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr) != SQLITE_OK) fail("prepare");
   }
   ~Statement() { sqlite3_finalize(stmt_); }
@@ -191,6 +191,10 @@ SweepStore::SweepStore(const std::string& path, StoreAccess access) : path_(path
         "metric TEXT NOT NULL, column_name TEXT NOT NULL, op TEXT NOT NULL, bound REAL NOT NULL)");
     // Facts about the sweep rather than a point: "current_key" and "current_params" (set_current).
     exec("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)");
+    // Points a run is replaying now (claim()); rows leave when their point is stored.
+    exec(
+        "CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires INTEGER NOT "
+        "NULL)");
     // Stores written before per-job waits existed get the column (NULL in their rows).
     // Likewise for the surrogate's prediction of a point (sweep run --engine surrogate|hybrid).
     const auto columns = table_columns(db_, "table_info(points)", path_);
@@ -483,6 +487,59 @@ std::vector<SweepRow> SweepStore::rows(bool with_job_waits) const {
     out.push_back(std::move(r));
   }
   return out;
+}
+
+SweepStore::Claim SweepStore::claim(const std::string& key, const std::string& owner, std::int64_t now,
+                                    std::int64_t lease_s,
+                                    const std::function<bool(const std::string&)>& alive) {
+  exec("BEGIN IMMEDIATE");
+  try {
+    Claim result = Claim::kMine;
+    {
+      Statement done(db_, "SELECT 1 FROM points WHERE key = ?1 AND engine = 'exact'", path_);
+      done.bind(1, key);
+      if (done.step()) result = Claim::kDone;
+    }
+    if (result == Claim::kMine) {
+      Statement other(db_, "SELECT owner FROM claims WHERE key = ?1 AND owner <> ?2 AND expires > ?3", path_);
+      other.bind(1, key);
+      other.bind(2, owner);
+      other.bind_int(3, now);
+      if (other.step() && (!alive || alive(other.text(0)))) result = Claim::kBusy;
+    }
+    if (result == Claim::kMine) {
+      Statement take(db_, "INSERT OR REPLACE INTO claims (key, owner, expires) VALUES (?1, ?2, ?3)", path_);
+      take.bind(1, key);
+      take.bind(2, owner);
+      take.bind_int(3, now + lease_s);
+      take.step();
+    }
+    exec("COMMIT");
+    return result;
+  } catch (...) {
+    rollback();
+    throw;
+  }
+}
+
+void SweepStore::renew_claims(const std::string& owner, std::int64_t now, std::int64_t lease_s) {
+  Statement s(db_, "UPDATE claims SET expires = ?1 WHERE owner = ?2", path_);
+  s.bind_int(1, now + lease_s);
+  s.bind(2, owner);
+  s.step();
+}
+
+void SweepStore::release_claim(const std::string& key, const std::string& owner) {
+  Statement s(db_, "DELETE FROM claims WHERE key = ?1 AND owner = ?2", path_);
+  s.bind(1, key);
+  s.bind(2, owner);
+  s.step();
+}
+
+void SweepStore::release_claims(const std::string& owner) {
+  Statement s(db_, "DELETE FROM claims WHERE owner = ?1", path_);
+  s.bind(1, owner);
+  s.step();
 }
 
 void SweepStore::set_current(const std::string& key, const SweepPoint& params) {

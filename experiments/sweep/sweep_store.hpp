@@ -5,6 +5,8 @@
 // neither loses nor duplicates a point. See docs/sweeps.md for the schema.
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -120,6 +122,26 @@ class SweepStore {
   void set_current(const std::string& key, const SweepPoint& params);
   /// The recorded current point, if a sweep recorded one (stores written before it existed have none).
   std::optional<CurrentPoint> current() const;
+
+  /// Claims on points, so that runs sharing one database (two `sweep run`s, array tasks without
+  /// --shard) do not replay a point twice. A claim is a run's (`owner`: host, pid and a random tag)
+  /// until `expires` (s since the epoch); the run renews it while the replay goes on, and a claim that
+  /// expired (its run was killed) is anyone's.
+  enum class Claim : std::uint8_t {
+    kMine,  // claimed for `owner` now: replay it
+    kDone,  // the store has the point's exact values already
+    kBusy,  // another run's claim has not expired: its values will come
+  };
+  /// `alive`, when given, says whether another claim's owner still runs: a claim of one that does not
+  /// is taken over before it expires (a run killed on this host).
+  Claim claim(const std::string& key, const std::string& owner, std::int64_t now, std::int64_t lease_s,
+              const std::function<bool(const std::string& owner)>& alive = {});
+  /// Extends every claim of `owner` to now + lease_s.
+  void renew_claims(const std::string& owner, std::int64_t now, std::int64_t lease_s);
+  /// Drops the claim of `owner` on `key` (its row is stored).
+  void release_claim(const std::string& key, const std::string& owner);
+  /// Drops every claim of `owner` (its run stops, by an error or a signal).
+  void release_claims(const std::string& owner);
 
   /// Copies every row, objective and constraint of the store at `other` into this one, in one
   /// transaction; rows whose key is already here are left unchanged, as is a current point already

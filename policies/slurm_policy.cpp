@@ -1,7 +1,11 @@
 #include "policies/slurm_policy.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cassert>
+#include <cmath>
+#include <stdexcept>
 
 #include "policies/fair_tree.hpp"
 #include "policies/limits.hpp"
@@ -98,6 +102,39 @@ PriorityInput priority_input(const sim::SimState& s, const sim::SimJob& j, std::
 }
 
 }  // namespace
+
+void SlurmPolicy::check_invariants(const sim::SimState& s) const {
+  const auto fail = [](const std::string& what) { throw std::logic_error("policy invariant: " + what); };
+  for (const auto ji : s.pending) {
+    const auto& j = s.jobs[ji];
+    const auto at = ji < entries_at_.size() ? entries_at_[ji] : kNoEntries;
+    if (at == kNoEntries) fail(fmt::format("queued job {} has no priority entries", j.id));
+    if (at + j.partitions.size() > entries_.size() || j.part_priority.size() != j.partitions.size())
+      fail(fmt::format("job {}: its priority entries run past the table", j.id));
+    for (std::size_t k = 0; k < j.partitions.size(); ++k) {
+      const auto& e = entries_[at + k];
+      if (e.job != ji || e.k != k || e.count != j.partitions.size() || !e.queued)
+        fail(fmt::format("job {}: priority entry {} belongs elsewhere", j.id, k));
+      if (e.priority != j.part_priority[k])
+        fail(fmt::format("job {}: entry priority {} but the job shows {}", j.id, e.priority,
+                         j.part_priority[k]));
+    }
+  }
+  for (std::size_t i = 0; i < tree_.size(); ++i) {
+    const auto& n = tree_.node(static_cast<AssocIndex>(i));
+    if (!std::isfinite(n.usage_raw) || n.usage_raw < 0 || !std::isfinite(n.grp_used_wall) ||
+        n.grp_used_wall < 0)
+      fail(fmt::format("association {}/{}: usage {} s, wall {} s", n.account, n.user, n.usage_raw,
+                       n.grp_used_wall));
+    if (!std::isfinite(n.usage_efctv) || n.usage_efctv < 0 || !(n.fs_factor >= 0 && n.fs_factor <= 1))
+      fail(fmt::format("association {}/{}: effective usage {}, fair-share factor {}", n.account, n.user,
+                       n.usage_efctv, n.fs_factor));
+  }
+  for (const auto& q : qos_usage_)
+    if (!std::isfinite(q.usage_raw) || q.usage_raw < 0 || !std::isfinite(q.grp_used_wall) ||
+        q.grp_used_wall < 0)
+      fail(fmt::format("a QOS's usage {} s, wall {} s", q.usage_raw, q.grp_used_wall));
+}
 
 PriorityFactors SlurmPolicy::factors(const sim::SimState& s, std::uint32_t ji, std::size_t k) const {
   const auto& j = s.jobs[ji];

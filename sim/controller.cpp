@@ -110,7 +110,7 @@ void Controller::schedule_capacity_changes() {
   // An outage or reservation boundary before the controller's start is in force from it.
   const auto at = [&](Seconds t) { return std::max(t, state_.origin); };
   const auto schedule = [&](Seconds t, std::uint32_t tie, Event e) {
-    queue_.schedule(t, phase(EventPhase::kCapacity), tie, std::move(e));
+    queue_.schedule(t, phase(EventPhase::kCapacity), tie, e);
     ++future_changes_;
   };
   for (std::uint32_t k = 0; k < site.outages.size(); ++k) {
@@ -649,6 +649,7 @@ void Controller::check_invariants() const {
       throw std::logic_error("the suspended list holds a job that is not suspended");
   if (pending != state_.pending.size() || running != state_.running.size())
     throw std::logic_error("a job is in more than one state list or in a list with the wrong state");
+  policy_.check_invariants(state_);
 }
 
 }  // namespace slurmtwin::sim

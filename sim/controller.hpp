@@ -99,6 +99,9 @@ class SchedulingPolicy {
   virtual std::optional<Seconds> backfill_pass(SimState& /*state*/, JobLauncher& /*launcher*/) {
     return std::nullopt;
   }
+  /// ControllerOptions::check_invariants: the policy's own state is consistent with `state` (throws
+  /// std::logic_error naming what is not).
+  virtual void check_invariants(const SimState& /*state*/) const {}
 };
 
 /// Subscribers to what happens (metrics, tracers, exporters). Never change the state.

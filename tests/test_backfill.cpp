@@ -96,6 +96,26 @@ std::vector<JobSpec> wide_job_scenario(Seconds j1_runtime) {
 
 }  // namespace
 
+TEST_CASE(
+    "the policy's invariant check: a replay keeps it, a job queued behind the policy's back breaks it") {
+  // A whole replay with checks after every event keeps it (replay() above checks); then the same
+  // state with a job put into the queue without the policy's submit: it has no priority entries.
+  const auto r = replay(small_site(2, 4), make_trace(wide_job_scenario(1000)));
+  CHECK(r.state->pending.empty());
+  Site site = small_site(2, 4);
+  validate(site);
+  sim::SimState state(site, true);
+  state.jobs = sim::resolve_jobs(make_trace(wide_job_scenario(1000)), site, state.cluster, {}, state.users);
+  policies::SlurmPolicy policy(site, {});
+  policy.init(state);
+  CHECK_NOTHROW(policy.check_invariants(state));
+  state.jobs[1].state = sim::SimJobState::kPending;
+  state.jobs[1].slot = 0;
+  state.pending.push_back(1);
+  CHECK_THROWS_WITH_AS(policy.check_invariants(state), doctest::Contains("has no priority entries"),
+                       std::logic_error);
+}
+
 TEST_CASE("backfill starts narrow jobs around a blocked wide job without delaying its reservation") {
   // First cycle, t=30. Queue: J2, J3, J4.
   //  J2: cannot start now; J1's planned end is 3 + 1000 = 1003 (the 30 s window from 1003 rounded up to

@@ -8,7 +8,7 @@ ifeq ($(CI),true)
   CMAKE_FLAGS += -DSLURMTWIN_WERROR=ON
 endif
 
-.PHONY: deps build run test sanitize check-scenarios test-browser cli-doc docs fuzz clean format format-check oracle oracle-report oracle-ci package
+.PHONY: deps build run test tidy sanitize check-scenarios test-browser cli-doc docs fuzz clean format format-check oracle oracle-report oracle-ci package
 
 deps:
 	@bash cmake/install-deps.sh
@@ -25,15 +25,15 @@ run: build
 # layout of every C++ file is checked (format-check), the Debian packages are installed with dpkg,
 # replayed from /usr/bin and removed (cmake/package-test.sh --install), the
 # project's regression scenarios and the live check against real Slurm (oracle-ci) run after the
-# suite, the suite runs again under ASan + UBSan, and every fuzz target runs for CI_FUZZ_SECONDS (a
-# crash fails CI; docs/reliability.md has the cost). The live check mostly waits on real jobs' sleeps,
-# so it runs beside the sanitizer and fuzz builds, which run at the lowest CPU priority (nice 19) so
+# suite, clang-tidy checks the sources (tidy), the suite runs again under ASan + UBSan, and every fuzz
+# target runs for CI_FUZZ_SECONDS (a crash fails CI; docs/reliability.md has the cost). The live check mostly waits on real jobs' sleeps,
+# so it runs beside tidy and the sanitizer and fuzz builds, which run at the lowest CPU priority (nice 19) so
 # that real Slurm's daemons keep the CPU when they need it; its log is printed when both are done. The
 # fuzz packages are installed before, so that two apt-get never run at once.
 CI_FUZZ_SECONDS ?= 10
 test: build
 ifeq ($(CI),true)
-	@bash cmake/install-deps.sh chromium clang-format
+	@bash cmake/install-deps.sh chromium clang-format clang-tidy
 	@$(MAKE) --no-print-directory format-check
 endif
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -42,11 +42,16 @@ ifeq ($(CI),true)
 	@$(MAKE) --no-print-directory check-scenarios
 	@bash cmake/install-deps.sh --fuzz
 	@$(MAKE) --no-print-directory oracle-ci > $(BUILD)-oracle-ci.log 2>&1 & oracle=$$!; \
-	  nice -n 19 $(MAKE) --no-print-directory sanitize fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS); rest=$$?; \
+	  nice -n 19 $(MAKE) --no-print-directory tidy sanitize fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS); rest=$$?; \
 	  wait $$oracle; live=$$?; echo "--- oracle-ci (ran beside the sanitizer and fuzz stages):"; \
 	  cat $(BUILD)-oracle-ci.log; echo "oracle-ci exit $$live, sanitize+fuzz exit $$rest"; \
 	  [ $$live -eq 0 ] && [ $$rest -eq 0 ]
 endif
+
+# clang-tidy with .clang-tidy on every library and executable source (any finding fails; CI runs it).
+tidy: build
+	@bash cmake/install-deps.sh clang-tidy
+	@bash cmake/run-clang-tidy.sh $(BUILD)
 
 # Two Debian packages in $(BUILD): slurmtwin (no libtorch) and slurmtwin-surrogate (slurmtwin-torch,
 # libtorch); install with apt-get install ./$(BUILD)/slurmtwin_*.deb [./$(BUILD)/slurmtwin-surrogate_*.deb].

@@ -827,6 +827,7 @@ class Planner {
 
   // Allocates back the releases `applied` (in the order applied), newest first.
   void restore(const std::vector<std::size_t>& applied) {
+    // NOLINTNEXTLINE(modernize-loop-convert): std::views::reverse does not parse in clang 14's tidy
     for (auto it = applied.rbegin(); it != applied.rend(); ++it) {
       const auto& rj = s_.jobs[releases_[*it].job];
       cluster_.allocate(rj.request, rj.alloc);

@@ -160,11 +160,12 @@ void compute_classic_fair_share(AssocTree& tree, std::uint32_t dampening, bool d
     const AssocNode& p = tree.node(n.fs_parent);
     if (n.fs_parent == root) {
       n.usage_efctv = n.usage_norm;
-    } else if (n.shares_parent) {
+    } else if (n.shares_parent) {  // NOLINT(bugprone-branch-clone): Slurm's two cases, as its code has them
       n.usage_efctv = p.usage_efctv;
     } else if (depth_oblivious) {
       n.usage_efctv = depth_oblivious_usage_efctv(tree, i);
-    } else if (n.level_shares == 0) {
+    } else if (n.level_shares ==
+               0) {  // NOLINT(bugprone-branch-clone): Slurm's two cases, as its code has them
       n.usage_efctv = p.usage_efctv;
     } else {
       n.usage_efctv = n.usage_norm + (p.usage_efctv - n.usage_norm) * static_cast<double>(n.shares_raw) /

@@ -24,6 +24,7 @@ std::string upper(const std::string& text) {
 /// Time limit in whole minutes as Slurm stores it (seconds round up).
 double limit_minutes(Seconds limit) {
   if (limit == kUnlimited || limit == kUnsetTime) return kInfiniteMinutes;
+  // NOLINTNEXTLINE(bugprone-integer-division): whole minutes, rounded up, as Slurm stores a limit
   return static_cast<double>((limit + kSecondsPerMinute - 1) / kSecondsPerMinute);
 }
 

@@ -25,7 +25,8 @@ struct EventKey {
   std::uint8_t phase = 0;
   std::uint64_t tie = 0;
   std::uint64_t seq = 0;
-  auto operator<=>(const EventKey&) const = default;
+  auto operator<=>(const EventKey&) const =
+      default;  // NOLINT(modernize-use-nullptr): clang 14 misreads the defaulted <=>
 };
 
 template <class Event>

@@ -11,7 +11,8 @@ namespace slurmtwin {
 namespace {
 
 void add_nodes(Site& site, const std::string& hostlist, std::uint32_t cores_per_socket, std::int64_t mem_mb,
-               std::uint32_t weight, std::vector<NodeGres> gres, std::vector<std::string> features) {
+               std::uint32_t weight, const std::vector<NodeGres>& gres,
+               const std::vector<std::string>& features) {
   for (auto& name : expand_hostlist(hostlist)) {
     Node n;
     n.name = std::move(name);

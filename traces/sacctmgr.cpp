@@ -45,8 +45,7 @@ std::vector<std::string> split_words(std::string_view s, const Where& w) {
   std::string cur;
   bool in_word = false;
   char quote = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
+  for (const char c : s) {
     if (quote) {
       if (c == quote)
         quote = 0;
@@ -495,7 +494,7 @@ class Executor {
   }
 
   std::string default_qos(const Arg& a, const Where& w) {
-    const auto v = text::to_lower(text::trim(a.value));
+    auto v = text::to_lower(text::trim(a.value));
     if (v.empty() || v == "-1") return {};
     if (!site_.find_qos(v)) fail(w, a.key, fmt::format("unknown QOS '{}'{}", v, qos_hint_));
     return v;
@@ -796,7 +795,7 @@ class Executor {
     if (default_account.empty()) default_account = accounts.front();
     for (const auto& acc : accounts)
       if (!site_.find_account(acc)) fail(w, "Account", fmt::format("account '{}' does not exist", acc));
-    if (partitions.empty()) partitions.push_back("");
+    if (partitions.empty()) partitions.emplace_back();
 
     for (const auto& n : names) {
       if (!site_.find_user(n)) site_.users.push_back({n, default_account, admin});

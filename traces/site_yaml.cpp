@@ -552,8 +552,8 @@ std::vector<Node> read_nodes(const Reader& r, const YAML::Node& seq) {
     if (names.empty()) r.fail(names_node, "names", "no node names");
     if (out.size() + names.size() > kMaxSiteNodes)
       r.fail(names_node, "names", fmt::format("more than {} nodes in the site", kMaxSiteNodes));
-    for (auto& name : names) {
-      n.name = std::move(name);
+    for (const auto& name : names) {
+      n.name = name;
       out.push_back(n);
     }
   }

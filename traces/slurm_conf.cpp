@@ -1213,7 +1213,7 @@ void apply_gres_conf(std::string_view content, const std::string& file_name, Sit
       node.gres.push_back({name, type, count});
     } else if (match.size() == 1) {
       if (match.front()->count != count)
-        warn_once("gres-count:" + name + ":" + type + ":" + std::to_string(match.front()->count), at,
+        warn_once(fmt::format("gres-count:{}:{}:{}", name, type, match.front()->count), at,
                   fmt::format("gres.conf sets {} count on {} (and others alike) to {} (slurm.conf: {})", name,
                               node.name, count, match.front()->count));
       match.front()->count = count;

@@ -274,7 +274,7 @@ surrogate::SurrogateDataset build_dataset(const Site& site, const Trace& trace, 
       }
     }
   } else {
-    d.settings.push_back({});
+    d.settings.emplace_back();
   }
 
   const std::size_t ns = d.settings.size(), nw = windows.size();

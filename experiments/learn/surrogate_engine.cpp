@@ -96,6 +96,8 @@ SurrogateEngine::SurrogateEngine(const SweepSpec& spec, const SweepPlan& plan,
 
   ReplayOptions ro;
   ro.submit_factors = schema.reference;
+  // Built in place, not by make_unique, which would move it: the replay's state points into its site.
+  // NOLINTNEXTLINE(modernize-make-unique)
   m.base.reset(new ReplayResult(run_replay(load_sweep_site(spec), plan.trace, ro)));
   const auto context = surrogate_context(m.base->site, plan.trace, schema, m.base.get());
   for (const auto& w : cover_windows(plan.trace, options.window_jobs, options.context_jobs))

@@ -678,7 +678,7 @@ SweepConstraint parse_constraint(const std::string& text) {
   const bool equal = pos + 1 < text.size() && text[pos + 1] == '=';
   c.op = less ? (equal ? ConstraintOp::kLessEqual : ConstraintOp::kLess)
               : (equal ? ConstraintOp::kGreaterEqual : ConstraintOp::kGreater);
-  const auto trim = [](std::string s) {
+  const auto trim = [](const std::string& s) {
     const auto b = s.find_first_not_of(" \t");
     const auto e = s.find_last_not_of(" \t");
     return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);

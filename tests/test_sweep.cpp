@@ -31,6 +31,7 @@
 #include "traces/read_report.hpp"
 #include "traces/site_yaml.hpp"
 #include "traces/synthetic.hpp"
+#include "traces/text.hpp"
 
 namespace slurmtwin::experiments {
 namespace {
@@ -767,19 +768,23 @@ TEST_CASE("per-job waits: the blob round-trips and matches the stored metrics") 
   std::istringstream csv(out);
   std::string header;
   std::getline(csv, header);
-  CHECK(header.ends_with(",wait_mean,jobs_started,utilisation,wait_max,feasible,pareto,run_seconds"));
-  std::set<std::string> feasible_keys;
+  const auto current = SweepStore(db).current();
+  CHECK(header.ends_with(",wait_mean,jobs_started,utilisation,wait_max,feasible,pareto,run_seconds" +
+                         std::string(current ? ",current" : "")));
+  const auto columns = text::split(header, ',');
+  const auto column = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(columns.begin(), columns.end(), name) - columns.begin());
+  };
+  std::set<std::string> feasible_keys, current_keys;
   for (std::string line; std::getline(csv, line);) {
-    const auto fields = std::count(line.begin(), line.end(), ',');
-    CHECK(fields == std::count(header.begin(), header.end(), ','));
-    // ...,feasible,pareto,run_seconds: the feasible flag is the third field from the end.
-    const auto last = line.rfind(',');
-    const auto second = line.rfind(',', last - 1);
-    const auto third = line.rfind(',', second - 1);
-    if (line.substr(third + 1, second - third - 1) == "1")
-      feasible_keys.insert(line.substr(0, line.find(',')));
+    const auto fields = text::split(line, ',');
+    REQUIRE(fields.size() == columns.size());
+    if (fields[column("feasible")] == "1") feasible_keys.insert(std::string(fields[0]));
+    if (current && fields[column("current")] == "1") current_keys.insert(std::string(fields[0]));
   }
   CHECK(feasible_keys == std::set<std::string>{by_wait[0].second, by_wait[1].second});
+  // "You are here": the one row of the site's own settings, when the sweep recorded them.
+  if (current) CHECK(current_keys == std::set<std::string>{current->key});
   REQUIRE(shell(fmt::format("'{}' sweep show --db {}", SLURMTWIN_BINARY, db), out) == 0);
   CHECK(out.find("2 of 4 points feasible") != std::string::npos);
 }
@@ -896,7 +901,7 @@ TEST_CASE("sweep replicates: each point's values are means over replays at sprea
   CHECK(
       out.starts_with("key,PriorityWeightAge,PriorityWeightFairshare,wait_mean,utilisation,se_wait_mean,se_"
                       "utilisation,replicates,"
-                      "feasible,pareto,run_seconds\n"));
+                      "feasible,pareto,run_seconds,current\n"));
 }
 
 TEST_CASE("sweep shards: --shard i/N split the points, merge is idempotent and equals one run") {

@@ -308,7 +308,10 @@ void show_current(const CurrentPoint& current, const Standing& standing, const s
 int sweep_show(const Args& args) {
   po::options_description o("sweep show options");
   o.add_options()("db", po::value<std::string>()->required(), "SQLite result database of `sweep run`")(
-      "csv", po::bool_switch(), "print every point as CSV (parameters, objectives, pareto 0/1) instead");
+      "csv", po::bool_switch(),
+      "print every point as CSV (parameters, objectives, feasible and pareto 0/1, current: 1 on the site's "
+      "own "
+      "settings) instead");
   po::positional_options_description pos;
   pos.add("db", 1);
   const auto vm = parse("slurmtwin sweep show --db FILE [--csv]", o, args, pos);
@@ -370,10 +373,12 @@ int sweep_show(const Args& args) {
         extra.push_back(k);
         line += "," + csv_field(constraints[k].metric);
       }
-    // The engine column only when the store holds more than the exact simulator's rows.
+    // The engine column only when the store holds more than the exact simulator's rows; the current
+    // column (1 on the site's own settings, "you are here") only when the sweep recorded them.
     const bool engines = exact_rows < rows.size();
+    const auto current = store.current();
     std::cout << line << (replicated ? ",replicates" : "") << (engines ? ",engine" : "")
-              << ",feasible,pareto,run_seconds\n";
+              << ",feasible,pareto,run_seconds" << (current ? ",current" : "") << "\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
       line = rows[i].key;
       for (const auto& n : names) {
@@ -389,8 +394,8 @@ int sweep_show(const Args& args) {
       for (auto k : extra) line += field(rows[i].constraint_values[k]);
       std::cout << line << (replicated ? fmt::format(",{}", rows[i].replicates) : std::string())
                 << (engines ? "," + rows[i].engine : std::string())
-                << fmt::format(",{},{},{:.3f}\n", feasible[i] ? 1 : 0, on_front[i] ? 1 : 0,
-                               rows[i].run_seconds);
+                << fmt::format(",{},{},{:.3f}", feasible[i] ? 1 : 0, on_front[i] ? 1 : 0, rows[i].run_seconds)
+                << (current ? (rows[i].key == current->key ? ",1" : ",0") : "") << "\n";
     }
     return kExitOk;
   }

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "experiments/replay/parallel.hpp"
 #include "experiments/sweep/feasibility.hpp"
 
 namespace slurmtwin::experiments {
@@ -205,63 +206,76 @@ SweepMpiSummary coordinator_rank(const SweepSpec& spec, const SweepPlan& plan, c
     ++out.by_rank[rank];
   };
 
-  std::vector<std::thread> pool;
-  for (unsigned w = 0; w < std::max(1u, options.jobs); ++w) {
-    pool.emplace_back([&] {
-      for (auto i = take(); i != kNoMore; i = take()) {
+  // The dispatch loop for the other ranks: every message waiting now, answered (main thread only,
+  // as MPI_THREAD_FUNNELED asks). It runs between the local workers' polls, then until every rank
+  // has been told there is no more.
+  int active = ranks - 1;  // worker ranks not yet told kNoMore (or failed)
+  const auto serve = [&] {
+    while (active > 0) {
+      int flag = 0;
+      MPI_Status status;
+      MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &status);
+      if (!flag) return;
+      const auto bytes = recv_bytes(status);
+      const int src = status.MPI_SOURCE;
+      if (status.MPI_TAG == kTagError) {
+        std::lock_guard lock(mutex);
+        if (!error)
+          error = std::make_exception_ptr(std::runtime_error(fmt::format("rank {}: {}", src, bytes)));
+        stop = true;
+        --active;
+        continue;
+      }
+      if (status.MPI_TAG == kTagResult) {
         try {
-          store_row(evaluate_task(spec, plan, static_cast<std::size_t>(i)), 0);
+          std::size_t index = 0;
+          const auto row = decode_result(bytes, index);
+          if (index >= plan.tasks.size() || row.key != plan.tasks[index].key)
+            throw std::runtime_error(fmt::format(
+                "rank {} sent a point whose key does not match rank 0's (same spec, site and trace on every "
+                "rank?)",
+                src));
+          store_row(row, static_cast<std::size_t>(src));
+          progress.add();
         } catch (...) {
           std::lock_guard lock(mutex);
           if (!error) error = std::current_exception();
           stop = true;
         }
-        progress.add();
       }
-    });
-  }
-
-  int active = ranks - 1;  // worker ranks not yet told kNoMore (or failed)
+      const auto i = take();
+      assign(i, src);
+      if (i == kNoMore) --active;
+    }
+  };
+  // Rank 0's own workers: each takes points until none is left (an error stops the taking).
+  ParallelOptions local;
+  local.threads = std::max(1u, options.jobs);
+  local.poll_every = kPollPause;
+  local.poll = [&] {
+    serve();
+    progress.poll();
+  };
+  parallel_for(
+      local.threads,
+      [&](std::size_t) {
+        for (auto i = take(); i != kNoMore; i = take()) {
+          try {
+            store_row(evaluate_task(spec, plan, static_cast<std::size_t>(i)), 0);
+          } catch (...) {
+            std::lock_guard lock(mutex);
+            if (!error) error = std::current_exception();
+            stop = true;
+          }
+          progress.add();
+        }
+      },
+      local);
   while (active > 0) {
-    int flag = 0;
-    MPI_Status status;
-    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &status);
-    if (!flag) {
-      std::this_thread::sleep_for(kPollPause);
-      progress.poll();
-      continue;
-    }
-    const auto bytes = recv_bytes(status);
-    const int src = status.MPI_SOURCE;
-    if (status.MPI_TAG == kTagError) {
-      std::lock_guard lock(mutex);
-      if (!error) error = std::make_exception_ptr(std::runtime_error(fmt::format("rank {}: {}", src, bytes)));
-      stop = true;
-      --active;
-      continue;
-    }
-    if (status.MPI_TAG == kTagResult) {
-      try {
-        std::size_t index = 0;
-        const auto row = decode_result(bytes, index);
-        if (index >= plan.tasks.size() || row.key != plan.tasks[index].key)
-          throw std::runtime_error(
-              fmt::format("rank {} sent a point whose key does not match rank 0's (same spec, site and trace "
-                          "on every rank?)",
-                          src));
-        store_row(row, static_cast<std::size_t>(src));
-        progress.add();
-      } catch (...) {
-        std::lock_guard lock(mutex);
-        if (!error) error = std::current_exception();
-        stop = true;
-      }
-    }
-    const auto i = take();
-    assign(i, src);
-    if (i == kNoMore) --active;
+    serve();
+    std::this_thread::sleep_for(kPollPause);
+    progress.poll();
   }
-  for (auto& t : pool) t.join();
   if (error) std::rethrow_exception(error);
   for (auto n : out.by_rank) out.run.evaluated += n;
   progress.finish();

@@ -348,6 +348,7 @@ struct Surrogate::Impl {
   // training ones can otherwise extrapolate to waits of months (docs/surrogate.md). +inf: no bound
   // (checkpoints before version 4).
   float wait_bound = std::numeric_limits<float>::infinity();
+  std::optional<SplitRecord> split;  // Surrogate::trained_split (checkpoints from version 6)
   Net net{nullptr};
   torch::Device device{torch::kCPU};
   std::vector<PriorColumn> prior;  // per axis (prior_columns)
@@ -869,6 +870,8 @@ void Surrogate::save(const std::string& path) const {
   w.put(m.y_std);
   w.put(m.interval_shift);
   w.put(m.wait_bound);
+  w.put(static_cast<std::uint8_t>(!m.split ? 0 : m.split->mode == SplitMode::kTail ? 1 : 2));
+  w.put(m.split ? m.split->seed : std::uint64_t{0});
   ByteWriter weights;  // every parameter and buffer in registration order: name, shape, float32 values
   for (const auto& [name, tensor] : stored_tensors(*m.net)) {
     const Tensor t = tensor.detach().to(torch::kCPU, torch::kFloat).contiguous();
@@ -933,6 +936,12 @@ Surrogate Surrogate::decode(const std::string& bytes, const std::string& path) {
     // +inf: an untrained model's (no bound); a finite bound is a log1p(wait s), 0 .. ~20.
     if (!(m.wait_bound >= 0 && (m.wait_bound <= 100 || std::isinf(m.wait_bound))))
       throw bad("wait bound out of range");
+  }
+  if (version >= 6) {
+    const auto mode = r.get<std::uint8_t>();
+    const auto seed = r.get<std::uint64_t>();
+    if (mode > 2) throw bad(fmt::format("split mode {}", mode));
+    if (mode != 0) m.split = SplitRecord{mode == 1 ? SplitMode::kTail : SplitMode::kInterleaved, seed};
   }
   const auto n = r.get<std::uint64_t>();
   if (n != r.remaining()) throw bad("weights size");
@@ -1010,6 +1019,12 @@ float Surrogate::interval_shift() const {
 }
 float Surrogate::wait_bound() const {
   return impl_->wait_bound;
+}
+const std::optional<SplitRecord>& Surrogate::trained_split() const {
+  return impl_->split;
+}
+void Surrogate::set_trained_split(const SplitRecord& split) {
+  impl_->split = split;
 }
 
 std::int64_t Surrogate::parameter_count() const {

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,14 +30,15 @@
 
 namespace slurmtwin::surrogate {
 
-/// Checkpoint format version. 5: ModelConfig::ridge_base after the dropout (older files are read without
-/// it). 4: the bound on predicted waits (the longest training wait) after the
-/// interval shift (older files are read without a bound). 3: the conformal interval shift after the
-/// target statistics (version 2 files are still read, with no shift). 2: the weights are plain float32 arrays
-/// (name, shape, values) that Surrogate::decode reads itself. Version 1 stored a libtorch archive, a
-/// TorchScript module whose code libtorch parses on load: corrupt archives crashed inside libtorch
-/// (docs/reliability.md), so version 1 is no longer read.
-inline constexpr std::uint32_t kCheckpointVersion = 5;
+/// Checkpoint format version. 6: the split the model was trained with (Surrogate::trained_split) after
+/// the wait bound (older files are read without one). 5: ModelConfig::ridge_base after the dropout (older
+/// files are read without it). 4: the bound on predicted waits (the longest training wait) after the interval
+/// shift (older files are read without a bound). 3: the conformal interval shift after the target statistics
+/// (version 2 files are still read, with no shift). 2: the weights are plain float32 arrays (name, shape,
+/// values) that Surrogate::decode reads itself. Version 1 stored a libtorch archive, a TorchScript module
+/// whose code libtorch parses on load: corrupt archives crashed inside libtorch (docs/reliability.md), so
+/// version 1 is no longer read.
+inline constexpr std::uint32_t kCheckpointVersion = 6;
 inline constexpr std::uint32_t kOldestCheckpointVersion = 2;
 
 struct ModelConfig {
@@ -109,6 +111,13 @@ struct TrainReport {
   double interval_shift = 0;  // log1p(wait s) taken from the 10% and added to the 90% quantile
 };
 
+/// How a model's training dataset was split (`surrogate train --split --split-seed`): an evaluation on
+/// the same trace must hold out the same windows, or it scores windows the model trained on.
+struct SplitRecord {
+  SplitMode mode = SplitMode::kInterleaved;
+  std::uint64_t seed = 0;
+  bool operator==(const SplitRecord&) const = default;
+};
 class Surrogate {
  public:
   /// A fresh model for `d`'s schema and axes, normalised with statistics of the split's training part:
@@ -150,6 +159,9 @@ class Surrogate {
   /// log1p(wait s) of the longest wait trained on, where every predicted quantile stops; +inf for an
   /// untrained model or a checkpoint before version 4.
   float wait_bound() const;
+  /// The split this model was trained with; nullopt for a fresh model or a checkpoint before version 6.
+  const std::optional<SplitRecord>& trained_split() const;
+  void set_trained_split(const SplitRecord& split);
   /// Sets the CPU threads libtorch uses (0 = all cores).
   static void set_threads(int threads);
 

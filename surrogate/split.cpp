@@ -8,6 +8,10 @@
 
 namespace slurmtwin::surrogate {
 
+const char* split_mode_name(SplitMode mode) {
+  return mode == SplitMode::kTail ? "tail" : "interleaved";
+}
+
 SplitMode parse_split_mode(const std::string& name) {
   if (name == "tail") return SplitMode::kTail;
   if (name == "interleaved") return SplitMode::kInterleaved;

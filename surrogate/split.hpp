@@ -25,5 +25,7 @@ struct Split {
 enum class SplitMode { kTail, kInterleaved };
 Split make_split(const SurrogateDataset& d, std::uint64_t seed, SplitMode mode = SplitMode::kTail);
 SplitMode parse_split_mode(const std::string& name);
+/// "tail" or "interleaved".
+const char* split_mode_name(SplitMode mode);
 
 }  // namespace slurmtwin::surrogate

@@ -255,6 +255,34 @@ TEST_CASE("surrogate eval scores the reference replay and another timer phase as
                             path("m.ckpt"), path("d.stsd"), path("d45.stsd")))
             .code == 0);
 
+  // A model trained with --split tail is evaluated on the same trace with its own split by default;
+  // another split would score windows it trained on: refused. --part all scores every window and
+  // setting of the dataset.
+  REQUIRE(
+      run_cli(fmt::format("surrogate train --data {} -o {} --steps 4 --eval-every 4 --d-model 16 --heads 2 "
+                          "--ffn 32 --threads 1 --split tail",
+                          path("d.stsd"), path("tail.ckpt")))
+          .code == 0);
+  const auto own = run_cli(
+      fmt::format("surrogate eval --model {} --data {} --no-baseline", path("tail.ckpt"), path("d.stsd")));
+  REQUIRE(own.code == 0);
+  CHECK(own.out.find("in the dataset; split tail, seed 7)") != std::string::npos);
+  const auto other_split =
+      run_cli(fmt::format("surrogate eval --model {} --data {} --no-baseline --split interleaved",
+                          path("tail.ckpt"), path("d.stsd")));
+  CHECK(other_split.code == 2);
+  CHECK(other_split.out.find("was trained on this trace with --split tail --split-seed 7") !=
+        std::string::npos);
+  CHECK(run_cli(fmt::format("surrogate eval --model {} --data {} --no-baseline --split tail --split-seed 7",
+                            path("tail.ckpt"), path("d.stsd")))
+            .code == 0);
+  const auto all = run_cli(fmt::format("surrogate eval --model {} --data {} --no-baseline --part all",
+                                       path("m.ckpt"), path("d.stsd")));
+  REQUIRE(all.code == 0);
+  const auto data = slurmtwin::surrogate::read_dataset(path("d.stsd"));
+  CHECK(all.out.find(fmt::format("all part: {0} windows × {1} settings ({0} × {1} in the dataset",
+                                 data.windows.size(), data.setting_count())) != std::string::npos);
+
   // Bootstrap intervals over the test part's windows. It has one window, so every resample is that
   // window and each interval is the point figure; against itself the floor's error is 0 in every one.
   const auto boot = run_cli(fmt::format(

@@ -648,16 +648,20 @@ TEST_CASE("the evaluation protocol scores the part it names, beside the ridge an
   const Surrogate model(d, split, small_model(), 3);
 
   // Parts: one name for windows and settings, or WINDOWS:SETTINGS.
-  CHECK(experiments::eval_part(split, "test").windows == std::vector<std::uint32_t>{5});
-  CHECK(experiments::eval_part(split, "test").settings == std::vector<std::uint32_t>{2, 4});
-  const auto test_train = experiments::eval_part(split, "test:train");
+  CHECK(experiments::eval_part(d, split, "test").windows == std::vector<std::uint32_t>{5});
+  CHECK(experiments::eval_part(d, split, "test").settings == std::vector<std::uint32_t>{2, 4});
+  const auto test_train = experiments::eval_part(d, split, "test:train");
   CHECK(test_train.windows == std::vector<std::uint32_t>{5});
   CHECK(test_train.settings == std::vector<std::uint32_t>{0, 1, 3, 5});
-  CHECK_THROWS_AS(experiments::eval_part(split, "all"), std::invalid_argument);
-  CHECK_THROWS_AS(experiments::eval_part(split, "test:everything"), std::invalid_argument);
+  // "all": every window and setting of the dataset (another trace's dataset, split or not).
+  const auto all = experiments::eval_part(d, split, "all");
+  CHECK(all.windows == std::vector<std::uint32_t>{0, 1, 2, 3, 4, 5});
+  CHECK(all.settings == std::vector<std::uint32_t>{0, 1, 2, 3, 4, 5});
+  CHECK_THROWS_AS(experiments::eval_part(d, split, "everything"), std::invalid_argument);
+  CHECK_THROWS_AS(experiments::eval_part(d, split, "test:everything"), std::invalid_argument);
   Split no_test = split;
   no_test.test_windows.clear();
-  CHECK_THROWS_AS(experiments::eval_part(no_test, "test"), std::invalid_argument);
+  CHECK_THROWS_AS(experiments::eval_part(d, no_test, "test"), std::invalid_argument);
 
   experiments::EvalOptions o;
   o.against = &model;
@@ -810,8 +814,12 @@ TEST_CASE("the transformer learns a setting-dependent wait, and its checkpoint r
   }
 
   const std::string path = temp_path("surrogate.ckpt");
+  CHECK_FALSE(model.trained_split());  // a fresh model has no record of a split
+  model.set_trained_split({SplitMode::kTail, 11});
   model.save(path);
   const auto loaded = Surrogate::load(path);
+  REQUIRE(loaded.trained_split());
+  CHECK(*loaded.trained_split() == SplitRecord{SplitMode::kTail, 11});
   CHECK(same_on_targets(loaded.predict(d.windows[5], {d.encoded_setting(2)}), p1, d.windows[5]));
   CHECK(loaded.parameter_count() == model.parameter_count());
   CHECK(loaded.interval_shift() == model.interval_shift());
@@ -820,9 +828,18 @@ TEST_CASE("the transformer learns a setting-dependent wait, and its checkpoint r
     // the dropout).
     const std::string good = read_input_file(path);
     std::string payload = good.substr(20, good.size() - 28);
+    constexpr char kMagic[8] = {'S', 'T', 'W', 'S', 'U', 'R', 'C', 'K'};  // as surrogate/model.cpp
+    // Version 5: no split record (mode and seed: the 9 bytes before the weights' size and the first
+    // name's length).
+    const auto first_name = payload.find("numeric.weight");
+    REQUIRE(first_name != std::string::npos);
+    REQUIRE(payload[first_name - 4 - 8 - 9] == 1);  // kTail
+    payload.erase(first_name - 4 - 8 - 9, 9);
+    const auto v5 = Surrogate::decode(seal_container(kMagic, 5, payload), "v5.ckpt");
+    CHECK_FALSE(v5.trained_split());
+    CHECK(same_on_targets(v5.predict(d.windows[5], {d.encoded_setting(2)}), p1, d.windows[5]));
     REQUIRE(payload[6 * 8 + 8] == 0);
     payload.erase(6 * 8 + 8, 1);
-    constexpr char kMagic[8] = {'S', 'T', 'W', 'S', 'U', 'R', 'C', 'K'};  // as surrogate/model.cpp
     const auto v4 = Surrogate::decode(seal_container(kMagic, 4, payload), "v4.ckpt");
     CHECK_FALSE(v4.config().ridge_base);
     CHECK(same_on_targets(v4.predict(d.windows[5], {d.encoded_setting(2)}), p1, d.windows[5]));

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 
 #include "experiments/replay/stopwatch.hpp"
@@ -54,7 +55,16 @@ const std::vector<std::uint32_t>& part_of(const Split& split, const std::string&
 
 }  // namespace
 
-EvalPart eval_part(const Split& split, const std::string& part) {
+EvalPart eval_part(const SurrogateDataset& d, const Split& split, const std::string& part) {
+  if (part == "all") {  // every window and setting of the dataset, whatever part (if any) holds it
+    EvalPart p;
+    p.windows.resize(d.windows.size());
+    std::iota(p.windows.begin(), p.windows.end(), 0u);
+    p.settings.resize(d.setting_count());
+    std::iota(p.settings.begin(), p.settings.end(), 0u);
+    if (p.windows.empty()) throw std::invalid_argument("the dataset has no windows");
+    return p;
+  }
   const auto colon = part.find(':');
   const auto window_part = part.substr(0, colon);
   const auto setting_part = colon == std::string::npos ? window_part : part.substr(colon + 1);
@@ -67,7 +77,7 @@ EvalPart eval_part(const Split& split, const std::string& part) {
 SurrogateEval evaluate_surrogate(const Surrogate& model, const SurrogateDataset& data, const Split& split,
                                  const EvalOptions& options) {
   SurrogateEval out;
-  out.part = eval_part(split, options.part);
+  out.part = eval_part(data, split, options.part);
   const auto& part = out.part;
   std::vector<std::vector<float>> encoded(data.setting_count());
   for (std::size_t s = 0; s < data.setting_count(); ++s) encoded[s] = data.encoded_setting(s);

@@ -23,12 +23,14 @@ struct EvalResult {
 };
 
 /// The windows and settings a part names: "test", "val" or "train" (windows and settings of that part)
-/// or WINDOWS:SETTINGS of those (e.g. "test:train": held-out windows under the training settings).
+/// or WINDOWS:SETTINGS of those (e.g. "test:train": held-out windows under the training settings), or
+/// "all" (every window and setting of the dataset, ascending: a dataset of another trace).
 /// std::invalid_argument for another name, or when the split has no windows in that part.
 struct EvalPart {
   std::vector<std::uint32_t> windows, settings;
 };
-EvalPart eval_part(const surrogate::Split& split, const std::string& part);
+EvalPart eval_part(const surrogate::SurrogateDataset& d, const surrogate::Split& split,
+                   const std::string& part);
 
 struct EvalOptions {
   std::string part = "test";  // as eval_part reads it

@@ -229,8 +229,9 @@ int train(const Args& args) {
   t.loss = parse_loss(vm["loss"].as<std::string>());
   const auto& data_file = vm["data"].as<std::string>();
   const auto data = read_dataset(data_file);
-  auto split =
-      make_split(data, vm["split-seed"].as<std::uint64_t>(), parse_split_mode(vm["split"].as<std::string>()));
+  const SplitRecord split_record{parse_split_mode(vm["split"].as<std::string>()),
+                                 vm["split-seed"].as<std::uint64_t>()};
+  auto split = make_split(data, split_record.seed, split_record.mode);
   if (const auto n = vm["train-windows"].as<std::uint32_t>(); n > 0 && n < split.train_windows.size())
     split.train_windows.resize(n);
   if (const auto n = vm["train-settings"].as<std::uint32_t>(); n > 0 && n < split.train_settings.size())
@@ -256,6 +257,7 @@ int train(const Args& args) {
         "{}: training stopped after step {} of {}; no checkpoint written",
         InterruptGuard::signal_name().empty() ? std::string("interrupted") : InterruptGuard::signal_name(),
         report.steps, t.steps));
+  model.set_trained_split(split_record);  // eval of the same trace holds out the same windows
   model.save(vm["out"].as<std::string>());
   std::cout << fmt::format(
       "trained on {} for {} steps in {:.1f} s ({:.2f} steps/s); best validation {:.4f} at step "
@@ -375,10 +377,12 @@ int eval(const Args& args) {
       "data", po::value<std::string>()->required(), "dataset")("split-seed",
                                                                po::value<std::uint64_t>()->default_value(7),
                                                                "seed of the held-out settings (as in train)")(
-      "split", po::value<std::string>()->default_value("interleaved"), "held-out windows (as in train)")(
+      "split", po::value<std::string>()->default_value("interleaved"),
+      "held-out windows (as in train; on the model's own trace, the model's split unless given)")(
       "part", po::value<std::string>()->default_value("test"),
       "test, val or train windows × settings, or WINDOWS:SETTINGS (e.g. test:train, the held-out windows "
-      "under the training settings)")("no-baseline", po::bool_switch(), "skip the ridge baseline")(
+      "under the training settings), or all (every window and setting: another trace's dataset)")(
+      "no-baseline", po::bool_switch(), "skip the ridge baseline")(
       "against", po::value<std::string>()->default_value(""),
       "another checkpoint for the same data, scored beside the model (with --bootstrap: paired against it)")(
       "noise-floor", po::value<std::string>()->default_value(""),
@@ -402,8 +406,21 @@ int eval(const Args& args) {
   const auto model = Surrogate::load(vm["model"].as<std::string>());
   model.check_compatible(data, data_file);
   Surrogate::set_threads(vm["threads"].as<int>());
-  const auto split =
-      make_split(data, vm["split-seed"].as<std::uint64_t>(), parse_split_mode(vm["split"].as<std::string>()));
+  // On the trace the model was trained on, only the split it was trained with holds out windows it has
+  // not seen: that one by default, another refused. Another trace's dataset takes any split.
+  SplitRecord split_record{parse_split_mode(vm["split"].as<std::string>()),
+                           vm["split-seed"].as<std::uint64_t>()};
+  if (const auto& trained = model.trained_split();
+      trained && model.trace_fingerprint() == data.trace_fingerprint) {
+    const bool given = !vm["split"].defaulted() || !vm["split-seed"].defaulted();
+    if (given && split_record != *trained)
+      throw std::invalid_argument(fmt::format(
+          "{} was trained on this trace with --split {} --split-seed {}: another split would score windows "
+          "it trained on (leave both out to use the model's)",
+          vm["model"].as<std::string>(), split_mode_name(trained->mode), trained->seed));
+    split_record = *trained;
+  }
+  const auto split = make_split(data, split_record.seed, split_record.mode);
   EvalOptions eo;
   eo.part = vm["part"].as<std::string>();
   eo.bootstrap = vm["bootstrap"].as<std::size_t>();
@@ -423,8 +440,9 @@ int eval(const Args& args) {
   const auto r = evaluate_surrogate(model, data, split, eo);
   const auto& windows = r.part.windows;
   const auto& settings = r.part.settings;
-  std::cout << fmt::format("{} part: {} windows × {} settings ({} × {} in the dataset)\n", eo.part,
-                           windows.size(), settings.size(), data.windows.size(), data.setting_count());
+  std::cout << fmt::format("{} part: {} windows × {} settings ({} × {} in the dataset; split {}, seed {})\n",
+                           eo.part, windows.size(), settings.size(), data.windows.size(),
+                           data.setting_count(), split_mode_name(split_record.mode), split_record.seed);
   const auto& transformer = r.lines.front().result;
   std::string json = fmt::format("{{\"part\": \"{}\", \"windows\": {}, \"settings\": {}", eo.part,
                                  windows.size(), settings.size());

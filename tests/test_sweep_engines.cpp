@@ -545,6 +545,27 @@ TEST_CASE("sweep --engine hybrid without a model: the response surface chooses, 
   const auto plan = plan_sweep(spec);
   CHECK(chosen[0].count(plan.tasks[2].key) == 1);
   CHECK(chosen[0].count(plan.tasks[6].key) == 1);
+
+  // With the site's current settings in the sweep (a tenth point), they are always replayed exactly,
+  // whether the surface chose them or not: the point every other is compared with.
+  std::string with_current = std::string(kGrid9) + "objectives:\n  - {metric: wait_mean, goal: min}\n";
+  with_current.replace(with_current.find("current_settings: false\n"), 24, "");
+  const auto spec10 = load_sweep_spec(day_spec(dir, with_current));
+  const auto plan10 = plan_sweep(spec10);
+  REQUIRE(plan10.current);
+  REQUIRE(plan10.current_added);  // the default site's weights are not on the grid
+  o.jobs = 1;
+  const auto db10 = (dir / "h10.db").string();
+  const auto s10 = run_scored(spec10, db10, o, so, ho);
+  std::map<std::string, SweepRow> rows10;
+  for (auto& r : SweepStore(db10).rows()) rows10[r.key] = r;
+  const auto& current_key = plan10.tasks[*plan10.current].key;
+  REQUIRE(rows10.count(current_key) == 1);
+  CHECK(rows10.at(current_key).engine == "exact");
+  MESSAGE("hybrid with the current settings verified ", s10.verified, " points");
+  CHECK((s10.verified == 5 || s10.verified == 6));  // the budget's five, and the current one if not among them
+  CHECK(s10.verified == rows10.size());
+  CHECK(s10.evaluated == s10.verified);
 }
 
 TEST_CASE(

@@ -522,7 +522,18 @@ std::size_t hybrid_exact(const SweepSpec& spec, const SweepPlan& plan, SweepStor
     for (auto c : part) out.push_back(values.exact(*by_key.at(plan.tasks[mine[c]].key)));
     return out;
   };
-  return options.scorer->choose_exact(spec, plan, mine, predictions, evaluate).size();
+  auto chosen = options.scorer->choose_exact(spec, plan, mine, predictions, evaluate);
+  // You are here: the site's own settings, the point every other is compared with, are always
+  // evaluated exactly (one exact replay more when the scorer did not choose them).
+  if (plan.current)
+    if (const auto it = std::find(mine.begin(), mine.end(), *plan.current); it != mine.end()) {
+      const auto c = static_cast<std::size_t>(it - mine.begin());
+      if (std::find(chosen.begin(), chosen.end(), c) == chosen.end()) {
+        evaluate({c});
+        chosen.push_back(c);
+      }
+    }
+  return chosen.size();
 }
 
 }  // namespace

@@ -158,7 +158,8 @@ struct SweepRunSummary {
   std::size_t evaluated = 0;  // replayed and inserted by this run
   std::size_t feasible = 0;   // points in the store (of this spec) that meet every constraint
   std::size_t predicted = 0;  // scored by the surrogate in this run
-  std::size_t verified = 0;   // hybrid: points chosen for exact evaluation (some may have been exact already)
+  std::size_t verified = 0;   // hybrid: points chosen for exact evaluation, the site's current settings
+                              // always among them (some may have been exact already)
   double surrogate_seconds = 0, exact_seconds = 0;  // wall time of each engine's phase in this run
 };
 

@@ -20,13 +20,15 @@ std::string shell_quote(const std::string& s) {
 
 }  // namespace
 
-std::string emit_sweep_sbatch(const std::string& spec_path, const std::string& dir, const SbatchOptions& options) {
+std::string emit_sweep_sbatch(const std::string& spec_path, const std::string& dir,
+                              const SbatchOptions& options) {
   namespace fs = std::filesystem;
   const auto shards = options.shards;
   const auto cpus = options.cpus_per_task;
   const auto& time_limit = options.time_limit;
   const auto& partition = options.partition;
-  if (shards == 0 || cpus == 0) throw std::invalid_argument("an array of no shards, or of tasks without CPUs");
+  if (shards == 0 || cpus == 0)
+    throw std::invalid_argument("an array of no shards, or of tasks without CPUs");
   const auto abs_dir = fs::absolute(dir).lexically_normal().string();
   const auto abs_spec = fs::absolute(spec_path).lexically_normal().string();
   // A line break in a value would start a line of its own in the script, a command when it runs

@@ -7,10 +7,10 @@
 namespace slurmtwin::experiments {
 
 struct SbatchOptions {
-  std::uint32_t shards = 1;       // array tasks (shard I/N each), at least 1
-  unsigned cpus_per_task = 1;     // each task's --cpus-per-task and -j, at least 1
-  std::string time_limit;         // #SBATCH --time ("" = the partition's default)
-  std::string partition;          // #SBATCH --partition ("" = the default partition)
+  std::uint32_t shards = 1;    // array tasks (shard I/N each), at least 1
+  unsigned cpus_per_task = 1;  // each task's --cpus-per-task and -j, at least 1
+  std::string time_limit;      // #SBATCH --time ("" = the partition's default)
+  std::string partition;       // #SBATCH --partition ("" = the default partition)
 };
 
 /// Writes DIR/sweep.sbatch (the array) and DIR/merge.sbatch for the spec at `spec_path` (both
@@ -18,6 +18,7 @@ struct SbatchOptions {
 /// #SBATCH value escaped as sbatch reads it; returns what to print (the paths and how to submit).
 /// std::invalid_argument for a value with a control character (a line break would start a command of
 /// its own) or for no shards or CPUs.
-std::string emit_sweep_sbatch(const std::string& spec_path, const std::string& dir, const SbatchOptions& options);
+std::string emit_sweep_sbatch(const std::string& spec_path, const std::string& dir,
+                              const SbatchOptions& options);
 
 }  // namespace slurmtwin::experiments

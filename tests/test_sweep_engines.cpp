@@ -563,7 +563,8 @@ TEST_CASE("sweep --engine hybrid without a model: the response surface chooses, 
   REQUIRE(rows10.count(current_key) == 1);
   CHECK(rows10.at(current_key).engine == "exact");
   MESSAGE("hybrid with the current settings verified ", s10.verified, " points");
-  CHECK((s10.verified == 5 || s10.verified == 6));  // the budget's five, and the current one if not among them
+  CHECK(
+      (s10.verified == 5 || s10.verified == 6));  // the budget's five, and the current one if not among them
   CHECK(s10.verified == rows10.size());
   CHECK(s10.evaluated == s10.verified);
 }

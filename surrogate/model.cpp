@@ -349,6 +349,9 @@ struct Surrogate::Impl {
   // (checkpoints before version 4).
   float wait_bound = std::numeric_limits<float>::infinity();
   std::optional<SplitRecord> split;  // Surrogate::trained_split (checkpoints from version 6)
+  // The ridge baseline fitted on the training split when the model was made (Surrogate::training_ridge;
+  // checkpoints from version 6).
+  std::optional<RidgeBaseline> ridge_fit;
   Net net{nullptr};
   torch::Device device{torch::kCPU};
   std::vector<PriorColumn> prior;  // per axis (prior_columns)
@@ -476,13 +479,11 @@ struct Surrogate::Impl {
     return config.ridge_base ? net->ridge(in.x, in.p, in.q, settings) : in.base;
   }
 
-  // Fits the ridge baseline on the split (as `surrogate eval` does) and writes its terms into the
-  // network, rewritten for the model's own feature standardisation and normalised target: the ridge
-  // standardises with its own statistics (z_r = a·z + b for the model's z), in log1p(wait s).
-  void set_ridge(const SurrogateDataset& d, const Split& split) {
-    const auto t = RidgeBaseline::fit(d, split.train_windows, split.train_settings, split.val_windows,
-                                      split.val_settings)
-                       .terms(d);
+  // Writes the terms of `ridge` (fitted on the training split) into the network, rewritten for the model's
+  // own feature standardisation and normalised target: the ridge standardises with its own statistics (z_r =
+  // a·z + b for the model's z), in log1p(wait s).
+  void set_ridge(const SurrogateDataset& d, const RidgeBaseline& ridge) {
+    const auto t = ridge.terms(d);
     const std::size_t f = mean.size(), k = t.setting.size();
     std::vector<double> a(f), b(f);
     for (std::size_t j = 0; j < f; ++j) {
@@ -601,12 +602,16 @@ Surrogate::Surrogate(const SurrogateDataset& d, const Split& split, const ModelC
   m.fingerprint = d.trace_fingerprint;
   m.normalise(d, split);
   m.build(seed);
-  if (config.ridge_base) m.set_ridge(d, split);
+  m.ridge_fit =
+      RidgeBaseline::fit(d, split.train_windows, split.train_settings, split.val_windows, split.val_settings);
+  if (config.ridge_base) m.set_ridge(d, *m.ridge_fit);
 }
 
 void Surrogate::renormalise(const SurrogateDataset& d, const Split& split) {
   impl_->normalise(d, split);
-  if (impl_->config.ridge_base) impl_->set_ridge(d, split);
+  impl_->ridge_fit =
+      RidgeBaseline::fit(d, split.train_windows, split.train_settings, split.val_windows, split.val_settings);
+  if (impl_->config.ridge_base) impl_->set_ridge(d, *impl_->ridge_fit);
 }
 
 void Surrogate::set_threads(int threads) {
@@ -872,6 +877,8 @@ void Surrogate::save(const std::string& path) const {
   w.put(m.wait_bound);
   w.put(static_cast<std::uint8_t>(!m.split ? 0 : m.split->mode == SplitMode::kTail ? 1 : 2));
   w.put(m.split ? m.split->seed : std::uint64_t{0});
+  w.put(static_cast<std::uint8_t>(m.ridge_fit ? 1 : 0));
+  if (m.ridge_fit) m.ridge_fit->put(w);
   ByteWriter weights;  // every parameter and buffer in registration order: name, shape, float32 values
   for (const auto& [name, tensor] : stored_tensors(*m.net)) {
     const Tensor t = tensor.detach().to(torch::kCPU, torch::kFloat).contiguous();
@@ -942,6 +949,11 @@ Surrogate Surrogate::decode(const std::string& bytes, const std::string& path) {
     const auto seed = r.get<std::uint64_t>();
     if (mode > 2) throw bad(fmt::format("split mode {}", mode));
     if (mode != 0) m.split = SplitRecord{mode == 1 ? SplitMode::kTail : SplitMode::kInterleaved, seed};
+    const auto has_ridge = r.get<std::uint8_t>();
+    if (has_ridge > 1) throw bad(fmt::format("ridge flag {}", has_ridge));
+    if (has_ridge == 1)
+      m.ridge_fit = RidgeBaseline::get(r, m.schema.numeric.size(),
+                                       RidgeBaseline::columns_for(m.schema, m.axes.size()), bad);
   }
   const auto n = r.get<std::uint64_t>();
   if (n != r.remaining()) throw bad("weights size");
@@ -1022,6 +1034,9 @@ float Surrogate::wait_bound() const {
 }
 const std::optional<SplitRecord>& Surrogate::trained_split() const {
   return impl_->split;
+}
+const RidgeBaseline* Surrogate::training_ridge() const {
+  return impl_->ridge_fit ? &*impl_->ridge_fit : nullptr;
 }
 void Surrogate::set_trained_split(const SplitRecord& split) {
   impl_->split = split;

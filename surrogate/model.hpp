@@ -26,12 +26,14 @@
 #include <vector>
 
 #include "surrogate/dataset.hpp"
+#include "surrogate/ridge.hpp"
 #include "surrogate/split.hpp"
 
 namespace slurmtwin::surrogate {
 
-/// Checkpoint format version. 6: the split the model was trained with (Surrogate::trained_split) after
-/// the wait bound (older files are read without one). 5: ModelConfig::ridge_base after the dropout (older
+/// Checkpoint format version. 6: the split the model was trained with (Surrogate::trained_split) and
+/// the ridge baseline fitted with it (Surrogate::training_ridge) after the wait bound (older files are
+/// read without them). 5: ModelConfig::ridge_base after the dropout (older
 /// files are read without it). 4: the bound on predicted waits (the longest training wait) after the interval
 /// shift (older files are read without a bound). 3: the conformal interval shift after the target statistics
 /// (version 2 files are still read, with no shift). 2: the weights are plain float32 arrays (name, shape,
@@ -162,6 +164,9 @@ class Surrogate {
   /// The split this model was trained with; nullopt for a fresh model or a checkpoint before version 6.
   const std::optional<SplitRecord>& trained_split() const;
   void set_trained_split(const SplitRecord& split);
+  /// The ridge baseline fitted on the training split when the model was made (or renormalised): the
+  /// baseline the model was compared with in training; nullptr for a checkpoint before version 6.
+  const RidgeBaseline* training_ridge() const;
   /// Sets the CPU threads libtorch uses (0 = all cores).
   static void set_threads(int threads);
 

@@ -16,7 +16,7 @@ struct Layout {
         p(d.schema.partitions.size() + 1),
         q(d.schema.qos.size() + 1),
         k(d.axes.size()),
-        cols(1 + f + p + q + k + k * f) {}
+        cols(RidgeBaseline::columns_for(d.schema, d.axes.size())) {}
 };
 
 // Rows (window, job, setting) with a known target, sampled with an even stride down to `max_rows`.
@@ -166,6 +166,20 @@ RidgeBaseline::Terms RidgeBaseline::terms(const SurrogateDataset& d) const {
   t.setting = at(s0, l.k);
   for (std::size_t a = 0; a < l.k; ++a) t.cross.push_back(at(s0 + l.k + a * l.f, l.f));
   return t;
+}
+
+std::size_t RidgeBaseline::columns_for(const FeatureSchema& schema, std::size_t axes) {
+  const std::size_t f = schema.numeric.size();
+  return 1 + f + (schema.partitions.size() + 1) + (schema.qos.size() + 1) + axes + axes * f;
+}
+
+void RidgeBaseline::put(ByteWriter& w) const {
+  w.put_vector(mean_);
+  w.put_vector(stdev_);
+  w.put_vector(coef_);
+  w.put(lambda_);
+  w.put(res_lo_);
+  w.put(res_hi_);
 }
 
 }  // namespace slurmtwin::surrogate

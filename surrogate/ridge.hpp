@@ -5,10 +5,12 @@
 // setting × feature product (so the weights can change how each feature matters). Solved in closed
 // form with Eigen; the penalty is chosen on the validation windows.
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
 #include "surrogate/dataset.hpp"
+#include "traces/binary_io.hpp"
 
 namespace slurmtwin::surrogate {
 
@@ -36,6 +38,32 @@ class RidgeBaseline {
   Terms terms(const SurrogateDataset& d) const;
   double lambda() const { return lambda_; }
   std::size_t columns() const { return coef_.size(); }
+  /// The regressors a dataset of `schema` and `axes` count axes gives (what a fitted model has).
+  static std::size_t columns_for(const FeatureSchema& schema, std::size_t axes);
+
+  /// Writes the fitted model (statistics, coefficients, penalty, residual quantiles).
+  void put(ByteWriter& w) const;
+  /// Reads what put() wrote; `bad` builds the error for a value out of place (it is thrown).
+  template <class Bad>
+  static RidgeBaseline get(ByteReader& r, std::size_t features, std::size_t columns, const Bad& bad) {
+    RidgeBaseline m;
+    m.mean_ = r.get_vector<double>();
+    m.stdev_ = r.get_vector<double>();
+    m.coef_ = r.get_vector<double>();
+    m.lambda_ = r.get<double>();
+    m.res_lo_ = r.get<double>();
+    m.res_hi_ = r.get<double>();
+    if (m.mean_.size() != features || m.stdev_.size() != features || m.coef_.size() != columns)
+      throw bad("ridge dimensions do not match the feature schema and axes");
+    for (const auto* v : {&m.mean_, &m.stdev_, &m.coef_})
+      for (double x : *v)
+        if (!std::isfinite(x)) throw bad("ridge value not finite");
+    for (double s : m.stdev_)
+      if (!(s > 0)) throw bad("ridge standard deviation not positive");
+    if (!std::isfinite(m.lambda_) || !std::isfinite(m.res_lo_) || !std::isfinite(m.res_hi_))
+      throw bad("ridge value not finite");
+    return m;
+  }
 
  private:
   std::vector<double> mean_, stdev_, coef_;

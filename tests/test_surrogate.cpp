@@ -681,6 +681,7 @@ TEST_CASE("the evaluation protocol scores the part it names, beside the ridge an
   // The ridge is the one fitted on the split's training part.
   const auto ridge =
       RidgeBaseline::fit(d, split.train_windows, split.train_settings, split.val_windows, split.val_settings);
+  CHECK(r.ridge_from_model);  // the model's own, fitted on this same split when it was made
   CHECK(r.ridge_columns == ridge.columns());
   CHECK(r.ridge_lambda == ridge.lambda());
   CHECK_FALSE(r.lines[2].result.point);
@@ -709,6 +710,28 @@ TEST_CASE("the evaluation protocol scores the part it names, beside the ridge an
       }
   CHECK(rr.lines[1].result.jobs.mse_log10 == doctest::Approx(job_errors(copied).mse_log10));
   CHECK(rr.lines[1].result.jobs.mae_hours == doctest::Approx(job_errors(copied).mae_hours));
+
+  // Another dataset (other waits: a hidden term) is scored against the ridge the model was made with,
+  // not one fitted on that dataset: its figures are the training ridge's predictions there.
+  const auto foreign = synthetic_dataset(6, 32, 6, 2.0, 1.5);
+  experiments::EvalOptions ridge_only;
+  ridge_only.part = "all";
+  const auto rf = experiments::evaluate_surrogate(model, foreign, split, ridge_only);
+  REQUIRE(rf.lines.size() == 2);
+  CHECK(rf.lines[1].key == "ridge");
+  std::vector<JobPrediction> by_training_ridge;
+  for (std::uint32_t w = 0; w < 6; ++w)
+    for (std::uint32_t s = 0; s < 6; ++s) {
+      const auto q = model.training_ridge()->predict(foreign, w, s);
+      for (std::size_t i = 0; i < 32; ++i)
+        if (foreign.windows[w].target[i])
+          by_training_ridge.push_back({foreign.waits[w][s * 32 + i], q[i][0], q[i][1], q[i][2], i});
+    }
+  CHECK(rf.lines[1].result.jobs.mse_log10 == doctest::Approx(job_errors(by_training_ridge).mse_log10));
+  const auto refit = RidgeBaseline::fit(foreign, split.train_windows, split.train_settings, split.val_windows,
+                                        split.val_settings);
+  // A refit on that dataset would have been another ridge.
+  CHECK(refit.predict(foreign, 5, 2) != model.training_ridge()->predict(foreign, 5, 2));
 
   // A floor made from other windows is refused, naming it.
   const auto other = synthetic_dataset(5, 32, 6);
@@ -820,6 +843,9 @@ TEST_CASE("the transformer learns a setting-dependent wait, and its checkpoint r
   const auto loaded = Surrogate::load(path);
   REQUIRE(loaded.trained_split());
   CHECK(*loaded.trained_split() == SplitRecord{SplitMode::kTail, 11});
+  // The ridge fitted on the training split when the model was made travels with it.
+  REQUIRE(loaded.training_ridge());
+  CHECK(loaded.training_ridge()->predict(d, 5, 2) == model.training_ridge()->predict(d, 5, 2));
   CHECK(same_on_targets(loaded.predict(d.windows[5], {d.encoded_setting(2)}), p1, d.windows[5]));
   CHECK(loaded.parameter_count() == model.parameter_count());
   CHECK(loaded.interval_shift() == model.interval_shift());
@@ -829,14 +855,19 @@ TEST_CASE("the transformer learns a setting-dependent wait, and its checkpoint r
     const std::string good = read_input_file(path);
     std::string payload = good.substr(20, good.size() - 28);
     constexpr char kMagic[8] = {'S', 'T', 'W', 'S', 'U', 'R', 'C', 'K'};  // as surrogate/model.cpp
-    // Version 5: no split record (mode and seed: the 9 bytes before the weights' size and the first
-    // name's length).
+    // Version 5: no split record (mode and seed, 9 bytes) and no training ridge (a flag and the ridge),
+    // before the weights' size and the first name's length.
+    REQUIRE(model.training_ridge());
+    ByteWriter ridge_bytes;
+    model.training_ridge()->put(ridge_bytes);
+    const auto v6_part = 9 + 1 + ridge_bytes.bytes().size();
     const auto first_name = payload.find("numeric.weight");
     REQUIRE(first_name != std::string::npos);
-    REQUIRE(payload[first_name - 4 - 8 - 9] == 1);  // kTail
-    payload.erase(first_name - 4 - 8 - 9, 9);
+    REQUIRE(payload[first_name - 4 - 8 - v6_part] == 1);  // kTail
+    payload.erase(first_name - 4 - 8 - v6_part, v6_part);
     const auto v5 = Surrogate::decode(seal_container(kMagic, 5, payload), "v5.ckpt");
     CHECK_FALSE(v5.trained_split());
+    CHECK_FALSE(v5.training_ridge());
     CHECK(same_on_targets(v5.predict(d.windows[5], {d.encoded_setting(2)}), p1, d.windows[5]));
     REQUIRE(payload[6 * 8 + 8] == 0);
     payload.erase(6 * 8 + 8, 1);

@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 
 #include "experiments/replay/stopwatch.hpp"
@@ -135,8 +136,15 @@ SurrogateEval evaluate_surrogate(const Surrogate& model, const SurrogateDataset&
           return options.against->predict(data.windows[w], encoded_of(ss));
         }));
   if (options.ridge) {
-    const auto ridge = RidgeBaseline::fit(data, split.train_windows, split.train_settings, split.val_windows,
-                                          split.val_settings);
+    // The model's own (fitted on its training split): the baseline it was compared with in training,
+    // which never saw this dataset unless the model did. Only a checkpoint older than version 6 lacks
+    // it; then the ridge is fitted on this dataset's training part.
+    std::optional<RidgeBaseline> fitted;
+    if (!model.training_ridge())
+      fitted = RidgeBaseline::fit(data, split.train_windows, split.train_settings, split.val_windows,
+                                  split.val_settings);
+    const RidgeBaseline& ridge = fitted ? *fitted : *model.training_ridge();
+    out.ridge_from_model = !fitted;
     out.ridge_columns = ridge.columns();
     out.ridge_lambda = ridge.lambda();
     add("ridge", "ridge", evaluate(data, part, options.bootstrap, [&](std::uint32_t w, const auto& ss) {

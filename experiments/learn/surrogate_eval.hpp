@@ -35,7 +35,8 @@ EvalPart eval_part(const surrogate::SurrogateDataset& d, const surrogate::Split&
 struct EvalOptions {
   std::string part = "test";  // as eval_part reads it
   std::size_t bootstrap = 0;  // resamples of the part's windows for 90% intervals (0 = off)
-  bool ridge = true;          // the ridge baseline, fitted on the split's train part (val for lambda)
+  bool ridge = true;  // the ridge baseline: the model's own (Surrogate::training_ridge), else fitted on the
+                      // split's train part (val for lambda)
   const surrogate::Surrogate* against = nullptr;  // another model for the same data, scored beside
   /// Another dataset of the same trace, windows and settings made with an immaterial difference: its
   /// exact waits scored as predictions (the floor set by the simulator's own sensitivity).
@@ -56,6 +57,7 @@ struct SurrogateEval {
   std::vector<EvalLine> lines;
   std::size_t ridge_columns = 0;
   double ridge_lambda = 0;
+  bool ridge_from_model = false;  // the ridge line is the model's own, not one fitted on this dataset
   /// What a prediction costs, as a sweep pays it (ms): per setting as evaluated (the part's settings
   /// in one call), the setting-independent encoder once per window, then each further setting in
   /// batches of kSweepBatch, and per setting of such a batch with its encoder.

@@ -451,8 +451,10 @@ int eval(const Args& args) {
     json += fmt::format(", \"{}\": {}", line.key, result_json(line.result));
     if (line.key == "ridge")
       std::cout << fmt::format(
-          "ridge: {} columns, lambda {:g}; transformer / ridge MSE on log10 wait: {:.3f}\n", r.ridge_columns,
-          r.ridge_lambda, transformer.jobs.mse_log10 / line.result.jobs.mse_log10);
+          "ridge ({}): {} columns, lambda {:g}; transformer / ridge MSE on log10 wait: {:.3f}\n",
+          r.ridge_from_model ? "the model's own, fitted on its training split"
+                             : "fitted on this dataset's training part: the checkpoint has none",
+          r.ridge_columns, r.ridge_lambda, transformer.jobs.mse_log10 / line.result.jobs.mse_log10);
     if (&line != &r.lines.front()) print_paired(transformer, line.name, line.result, json, line.key);
   }
   const auto kSweepBatch = SurrogateEval::kSweepBatch;

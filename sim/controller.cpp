@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "traces/site_events.hpp"
+#include "traces/time_format.hpp"
 
 namespace slurmtwin::sim {
 namespace {
@@ -511,6 +512,16 @@ void Controller::requeue(std::uint32_t job) {
   // The interrupted run stays on record as PREEMPTED; the job pends again with a new submit time,
   // eligible after the requeue delay, and its age restarts (spec §7.5).
   auto& j = state_.jobs[job];
+  if (j.restarts + 1 >= kMaxRequeues) {
+    std::string preemptors;
+    for (const auto& p : state_.jobs)
+      if (p.preempt_started == state_.now)
+        preemptors += fmt::format("{}{}", preemptors.empty() ? "" : ", ", p.id);
+    throw PreemptionCycle(fmt::format(
+        "job {} was requeued by preemption {} times (the last at {}, by job {}): its preemptor does not "
+        "start on the freed nodes and preempts again, a cycle without end; the replay stops",
+        j.id, kMaxRequeues, format_timestamp(state_.now), preemptors.empty() ? "?" : preemptors));
+  }
   PastRun run{j.submit, j.eligible,          j.start,     j.end, j.run_partition, j.alloc_cpus,
               {},       j.priority_at_start, j.started_by};
   for (const auto& a : j.alloc) run.nodes.push_back(a.node);

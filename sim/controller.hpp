@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <variant>
@@ -114,6 +115,16 @@ class ReplayObserver {
   virtual void on_pass(const SimState&, SchedulerPass /*pass*/, bool /*full*/) {}
   virtual void on_time_advance(const SimState&, Seconds /*from*/, Seconds /*to*/) {}
 };
+
+/// A replay that cannot end: a job requeued by preemption kMaxRequeues times. Found by fuzzing: a
+/// preemptor in a lower-tier partition than its victims preempts, but the victims' partition sorts
+/// first (the tier decides across tiers in this model, where Slurm tests preemption before the tier:
+/// docs/simulator.md, Preemption), so another job there takes the freed node and it preempts again.
+/// The replay stops with this error naming the job and the preemptor, instead of running for ever.
+struct PreemptionCycle : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+inline constexpr std::uint32_t kMaxRequeues = 1000;
 
 struct ControllerOptions {
   Seconds timeout_check_interval = 30;  // PERIODIC_TIMEOUT: limits are enforced on this tick

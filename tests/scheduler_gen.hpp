@@ -202,8 +202,9 @@ inline Trace random_trace(Draw& d, const Site& site, Seconds t0 = 1'700'000'040)
 }
 
 /// Replays a generated case with the invariants checked after every event; nullopt when Slurm would
-/// refuse the site (validate) or the replay refuses the trace as a whole (InputError): the only
-/// acceptable failures. Any other exception propagates.
+/// refuse the site (validate), the replay refuses the trace as a whole (InputError) or stops a
+/// preemption cycle without end (sim::PreemptionCycle): the only acceptable failures. Any other exception
+/// propagates.
 inline std::optional<experiments::ReplayResult> replay_generated(const Site& site, const Trace& trace) {
   try {
     validate(site);
@@ -213,6 +214,8 @@ inline std::optional<experiments::ReplayResult> replay_generated(const Site& sit
   } catch (const std::invalid_argument&) {
     return std::nullopt;
   } catch (const InputError&) {
+    return std::nullopt;
+  } catch (const sim::PreemptionCycle&) {  // a schedule Slurm too would repeat for ever: stopped, said
     return std::nullopt;
   }
 }

@@ -134,6 +134,32 @@ TEST_CASE("fuzz regressions: every saved crashing input now fails cleanly with a
   CHECK(files > 0);
 }
 
+TEST_CASE("fuzz finding: a preemptor that never starts and preempts again stops the replay with a reason") {
+  // Found by an hour of the scheduler target (2026-11-26): QOS high (priority 54) preempts low and
+  // normal; job 5 (high, --exclusive on 2 nodes) preempts the running job at each pass, but jobs of
+  // higher priority in a higher-tier partition take the freed node first, and so on: 1.5 million
+  // requeues over three simulated years before the fuzzer's timeout. Now it stops at the
+  // kMaxRequeues-th requeue of one job, naming it and its preemptor.
+  const auto file = (fs::path(SLURMTWIN_SOURCE_DIR) / "tests" / "fuzz" / "regressions" / "scheduler" /
+                     "timeout-preemption-cycle")
+                        .string();
+  const auto bytes = read_input_file(file);
+  auto d = testing::bytes_draw(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+  const Site site = testing::random_site(d);
+  const Trace trace = testing::random_trace(d, site);
+  experiments::ReplayOptions o;
+  o.check_invariants = true;
+  try {
+    experiments::run_replay(site, trace, o);
+    FAIL("the preemption cycle ended");
+  } catch (const sim::PreemptionCycle& e) {
+    const std::string what = e.what();
+    CHECK(what.find(fmt::format("was requeued by preemption {} times", sim::kMaxRequeues)) !=
+          std::string::npos);
+    CHECK(what.find("by job 5)") != std::string::npos);
+  }
+}
+
 TEST_CASE("fuzz regression: a sweep spec with a non-scalar key names its line instead of a YAML error") {
   // Found by fuzz_sweep_spec: '? - {...}' makes a map key that is a sequence; yaml-cpp's as<string>
   // threw YAML::TypedBadConversion through parse_sweep_spec.

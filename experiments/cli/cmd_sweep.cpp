@@ -47,7 +47,6 @@ std::pair<std::uint32_t, std::uint32_t> parse_shard(const std::string& text) {
   throw po::error(fmt::format("--shard '{}': expected I/N with 0 <= I < N (e.g. 3/16)", text));
 }
 
-/// `s` as one word for bash: single-quoted, with every ' written as '\''.
 int sweep_run(const Args& args) {
   po::options_description o("sweep run options");
   o.add_options()("spec", po::value<std::string>()->required(), "sweep specification (YAML; docs/sweeps.md)")(

@@ -11,7 +11,7 @@
 namespace slurmtwin::experiments {
 namespace {
 
-/// `s` in single quotes for bash (a quote inside closes, escapes and reopens them).
+/// `s` as one word for bash: single-quoted, with every ' written as '\''.
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);

@@ -790,6 +790,16 @@ TEST_CASE("one settings table: slurm.conf, the site YAML and code refuse the sam
     CHECK(find_site_setting(st.name) == &st);
     CHECK(find_site_setting_yaml(st.yaml_key, st.scheduler_parameter) == &st);
   }
+  // Units as slurm.conf writes the values (slurm.conf(5): bf_window in minutes, sched_min_interval in
+  // microseconds, PriorityMaxAge and bf_interval in seconds; the weights are plain integers).
+  const auto unit = [](std::string_view name) { return setting_unit(*find_site_setting(name)); };
+  CHECK(unit("bf_window") == "min");
+  CHECK(unit("sched_min_interval") == "µs");
+  CHECK(unit("PriorityMaxAge") == "s");
+  CHECK(unit("bf_interval") == "s");
+  CHECK(unit("PriorityWeightFairshare") == "");
+  CHECK(unit("bf_max_job_test") == "");
+  CHECK(unit("PriorityFavorSmall") == "on/off");
 }
 
 TEST_CASE("site YAML round-trips hand-made edge values: unset and unlimited times, limits, odd names") {

@@ -134,6 +134,16 @@ const SiteSetting* find_site_setting_yaml(std::string_view key, bool scheduler_p
   return nullptr;
 }
 
+std::string_view setting_unit(const SiteSetting& s) {
+  // From the table alone: bf_window is stored in seconds and written in minutes (scale 60); the YAML
+  // key of a duration ends in _s, of a microsecond count in _us.
+  if (s.kind == SettingKind::kFlag) return "on/off";
+  if (s.scale == 60) return "min";
+  if (s.yaml_key.ends_with("_s")) return "s";
+  if (s.yaml_key.ends_with("_us")) return "µs";
+  return "";
+}
+
 void set_site_setting(SchedulerSettings& s, const SiteSetting& setting, std::int64_t value) {
   if (!in_bounds(setting, value)) throw bounds_error(setting, value);
   setting.set(s, value);

@@ -39,6 +39,9 @@ const SiteSetting* find_site_setting(std::string_view name);
 /// The setting with site YAML key `key` (under scheduler:, or scheduler: params: when
 /// `scheduler_parameter`), or nullptr.
 const SiteSetting* find_site_setting_yaml(std::string_view key, bool scheduler_parameter);
+/// The unit a value is written in (slurm.conf, the site YAML, sweeps): "s", "min" (bf_window), "µs",
+/// "on/off" for a flag, "" for a plain count or weight.
+std::string_view setting_unit(const SiteSetting& s);
 /// Sets the stored value `value` (s for durations and bf_window); std::invalid_argument "V is outside
 /// [MIN, MAX]" when out of its bounds (the caller names the setting and where it was written).
 void set_site_setting(SchedulerSettings& s, const SiteSetting& setting, std::int64_t value);

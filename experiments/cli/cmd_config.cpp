@@ -116,11 +116,7 @@ std::string settings_table(bool sweepable_only, const Site* site) {
   for (const auto& st : site_settings()) {
     if (sweepable_only && !st.sweepable) continue;
     const bool flag = st.kind == SettingKind::kFlag;
-    const std::string_view unit = flag                           ? "on/off"
-                                  : st.scale == 60               ? "min"
-                                  : st.yaml_key.ends_with("_s")  ? "s"
-                                  : st.yaml_key.ends_with("_us") ? "µs"
-                                                                 : "integer";
+    const std::string_view unit = setting_unit(st).empty() ? "integer" : setting_unit(st);
     const auto shown = [&](std::int64_t stored) -> std::string {
       if (flag) return stored ? "on" : "off";
       if (st.unset != kNoUnset && stored == st.unset) return fmt::format("{} (unset)", stored / st.scale);

@@ -182,11 +182,9 @@ std::string point_json(const SweepPoint& point) {
 }
 
 std::string_view setting_unit(const std::string& name) {
-  // From the one table: a stored value in seconds has a YAML key ending in _s; bf_window, stored in
-  // seconds, is written (and swept) in minutes, as slurm.conf writes it.
+  // The one table's unit; none on an axis of flags (0/1).
   const auto* st = plain_setting(name);
-  if (!st || !st->yaml_key.ends_with("_s")) return "";
-  return st->scale == 60 ? "min" : "s";
+  return st && st->kind != SettingKind::kFlag ? setting_unit(*st) : "";
 }
 
 void apply_point(Site& site, const SweepPoint& point) {

@@ -120,8 +120,8 @@ void apply_setting(Site& site, const std::string& name, double value);
 double current_setting(const Site& site, const std::string& name);
 /// {"setting": value, ...} with values printed exactly (%.17g).
 std::string point_json(const SweepPoint& point);
-/// The unit of a setting's values in a sweep: "s" for durations, "min" for bf_window, "" for weights,
-/// counts, flags and QOS priorities.
+/// The unit of a setting's values in a sweep (traces' setting_unit): "s" for durations, "min" for
+/// bf_window, "" for weights, counts, flags and QOS priorities.
 std::string_view setting_unit(const std::string& name);
 /// Applies every setting of `point`.
 void apply_point(Site& site, const SweepPoint& point);

@@ -27,16 +27,17 @@ const std::vector<std::string> kNumeric = {
     "dow_sin", "dow_cos",  // day of week likewise
     "hours_since_t0",      // (submit - first target's submit) / 1 h; negative for context jobs
     "is_target", "exclusive",
-    // History over the whole trace before this job's submission (TraceContext):
-    "log_jobs_prev_hour",         // jobs submitted in the hour before
-    "log_cpuh_prev_day",          // CPU-hours requested (CPUs × limit) in the 24 h before, all users
-    "log_user_jobs_prev_day",     // the same user's jobs in the 24 h before
-    "log_acct_cpuh_prev_day",     // the same account's requested CPU-hours in the 24 h before
-    "log_cpuh_prev_3days",        // all users, 72 h
-    "log_cpuh_prev_week",         // all users, 7 days
-    "log_acct_cpuh_prev_week",    // the same account, 7 days
-    "log_fluid_backlog_hours",    // work queued ahead in a fluid model of the cluster (TraceContext)
-    "log_cpuh_before_in_window",  // requested CPU-hours of the earlier tokens of the window
+    // History of the 7 days before this job's submission (TraceContext): the same for a trace that
+    // starts a month earlier, once the trace holds those 7 days.
+    "log_jobs_prev_hour",            // jobs submitted in the hour before
+    "log_cpuh_prev_day",             // CPU-hours requested (CPUs × limit) in the 24 h before, all users
+    "log_user_jobs_prev_day",        // the same user's jobs in the 24 h before
+    "log_acct_cpuh_prev_day",        // the same account's requested CPU-hours in the 24 h before
+    "log_cpuh_prev_3days",           // all users, 72 h
+    "log_cpuh_prev_week",            // all users, 7 days
+    "log_acct_cpuh_prev_week",       // the same account, 7 days
+    "log_fluid_backlog_week_hours",  // work of the last 7 days queued ahead in a fluid model (TraceContext)
+    "log_cpuh_before_in_window",     // requested CPU-hours of the earlier tokens of the window
 };
 constexpr std::size_t kHistoryColumns = 8;  // the TraceContext columns, from "log_jobs_prev_hour"
 constexpr std::size_t kFirstHistory = 15;
@@ -213,12 +214,19 @@ TraceContext trace_context(const Trace& trace, bool queue_state, double capacity
                    [&](auto a, auto b) { return trace.jobs[a].submit < trace.jobs[b].submit; });
   SlidingSum jobs_hour(3600), cpuh_day(86400), user_day(86400), acct_day(86400), cpuh_3days(3 * 86400),
       cpuh_week(7 * 86400), acct_week(7 * 86400);
-  // Fluid backlog: CPU-seconds of work submitted and not yet served by a cluster of capacity_cpus CPUs
-  // that serves work as fast as it can (no packing losses, no priorities): backlog / capacity is the
-  // delay a job would see in that idealised cluster. Uses real runtimes unless runtimes are unknown at
-  // submit time (then the limits).
-  double backlog = 0;
-  std::int64_t last = kUnsetTime;
+  // Fluid backlog: CPU-seconds of work submitted in the 7 days before the job and not yet served by a
+  // cluster of capacity_cpus CPUs that serves work as fast as it can (no packing losses, no priorities)
+  // and was empty 7 days before: backlog / capacity is the delay a job would see in that idealised
+  // cluster. Uses real runtimes unless runtimes are unknown at submit time (then the limits).
+  // Unbounded (empty at the trace's start), an overloaded trace's backlog grew with the distance from
+  // its first job. The Lindley recursion's closed form, limited to the horizon: with P_k the work of the
+  // jobs before job k in submit order and C the capacity, job i sees
+  //   max(0, P_i - C t_i + max over jobs k <= i with t_k >= t_i - 7 days of (C t_k - P_k)),
+  // the inner maximum kept by a monotone deque (times from the first submission, for precision).
+  constexpr std::int64_t kBacklogHorizon = 7 * 86400;
+  std::deque<std::pair<std::int64_t, double>> best_start;  // (t_k, C t_k - P_k), values decreasing
+  double work_before = 0;                                  // P_i
+  const std::int64_t origin = order.empty() ? 0 : trace.jobs[order.front()].submit;
   for (auto i : order) {
     const JobRecord& j = trace.jobs[i];
     const std::int64_t t = j.submit, user_key = j.user,
@@ -232,12 +240,16 @@ TraceContext trace_context(const Trace& trace, bool queue_state, double capacity
     h[4] = static_cast<float>(std::log1p(cpuh_3days.at(t, 0)));
     h[5] = static_cast<float>(std::log1p(cpuh_week.at(t, 0)));
     h[6] = static_cast<float>(std::log1p(acct_week.at(t, acct_key)));
-    if (last != kUnsetTime) backlog = std::max(0.0, backlog - capacity_cpus * static_cast<double>(t - last));
-    last = t;
+    const double served = capacity_cpus * static_cast<double>(t - origin);  // C t_i
+    const double start_value = served - work_before;
+    while (!best_start.empty() && best_start.back().second <= start_value) best_start.pop_back();
+    best_start.emplace_back(t, start_value);
+    while (best_start.front().first < t - kBacklogHorizon) best_start.pop_front();  // never the job itself
+    const double backlog = std::max(0.0, work_before - served + best_start.front().second);
     h[7] = capacity_cpus > 0 ? static_cast<float>(std::log1p(backlog / capacity_cpus / 3600.0)) : 0.0f;
     const double work_s =
         submit_time_only || j.runtime <= 0 ? limit_seconds(j) : static_cast<double>(j.runtime);
-    backlog += job_cpus(j) * (work_s > 0 ? work_s : 86400.0);
+    work_before += job_cpus(j) * (work_s > 0 ? work_s : 86400.0);
     jobs_hour.add(t, 0, 1.0);
     cpuh_day.add(t, 0, cpuh);
     user_day.add(t, user_key, 1.0);

@@ -661,6 +661,9 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
     }
     return q.to(torch::kFloat);
   };
+  // Without held-out windows (--split all, or a dataset of fewer than 3 windows) validation scores the
+  // training part, which cannot tell when to stop: every step runs and the last weights are kept.
+  const bool held_out = !split.val_windows.empty();
   const auto& val_windows = split.val_windows.empty() ? split.train_windows : split.val_windows;
   const auto& val_settings = split.val_settings.empty() ? split.train_settings : split.val_settings;
   auto validate = [&] {
@@ -767,9 +770,9 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
       report.log.push_back(line);
       if (progress) progress(line);
       const bool improved = v < best;
-      if (improved) keep_best(v, step);
+      if (improved || !held_out) keep_best(v, step);
       swap_average();  // back to the optimiser's weights
-      if (!improved && ++since_best >= o.patience) break;
+      if (held_out && !improved && ++since_best >= o.patience) break;
     }
   }
   {
@@ -875,7 +878,11 @@ void Surrogate::save(const std::string& path) const {
   w.put(m.y_std);
   w.put(m.interval_shift);
   w.put(m.wait_bound);
-  w.put(static_cast<std::uint8_t>(!m.split ? 0 : m.split->mode == SplitMode::kTail ? 1 : 2));
+  // 0: no record (a model never trained), 1 tail, 2 interleaved, 3 all.
+  w.put(static_cast<std::uint8_t>(!m.split                            ? 0
+                                  : m.split->mode == SplitMode::kTail ? 1
+                                  : m.split->mode == SplitMode::kAll  ? 3
+                                                                      : 2));
   w.put(m.split ? m.split->seed : std::uint64_t{0});
   w.put(static_cast<std::uint8_t>(m.ridge_fit ? 1 : 0));
   if (m.ridge_fit) m.ridge_fit->put(w);
@@ -947,8 +954,12 @@ Surrogate Surrogate::decode(const std::string& bytes, const std::string& path) {
   if (version >= 6) {
     const auto mode = r.get<std::uint8_t>();
     const auto seed = r.get<std::uint64_t>();
-    if (mode > 2) throw bad(fmt::format("split mode {}", mode));
-    if (mode != 0) m.split = SplitRecord{mode == 1 ? SplitMode::kTail : SplitMode::kInterleaved, seed};
+    if (mode > 3) throw bad(fmt::format("split mode {}", mode));
+    if (mode != 0)
+      m.split = SplitRecord{mode == 1   ? SplitMode::kTail
+                            : mode == 3 ? SplitMode::kAll
+                                        : SplitMode::kInterleaved,
+                            seed};
     const auto has_ridge = r.get<std::uint8_t>();
     if (has_ridge > 1) throw bad(fmt::format("ridge flag {}", has_ridge));
     if (has_ridge == 1)

@@ -75,7 +75,8 @@ struct TrainOptions {
   double weight_decay = 0.01;
   std::int64_t warmup = 100;      // linear warm-up steps, then cosine decay to lr / 20
   std::int64_t eval_every = 100;  // validation every this many steps
-  std::int64_t patience = 5;      // stop after this many evaluations without improvement
+  std::int64_t patience = 5;      // stop after this many evaluations without improvement (with held-out
+                                  // validation windows; without, every step runs)
   std::uint64_t seed = 1;
   int threads = 0;              // CPU threads (0 = all cores)
   std::string device = "auto";  // auto | cpu | cuda

@@ -9,18 +9,27 @@
 namespace slurmtwin::surrogate {
 
 const char* split_mode_name(SplitMode mode) {
-  return mode == SplitMode::kTail ? "tail" : "interleaved";
+  return mode == SplitMode::kTail ? "tail" : mode == SplitMode::kAll ? "all" : "interleaved";
 }
 
 SplitMode parse_split_mode(const std::string& name) {
   if (name == "tail") return SplitMode::kTail;
   if (name == "interleaved") return SplitMode::kInterleaved;
-  throw std::invalid_argument("split must be tail or interleaved, not " + name);
+  if (name == "all") return SplitMode::kAll;
+  throw std::invalid_argument("split must be tail, interleaved or all, not " + name);
 }
 
 Split make_split(const SurrogateDataset& d, std::uint64_t seed, SplitMode mode) {
   Split s;
   const auto nw = static_cast<std::uint32_t>(d.windows.size());
+  const auto ns = static_cast<std::uint32_t>(d.setting_count());
+  if (mode == SplitMode::kAll) {
+    s.train_windows.resize(nw);
+    std::iota(s.train_windows.begin(), s.train_windows.end(), 0u);
+    s.train_settings.resize(ns);
+    std::iota(s.train_settings.begin(), s.train_settings.end(), 0u);
+    return s;
+  }
   std::vector<std::uint32_t> order(nw);
   std::iota(order.begin(), order.end(), 0u);
   std::stable_sort(order.begin(), order.end(),
@@ -68,7 +77,6 @@ Split make_split(const SurrogateDataset& d, std::uint64_t seed, SplitMode mode) 
   const auto test_jobs = targets_of(s.test_windows, {});
   purge(s.val_windows, test_jobs);
   purge(s.train_windows, targets_of(s.val_windows, test_jobs));
-  const auto ns = static_cast<std::uint32_t>(d.setting_count());
   if (d.axes.empty() || ns < 4) {
     for (std::uint32_t i = 0; i < ns; ++i) {
       s.train_settings.push_back(i);

@@ -22,10 +22,12 @@ struct Split {
 /// they overlap either.
 /// Settings: setting 0 (the site's own) trains; the rest are shuffled with `seed` and split 70/15/15.
 /// A dataset without axes has one setting, in every part.
-enum class SplitMode { kTail, kInterleaved };
+/// kAll: every window and setting trains and nothing is held out (a model for use, not for scoring:
+/// training then runs its fixed step count and keeps the last weights).
+enum class SplitMode { kTail, kInterleaved, kAll };
 Split make_split(const SurrogateDataset& d, std::uint64_t seed, SplitMode mode = SplitMode::kTail);
 SplitMode parse_split_mode(const std::string& name);
-/// "tail" or "interleaved".
+/// "tail", "interleaved" or "all".
 const char* split_mode_name(SplitMode mode);
 
 }  // namespace slurmtwin::surrogate

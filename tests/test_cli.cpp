@@ -276,12 +276,41 @@ TEST_CASE("surrogate eval scores the reference replay and another timer phase as
   CHECK(run_cli(fmt::format("surrogate eval --model {} --data {} --no-baseline --split tail --split-seed 7",
                             path("tail.ckpt"), path("d.stsd")))
             .code == 0);
+  // --part all scores every window and setting: on the model's own trace that is its training data,
+  // refused; another trace's dataset (the synthetic workload of another seed) is scored whole.
+  const auto own_all = run_cli(fmt::format("surrogate eval --model {} --data {} --no-baseline --part all",
+                                           path("m.ckpt"), path("d.stsd")));
+  CHECK(own_all.code == 2);
+  CHECK(own_all.out.find("--part all would score the windows and settings it trained on") !=
+        std::string::npos);
+  REQUIRE(run_cli(fmt::format("surrogate dataset {} --seed 43 -o {}", cut, path("other.stsd"))).code == 0);
   const auto all = run_cli(fmt::format("surrogate eval --model {} --data {} --no-baseline --part all",
-                                       path("m.ckpt"), path("d.stsd")));
+                                       path("m.ckpt"), path("other.stsd")));
   REQUIRE(all.code == 0);
-  const auto data = slurmtwin::surrogate::read_dataset(path("d.stsd"));
+  const auto data = slurmtwin::surrogate::read_dataset(path("other.stsd"));
   CHECK(all.out.find(fmt::format("all part: {0} windows × {1} settings ({0} × {1} in the dataset",
                                  data.windows.size(), data.setting_count())) != std::string::npos);
+
+  // --split all trains on every window and setting, runs every step whatever the patience and keeps the
+  // last weights; on its own trace nothing is left to score it.
+  const auto whole = run_cli(
+      fmt::format("surrogate train --data {} -o {} --steps 6 --eval-every 2 --patience 1 --d-model 16 "
+                  "--heads 2 --ffn 32 --threads 1 --split all",
+                  path("d.stsd"), path("all.ckpt")));
+  REQUIRE(whole.code == 0);
+  const auto d = slurmtwin::surrogate::read_dataset(path("d.stsd"));
+  CHECK(whole.out.find(fmt::format("{} train windows × {} settings, validation 0 × 0", d.windows.size(),
+                                   d.setting_count())) != std::string::npos);
+  CHECK(whole.out.find("for 6 steps in") != std::string::npos);
+  CHECK(whole.out.find("nothing held out: the last weights kept, training loss") != std::string::npos);
+  CHECK(whole.out.find("at step 6;") != std::string::npos);
+  const auto own_whole = run_cli(
+      fmt::format("surrogate eval --model {} --data {} --no-baseline", path("all.ckpt"), path("d.stsd")));
+  CHECK(own_whole.code == 2);
+  CHECK(own_whole.out.find("(--split all): nothing here is held out") != std::string::npos);
+  CHECK(run_cli(fmt::format("surrogate eval --model {} --data {} --no-baseline --part all", path("all.ckpt"),
+                            path("other.stsd")))
+            .code == 0);
 
   // Bootstrap intervals over the test part's windows. It has one window, so every resample is that
   // window and each interval is the point figure; against itself the floor's error is 0 in every one.

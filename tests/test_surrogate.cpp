@@ -285,8 +285,8 @@ TEST_CASE("window features: what was submitted, and the history before it") {
   CHECK(at(2, "log_cpuh_prev_week") == doctest::Approx(std::log1p(20.0)));
   // Fluid backlog on 4 CPUs: job 1 brings 4 × 600 CPU-s, served in 600 s; by job 2 (1800 s) it is gone;
   // job 2 brings 8 × 300 = 2400 CPU-s, of which 4 × 3600 would be served by job 3 (5400 s): zero again.
-  CHECK(at(1, "log_fluid_backlog_hours") == 0.0f);
-  CHECK(at(2, "log_fluid_backlog_hours") == 0.0f);
+  CHECK(at(1, "log_fluid_backlog_week_hours") == 0.0f);
+  CHECK(at(2, "log_fluid_backlog_week_hours") == 0.0f);
   CHECK(w.partition[0] == 1);  // the trace's first partition is category 1
   CHECK(w.user[0] == hash_bucket("alice", schema.user_buckets));
 
@@ -297,6 +297,35 @@ TEST_CASE("window features: what was submitted, and the history before it") {
   const auto submit_only =
       window_tokens(t, trace_context(t, false, 4, false), jobs, targets, make_schema(t, true));
   CHECK(submit_only.numeric[1 * f + column(schema, "log_runtime_min")] == 0.0f);
+}
+
+TEST_CASE("a job's history features do not depend on where the trace starts") {
+  // Issue 26: the fluid backlog grew with the distance from the trace's first job, so the same jobs
+  // got other features from a trace that started earlier. Six weeks of an overloaded cluster: a job of
+  // 4 CPUs x 1 h every 10 min (24 CPUs of demand) on 16 CPUs, two users in turn.
+  std::vector<testing::JobSpec> specs;
+  for (std::int64_t t = 0; t < 42 * 86400; t += 600)
+    specs.push_back({t, 1, 4, 3600, 7200, -1, specs.size() % 2 ? "bob" : "alice"});
+  const Trace whole = testing::make_trace(specs);
+  // The same jobs from day 28 on: a trace that starts four weeks later.
+  const auto first_late = static_cast<std::size_t>(28 * 86400 / 600);
+  const Trace late =
+      testing::make_trace({specs.begin() + static_cast<std::ptrdiff_t>(first_late), specs.end()});
+  const auto a = trace_context(whole, false, 16, false), b = trace_context(late, false, 16, false);
+  // Once the later trace holds the 7 days before a job, every history column agrees.
+  std::size_t compared = 0;
+  for (std::size_t i = 0; i < late.jobs.size(); ++i) {
+    if (late.jobs[i].submit < kT0 + 35 * 86400) continue;
+    for (std::size_t k = 0; k < a.history[i].size(); ++k)
+      CHECK(b.history[i][k] == doctest::Approx(a.history[first_late + i][k]).epsilon(1e-5));
+    ++compared;
+  }
+  CHECK(compared == 7 * 144);
+  // By hand: each job adds 4 x 3600 CPU-s and 10 min serves 16 x 600, so the backlog grows 4,800 CPU-s
+  // per job; over the horizon (1,008 jobs in 7 days) that is 4,838,400 CPU-s = 84 h on 16 CPUs. Without
+  // the horizon the last job saw six weeks of it, 504 h.
+  CHECK(a.history.back()[7] == doctest::Approx(std::log1p(84.0)).epsilon(1e-5));
+  CHECK(b.history.back()[7] == doctest::Approx(std::log1p(84.0)).epsilon(1e-5));
 }
 
 TEST_CASE("the recorded queue at each submission") {
@@ -480,6 +509,15 @@ TEST_CASE("the split keeps every held-out job out of training, also with overlap
   CHECK(s.train_windows == W{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
   CHECK(s.val_windows == W{10, 11});
   CHECK(s.test_windows == W{12, 13});
+  // all: every window and setting trains, nothing is held out (--split all, a model for use).
+  s = make_split(disjoint, 1, SplitMode::kAll);
+  CHECK(s.train_windows == W{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13});
+  CHECK(s.train_settings.size() == disjoint.setting_count());
+  CHECK(
+      (s.val_windows.empty() && s.test_windows.empty() && s.val_settings.empty() && s.test_settings.empty()));
+  CHECK(parse_split_mode("all") == SplitMode::kAll);
+  CHECK(std::string(split_mode_name(SplitMode::kAll)) == "all");
+  CHECK_THROWS_AS(parse_split_mode("none"), std::invalid_argument);
   check_strided_split(strided_windows(14, 4, 2));
 }
 
@@ -837,7 +875,10 @@ TEST_CASE("the transformer learns a setting-dependent wait, and its checkpoint r
   }
 
   const std::string path = temp_path("surrogate.ckpt");
-  CHECK_FALSE(model.trained_split());  // a fresh model has no record of a split
+  CHECK_FALSE(model.trained_split());             // a fresh model has no record of a split
+  model.set_trained_split({SplitMode::kAll, 3});  // every mode round-trips
+  model.save(path);
+  CHECK(*Surrogate::load(path).trained_split() == SplitRecord{SplitMode::kAll, 3});
   model.set_trained_split({SplitMode::kTail, 11});
   model.save(path);
   const auto loaded = Surrogate::load(path);

@@ -208,7 +208,8 @@ int train(const Args& args) {
       "seed", po::value<std::uint64_t>(&t.seed)->default_value(t.seed), "initialisation and sampling seed")(
       "split-seed", po::value<std::uint64_t>()->default_value(7), "seed of the held-out settings")(
       "split", po::value<std::string>()->default_value("interleaved"),
-      "held-out windows: interleaved (every 7th tests) or tail (the last 15% in time)")(
+      "held-out windows: interleaved (every 7th tests), tail (the last 15% in time) or all (nothing held "
+      "out, for use: every step runs, the last weights are kept, the interval is not calibrated)")(
       "train-windows", po::value<std::uint32_t>()->default_value(0),
       "use only the first N training windows (few-shot; 0 = all)")(
       "train-settings", po::value<std::uint32_t>()->default_value(0),
@@ -259,11 +260,13 @@ int train(const Args& args) {
         report.steps, t.steps));
   model.set_trained_split(split_record);  // eval of the same trace holds out the same windows
   model.save(vm["out"].as<std::string>());
+  const bool held_out = !split.val_windows.empty();
   std::cout << fmt::format(
-      "trained on {} for {} steps in {:.1f} s ({:.2f} steps/s); best validation {:.4f} at step "
-      "{}{}; saved {}\n",
+      "trained on {} for {} steps in {:.1f} s ({:.2f} steps/s); {} {:.4f} at step {}{}; saved {}\n",
       report.device, report.steps, report.seconds, report.steps / std::max(1e-9, report.seconds),
-      report.best_val_loss, report.best_step, kept_initial(report), vm["out"].as<std::string>());
+      held_out ? "best validation" : "nothing held out: the last weights kept, training loss",
+      report.best_val_loss, report.best_step, held_out ? kept_initial(report) : "",
+      vm["out"].as<std::string>());
   if (report.calibration_targets > 0)
     std::cout << fmt::format(
         "80% interval on {} validation targets: coverage {:.3f} as trained; shifted by {:+.3f} "
@@ -412,6 +415,16 @@ int eval(const Args& args) {
                            vm["split-seed"].as<std::uint64_t>()};
   if (const auto& trained = model.trained_split();
       trained && model.trace_fingerprint() == data.trace_fingerprint) {
+    if (trained->mode == SplitMode::kAll)
+      throw std::invalid_argument(fmt::format(
+          "{} was trained on every window and setting of this trace (--split all): nothing here is held out "
+          "to score it; evaluate it on another trace's dataset (--part all)",
+          vm["model"].as<std::string>()));
+    if (vm["part"].as<std::string>() == "all")
+      throw std::invalid_argument(fmt::format(
+          "{} was trained on this trace: --part all would score the windows and settings it trained on "
+          "(name a part: test, val, train or WINDOWS:SETTINGS; --part all is for another trace's dataset)",
+          vm["model"].as<std::string>()));
     const bool given = !vm["split"].defaulted() || !vm["split-seed"].defaulted();
     if (given && split_record != *trained)
       throw std::invalid_argument(fmt::format(

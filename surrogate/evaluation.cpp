@@ -115,7 +115,7 @@ JobErrors job_errors(const std::vector<JobPrediction>& jobs) {
   e.jobs = jobs.size();
   if (jobs.empty()) return e;
   std::vector<double> exact_h, pred_h, exact_log, pred_log;
-  double abs_sum = 0, sq_sum = 0, log10_sum = 0, covered = 0;
+  double abs_sum = 0, sq_sum = 0, log10_sum = 0, covered = 0, exact10_sum = 0, exact10_sq = 0;
   for (const auto& j : jobs) {
     const double p = std::expm1(std::max(0.0, j.q50));
     exact_h.push_back(j.exact / 3600.0);
@@ -124,8 +124,11 @@ JobErrors job_errors(const std::vector<JobPrediction>& jobs) {
     pred_log.push_back(j.q50);
     abs_sum += std::abs(p - j.exact) / 3600.0;
     sq_sum += (p - j.exact) * (p - j.exact) / (3600.0 * 3600.0);
-    const double d10 = std::log10(std::max(p, 1.0)) - std::log10(std::max(j.exact, 1.0));
+    const double exact10 = std::log10(std::max(j.exact, 1.0));
+    const double d10 = std::log10(std::max(p, 1.0)) - exact10;
     log10_sum += d10 * d10;
+    exact10_sum += exact10;
+    exact10_sq += exact10 * exact10;
     const double y = std::log1p(j.exact);
     covered += (y >= j.q10 && y <= j.q90) ? 1.0 : 0.0;
   }
@@ -135,6 +138,8 @@ JobErrors job_errors(const std::vector<JobPrediction>& jobs) {
   e.r2_hours = r_squared(exact_h, pred_h);
   e.r2_log = r_squared(exact_log, pred_log);
   e.mse_log10 = log10_sum / n;
+  const double mean10 = exact10_sum / n, var10 = exact10_sq / n - mean10 * mean10;
+  e.fvu_log10 = var10 > 1e-12 ? e.mse_log10 / var10 : std::nan("");
   e.coverage80 = covered / n;
   std::vector<std::size_t> idx(jobs.size());
   std::iota(idx.begin(), idx.end(), 0);

@@ -29,6 +29,9 @@ struct JobErrors {
   double r2_hours = 0;              // R² of the wait in hours
   double r2_log = 0;                // R² of log1p(wait s)
   double mse_log10 = 0;             // mean of (log10(max(pred,1)) - log10(max(exact,1)))², waits in s
+  double fvu_log10 = 0;             // mse_log10 over the variance of log10(max(exact,1)): the fraction of
+                                    // variance unexplained (1: no better than the part's own mean; NaN
+                                    // when every exact wait is the same)
   double coverage80 = 0;            // share of jobs whose exact wait lies in [q10, q90]
   double mae_hours_longest10 = 0;   // MAE over the 10% of jobs with the longest exact waits
   double mae_hours_shortest10 = 0;  // and the 10% with the shortest

@@ -349,6 +349,9 @@ struct Surrogate::Impl {
   // (checkpoints before version 4).
   float wait_bound = std::numeric_limits<float>::infinity();
   std::optional<SplitRecord> split;  // Surrogate::trained_split (checkpoints from version 6)
+  // log1p(wait s): the median of the training targets (Surrogate::training_median; NaN: unknown, before
+  // version 7).
+  float training_median = std::numeric_limits<float>::quiet_NaN();
   // The ridge baseline fitted on the training split when the model was made (Surrogate::training_ridge;
   // checkpoints from version 6).
   std::optional<RidgeBaseline> ridge_fit;
@@ -364,6 +367,10 @@ struct Surrogate::Impl {
     const std::size_t f = d.schema.numeric.size();
     std::vector<double> sum(f, 0), sq(f, 0);
     double n = 0, ys = 0, yq = 0, yn = 0;
+    // The median from a histogram of 0.001-wide bins of log1p(wait s) (the wait to within 0.1%), not
+    // from a copy of every training wait; the last bin holds anything beyond (waits over 2,000 years).
+    constexpr double kBinsPerUnit = 1000;
+    std::vector<std::uint64_t> bins(32'000, 0);
     for (auto w : split.train_windows) {
       const auto& win = d.windows[w];
       for (std::size_t i = 0; i < win.jobs; ++i) {
@@ -379,6 +386,7 @@ struct Surrogate::Impl {
       ys += y;
       yq += y * y;
       yn += 1;
+      bins[std::min(bins.size() - 1, static_cast<std::size_t>(y * kBinsPerUnit))] += 1;
     });
     mean.resize(f);
     stdev.resize(f);
@@ -389,6 +397,10 @@ struct Surrogate::Impl {
       stdev[k] = static_cast<float>(var > 1e-12 ? std::sqrt(var) : 1.0);
     }
     if (yn > 0) {
+      double below = 0;
+      std::size_t b = 0;
+      while (below + static_cast<double>(bins[b]) < yn / 2) below += static_cast<double>(bins[b++]);
+      training_median = static_cast<float>((static_cast<double>(b) + 0.5) / kBinsPerUnit);
       y_mean = static_cast<float>(ys / yn);
       const double var = yq / yn - (ys / yn) * (ys / yn);
       y_std = static_cast<float>(var > 1e-12 ? std::sqrt(var) : 1.0);
@@ -886,6 +898,7 @@ void Surrogate::save(const std::string& path) const {
   w.put(m.split ? m.split->seed : std::uint64_t{0});
   w.put(static_cast<std::uint8_t>(m.ridge_fit ? 1 : 0));
   if (m.ridge_fit) m.ridge_fit->put(w);
+  w.put(m.training_median);
   ByteWriter weights;  // every parameter and buffer in registration order: name, shape, float32 values
   for (const auto& [name, tensor] : stored_tensors(*m.net)) {
     const Tensor t = tensor.detach().to(torch::kCPU, torch::kFloat).contiguous();
@@ -965,6 +978,12 @@ Surrogate Surrogate::decode(const std::string& bytes, const std::string& path) {
     if (has_ridge == 1)
       m.ridge_fit = RidgeBaseline::get(r, m.schema.numeric.size(),
                                        RidgeBaseline::columns_for(m.schema, m.axes.size()), bad);
+  }
+  if (version >= 7) {
+    m.training_median = r.get<float>();
+    // NaN: a model never normalised on data; a median is a log1p(wait s) like the bound, 0 .. ~20.
+    if (!(std::isnan(m.training_median) || (m.training_median >= 0 && m.training_median <= 100)))
+      throw bad("training median out of range");
   }
   const auto n = r.get<std::uint64_t>();
   if (n != r.remaining()) throw bad("weights size");
@@ -1046,6 +1065,11 @@ float Surrogate::wait_bound() const {
 const std::optional<SplitRecord>& Surrogate::trained_split() const {
   return impl_->split;
 }
+std::optional<float> Surrogate::training_median() const {
+  if (std::isnan(impl_->training_median)) return std::nullopt;
+  return impl_->training_median;
+}
+
 const RidgeBaseline* Surrogate::training_ridge() const {
   return impl_->ridge_fit ? &*impl_->ridge_fit : nullptr;
 }

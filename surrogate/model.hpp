@@ -31,16 +31,17 @@
 
 namespace slurmtwin::surrogate {
 
-/// Checkpoint format version. 6: the split the model was trained with (Surrogate::trained_split) and
-/// the ridge baseline fitted with it (Surrogate::training_ridge) after the wait bound (older files are
-/// read without them). 5: ModelConfig::ridge_base after the dropout (older
-/// files are read without it). 4: the bound on predicted waits (the longest training wait) after the interval
-/// shift (older files are read without a bound). 3: the conformal interval shift after the target statistics
+/// Checkpoint format version. 7: the training targets' median (Surrogate::training_median) after the
+/// ridge (older files are read without it). 6: the split the model was trained with
+/// (Surrogate::trained_split) and the ridge baseline fitted with it (Surrogate::training_ridge) after the
+/// wait bound (older files are read without them). 5: ModelConfig::ridge_base after the dropout (older files
+/// are read without it). 4: the bound on predicted waits (the longest training wait) after the interval shift
+/// (older files are read without a bound). 3: the conformal interval shift after the target statistics
 /// (version 2 files are still read, with no shift). 2: the weights are plain float32 arrays (name, shape,
 /// values) that Surrogate::decode reads itself. Version 1 stored a libtorch archive, a TorchScript module
 /// whose code libtorch parses on load: corrupt archives crashed inside libtorch (docs/reliability.md), so
 /// version 1 is no longer read.
-inline constexpr std::uint32_t kCheckpointVersion = 6;
+inline constexpr std::uint32_t kCheckpointVersion = 7;
 inline constexpr std::uint32_t kOldestCheckpointVersion = 2;
 
 struct ModelConfig {
@@ -168,6 +169,9 @@ class Surrogate {
   /// The ridge baseline fitted on the training split when the model was made (or renormalised): the
   /// baseline the model was compared with in training; nullptr for a checkpoint before version 6.
   const RidgeBaseline* training_ridge() const;
+  /// The median of log1p(wait s) over the training part when the model was made (or renormalised), to
+  /// 0.001: the trivial baseline eval scores beside it; nullopt before checkpoint version 7.
+  std::optional<float> training_median() const;
   /// Sets the CPU threads libtorch uses (0 = all cores).
   static void set_threads(int threads);
 

@@ -247,8 +247,8 @@ TEST_CASE("surrogate eval scores the reference replay and another timer phase as
                                         path("m.ckpt"), path("d.stsd"), path("d.stsd")));
   REQUIRE(self.code == 0);
   CHECK(self.out.find("noise floor  jobs") != std::string::npos);
-  CHECK(self.out.find("MAE 0.000 h  RMSE 0.000 h  R² 1.000 (log 1.000)  MSE log10 0.0000  80% coverage - (no "
-                      "interval)") != std::string::npos);
+  CHECK(self.out.find("MAE 0.000 h  RMSE 0.000 h  R² 1.000 (log 1.000)  MSE log10 0.0000 (FVU 0.000)  80% "
+                      "coverage - (no interval)") != std::string::npos);
   CHECK(self.out.find("reference    jobs") != std::string::npos);
   CHECK(self.out.find("- (no interval)") != self.out.rfind("- (no interval)"));  // reference and floor
   CHECK(run_cli(fmt::format("surrogate eval --model {} --data {} --no-baseline --noise-floor {}",

@@ -2,7 +2,9 @@
 // training/checkpoints, and the dataset generator's glue to the exact simulator.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -159,6 +161,10 @@ TEST_CASE("per-job errors and interval coverage") {
   CHECK(e.coverage80 == doctest::Approx(0.5));
   // log10 errors: 0 and log10(3600 / 7200)² = log10(2)².
   CHECK(e.mse_log10 == doctest::Approx(std::pow(std::log10(2.0), 2) / 2).epsilon(1e-9));
+  // The exact log10 waits log10(3600) and log10(7200) vary by (log10(2) / 2)² about their mean: the
+  // fraction of that variance unexplained is (log10(2)² / 2) / (log10(2)² / 4) = 2 (worse than the mean).
+  CHECK(e.fvu_log10 == doctest::Approx(2.0).epsilon(1e-9));
+  CHECK(std::isnan(job_errors({{3600, lo, mid, hi}, {3600, lo, lo, hi}}).fvu_log10));  // no variance
   CHECK(e.mae_hours_longest10 == doctest::Approx(1.0));  // 10% of 2 jobs rounds up to one: the 2 h job
   CHECK(e.mae_hours_shortest10 == doctest::Approx(0.0));
   CHECK(std::isnan(e.r2_setting_effect));  // no groups: no setting effect to score
@@ -707,7 +713,8 @@ TEST_CASE("the evaluation protocol scores the part it names, beside the ridge an
   const auto r = experiments::evaluate_surrogate(model, d, split, o);
   std::vector<std::string> keys;
   for (const auto& line : r.lines) keys.push_back(line.key);
-  CHECK(keys == std::vector<std::string>{"transformer", "against", "ridge", "noise_floor"});  // no ref column
+  CHECK(keys == std::vector<std::string>{"transformer", "against", "ridge", "median",
+                                         "noise_floor"});  // no ref column
   // The transformer's figures are those computed by hand from its predictions on window 5 under 2 and 4.
   const auto by_hand = test_part_errors(model, d);
   const auto& t = r.lines[0].result.jobs;
@@ -723,10 +730,23 @@ TEST_CASE("the evaluation protocol scores the part it names, beside the ridge an
   CHECK(r.ridge_columns == ridge.columns());
   CHECK(r.ridge_lambda == ridge.lambda());
   CHECK_FALSE(r.lines[2].result.point);
-  // The noise floor of identical datasets is no error at all, and a point prediction.
+  // The trivial baseline: every job at the training part's median (the model's own), no interval.
+  REQUIRE(model.training_median());
+  std::vector<JobPrediction> at_median;
+  for (std::uint32_t s : {2u, 4u})
+    for (std::size_t i = 0; i < 32; ++i)
+      if (d.windows[5].target[i]) {
+        const float m = *model.training_median();
+        at_median.push_back({d.waits[5][s * 32 + i], m, m, m, i});
+      }
   CHECK(r.lines[3].result.point);
-  CHECK(r.lines[3].result.jobs.mse_log10 < 1e-10);
-  CHECK(r.lines[3].result.jobs.mae_hours < 1e-6);
+  CHECK(r.lines[3].result.jobs.mse_log10 == doctest::Approx(job_errors(at_median).mse_log10));
+  CHECK(r.lines[3].result.jobs.fvu_log10 == doctest::Approx(job_errors(at_median).fvu_log10));
+  // The noise floor of identical datasets is no error at all, and a point prediction.
+  CHECK(r.lines[4].result.point);
+  CHECK(r.lines[4].result.jobs.mse_log10 < 1e-10);
+  CHECK(r.lines[4].result.jobs.fvu_log10 < 1e-10);
+  CHECK(r.lines[4].result.jobs.mae_hours < 1e-6);
   CHECK(r.per_setting_ms > 0);
   CHECK(r.batched_ms >= r.marginal_ms);
 
@@ -736,9 +756,10 @@ TEST_CASE("the evaluation protocol scores the part it names, beside the ridge an
   experiments::EvalOptions plain;
   plain.ridge = false;
   const auto rr = experiments::evaluate_surrogate(model, with_ref, split, plain);
-  REQUIRE(rr.lines.size() == 2);
-  CHECK(rr.lines[1].key == "reference");
-  CHECK(rr.lines[1].result.point);
+  REQUIRE(rr.lines.size() == 3);
+  CHECK(rr.lines[1].key == "median");
+  CHECK(rr.lines[2].key == "reference");
+  CHECK(rr.lines[2].result.point);
   std::vector<JobPrediction> copied;
   for (std::uint32_t s : {2u, 4u})
     for (std::size_t i = 0; i < 32; ++i)
@@ -746,8 +767,8 @@ TEST_CASE("the evaluation protocol scores the part it names, beside the ridge an
         const float v = d.windows[5].numeric[i * 3 + 2];
         copied.push_back({d.waits[5][s * 32 + i], v, v, v, i});
       }
-  CHECK(rr.lines[1].result.jobs.mse_log10 == doctest::Approx(job_errors(copied).mse_log10));
-  CHECK(rr.lines[1].result.jobs.mae_hours == doctest::Approx(job_errors(copied).mae_hours));
+  CHECK(rr.lines[2].result.jobs.mse_log10 == doctest::Approx(job_errors(copied).mse_log10));
+  CHECK(rr.lines[2].result.jobs.mae_hours == doctest::Approx(job_errors(copied).mae_hours));
 
   // Another dataset (other waits: a hidden term) is scored against the ridge the model was made with,
   // not one fitted on that dataset: its figures are the training ridge's predictions there.
@@ -755,8 +776,9 @@ TEST_CASE("the evaluation protocol scores the part it names, beside the ridge an
   experiments::EvalOptions ridge_only;
   ridge_only.part = "all";
   const auto rf = experiments::evaluate_surrogate(model, foreign, split, ridge_only);
-  REQUIRE(rf.lines.size() == 2);
+  REQUIRE(rf.lines.size() == 3);
   CHECK(rf.lines[1].key == "ridge");
+  CHECK(rf.lines[2].key == "median");
   std::vector<JobPrediction> by_training_ridge;
   for (std::uint32_t w = 0; w < 6; ++w)
     for (std::uint32_t s = 0; s < 6; ++s) {
@@ -884,6 +906,21 @@ TEST_CASE("the transformer learns a setting-dependent wait, and its checkpoint r
   const auto loaded = Surrogate::load(path);
   REQUIRE(loaded.trained_split());
   CHECK(*loaded.trained_split() == SplitRecord{SplitMode::kTail, 11});
+  // The training targets' median (the trivial baseline) travels too: by hand, the middle of the
+  // sorted log1p(wait) of the training windows x training settings, to the histogram's 0.001.
+  {
+    std::vector<double> ys;
+    for (auto w : split.train_windows)
+      for (auto s : split.train_settings)
+        for (std::size_t i = 0; i < d.windows[w].jobs; ++i)
+          if (const float wait = d.waits[w][s * d.windows[w].jobs + i]; !std::isnan(wait))
+            ys.push_back(std::log1p(std::max(0.0f, wait)));
+    REQUIRE(ys.size() > 10);
+    std::sort(ys.begin(), ys.end());
+    REQUIRE(model.training_median());
+    CHECK(std::abs(*model.training_median() - ys[(ys.size() - 1) / 2]) <= 0.0006);  // the bin's centre
+    CHECK(loaded.training_median() == model.training_median());
+  }
   // The ridge fitted on the training split when the model was made travels with it.
   REQUIRE(loaded.training_ridge());
   CHECK(loaded.training_ridge()->predict(d, 5, 2) == model.training_ridge()->predict(d, 5, 2));
@@ -896,6 +933,18 @@ TEST_CASE("the transformer learns a setting-dependent wait, and its checkpoint r
     const std::string good = read_input_file(path);
     std::string payload = good.substr(20, good.size() - 28);
     constexpr char kMagic[8] = {'S', 'T', 'W', 'S', 'U', 'R', 'C', 'K'};  // as surrogate/model.cpp
+    // Version 6: no training median (the 4 bytes before the weights' size and the first name's length).
+    {
+      const auto median_at = payload.find("numeric.weight") - 4 - 8 - 4;
+      float stored = 0;
+      std::memcpy(&stored, payload.data() + median_at, sizeof stored);
+      CHECK(stored == *model.training_median());
+      payload.erase(median_at, 4);
+      const auto v6 = Surrogate::decode(seal_container(kMagic, 6, payload), "v6.ckpt");
+      CHECK_FALSE(v6.training_median());
+      CHECK(v6.training_ridge());
+      CHECK(same_on_targets(v6.predict(d.windows[5], {d.encoded_setting(2)}), p1, d.windows[5]));
+    }
     // Version 5: no split record (mode and seed, 9 bytes) and no training ridge (a flag and the ridge),
     // before the weights' size and the first name's length.
     REQUIRE(model.training_ridge());

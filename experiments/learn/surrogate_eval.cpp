@@ -153,6 +153,16 @@ SurrogateEval evaluate_surrogate(const Surrogate& model, const SurrogateDataset&
           return q;
         }));
   }
+  // The trivial baseline: every job waits the training part's median, whatever the setting (the model's
+  // own, stored in the checkpoint; none before checkpoint version 7). No interval.
+  if (const auto median = model.training_median()) {
+    auto constant = evaluate(data, part, options.bootstrap, [&](std::uint32_t w, const auto& ss) {
+      return Quantiles(ss.size(),
+                       std::vector<std::array<float, 3>>(data.windows[w].jobs, {*median, *median, *median}));
+    });
+    constant.point = true;
+    add("median", "median", std::move(constant));
+  }
   // The baseline any surrogate must beat: each job's wait in the reference replay (the site's own
   // setting, which a sweep runs anyway), whatever the setting. No interval (coverage means nothing).
   const auto& cols = data.schema.numeric;

@@ -45,8 +45,8 @@ struct EvalOptions {
 };
 
 struct EvalLine {
-  std::string name;  // as printed: "transformer", "against", "ridge", "reference", "noise floor"
-  std::string key;   // as JSON names it: "transformer", "against", "ridge", "reference", "noise_floor"
+  std::string name;  // as printed: "transformer", "against", "ridge", "median", "reference", "noise floor"
+  std::string key;   // as JSON names it: the same, "noise_floor" for "noise floor"
   EvalResult result;
 };
 

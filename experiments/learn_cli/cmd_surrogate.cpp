@@ -323,6 +323,7 @@ std::string result_json(const EvalResult& r) {
                                                    {"r2_hours", j.r2_hours},
                                                    {"r2_log", j.r2_log},
                                                    {"mse_log10", j.mse_log10},
+                                                   {"fvu_log10", j.fvu_log10},
                                                    {"coverage80", r.point ? std::nan("") : j.coverage80},
                                                    {"mae_hours_longest10", j.mae_hours_longest10},
                                                    {"mae_hours_shortest10", j.mae_hours_shortest10},
@@ -344,11 +345,12 @@ void print_result(const std::string& name, const EvalResult& r) {
   const auto& j = r.jobs;
   const auto& g = r.ranking;
   std::cout << fmt::format(
-      "{:<12} jobs {:>7}  MAE {:.3f} h  RMSE {:.3f} h  R² {:.3f} (log {:.3f})  MSE log10 {:.4f}  80% "
-      "coverage "
+      "{:<12} jobs {:>7}  MAE {:.3f} h  RMSE {:.3f} h  R² {:.3f} (log {:.3f})  MSE log10 {:.4f} (FVU {:.3f}) "
+      " "
+      "80% coverage "
       "{}\n{:<12} MAE longest 10% {:.3f} h, shortest 10% {:.3f} h; mean-wait error {:.2f}% (bias {:+.2f}%); "
       "Spearman {:.3f}, Kendall {:.3f} (pooled Spearman {:.3f})\n",
-      name, j.jobs, j.mae_hours, j.rmse_hours, j.r2_hours, j.r2_log, j.mse_log10,
+      name, j.jobs, j.mae_hours, j.rmse_hours, j.r2_hours, j.r2_log, j.mse_log10, j.fvu_log10,
       r.point ? "- (no interval)" : fmt::format("{:.3f}", j.coverage80), "", j.mae_hours_longest10,
       j.mae_hours_shortest10, g.mean_abs_pct_error, g.mean_pct_bias, g.spearman, g.kendall,
       g.spearman_pooled);

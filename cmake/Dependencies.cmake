@@ -7,7 +7,8 @@ macro(slurmtwin_require name debian_package)
   endif()
 endmacro()
 
-slurmtwin_require(Boost libboost-graph-dev\ libboost-program-options-dev 1.74 COMPONENTS program_options graph)
+# CONFIG: Boost's own package files (Debian ships them); CMake 4 removed the FindBoost module.
+slurmtwin_require(Boost libboost-graph-dev\ libboost-program-options-dev 1.74 CONFIG COMPONENTS program_options graph)
 slurmtwin_require(Eigen3 libeigen3-dev NO_MODULE)
 slurmtwin_require(yaml-cpp libyaml-cpp-dev)
 slurmtwin_require(fmt libfmt-dev)

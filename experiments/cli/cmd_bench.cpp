@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -41,6 +42,18 @@ SyntheticConfig year_config() {
 
 constexpr std::uint32_t kYearCpuNodes = 880;  // + 55 big-memory + 110 GPU nodes = 1,045 nodes, 33,440 CPUs
 
+// scale-xK (issue 28, cost per job as the cluster grows at equal load): the default site at 64 K CPU
+// nodes under 28 days of the default workload at the year's load per CPU node (2,740 jobs a day and 400
+// users on 880 CPU nodes), K times 199 jobs a day and 29 users. Only the replay is timed.
+constexpr std::uint32_t kScaleCpuNodes = 64;
+SyntheticConfig scale_config(std::uint32_t cpu_nodes) {
+  auto c = default_synthetic_config();
+  c.days = 28;
+  c.jobs_per_day = year_config().jobs_per_day * cpu_nodes / kYearCpuNodes;
+  c.users = std::max<std::uint32_t>(1, year_config().users * cpu_nodes / kYearCpuNodes);
+  return c;
+}
+
 struct CaseResult {
   std::uint64_t jobs = 0;
   double seconds = 0;  // in-process time of the measured work
@@ -58,6 +71,13 @@ CaseResult run_case(const std::string& name, const std::string& data_dir, const 
   if (name == "load-year") {
     const auto t = read_native_trace(scratch + "/year.stt");
     return {t.jobs.size(), elapsed()};
+  }
+  if (name == "scale-x1" || name == "scale-x4" || name == "scale-x16") {
+    const auto nodes = kScaleCpuNodes * static_cast<std::uint32_t>(std::stoul(name.substr(7)));
+    const auto t = generate_synthetic(scale_config(nodes));
+    const auto replay_start = std::chrono::steady_clock::now();
+    const auto r = run_replay(scaled_default_site(nodes), t, {});
+    return {t.jobs.size(), seconds_since(replay_start)};
   }
   // "-builtin" variants replay with SchedulerType=sched/builtin: the main scheduler only, no backfill.
   const bool builtin = name.ends_with("-builtin");
@@ -156,9 +176,11 @@ int command_bench(const Args& args) {
     o.add_options()(
         "cases",
         po::value<std::string>()->default_value(
-            "generate-year,load-year,replay-week-builtin,replay-week,replay-year-builtin,replay-year"),
+            "generate-year,load-year,replay-week-builtin,replay-week,replay-year-builtin,replay-year,"
+            "scale-x1,scale-x4,scale-x16"),
         "comma-separated cases: generate-year, load-year, replay-week[-builtin], replay-year[-builtin] "
-        "(-builtin: main scheduler only, no backfill)")(
+        "(-builtin: main scheduler only, no backfill), scale-x1, scale-x4, scale-x16 (the default site at "
+        "64, 256 and 1,024 CPU nodes, 28 days at the year's load per node)")(
         "data", po::value<std::string>()->default_value("../shared/data"), "shared data folder (ub_medium)")(
         "scratch", po::value<std::string>()->default_value("out/bench"),
         "scratch folder for generated traces")("report",

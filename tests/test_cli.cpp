@@ -177,6 +177,23 @@ TEST_CASE("config settings lists each setting once, with what a sweep accepts an
     CHECK_MESSAGE(site.out.find(expected) != std::string::npos, expected);
 }
 
+TEST_CASE("bench runs a scale case in its own process, and refuses a case it does not know") {
+  const auto dir = slurmtwin::testing::scratch_dir("cli_bench").string();
+  const auto r = run_cli(fmt::format("bench --cases scale-x1 --report '' --scratch {}", dir));
+  REQUIRE(r.code == 0);
+  // One row: | scale-x1 | jobs | work s | jobs/s | process wall s | peak RSS MiB |. The jobs are 28 days
+  // of the default workload at 199 a day, give or take the synthetic arrivals' randomness.
+  const auto row = r.out.find("| scale-x1 | ");
+  REQUIRE(row != std::string::npos);
+  const long jobs = std::stol(r.out.substr(row + 13));
+  CHECK(jobs > 28 * 199 * 8 / 10);
+  CHECK(jobs < 28 * 199 * 12 / 10);
+  const auto bad = run_cli(fmt::format("bench --cases scale-x1,scale-x3 --report '' --scratch {}", dir));
+  CHECK(bad.code == 2);
+  CHECK(bad.out.find("unknown bench case 'scale-x3'") != std::string::npos);
+  CHECK(bad.out.find("| scale-x1") == std::string::npos);  // refused before any case ran
+}
+
 TEST_CASE("the default replay runs with invariants on and is byte-identical when repeated") {
   const auto dir = slurmtwin::testing::scratch_dir("cli_replay");
   const auto a = run_cli(fmt::format("replay --check-invariants --out {}", (dir / "a").string()));

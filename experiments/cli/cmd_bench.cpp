@@ -207,6 +207,12 @@ int command_bench(const Args& args) {
       if (comma == std::string::npos) break;
       at = comma + 1;
     }
+    constexpr std::string_view kCases[] = {"generate-year", "load-year",   "replay-week-builtin",
+                                           "replay-week",   "replay-year", "replay-year-builtin",
+                                           "scale-x1",      "scale-x4",    "scale-x16"};
+    for (const auto& name : names)
+      if (std::find(std::begin(kCases), std::end(kCases), name) == std::end(kCases))
+        throw po::error("unknown bench case '" + name + "' (see --help)");
     for (const auto& name : names) {
       if (name.starts_with("replay-week") && !fs::exists(data + "/ub_medium/workload_week.events")) {
         std::cerr << "bench: skipping replay-week: " << data << "/ub_medium is absent\n";

@@ -345,10 +345,9 @@ void print_result(const std::string& name, const EvalResult& r) {
   const auto& j = r.jobs;
   const auto& g = r.ranking;
   std::cout << fmt::format(
-      "{:<12} jobs {:>7}  MAE {:.3f} h  RMSE {:.3f} h  R² {:.3f} (log {:.3f})  MSE log10 {:.4f} (FVU {:.3f}) "
-      " "
-      "80% coverage "
-      "{}\n{:<12} MAE longest 10% {:.3f} h, shortest 10% {:.3f} h; mean-wait error {:.2f}% (bias {:+.2f}%); "
+      "{:<12} jobs {:>7}  MAE {:.3f} h  RMSE {:.3f} h  R² {:.3f} (log {:.3f})  "
+      "MSE log10 {:.4f} (FVU {:.3f})  80% coverage {}\n"
+      "{:<12} MAE longest 10% {:.3f} h, shortest 10% {:.3f} h; mean-wait error {:.2f}% (bias {:+.2f}%); "
       "Spearman {:.3f}, Kendall {:.3f} (pooled Spearman {:.3f})\n",
       name, j.jobs, j.mae_hours, j.rmse_hours, j.r2_hours, j.r2_log, j.mse_log10, j.fvu_log10,
       r.point ? "- (no interval)" : fmt::format("{:.3f}", j.coverage80), "", j.mae_hours_longest10,
@@ -356,9 +355,8 @@ void print_result(const std::string& name, const EvalResult& r) {
       g.spearman_pooled);
   if (!std::isnan(j.r2_setting_effect))  // one setting (e.g. recorded waits): no moves between settings
     std::cout << fmt::format(
-        "{:<12} setting effect: R² {:.3f} of each job's moves between settings (the settings hold {:.1f}% of "
-        "the "
-        "variance of log wait)\n",
+        "{:<12} setting effect: R² {:.3f} of each job's moves between settings "
+        "(the settings hold {:.1f}% of the variance of log wait)\n",
         "", j.r2_setting_effect, 100.0 * j.setting_variance_share);
   if (const auto& ci = r.ci; ci.resamples > 0)
     std::cout << fmt::format("{:<12} 90% intervals ({} resamples of the {} windows): {}\n", "", ci.resamples,

@@ -470,6 +470,9 @@ std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState&
   sc.all.clear();
   for (auto n : candidates) {
     if (!available.empty() && !available[n]) continue;
+    // usable_cpus is 0 for a node without a free CPU: in a busy partition most nodes, rejected here
+    // without the call (a partition scan per start attempt is the replay's hottest loop at scale).
+    if (cluster.node(n).free_cpus == 0) continue;
     const auto cpus = cluster.usable_cpus(n, r, r.per_node_ask());
     if (cpus > 0) sc.all.push_back({n, cpus, cluster.node_weight(n)});
   }

@@ -48,10 +48,13 @@ fi
 [ -d /usr/local/cuda/bin ] && export PATH=/usr/local/cuda/bin:$PATH
 export TORCH_CUDA_ARCH_LIST=9.0
 GEN=$(command -v ninja >/dev/null && echo Ninja || echo "Unix Makefiles")
+# MPI is not needed for training. The two Boost settings made the measured run (2026-11-26) find Boost
+# under CMake 4, which has no FindBoost; cmake/Dependencies.cmake now asks for Boost's CONFIG package.
 if [ ! -x $BUILD/experiments/slurmtwin-torch ]; then
   cmake -S . -B $BUILD -G "$GEN" -DCMAKE_BUILD_TYPE=Release -DSLURMTWIN_BUILD_TESTS=OFF \
     -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON -DCMAKE_POLICY_DEFAULT_CMP0167=NEW \
-    -DBoost_DIR=$PREFIX/usr/lib/x86_64-linux-gnu/cmake/Boost-1.74.0 -DCMAKE_PREFIX_PATH="$PREFIX/usr;$TORCH_CMAKE" >"$LOGS/configure.log" 2>&1 ||
+    -DBoost_DIR=$PREFIX/usr/lib/x86_64-linux-gnu/cmake/Boost-1.74.0 \
+    -DCMAKE_PREFIX_PATH="$PREFIX/usr;$TORCH_CMAKE" >"$LOGS/configure.log" 2>&1 ||
     { tail -40 "$LOGS/configure.log"; exit 1; }
   log "configured"
   cmake --build $BUILD -j "$(nproc)" --target slurmtwin-torch >"$LOGS/build.log" 2>&1 ||

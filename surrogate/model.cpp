@@ -676,7 +676,8 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
   // Without held-out windows (--split all, or a dataset of fewer than 3 windows) validation scores the
   // training part, which cannot tell when to stop: every step runs and the last weights are kept.
   const bool held_out = !split.val_windows.empty();
-  const auto& val_windows = split.val_windows.empty() ? split.train_windows : split.val_windows;
+  report.held_out = held_out;
+  const auto& val_windows = held_out ? split.val_windows : split.train_windows;
   const auto& val_settings = split.val_settings.empty() ? split.train_settings : split.val_settings;
   auto validate = [&] {
     torch::NoGradGuard guard;

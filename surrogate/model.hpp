@@ -109,6 +109,9 @@ struct TrainReport {
   std::string device;
   std::vector<std::string> log;  // one line per evaluation
   bool stopped = false;          // TrainOptions::stop ended training early
+  /// Validation scored held-out windows; false without any (--split all, a dataset of fewer than 3
+  /// windows): it scored the training part, every step ran and the last weights were kept.
+  bool held_out = true;
   /// Conformal calibration on the validation targets (TrainOptions::conformal_coverage).
   std::size_t calibration_targets = 0;
   double raw_coverage = 0;    // share inside the network's own 10/90% interval

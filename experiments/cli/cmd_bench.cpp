@@ -2,6 +2,7 @@
 // that its peak RSS is its own; results appended to docs/benchmarks.md with the machine and commit.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -46,6 +47,17 @@ constexpr std::uint32_t kYearCpuNodes = 880;  // + 55 big-memory + 110 GPU nodes
 // nodes under 28 days of the default workload at the year's load per CPU node (2,740 jobs a day and 400
 // users on 880 CPU nodes), K times 199 jobs a day and 29 users. Only the replay is timed.
 constexpr std::uint32_t kScaleCpuNodes = 64;
+
+// Every case, in the order a run without --cases takes them.
+constexpr std::string_view kCases[] = {"generate-year",
+                                       "load-year",
+                                       "replay-week-builtin",
+                                       "replay-week",
+                                       "replay-year-builtin",
+                                       "replay-year",
+                                       "scale-x1",
+                                       "scale-x4",
+                                       "scale-x16"};
 SyntheticConfig scale_config(std::uint32_t cpu_nodes) {
   auto c = default_synthetic_config();
   c.days = 28;
@@ -174,10 +186,7 @@ int command_bench(const Args& args) {
   return guarded([&]() -> int {
     po::options_description o("bench options");
     o.add_options()(
-        "cases",
-        po::value<std::string>()->default_value(
-            "generate-year,load-year,replay-week-builtin,replay-week,replay-year-builtin,replay-year,"
-            "scale-x1,scale-x4,scale-x16"),
+        "cases", po::value<std::string>()->default_value(fmt::format("{}", fmt::join(kCases, ","))),
         "comma-separated cases: generate-year, load-year, replay-week[-builtin], replay-year[-builtin] "
         "(-builtin: main scheduler only, no backfill), scale-x1, scale-x4, scale-x16 (the default site at "
         "64, 256 and 1,024 CPU nodes, 28 days at the year's load per node)")(
@@ -207,9 +216,6 @@ int command_bench(const Args& args) {
       if (comma == std::string::npos) break;
       at = comma + 1;
     }
-    constexpr std::string_view kCases[] = {"generate-year", "load-year",   "replay-week-builtin",
-                                           "replay-week",   "replay-year", "replay-year-builtin",
-                                           "scale-x1",      "scale-x4",    "scale-x16"};
     for (const auto& name : names)
       if (std::find(std::begin(kCases), std::end(kCases), name) == std::end(kCases))
         throw po::error("unknown bench case '" + name + "' (see --help)");

@@ -260,7 +260,7 @@ int train(const Args& args) {
         report.steps, t.steps));
   model.set_trained_split(split_record);  // eval of the same trace holds out the same windows
   model.save(vm["out"].as<std::string>());
-  const bool held_out = !split.val_windows.empty();
+  const bool held_out = report.held_out;
   std::cout << fmt::format(
       "trained on {} for {} steps in {:.1f} s ({:.2f} steps/s); {} {:.4f} at step {}{}; saved {}\n",
       report.device, report.steps, report.seconds, report.steps / std::max(1e-9, report.seconds),

@@ -305,11 +305,11 @@ class Planner {
     for (auto n : nodes) mark_[n] = 0;
   }
 
-  /// Slurm's will-run test of `job` on nodes `avail` (a subset of `candidates`), no earlier than `start_res`
-  /// and, when `later_start` is set, with no running job ending after it; `now_only`: fail unless it
-  /// fits now (TEST_NOW_ONLY). The start is max(estimate, start_res).
-  std::optional<Fit> will_run(const sim::SimJob& job, const std::vector<std::uint32_t>& candidates,
-                              const Words& avail, Seconds start_res, Seconds later_start, bool now_only) {
+  /// Slurm's will-run test of `job` on nodes `avail` (a subset of one partition's nodes), no earlier
+  /// than `start_res` and, when `later_start` is set, with no running job ending after it; `now_only`:
+  /// fail unless it fits now (TEST_NOW_ONLY). The start is max(estimate, start_res).
+  std::optional<Fit> will_run(const sim::SimJob& job, const Words& avail, Seconds start_res,
+                              Seconds later_start, bool now_only) {
     const auto& r = job.request;
     auto& shape = shape_for(r);
     std::uint64_t sum = 0;
@@ -321,21 +321,14 @@ class Planner {
       top = std::max(top, shape.kept->now[n]);
     };
     const Seconds now = s_.now;
-    const bool distinct_nodes = distinct(candidates);
-    if (r.max_nodes == 1 && distinct_nodes)
-      return single_node_test(shape, r, candidates, avail, start_res, later_start, now_only);
-    // A later start with distinct candidates begins from the shape's snapshot below start_res
-    // (see below); otherwise from the usable CPUs now.
-    const bool from_snapshot = start_res > now && distinct_nodes;
-    if (from_snapshot) {
-    } else if (distinct_nodes) {  // avail lies within the candidates: visit its nodes only
+    if (r.max_nodes == 1) return single_node_test(shape, r, avail, start_res, later_start, now_only);
+    // A later start begins from the shape's snapshot below start_res (see below); otherwise from the
+    // usable CPUs now.
+    const bool from_snapshot = start_res > now;
+    if (!from_snapshot)
       for (std::size_t w = 0; w < avail.size(); ++w)
         for (auto bits = avail[w]; bits != 0; bits &= bits - 1)
           add_now(static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
-    } else {
-      for (auto n : candidates)
-        if (has(avail, n)) add_now(n);
-    }
     // Necessary conditions of select_nodes' success. A single-node request must find all its CPUs on
     // one node: fill takes at most that node's usable CPUs (all of them when exclusive).
     const auto enough = [&] {
@@ -343,7 +336,7 @@ class Planner {
     };
     if (start_res <= now) {
       if (enough())
-        if (auto a = choose_nodes(r, candidates, avail, shape.kept->now)) return Fit{now, std::move(*a)};
+        if (auto a = choose_nodes(r, avail, shape.kept->now)) return Fit{now, std::move(*a)};
       if (now_only) return std::nullopt;
     }
     // Future test: release running jobs in planned-end order and try again.
@@ -393,7 +386,7 @@ class Planner {
       }
       for (; i < releases_.size() && releases_[i].end <= start_res; ++i) apply(i);
       if (enough())
-        if (auto a = choose_nodes(r, candidates, avail, usable)) return Fit{start_res, std::move(*a)};
+        if (auto a = choose_nodes(r, avail, usable)) return Fit{start_res, std::move(*a)};
     }
     Seconds window_end = 0;
     Seconds window = kWillRunWindow;
@@ -418,7 +411,7 @@ class Planner {
       }
       if (!last) break;
       if (enough())
-        if (auto a = choose_nodes(r, candidates, avail, usable)) {
+        if (auto a = choose_nodes(r, avail, usable)) {
           const auto& rel = releases_[*last];
           return Fit{std::max(start_res, rel.end <= now ? guess_end(rel) : rel.end), std::move(*a)};
         }
@@ -586,27 +579,30 @@ class Planner {
     for (auto e = first_[at]; e < first_[to]; ++e) usable[node_[e]] = shape.kept->after[e];
   }
 
-  // will_run for a single-node request (max_nodes == 1) over distinct candidates. select_nodes can only
+  // will_run for a single-node request (max_nodes == 1). select_nodes can only
   // succeed where some node of avail has all the CPUs (enough()'s `top`), which the shape's `reach`
   // says without applying releases: the walk visits the same windows as the general one but only
   // finds their boundaries (which releases touch avail), and brings the usable CPUs up to date (from
   // the snapshots) only where select_nodes runs. Same calls, same result as the general test.
-  std::optional<Fit> single_node_test(Shape& shape, const sim::NodeRequest& r,
-                                      const std::vector<std::uint32_t>& candidates, const Words& avail,
+  std::optional<Fit> single_node_test(Shape& shape, const sim::NodeRequest& r, const Words& avail,
                                       Seconds start_res, Seconds later_start, bool now_only) {
+    const Seconds now = s_.now;
+    // A job that fits now needs no future profile: try that before building one (on a cluster with
+    // idle nodes most tests end here). select_nodes succeeds for a single-node request exactly when a
+    // node of avail has its CPUs, which is when the walk below would call it first, with these values.
+    const bool fits_now = start_res <= now;
+    if (fits_now)
+      if (auto a = choose_nodes(r, avail, shape.kept->now)) return Fit{now, std::move(*a)};
     if (!shape.built) build(shape);
     ensure_reach(shape);
     const std::int64_t reached =
         least_reach(shape, avail);  // first release after which a node of avail has the CPUs
-    const Seconds now = s_.now;
     auto& usable = usable_;
     usable.resize(shape.kept->now.size());
     std::size_t at = kNotYet;  // `usable` is after releases [0, at)
     std::size_t i = 0;         // first release of the window walk
-    if (start_res <= now) {
-      if (reached < 0)
-        if (auto a = choose_nodes(r, candidates, avail, shape.kept->now)) return Fit{now, std::move(*a)};
-      if (now_only) return std::nullopt;
+    if (fits_now) {
+      if (now_only) return std::nullopt;  // it did not fit now (tried above)
     } else {
       // Releases ending by start_res are applied without windows.
       i = static_cast<std::size_t>(
@@ -616,7 +612,7 @@ class Planner {
       if (reached < static_cast<std::int64_t>(i)) {
         advance(shape, usable, at, i);
         at = i;
-        if (auto a = choose_nodes(r, candidates, avail, usable)) return Fit{start_res, std::move(*a)};
+        if (auto a = choose_nodes(r, avail, usable)) return Fit{start_res, std::move(*a)};
       }
     }
     if (reached == kNever) return std::nullopt;
@@ -663,7 +659,7 @@ class Planner {
       if (reached < static_cast<std::int64_t>(i)) {
         advance(shape, usable, at, i);
         at = i;
-        if (auto a = choose_nodes(r, candidates, avail, usable)) {
+        if (auto a = choose_nodes(r, avail, usable)) {
           const auto& rel = releases_[last];
           return Fit{std::max(start_res, rel.end <= now ? guess_end(rel) : rel.end), std::move(*a)};
         }
@@ -689,33 +685,11 @@ class Planner {
     shape.snaps_valid = true;
   }
 
-  // select_nodes on avail (a subset of the candidates) with these usable CPUs; over ascending candidates
-  // it visits avail's nodes rather than the whole list (same nodes, same order).
-  std::optional<std::vector<sim::NodeAlloc>> choose_nodes(const sim::NodeRequest& r,
-                                                          const std::vector<std::uint32_t>& candidates,
-                                                          const Words& avail,
+  // select_nodes on avail's nodes (a partition's nodes are ascending and distinct: visiting the set
+  // bits visits them in the order select_nodes takes them) with these usable CPUs.
+  std::optional<std::vector<sim::NodeAlloc>> choose_nodes(const sim::NodeRequest& r, const Words& avail,
                                                           const std::vector<std::uint32_t>& usable) {
-    return ascending(candidates) ? select_nodes(cluster_, r, avail, usable)
-                                 : select_nodes(cluster_, r, candidates, avail, usable);
-  }
-  bool ascending(const std::vector<std::uint32_t>& candidates) {
-    for (const auto& [list, yes] : ascending_)
-      if (list == &candidates) return yes;
-    const bool yes =
-        std::adjacent_find(candidates.begin(), candidates.end(), std::greater_equal<>()) == candidates.end();
-    ascending_.emplace_back(&candidates, yes);
-    return yes;
-  }
-
-  // No node listed twice (then a sum over the candidates in avail is a sum over avail's nodes).
-  bool distinct(const std::vector<std::uint32_t>& candidates) {
-    for (const auto& [list, yes] : distinct_)
-      if (list == &candidates) return yes;
-    auto sorted = candidates;
-    std::sort(sorted.begin(), sorted.end());
-    const bool yes = std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
-    distinct_.emplace_back(&candidates, yes);
-    return yes;
+    return select_nodes(cluster_, r, avail, usable);
   }
 
   std::uint32_t usable(std::uint32_t node, const Shape& shape) const {
@@ -869,8 +843,6 @@ class Planner {
   Words level_scratch_;                      // scratch: ensure_reach
   std::vector<std::size_t> undo_;            // scratch: releases applied to the cluster
   std::vector<char> mark_;                   // scratch: nodes of a job just started
-  std::vector<std::pair<const std::vector<std::uint32_t>*, bool>> distinct_;   // per candidate list
-  std::vector<std::pair<const std::vector<std::uint32_t>*, bool>> ascending_;  // per candidate list
   Seconds kill_wait_ = 30;
 };
 
@@ -924,10 +896,14 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
   std::optional<Planner> planner;  // built at the first will-run test: most cycles of a big replay have none
 
   // Nodes out of service are never planned (node_space starts from avail_node_bitmap).
-  std::vector<Words> part_mask(s.site.partitions.size(), Words((node_count + 63) / 64, 0));
-  for (std::size_t p = 0; p < part_mask.size() && p < s.partition_nodes.size(); ++p)
-    for (auto n : s.partition_nodes[p])
-      if (s.cluster.in_service(n)) put(part_mask[p], n);
+  std::vector<Words> in_service_parts;  // the partitions' nodes less those out of service, when some are
+  if (s.cluster.out_of_service() > 0) {
+    in_service_parts = s.partition_bits;
+    for (auto& bits : in_service_parts)
+      for (std::uint32_t n = 0; n < node_count; ++n)
+        if (!s.cluster.in_service(n)) bits[n >> 6] &= ~(std::uint64_t{1} << (n & 63));
+  }
+  const auto& part_mask = s.cluster.out_of_service() > 0 ? in_service_parts : s.partition_bits;
   const bool reserved = reservations_ != nullptr && !reservations_->empty();
   Words job_part;  // scratch: a test's partition nodes less those reserved from it
 
@@ -1016,7 +992,6 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       }
       continue;
     }
-    const auto& candidates = s.partition_nodes[rec.partition];
     bool counted = false;
     bool changed = false;            // started a job or added a reservation
     std::optional<Seconds> planned;  // start estimate found without a reservation
@@ -1061,7 +1036,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
         counted = true;
       }
       if (!planner) planner.emplace(s, s.cluster, cache);
-      auto fit = planner->will_run(j, candidates, avail, start_res, later_start, no_reserve);
+      auto fit = planner->will_run(j, avail, start_res, later_start, no_reserve);
       if ((!fit || fit->start > now) && start_res <= now && preemptor) {
         // It cannot start now as things are: preempting may let it (no_reserve jobs too: Slurm's
         // TEST_NOW_ONLY fails only without preemption candidates).
@@ -1077,7 +1052,8 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
             return s.jobs[v].state == sim::SimJobState::kSuspended;
           });
           if (all_suspended)
-            if (auto alloc = select_nodes(s.cluster, j.request, candidates, avail_nodes)) {
+            if (auto alloc =
+                    select_nodes_in(s.cluster, j.request, s.partition_bits[rec.partition], avail_nodes)) {
               launcher.start_job(rec.job, rec.partition, std::move(*alloc), SchedulerPass::kBackfill);
               ++stats.started;
               if (params_.bf_max_job_start > 0 && stats.started >= params_.bf_max_job_start)

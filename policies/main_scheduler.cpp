@@ -71,7 +71,7 @@ MainScheduler::Preempted MainScheduler::try_preemption(sim::SimState& s, sim::Jo
   });
   // Suspension frees the CPUs at once (gang scheduling): the preemptor starts in this pass.
   if (all_suspended) {
-    if (auto alloc = select_nodes(s.cluster, j.request, s.partition_nodes[rec.partition], avail)) {
+    if (auto alloc = select_nodes_in(s.cluster, j.request, s.partition_bits[rec.partition], avail)) {
       j.priority = rec.priority;
       launcher.start_job(rec.job, rec.partition, std::move(*alloc), SchedulerPass::kMain);
       return Preempted::kStarted;
@@ -200,7 +200,7 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
         job_avail = &reserved_avail;
       }
     }
-    auto alloc = select_nodes(s.cluster, j.request, nodes, *job_avail);
+    auto alloc = select_nodes_in(s.cluster, j.request, s.partition_bits[rec.partition], *job_avail);
     if (alloc) {
       launcher.start_job(rec.job, rec.partition, std::move(*alloc), SchedulerPass::kMain);
       ++stats.started;

@@ -43,6 +43,9 @@ struct Scratch {
   std::vector<char> required;              // per switch: holds a node taken before the leaves are chosen
   std::vector<std::uint32_t> dist;         // per switch: hops summed from the switches used (kFar sticky)
   std::vector<char> in_top, best, forced;  // per listed node
+  // select_nodes_in's single-node path: the visited nodes (bitset) and their usable CPUs by node
+  std::vector<std::uint64_t> bits;
+  std::vector<std::uint32_t> by_node;
 };
 thread_local Scratch scratch;
 
@@ -476,6 +479,40 @@ std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState&
     const auto cpus = cluster.usable_cpus(n, r, r.per_node_ask());
     if (cpus > 0) sc.all.push_back({n, cpus, cluster.node_weight(n)});
   }
+  return choose(cluster, r, sc);
+}
+
+std::optional<std::vector<sim::NodeAlloc>> select_nodes_in(const sim::ClusterState& cluster,
+                                                           const sim::NodeRequest& r,
+                                                           const std::vector<std::uint64_t>& partition,
+                                                           const std::vector<bool>& available) {
+  assert(partition.size() == cluster.node_words());
+  // A node can give at most its free CPUs, and choose() uses a one-node job's node only when it holds
+  // all of the job: nodes with fewer free CPUs than that are of no use. Any other job uses a node
+  // with a free CPU.
+  const std::uint32_t least = std::max<std::uint32_t>(1, r.node_bound() == 1 ? r.total_cpus : 1);
+  const auto& free = cluster.nodes_with_free(least);
+  auto& sc = scratch;
+  // The visited nodes' usable CPUs, as (node, CPUs) in node order.
+  const auto visit = [&](auto&& keep) {
+    for (std::size_t w = 0; w < partition.size(); ++w)
+      for (auto bits = partition[w] & free[w]; bits != 0; bits &= bits - 1) {
+        const auto n = static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
+        if ((!available.empty() && !available[n]) || cluster.node(n).free_cpus < least) continue;
+        if (const auto cpus = cluster.usable_cpus(n, r, r.per_node_ask()); cpus >= least) keep(n, cpus);
+      }
+  };
+  if (single_node_plain(r) && cluster.switch_tree().empty()) {  // no lists: choose_single
+    sc.bits.assign(partition.size(), 0);
+    sc.by_node.resize(cluster.nodes().size());
+    visit([&](std::uint32_t n, std::uint32_t cpus) {
+      sc.bits[n / 64] |= std::uint64_t{1} << (n % 64);
+      sc.by_node[n] = cpus;
+    });
+    return choose_single(cluster, r, sc.bits, sc.by_node);
+  }
+  sc.all.clear();
+  visit([&](std::uint32_t n, std::uint32_t cpus) { sc.all.push_back({n, cpus, cluster.node_weight(n)}); });
   return choose(cluster, r, sc);
 }
 

@@ -148,7 +148,7 @@ std::vector<std::uint32_t> Preemption::find_victims(sim::SimState& s, std::uint3
       s.cluster.suspend(v.alloc);
     else
       s.cluster.release(v.request, v.alloc);
-    const auto fit = select_nodes(s.cluster, p.request, part_nodes, available);
+    const auto fit = select_nodes_in(s.cluster, p.request, s.partition_bits[partition], available);
     if (!fit) continue;
     std::vector<bool> chosen(s.cluster.nodes().size(), false);
     for (const auto& a : *fit) chosen[a.node] = true;

@@ -6,6 +6,8 @@
 #include <cassert>
 #include <cmath>
 #include <stdexcept>
+#include <string_view>
+#include <unordered_map>
 
 #include "policies/fair_tree.hpp"
 #include "policies/limits.hpp"
@@ -62,12 +64,20 @@ SlurmPolicy::SlurmPolicy(const Site& site, SlurmPolicyOptions options)
 }
 
 void SlurmPolicy::init(sim::SimState& state) {
+  std::unordered_map<std::string_view, std::uint32_t> node_index;
+  for (std::uint32_t n = 0; n < site_.nodes.size(); ++n) node_index.emplace(site_.nodes[n].name, n);
   state.partition_nodes.assign(site_.partitions.size(), {});
-  for (std::size_t p = 0; p < site_.partitions.size(); ++p)
+  state.partition_bits.assign(site_.partitions.size(),
+                              std::vector<std::uint64_t>(state.cluster.node_words(), 0));
+  for (std::size_t p = 0; p < site_.partitions.size(); ++p) {
+    auto& nodes = state.partition_nodes[p];
     for (const auto& name : site_.partitions[p].nodes)
-      for (std::uint32_t n = 0; n < site_.nodes.size(); ++n)
-        if (site_.nodes[n].name == name) state.partition_nodes[p].push_back(n);
-  for (auto& nodes : state.partition_nodes) std::sort(nodes.begin(), nodes.end());
+      if (const auto it = node_index.find(name); it != node_index.end()) nodes.push_back(it->second);
+    // A node named twice is one node of the partition (Slurm keeps a partition's nodes as a bitmap).
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    for (const auto n : nodes) state.partition_bits[p][n / 64] |= std::uint64_t{1} << (n % 64);
+  }
   state.partition_cpus.assign(site_.partitions.size(), 0);
   for (std::size_t p = 0; p < site_.partitions.size(); ++p)
     for (const auto n : state.partition_nodes[p]) state.partition_cpus[p] += state.cluster.node(n).cpus;

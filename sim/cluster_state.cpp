@@ -30,6 +30,8 @@ ClusterState::ClusterState(const Site& site, bool core_granularity) : core_granu
   std::sort(weight_levels_.begin(), weight_levels_.end());
   weight_levels_.erase(std::unique(weight_levels_.begin(), weight_levels_.end()), weight_levels_.end());
   node_words_ = (nodes_.size() + 63) / 64;
+  free_index_.assign(kFreeClasses, std::vector<std::uint64_t>(node_words_, 0));
+  for (std::uint32_t i = 0; i < nodes_.size(); ++i) index_free(i);
   switch_tree_ = SwitchTree::of(site);
   for (std::size_t i = 0; i < site.nodes.size(); ++i)
     for (const auto& g : site.nodes[i].gres) {
@@ -38,6 +40,16 @@ ClusterState::ClusterState(const Site& site, bool core_granularity) : core_granu
       nodes_[i].free_gres[k] += g.count;
       total_gres_[k] += g.count;
     }
+}
+
+void ClusterState::index_free(std::uint32_t i) {
+  const auto& n = nodes_[i];
+  const std::uint32_t free = n.outages == 0 && !n.exclusive ? n.free_cpus : 0;
+  const auto bit = std::uint64_t{1} << (i % 64);
+  for (std::uint32_t k = 0; k < kFreeClasses; ++k) {
+    auto& word = free_index_[k][i / 64];
+    word = free >= (std::uint32_t{1} << k) ? word | bit : word & ~bit;
+  }
 }
 
 std::uint32_t ClusterState::gres_kind(const std::string& name) {
@@ -113,6 +125,7 @@ void ClusterState::set_outage(std::uint32_t i, bool out) {
     --out_of_service_;
   }
   ++n.changes;  // backfill's per-node values are stale
+  index_free(i);
 }
 
 std::uint32_t ClusterState::usable_cpus(std::uint32_t i, const NodeRequest& r,
@@ -163,6 +176,7 @@ void ClusterState::allocate(const NodeRequest& r, const std::vector<NodeAlloc>& 
     n.exclusive = r.exclusive;
     used_cpus_ += a.cpus;
     used_mem_mb_ += a.mem_mb;
+    index_free(a.node);
   }
 }
 
@@ -180,6 +194,7 @@ void ClusterState::release(const NodeRequest& r, const std::vector<NodeAlloc>& a
     if (r.exclusive) n.exclusive = false;
     used_cpus_ -= a.cpus;
     used_mem_mb_ -= a.mem_mb;
+    index_free(a.node);
   }
 }
 
@@ -188,6 +203,7 @@ void ClusterState::suspend(const std::vector<NodeAlloc>& alloc) {
     nodes_[a.node].free_cpus += a.cpus;
     ++nodes_[a.node].changes;
     used_cpus_ -= a.cpus;
+    index_free(a.node);
   }
 }
 
@@ -199,6 +215,7 @@ std::vector<std::uint32_t> ClusterState::hold(const std::vector<NodeAlloc>& allo
     n.free_cpus -= h;
     n.held_cpus += h;
     ++n.changes;
+    index_free(a.node);
     held.push_back(h);
   }
   return held;
@@ -219,6 +236,7 @@ void ClusterState::resume(const std::vector<NodeAlloc>& alloc, const std::vector
     n.free_cpus -= alloc[k].cpus - own;
     ++n.changes;
     used_cpus_ += alloc[k].cpus;
+    index_free(alloc[k].node);
   }
 }
 
@@ -239,6 +257,10 @@ void ClusterState::check_invariants() const {
     if (n.jobs == 0 && (n.free_cpus != n.cpus || n.free_mem_mb != n.memory_mb))  // suspended jobs count
       throw std::logic_error(fmt::format("node {} has no jobs but resources in use", i));
     used += n.cpus - n.free_cpus - n.held_cpus;
+    const std::uint32_t free = n.outages == 0 && !n.exclusive ? n.free_cpus : 0;
+    for (std::uint32_t k = 0; k < kFreeClasses; ++k)
+      if (((free_index_[k][i / 64] >> (i % 64)) & 1u) != (free >= (std::uint32_t{1} << k) ? 1u : 0u))
+        throw std::logic_error(fmt::format("node {}: free-CPU index out of step (class {})", i, k));
   }
   if (used != used_cpus_) throw std::logic_error("used CPU counter out of sync with nodes");
   if (used_mem != used_mem_mb_) throw std::logic_error("used memory counter out of sync with nodes");

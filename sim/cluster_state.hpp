@@ -1,6 +1,8 @@
 #pragma once
 // Free resources per node under select/cons_tres: CPUs (whole cores), memory, GRES. Knows nothing
 // of priorities or queues; policies ask it whether a request fits and commit allocations to it.
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -60,6 +62,14 @@ class ClusterState {
   const SwitchTree& switch_tree() const { return switch_tree_; }
   /// Words of a node bitset (bit n%64 of word n/64 for node n).
   std::size_t node_words() const { return node_words_; }
+  /// Nodes that may give some request `cpus` CPUs now (bitset, node_words() words): in service, not
+  /// held by an exclusive job, with at least the largest power of two <= `cpus` free. A superset of the
+  /// nodes where usable_cpus(i, r, ...) >= `cpus` for any request (usable_cpus never exceeds the free
+  /// CPUs), so a search for a job visits these rather than every node of its partition.
+  const std::vector<std::uint64_t>& nodes_with_free(std::uint32_t cpus) const {
+    return free_index_[std::min<std::uint32_t>(std::bit_width(std::max<std::uint32_t>(cpus, 1)) - 1,
+                                               kFreeClasses - 1)];
+  }
 
   /// CPUs the request could get on node `i` now (after core rounding), 0 if it cannot use the node
   /// (memory, GRES, exclusivity, features). `cpus_wanted` is what the job still needs on this node.
@@ -119,6 +129,11 @@ class ClusterState {
   std::int64_t total_mem_mb_ = 0, used_mem_mb_ = 0;
   std::vector<std::int64_t> total_gres_, used_gres_;  // per gres kind
   std::uint32_t out_of_service_ = 0;
+  // free_index_[k]: nodes in service, not exclusive, with free_cpus >= 2^k (nodes_with_free); kept in
+  // step by index_free after every change of a node.
+  static constexpr std::uint32_t kFreeClasses = 12;
+  std::vector<std::vector<std::uint64_t>> free_index_;
+  void index_free(std::uint32_t i);
 };
 
 }  // namespace slurmtwin::sim

@@ -45,7 +45,8 @@ struct SimState {
   std::vector<std::uint32_t> pending;                       // indices into jobs, in no particular order
   std::vector<std::uint32_t> running;                       // indices into jobs, in no particular order
   std::vector<std::uint32_t> suspended;                     // indices into jobs, in no particular order
-  std::vector<std::vector<std::uint32_t>> partition_nodes;  // per partition: node indices, slurm.conf order
+  std::vector<std::vector<std::uint32_t>> partition_nodes;  // per partition: node indices, ascending
+  std::vector<std::vector<std::uint64_t>> partition_bits;   // per partition: its nodes as a node bitset
   std::vector<std::uint64_t> partition_cpus;                // per partition: CPUs of its nodes
   LimitUsage usage;
   Seconds now = 0;

@@ -299,3 +299,114 @@ TEST_CASE("select_nodes: small leftovers are dropped when they leave a bounded j
   r.total_cpus = 20;
   CHECK(nodes_of(policies::select_nodes(cluster, r, {0, 1, 2, 3})) == std::vector<std::uint32_t>{0, 1, 2});
 }
+
+// select_nodes_in visits only the nodes that ClusterState's free-CPU index lists: through allocations,
+// releases, suspensions, holds, resumptions and outages it must choose what the search over the
+// partition's node list chooses, and the index must stay in step (check_invariants compares it with
+// every node's free CPUs).
+TEST_CASE("select_nodes_in over the free-CPU index matches the search over the partition's list") {
+  Site site;
+  for (std::uint32_t i = 0; i < 150; ++i) {  // three bitset words
+    Node n;
+    n.name = fmt::format("n{}", i);
+    n.cpus = std::uint32_t{4} << (i % 4);  // 4, 8, 16, 32: every free-CPU class up to 32
+    n.threads_per_core = i % 5 == 0 ? 2 : 1;
+    n.real_memory_mb = 8000 + 4000 * (i % 3);
+    n.weight = i % 6 == 0 ? 10 : 1;
+    if (i % 9 == 0) n.gres.push_back({"gpu", "", 2});
+    site.nodes.push_back(n);
+  }
+  sim::ClusterState cluster(site, true);
+  const auto gpu = cluster.gres_kind("gpu");
+  std::mt19937 rng(2811);
+  const auto pick = [&](std::uint32_t lo, std::uint32_t hi) {
+    return std::uniform_int_distribution<std::uint32_t>(lo, hi)(rng);
+  };
+  std::vector<std::uint32_t> partition;
+  std::vector<std::uint64_t> bits(cluster.node_words(), 0);
+  for (std::uint32_t n = 0; n < site.nodes.size(); ++n)
+    if (n % 11 != 3) {
+      partition.push_back(n);
+      bits[n / 64] |= std::uint64_t{1} << (n % 64);
+    }
+  const auto random_request = [&] {
+    sim::NodeRequest r;
+    r.min_nodes = pick(0, 3) == 0 ? pick(2, 4) : 1;
+    r.max_nodes = r.min_nodes + pick(0, 1);
+    r.cpus_per_task = pick(1, 2);
+    r.total_cpus = r.cpus_per_task * pick(1, 40);
+    if (pick(0, 2) == 0)
+      r.mem_per_cpu_mb = pick(50, 800);
+    else
+      r.mem_per_node_mb = pick(0, 4) == 0 ? -1 : pick(0, 6000);
+    r.gres_per_node.assign(cluster.gres_kinds(), 0);
+    if (pick(0, 6) == 0) r.gres_per_node[gpu] = 1;
+    r.exclusive = pick(0, 9) == 0;
+    return r;
+  };
+  struct Job {
+    sim::NodeRequest r;
+    std::vector<sim::NodeAlloc> alloc;
+    std::vector<std::uint32_t> held;
+  };
+  std::vector<Job> running, suspended;
+  std::vector<std::uint32_t> out;  // nodes with an outage in force
+  const auto take = [&](std::vector<Job>& from) {
+    const auto k = pick(0, static_cast<std::uint32_t>(from.size() - 1));
+    auto job = std::move(from[k]);
+    from.erase(from.begin() + k);
+    return job;
+  };
+  std::uint32_t fits = 0, compared = 0, suspensions = 0, resumptions = 0, outages = 0;
+  for (int round = 0; round < 3000; ++round) {
+    const auto op = pick(0, 9);
+    if (op <= 4) {
+      auto r = random_request();
+      if (auto a = policies::select_nodes(cluster, r, partition)) {
+        cluster.allocate(r, *a);
+        running.push_back({r, std::move(*a), {}});
+      }
+    } else if (op <= 6 && !running.empty()) {
+      const auto job = take(running);
+      cluster.release(job.r, job.alloc);
+    } else if (op == 7 && !running.empty()) {
+      auto job = take(running);
+      cluster.suspend(job.alloc);
+      job.held.clear();
+      if (pick(0, 1) == 0) job.held = cluster.hold(job.alloc);  // its preemptor has started
+      suspended.push_back(std::move(job));
+      ++suspensions;
+    } else if (op == 8 && !suspended.empty()) {
+      const auto k = pick(0, static_cast<std::uint32_t>(suspended.size() - 1));
+      if (cluster.can_resume(suspended[k].alloc, suspended[k].held)) {
+        cluster.resume(suspended[k].alloc, suspended[k].held);
+        running.push_back(std::move(suspended[k]));
+        suspended.erase(suspended.begin() + k);
+        ++resumptions;
+      }
+    } else if (op == 9) {
+      if (!out.empty() && pick(0, 1) == 0) {
+        cluster.set_outage(out.back(), false);
+        out.pop_back();
+      } else {
+        out.push_back(pick(0, static_cast<std::uint32_t>(site.nodes.size() - 1)));
+        cluster.set_outage(out.back(), true);
+        ++outages;
+      }
+    }
+    cluster.check_invariants();
+    const auto r = random_request();
+    std::vector<bool> available;
+    if (pick(0, 1) == 0)
+      for (std::uint32_t n = 0; n < site.nodes.size(); ++n) available.push_back(pick(0, 4) != 0);
+    const auto expected = policies::select_nodes(cluster, r, partition, available);
+    CHECK(same(expected, policies::select_nodes_in(cluster, r, bits, available)));
+    ++compared;
+    fits += expected ? 1 : 0;
+  }
+  CHECK(compared == 3000);
+  CHECK(fits > 300);  // successful choices compared, not only failures
+  CHECK(suspensions > 50);
+  CHECK(resumptions > 20);
+  CHECK(outages > 50);
+}

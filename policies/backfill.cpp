@@ -66,12 +66,15 @@ class NodeSpace {
     end_.push_back(std::max(end, begin + 1));
     bits_.assign(words_, 0);
     for (std::uint32_t n = 0; n < nodes; ++n) bits_[n >> 6] |= std::uint64_t{1} << (n & 63);
+    changed_.emplace_back();
   }
   std::size_t size() const { return begin_.size(); }
   Seconds slot_begin(std::size_t k) const { return begin_[k]; }
   Seconds slot_end(std::size_t k) const { return end_[k]; }
   /// Slot k's nodes not reserved (words() words).
   const std::uint64_t* avail(std::size_t k) const { return bits_.data() + k * words_; }
+  /// The words of slot k's bitset with a node reserved (ascending): every other word has all its nodes.
+  const std::vector<std::uint32_t>& changed(std::size_t k) const { return changed_[k]; }
   Seconds begin() const { return begin_.front(); }
   Seconds end() const { return end_.back(); }
 
@@ -84,7 +87,7 @@ class NodeSpace {
   bool overlaps(Seconds start, Seconds end, const Words& nodes) const {
     for (auto k = first_ending_after(start); k < size() && begin_[k] < end; ++k) {
       const auto* a = avail(k);
-      for (std::size_t i = 0; i < words_; ++i)
+      for (const auto i : changed_[k])
         if ((nodes[i] & ~a[i]) != 0) return true;
     }
     return false;
@@ -100,7 +103,13 @@ class NodeSpace {
     split(end);
     for (auto k = first_ending_after(start); k < size() && begin_[k] < end; ++k) {
       auto* a = bits_.data() + k * words_;
-      for (std::size_t i = 0; i < words_; ++i) a[i] &= ~nodes[i];
+      for (std::uint32_t i = 0; i < words_; ++i) {
+        if (nodes[i] == 0) continue;
+        a[i] &= ~nodes[i];
+        auto& c = changed_[k];
+        if (const auto at = std::lower_bound(c.begin(), c.end(), i); at == c.end() || *at != i)
+          c.insert(at, i);
+      }
     }
     merge_at(first_ending_after(end - 1) + 1);  // slot after the reservation with its last slot
     merge_at(first_ending_after(start));        // first reserved slot with the one before it
@@ -114,6 +123,7 @@ class NodeSpace {
     begin_.insert(begin_.begin() + at, t);
     end_.insert(end_.begin() + at, end_[k]);
     end_[k] = t;
+    changed_.insert(changed_.begin() + at, changed_[k]);
     bits_.insert(bits_.begin() + at * static_cast<std::ptrdiff_t>(words_), words_, 0);
     std::copy_n(bits_.begin() + static_cast<std::ptrdiff_t>(k * words_), words_,
                 bits_.begin() + at * static_cast<std::ptrdiff_t>(words_));
@@ -125,6 +135,7 @@ class NodeSpace {
     const auto at = static_cast<std::ptrdiff_t>(k);
     begin_.erase(begin_.begin() + at);
     end_.erase(end_.begin() + at);
+    changed_.erase(changed_.begin() + at);
     const auto w = static_cast<std::ptrdiff_t>(words_);
     bits_.erase(bits_.begin() + at * w, bits_.begin() + (at + 1) * w);
   }
@@ -132,24 +143,20 @@ class NodeSpace {
   std::size_t words_;
   std::vector<Seconds> begin_;
   std::vector<Seconds> end_;
-  std::vector<std::uint64_t> bits_;  // size() * words_
+  std::vector<std::uint64_t> bits_;                  // size() * words_
+  std::vector<std::vector<std::uint32_t>> changed_;  // per slot: changed(k)
 };
 
 /// The walk of a will-run attempt over the node-space map: intersects `avail` (the partition's nodes,
 /// `part`) with the slots from the first one ending after `start` up to the last one beginning by
 /// `end`, and returns the next time at which more of the partition's nodes become free (the end of the
 /// first slot whose successor frees some; or, when none of the walked slots' successors does, the
-/// end of the slot after the walk if the map goes on beyond it; 0 if neither). `kWords` > 0 fixes
-/// the bitset length at compile time (the intersection then stays in registers); 0: `part.size()`
-/// (held in a local array up to 2,048 nodes).
+/// end of the slot after the walk if the map goes on beyond it; 0 if neither). `kWords` fixes the
+/// bitset length at compile time (the intersection then stays in registers).
 template <std::size_t kWords>
 Seconds walk_slots(const NodeSpace& map, Seconds start, Seconds end, const Words& part, Words& avail) {
-  const std::size_t words = kWords > 0 ? kWords : part.size();
-  // The intersection is kept in a local array (which the map's bitsets cannot alias) up to kLocal words.
-  constexpr std::size_t kLocal = kWords > 0 ? kWords : 32;
-  std::uint64_t local[kLocal] = {};
-  std::uint64_t* acc = words <= kLocal ? local : avail.data();
-  for (std::size_t w = 0; w < words; ++w) acc[w] = part[w];
+  std::uint64_t acc[kWords];
+  for (std::size_t w = 0; w < kWords; ++w) acc[w] = part[w];
   Seconds later = 0;
   const std::size_t slot_count = map.size();
   for (auto k = map.first_ending_after(start); k < slot_count; ++k) {
@@ -158,16 +165,44 @@ Seconds walk_slots(const NodeSpace& map, Seconds start, Seconds end, const Words
       // More nodes free in the next slot than in this one: (part & next) not within (avail & this).
       const auto* nx = map.avail(k + 1);
       std::uint64_t more = 0;
-      for (std::size_t w = 0; w < words; ++w) more |= part[w] & nx[w] & ~(acc[w] & th[w]);
+      for (std::size_t w = 0; w < kWords; ++w) more |= part[w] & nx[w] & ~(acc[w] & th[w]);
       if (more != 0) later = map.slot_end(k);
     }
     if (map.slot_begin(k) > end) {
       if (later == 0 && k + 2 < slot_count) later = map.slot_end(k + 1);
       break;
     }
-    for (std::size_t w = 0; w < words; ++w) acc[w] &= th[w];
+    for (std::size_t w = 0; w < kWords; ++w) acc[w] &= th[w];
   }
-  if (acc == local) std::copy_n(local, words, avail.begin());
+  std::copy_n(acc, kWords, avail.begin());
+  return later;
+}
+
+/// walk_slots for any bitset length, visiting only the words of each slot with a reserved node
+/// (NodeSpace::changed; elsewhere a slot has every node, a superset of the partition's). Elsewhere a
+/// slot leaves the intersection as it is, and adds nothing to the "more nodes free next" test: a node
+/// of the partition free in this slot and the next but lost by the intersection in an earlier one
+/// became free at some slot b in between, whose test (b reserved it: a changed word of b) already
+/// set `later`. So the result is walk_slots' own, in O(reserved words) per slot, not O(nodes / 64).
+Seconds walk_slots_sparse(const NodeSpace& map, Seconds start, Seconds end, const Words& part, Words& avail) {
+  avail.assign(part.begin(), part.end());
+  auto* acc = avail.data();
+  Seconds later = 0;
+  const std::size_t slot_count = map.size();
+  for (auto k = map.first_ending_after(start); k < slot_count; ++k) {
+    const auto* th = map.avail(k);
+    if (later == 0 && k + 1 < slot_count) {
+      const auto* nx = map.avail(k + 1);
+      std::uint64_t more = 0;
+      for (const auto w : map.changed(k)) more |= part[w] & nx[w] & ~(acc[w] & th[w]);
+      if (more != 0) later = map.slot_end(k);
+    }
+    if (map.slot_begin(k) > end) {
+      if (later == 0 && k + 2 < slot_count) later = map.slot_end(k + 1);
+      break;
+    }
+    for (const auto w : map.changed(k)) acc[w] &= th[w];
+  }
   return later;
 }
 
@@ -192,7 +227,7 @@ Seconds free_nodes(const NodeSpace& map, Seconds start, Seconds end, const Words
     case 8:
       return walk_slots<8>(map, start, end, part, avail);
     default:
-      return walk_slots<0>(map, start, end, part, avail);
+      return walk_slots_sparse(map, start, end, part, avail);
   }
 }
 
@@ -232,7 +267,10 @@ class Planner {
   /// them back, which leaves it exactly as it was (integer counters), so no copy is needed.
   /// `cache` (may be null) keeps each shape's values across cycles.
   Planner(const sim::SimState& s, sim::ClusterState& cluster, ProfileCache* cache)
-      : s_(s), cluster_(cluster), cache_(cache != nullptr ? cache : &own_cache_) {
+      : snap_every_(std::max<std::size_t>(64, std::bit_ceil(cluster.nodes().size() / 8))),
+        s_(s),
+        cluster_(cluster),
+        cache_(cache != nullptr ? cache : &own_cache_) {
     const auto& sc = s.site.scheduler;
     cache_->start(cluster);
     order_releases();
@@ -362,7 +400,7 @@ class Planner {
     if (start_res > now) {
       if (from_snapshot) {
         // Releases ending by start_res are applied without windows: start from the snapshot after
-        // the last multiple of kSnapEvery releases before them (the same usable CPUs on avail's nodes
+        // the last multiple of snap_every_ releases before them (the same usable CPUs on avail's nodes
         // as applying them one by one) and apply the rest. `top` is then the largest current value
         // rather than a running maximum; both only gate select_nodes, which decides on the current
         // values, so the outcome is the same.
@@ -371,8 +409,8 @@ class Planner {
                                  [&](const Release& rel) { return rel.end <= start_res; }) -
             releases_.begin());
         ensure_snapshots(shape);
-        i = i0 / kSnapEvery * kSnapEvery;
-        const auto* snap = &shape.kept->snaps[i / kSnapEvery * usable.size()];
+        i = i0 / snap_every_ * snap_every_;
+        const auto* snap = &shape.kept->snaps[i / snap_every_ * usable.size()];
         for (std::size_t w = 0; w < avail.size(); ++w)
           for (auto bits = avail[w]; bits != 0; bits &= bits - 1) {
             const auto n =
@@ -433,8 +471,11 @@ class Planner {
     bool snaps_valid = false;             // `snaps` (rebuilt after a start moves releases)
     bool reach_valid = false;             // `reach`, `levels` and `level_nodes` (idem)
   };
-  static constexpr std::size_t kSnapEvery = 64;  // releases between snapshots
-  static constexpr std::size_t kBlock = 16;      // releases per node mask of first_touching
+  // Releases between snapshots. A snapshot costs a copy of every node's value and all of them are
+  // made again after each start in the cycle; a jump to one saves applying up to this many releases:
+  // the spacing grows with the node count (64 up to 512 nodes, 1,024 at 10,000) to balance the two.
+  const std::size_t snap_every_;
+  static constexpr std::size_t kBlock = 16;  // releases per node mask of first_touching
   static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
   static constexpr std::size_t kNotYet = std::numeric_limits<std::size_t>::max();
 
@@ -570,10 +611,10 @@ class Planner {
   // it to after releases [0, to), from the snapshot below `to` when that is nearer.
   // (`at` = kNotYet: nothing in it yet).
   void advance(Shape& shape, std::vector<std::uint32_t>& usable, std::size_t at, std::size_t to) {
-    if (at == kNotYet || to - at > kSnapEvery) {
+    if (at == kNotYet || to - at > snap_every_) {
       ensure_snapshots(shape);
-      at = to / kSnapEvery * kSnapEvery;
-      const auto* snap = &shape.kept->snaps[at / kSnapEvery * usable.size()];
+      at = to / snap_every_ * snap_every_;
+      const auto* snap = &shape.kept->snaps[at / snap_every_ * usable.size()];
       std::copy(snap, snap + usable.size(), usable.begin());
     }
     for (auto e = first_[at]; e < first_[to]; ++e) usable[node_[e]] = shape.kept->after[e];
@@ -675,10 +716,10 @@ class Planner {
     const auto nodes = shape.kept->now.size();
     auto& cur = snap_scratch_;
     cur.assign(shape.kept->now.begin(), shape.kept->now.end());
-    shape.kept->snaps.resize((releases_.size() / kSnapEvery + 1) * nodes);
+    shape.kept->snaps.resize((releases_.size() / snap_every_ + 1) * nodes);
     for (std::size_t i = 0; i <= releases_.size(); ++i) {
-      if (i % kSnapEvery == 0)
-        std::copy(cur.begin(), cur.end(), shape.kept->snaps.begin() + i / kSnapEvery * nodes);
+      if (i % snap_every_ == 0)
+        std::copy(cur.begin(), cur.end(), shape.kept->snaps.begin() + i / snap_every_ * nodes);
       if (i == releases_.size()) break;
       for (auto e = first_[i]; e < first_[i + 1]; ++e) cur[node_[e]] = shape.kept->after[e];
     }

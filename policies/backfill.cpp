@@ -628,11 +628,12 @@ class Planner {
   std::optional<Fit> single_node_test(Shape& shape, const sim::NodeRequest& r, const Words& avail,
                                       Seconds start_res, Seconds later_start, bool now_only) {
     const Seconds now = s_.now;
-    // A job that fits now needs no future profile: try that before building one (on a cluster with
-    // idle nodes most tests end here). select_nodes succeeds for a single-node request exactly when a
-    // node of avail has its CPUs, which is when the walk below would call it first, with these values.
-    const bool fits_now = start_res <= now;
-    if (fits_now)
+    // A job that fits now needs no future profile: before the shape's is built, try that first (on a
+    // cluster with idle nodes most tests end here). select_nodes succeeds for a single-node request
+    // exactly when a node of avail has its CPUs, which is when the walk below would call it first,
+    // with these values. Once it is built, `reach` tells that without a search.
+    const bool now_tried = start_res <= now && !shape.built;
+    if (now_tried)
       if (auto a = choose_nodes(r, avail, shape.kept->now)) return Fit{now, std::move(*a)};
     if (!shape.built) build(shape);
     ensure_reach(shape);
@@ -642,8 +643,10 @@ class Planner {
     usable.resize(shape.kept->now.size());
     std::size_t at = kNotYet;  // `usable` is after releases [0, at)
     std::size_t i = 0;         // first release of the window walk
-    if (fits_now) {
-      if (now_only) return std::nullopt;  // it did not fit now (tried above)
+    if (start_res <= now) {
+      if (!now_tried && reached < 0)
+        if (auto a = choose_nodes(r, avail, shape.kept->now)) return Fit{now, std::move(*a)};
+      if (now_only) return std::nullopt;
     } else {
       // Releases ending by start_res are applied without windows.
       i = static_cast<std::size_t>(

@@ -579,12 +579,13 @@ class Planner {
   }
   // First release in [from, to) with a node in avail (`to` if none). A test's nodes are often few
   // (the rest reserved or in other partitions), so whole blocks of releases none of whose nodes is
-  // in avail are skipped by their node masks.
+  // in avail are skipped by their node masks, where a mask (one read per bitset word) is cheaper
+  // than the block's own node entries (on a large cluster with small jobs it is not).
   std::size_t first_touching(std::size_t from, std::size_t to, const Words& avail) {
-    ensure_blocks();
     const std::size_t words = avail.size();
     while (from < to) {
-      if (from % kBlock == 0) {
+      if (from % kBlock == 0 && first_[std::min(from + kBlock, releases_.size())] - first_[from] > words) {
+        ensure_blocks();
         const auto* mask = &block_nodes_[from / kBlock * words];
         if (!meets(mask, avail.data(), words)) {
           from += kBlock;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <functional>
 #include <limits>
@@ -151,12 +152,31 @@ class NodeSpace {
 /// `part`) with the slots from the first one ending after `start` up to the last one beginning by
 /// `end`, and returns the next time at which more of the partition's nodes become free (the end of the
 /// first slot whose successor frees some; or, when none of the walked slots' successors does, the
-/// end of the slot after the walk if the map goes on beyond it; 0 if neither). `kWords` fixes the
-/// bitset length at compile time (the intersection then stays in registers).
+/// end of the slot after the walk if the map goes on beyond it; 0 if neither).
+/// `kWords` > 0 fixes the bitset length at compile time (the intersection then stays in registers)
+/// and visits every word. 0 takes any length and visits only the words of each slot with a reserved
+/// node (NodeSpace::changed; elsewhere a slot has every node, a superset of the partition's): elsewhere
+/// a slot leaves the intersection as it is, and adds nothing to the "more nodes free next" test (a
+/// node of the partition free in this slot and the next but lost by the intersection in an earlier
+/// one became free at some slot b in between, whose test, b reserving it in a changed word, already
+/// set `later`). Same result, O(reserved words) per slot rather than O(nodes / 64).
 template <std::size_t kWords>
 Seconds walk_slots(const NodeSpace& map, Seconds start, Seconds end, const Words& part, Words& avail) {
-  std::uint64_t acc[kWords];
-  for (std::size_t w = 0; w < kWords; ++w) acc[w] = part[w];
+  std::array<std::uint64_t, kWords> local{};
+  std::uint64_t* acc = local.data();
+  if constexpr (kWords == 0) {
+    avail.assign(part.begin(), part.end());
+    acc = avail.data();
+  } else {
+    std::copy_n(part.begin(), kWords, local.begin());
+  }
+  const auto for_words = [&](std::size_t k, auto&& visit) {
+    if constexpr (kWords > 0) {
+      for (std::size_t w = 0; w < kWords; ++w) visit(w);
+    } else {
+      for (const std::size_t w : map.changed(k)) visit(w);
+    }
+  };
   Seconds later = 0;
   const std::size_t slot_count = map.size();
   for (auto k = map.first_ending_after(start); k < slot_count; ++k) {
@@ -165,44 +185,16 @@ Seconds walk_slots(const NodeSpace& map, Seconds start, Seconds end, const Words
       // More nodes free in the next slot than in this one: (part & next) not within (avail & this).
       const auto* nx = map.avail(k + 1);
       std::uint64_t more = 0;
-      for (std::size_t w = 0; w < kWords; ++w) more |= part[w] & nx[w] & ~(acc[w] & th[w]);
+      for_words(k, [&](std::size_t w) { more |= part[w] & nx[w] & ~(acc[w] & th[w]); });
       if (more != 0) later = map.slot_end(k);
     }
     if (map.slot_begin(k) > end) {
       if (later == 0 && k + 2 < slot_count) later = map.slot_end(k + 1);
       break;
     }
-    for (std::size_t w = 0; w < kWords; ++w) acc[w] &= th[w];
+    for_words(k, [&](std::size_t w) { acc[w] &= th[w]; });
   }
-  std::copy_n(acc, kWords, avail.begin());
-  return later;
-}
-
-/// walk_slots for any bitset length, visiting only the words of each slot with a reserved node
-/// (NodeSpace::changed; elsewhere a slot has every node, a superset of the partition's). Elsewhere a
-/// slot leaves the intersection as it is, and adds nothing to the "more nodes free next" test: a node
-/// of the partition free in this slot and the next but lost by the intersection in an earlier one
-/// became free at some slot b in between, whose test (b reserved it: a changed word of b) already
-/// set `later`. So the result is walk_slots' own, in O(reserved words) per slot, not O(nodes / 64).
-Seconds walk_slots_sparse(const NodeSpace& map, Seconds start, Seconds end, const Words& part, Words& avail) {
-  avail.assign(part.begin(), part.end());
-  auto* acc = avail.data();
-  Seconds later = 0;
-  const std::size_t slot_count = map.size();
-  for (auto k = map.first_ending_after(start); k < slot_count; ++k) {
-    const auto* th = map.avail(k);
-    if (later == 0 && k + 1 < slot_count) {
-      const auto* nx = map.avail(k + 1);
-      std::uint64_t more = 0;
-      for (const auto w : map.changed(k)) more |= part[w] & nx[w] & ~(acc[w] & th[w]);
-      if (more != 0) later = map.slot_end(k);
-    }
-    if (map.slot_begin(k) > end) {
-      if (later == 0 && k + 2 < slot_count) later = map.slot_end(k + 1);
-      break;
-    }
-    for (const auto w : map.changed(k)) acc[w] &= th[w];
-  }
+  if constexpr (kWords > 0) std::copy_n(local.begin(), kWords, avail.begin());
   return later;
 }
 
@@ -227,7 +219,7 @@ Seconds free_nodes(const NodeSpace& map, Seconds start, Seconds end, const Words
     case 8:
       return walk_slots<8>(map, start, end, part, avail);
     default:
-      return walk_slots_sparse(map, start, end, part, avail);
+      return walk_slots<0>(map, start, end, part, avail);
   }
 }
 

@@ -42,13 +42,17 @@ ClusterState::ClusterState(const Site& site, bool core_granularity) : core_granu
     }
 }
 
-void ClusterState::index_free(std::uint32_t i) {
+bool ClusterState::in_free_class(std::uint32_t i, std::uint32_t k) const {
   const auto& n = nodes_[i];
   const std::uint32_t free = n.outages == 0 && !n.exclusive ? n.free_cpus : 0;
+  return free >= (std::uint32_t{1} << k);
+}
+
+void ClusterState::index_free(std::uint32_t i) {
   const auto bit = std::uint64_t{1} << (i % 64);
   for (std::uint32_t k = 0; k < kFreeClasses; ++k) {
     auto& word = free_index_[k][i / 64];
-    word = free >= (std::uint32_t{1} << k) ? word | bit : word & ~bit;
+    word = in_free_class(i, k) ? word | bit : word & ~bit;
   }
 }
 
@@ -257,9 +261,9 @@ void ClusterState::check_invariants() const {
     if (n.jobs == 0 && (n.free_cpus != n.cpus || n.free_mem_mb != n.memory_mb))  // suspended jobs count
       throw std::logic_error(fmt::format("node {} has no jobs but resources in use", i));
     used += n.cpus - n.free_cpus - n.held_cpus;
-    const std::uint32_t free = n.outages == 0 && !n.exclusive ? n.free_cpus : 0;
     for (std::uint32_t k = 0; k < kFreeClasses; ++k)
-      if (((free_index_[k][i / 64] >> (i % 64)) & 1u) != (free >= (std::uint32_t{1} << k) ? 1u : 0u))
+      if ((((free_index_[k][i / 64] >> (i % 64)) & 1u) != 0) !=
+          in_free_class(static_cast<std::uint32_t>(i), k))
         throw std::logic_error(fmt::format("node {}: free-CPU index out of step (class {})", i, k));
   }
   if (used != used_cpus_) throw std::logic_error("used CPU counter out of sync with nodes");

@@ -133,6 +133,7 @@ class ClusterState {
   // step by index_free after every change of a node.
   static constexpr std::uint32_t kFreeClasses = 12;
   std::vector<std::vector<std::uint64_t>> free_index_;
+  bool in_free_class(std::uint32_t i, std::uint32_t k) const;  // node i belongs in free_index_[k]
   void index_free(std::uint32_t i);
 };
 

@@ -158,7 +158,7 @@ JobErrors job_errors(const std::vector<JobPrediction>& jobs) {
 
 RankingErrors ranking_errors(const std::vector<SettingAggregate>& rows) {
   RankingErrors r;
-  if (rows.empty()) return {kNaN, kNaN, kNaN, kNaN, kNaN};  // nothing to rank
+  if (rows.empty()) return {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};  // nothing to rank
   std::map<std::size_t, std::pair<std::vector<double>, std::vector<double>>> per_window;
   std::map<std::size_t, std::pair<double, double>> per_setting;
   double pct = 0, bias = 0, pct_n = 0;
@@ -192,6 +192,10 @@ RankingErrors ranking_errors(const std::vector<SettingAggregate>& rows) {
     p.push_back(v.second);
   }
   r.spearman_pooled = spearman(e, p);
+  // Ties in the prediction go to the lowest setting index (the map's order).
+  const auto chosen = static_cast<std::size_t>(std::min_element(p.begin(), p.end()) - p.begin());
+  const double best = *std::min_element(e.begin(), e.end());
+  r.regret_pooled_pct = best > 0 ? 100.0 * (e[chosen] - best) / best : (e[chosen] == best ? 0.0 : kNaN);
   return r;
 }
 
@@ -260,8 +264,8 @@ Bootstrap bootstrap_by_window(const std::vector<JobPrediction>& jobs,
     const auto e = job_errors(sample_jobs);
     const auto g = ranking_errors(sample_rows);
     const std::array<double, kBootstrapFigures> figures = {
-        e.r2_hours,           e.mse_log10,     e.coverage80, e.r2_setting_effect,
-        g.mean_abs_pct_error, g.mean_pct_bias, g.spearman,   g.spearman_pooled};  // in the order of Figure
+        e.r2_hours,      e.mse_log10, e.coverage80,      e.r2_setting_effect, g.mean_abs_pct_error,
+        g.mean_pct_bias, g.spearman,  g.spearman_pooled, g.regret_pooled_pct};  // in the order of Figure
     for (std::size_t f = 0; f < kBootstrapFigures; ++f) b.samples[f].push_back(figures[f]);
   }
   return b;

@@ -55,6 +55,9 @@ struct RankingErrors {
   double spearman = 0;            // settings ranked by mean wait, averaged over windows
   double kendall = 0;
   double spearman_pooled = 0;  // settings ranked by their mean wait summed over all windows
+  /// The decision: how far the exact pooled mean wait of the setting predicted best is above the exact
+  /// best setting's, in % (0: it chose the best).
+  double regret_pooled_pct = 0;
 };
 RankingErrors ranking_errors(const std::vector<SettingAggregate>& rows);  // all NaN without rows
 
@@ -75,9 +78,10 @@ enum class Figure {
   kMeanWaitPctError,
   kMeanWaitPctBias,
   kSpearman,
-  kSpearmanPooled
+  kSpearmanPooled,
+  kRegretPooled
 };
-inline constexpr std::size_t kBootstrapFigures = 8;
+inline constexpr std::size_t kBootstrapFigures = 9;
 struct Bootstrap {
   std::size_t resamples = 0, windows = 0;
   /// Per figure, its value in each resample, NaN where it had none (e.g. a rank correlation of one setting).

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
@@ -16,7 +17,9 @@
 #include "experiments/sweep/sweep_spec.hpp"
 #include "surrogate/dataset.hpp"
 #include "test_support.hpp"
+#include "traces/native_format.hpp"
 #include "traces/site_settings.hpp"
+#include "traces/time_format.hpp"
 
 using slurmtwin::testing::run_cli;
 using slurmtwin::testing::slurp;
@@ -78,6 +81,56 @@ TEST_CASE("trace info counts the ub_medium week and the HPC2N SWF file") {
   // The file name says 3171, but it holds 3,170 job lines and one blank line (checked with wc/awk).
   const auto hpc2n = run_cli("trace info " + swf);
   CHECK(hpc2n.out.find("jobs:         3170\n") != std::string::npos);
+}
+
+TEST_CASE("trace convert --from/--to splits a trace by submit time, every job in exactly one part") {
+  const auto dir = slurmtwin::testing::scratch_dir("convert_window");
+  const auto full_path = (dir / "full.stt").string();
+  REQUIRE(run_cli(fmt::format("trace generate --seed 3 --days 4 -o {}", full_path)).code == 0);
+  using slurmtwin::format_timestamp, slurmtwin::read_native_trace, slurmtwin::Seconds;
+  const auto full = read_native_trace(full_path);
+  Seconds first = full.jobs.front().submit;
+  for (const auto& j : full.jobs) first = std::min(first, j.submit);
+  const Seconds cut = first + 2 * 86400 + 6 * 3600;
+  std::size_t before = 0;
+  for (const auto& j : full.jobs) before += j.submit < cut ? 1 : 0;
+  REQUIRE(before > 0);
+  REQUIRE(before < full.jobs.size());
+
+  const auto head = (dir / "head.stt").string(), tail = (dir / "tail.stt").string();
+  const auto r1 = run_cli(fmt::format("trace convert {} --to +2-06:00:00 -o {}", full_path, head));
+  CHECK(r1.code == 0);
+  CHECK(r1.out.find(fmt::format("kept {} of {} jobs read", before, full.jobs.size())) != std::string::npos);
+  // The absolute form of the same instant.
+  const auto r2 =
+      run_cli(fmt::format("trace convert {} --from {} -o {}", full_path, format_timestamp(cut), tail));
+  CHECK(r2.code == 0);
+  const auto h = read_native_trace(head), t = read_native_trace(tail);
+  CHECK(h.jobs.size() == before);
+  CHECK(t.jobs.size() == full.jobs.size() - before);
+  for (const auto& j : h.jobs) CHECK(j.submit < cut);
+  for (const auto& j : t.jobs) CHECK(j.submit >= cut);
+  // Job ids carry over: the two parts together are the full trace's ids.
+  std::vector<std::uint64_t> ids, parts;
+  for (const auto& j : full.jobs) ids.push_back(j.job_id);
+  for (const auto* p : {&h, &t})
+    for (const auto& j : p->jobs) parts.push_back(j.job_id);
+  std::sort(ids.begin(), ids.end());
+  std::sort(parts.begin(), parts.end());
+  CHECK(ids == parts);
+
+  // Bad bounds and an empty window stop with exit 2 and say why.
+  const auto bad = run_cli(fmt::format("trace convert {} --from yesterday -o {}", full_path, tail));
+  CHECK(bad.code == 2);
+  CHECK(bad.out.find("--from: 'yesterday': expected") != std::string::npos);
+  const auto reversed =
+      run_cli(fmt::format("trace convert {} --from +2-00:00:00 --to +1-00:00:00 -o {}", full_path, tail));
+  CHECK(reversed.code == 2);
+  CHECK(reversed.out.find("empty window") != std::string::npos);
+  const auto none = run_cli(fmt::format("trace convert {} --from +30-00:00:00 -o {}", full_path, tail));
+  CHECK(none.code == 2);
+  CHECK(none.out.find(fmt::format("none of the {} jobs read", full.jobs.size())) != std::string::npos);
+  CHECK(run_cli(fmt::format("trace convert {} --from +UNLIMITED -o {}", full_path, tail)).code == 2);
 }
 
 TEST_CASE("--bf-tests-per-second takes 0 or a positive rate, nothing else") {
@@ -307,6 +360,51 @@ TEST_CASE("surrogate eval scores the reference replay and another timer phase as
   const auto data = slurmtwin::surrogate::read_dataset(path("other.stsd"));
   CHECK(all.out.find(fmt::format("all part: {0} windows × {1} settings ({0} × {1} in the dataset",
                                  data.windows.size(), data.setting_count())) != std::string::npos);
+
+  // The decision over another trace's 9 settings: the least mean wait summed over the windows (by hand
+  // from the dataset's waits), the transformer's choice with no exact replay, and the hybrid's with 5
+  // and 8 exact replays of them over 6 design orders; the transformer's top 8 hold its top 5.
+  REQUIRE(
+      run_cli(fmt::format("surrogate dataset {} --seed 43 --settings 8 -o {}",
+                          cut.substr(0, cut.find("--settings")) + "-j 2 --reference", path("other9.stsd")))
+          .code == 0);
+  const auto decision =
+      run_cli(fmt::format("surrogate eval --model {} --data {} --no-baseline --part all --decision-orders 6 "
+                          "--json {}",
+                          path("m.ckpt"), path("other9.stsd"), path("d.json")));
+  REQUIRE(decision.code == 0);
+  const auto nine = slurmtwin::surrogate::read_dataset(path("other9.stsd"));
+  REQUIRE(nine.setting_count() == 9);
+  double best = std::numeric_limits<double>::infinity();
+  for (std::size_t s = 0; s < 9; ++s) {
+    double pooled = 0;
+    for (std::size_t w = 0; w < nine.windows.size(); ++w) {
+      double sum = 0, n = 0;
+      for (std::size_t i = 0; i < nine.windows[w].jobs; ++i)
+        if (const float x = nine.waits[w][s * nine.windows[w].jobs + i];
+            nine.windows[w].target[i] && !std::isnan(x)) {
+          sum += x;
+          n += 1;
+        }
+      pooled += n > 0 ? sum / n : 0;
+    }
+    best = std::min(best, pooled);
+  }
+  CHECK(decision.out.find(fmt::format("decision: the least mean wait among 9 settings (best {:.0f} s)",
+                                      best)) != std::string::npos);
+  const auto dj = YAML::LoadFile(path("d.json"));
+  CHECK(dj["decision"]["best_exact_s"].as<double>() == doctest::Approx(best).epsilon(1e-3));
+  REQUIRE(dj["decision"]["rows"].size() == 2);
+  CHECK(dj["decision"]["rows"][0]["exact_replays"].as<int>() == 5);
+  CHECK(dj["decision"]["rows"][1]["exact_replays"].as<int>() == 8);
+  CHECK(dj["decision"]["rows"][1]["model_top_pct"].as<double>() <=
+        dj["decision"]["rows"][0]["model_top_pct"].as<double>());
+  CHECK(dj["decision"]["rows"][0]["model_top_pct"].as<double>() <=
+        dj["transformer"]["regret_pooled_pct"].as<double>());
+  for (const auto& row : dj["decision"]["rows"]) {
+    CHECK(row["surface_within1"].as<double>() >= 0);
+    CHECK(row["surface_within1"].as<double>() <= 1);
+  }
 
   // --split all trains on every window and setting, runs every step whatever the patience and keeps the
   // last weights; on its own trace nothing is left to score it.

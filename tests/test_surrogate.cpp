@@ -192,6 +192,12 @@ TEST_CASE("per-job errors and interval coverage") {
   CHECK(r.kendall == doctest::Approx(0.0));
   CHECK(r.mean_abs_pct_error == doctest::Approx(100.0 * (0.1 + 0.05 + 0.1 + 2.0 + 0.0 + 2.0 / 3.0) / 6));
   CHECK(r.mean_pct_bias == doctest::Approx(100.0 * (0.1 - 0.05 + 0.1 + 2.0 + 0.0 - 2.0 / 3.0) / 6));
+  // Pooled over the windows: exact 200, 400, 600; predicted 410, 390, 430. Ranks 1 2 3 against 2 1 3:
+  // Spearman 1 - 6 (1 + 1) / (3 (9 - 1)) = 0.5. The predicted best is setting 1, whose exact 400 is
+  // 100% above the best's 200.
+  CHECK(r.spearman_pooled == doctest::Approx(0.5));
+  CHECK(r.regret_pooled_pct == doctest::Approx(100.0));
+  CHECK(ranking_errors({{0, 0, 100, 90}, {0, 1, 150, 120}}).regret_pooled_pct == doctest::Approx(0.0));
 }
 
 TEST_CASE("bootstrap intervals over windows, by hand, and paired differences") {
@@ -747,6 +753,12 @@ TEST_CASE("the evaluation protocol scores the part it names, beside the ridge an
   CHECK(r.lines[4].result.jobs.mse_log10 < 1e-10);
   CHECK(r.lines[4].result.jobs.fvu_log10 < 1e-10);
   CHECK(r.lines[4].result.jobs.mae_hours < 1e-6);
+  CHECK(r.lines[4].result.ranking.regret_pooled_pct == 0.0);
+  REQUIRE(r.lines[4].result.pooled_exact.size() == 2);  // the test part's two settings
+  for (std::size_t k = 0; k < 2; ++k)
+    CHECK(r.lines[4].result.pooled_predicted[k] ==
+          doctest::Approx(r.lines[4].result.pooled_exact[k]).epsilon(1e-4));
+  CHECK(r.lines[0].result.pooled_exact == r.lines[4].result.pooled_exact);
   CHECK(r.per_setting_ms > 0);
   CHECK(r.batched_ms >= r.marginal_ms);
 

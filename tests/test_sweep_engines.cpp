@@ -300,6 +300,49 @@ TEST_CASE("hybrid choice: calibration, then rounds on a refit surface find the b
                   std::invalid_argument);
 }
 
+TEST_CASE("hybrid regret over design orders: a known table replayed offline, by hand") {
+  // 49 points of a 7 x 7 grid; objective (min) a bowl whose minimum 1.0 is the grid point (2/6, 4/6).
+  std::vector<std::vector<double>> coordinates;
+  std::vector<double> exact;
+  for (int a = 0; a < 7; ++a)
+    for (int b = 0; b < 7; ++b) {
+      const double x1 = a / 6.0, x2 = b / 6.0;
+      coordinates.push_back({x1, x2});
+      exact.push_back(1 + 4 * (x1 - 2 / 6.0) * (x1 - 2 / 6.0) + 2 * (x2 - 4 / 6.0) * (x2 - 4 / 6.0));
+    }
+  HybridOptions o;
+  o.round = 4;
+  const std::vector<std::size_t> budgets = {8, 16};
+  // The surface alone: the bowl is quadratic, so a fit on the calibration points (2 and 5 of them) plus
+  // a round finds its minimum in every order once the fit has enough points (16: 5 + rounds of 4).
+  const auto surface = hybrid_regret_over_orders(coordinates, exact, {}, budgets, o, 20, 11);
+  REQUIRE(surface.size() == 2);
+  CHECK(surface[0].budget == 8);
+  CHECK(surface[0].regret_pct.size() == 20);
+  for (double r : surface[1].regret_pct) CHECK(r == doctest::Approx(0).epsilon(1e-12));
+  CHECK(surface[1].hit_rate(1.0) == 1.0);
+  // Same seed, same orders: the same regrets; another seed shuffles differently but is as good at 16.
+  CHECK(hybrid_regret_over_orders(coordinates, exact, {}, budgets, o, 20, 11)[0].regret_pct ==
+        surface[0].regret_pct);
+  // A model that ranks the points the wrong way round, verified alone (calibrate 0): its 8 "best" are
+  // the 8 worst points, so the regret is the 8th worst's by hand, in every order.
+  std::vector<double> wrong;
+  for (double v : exact) wrong.push_back(-v);
+  auto top = o;
+  top.calibrate = 0;
+  top.top_k = 49;
+  auto sorted = exact;
+  std::sort(sorted.begin(), sorted.end());
+  const double eighth_worst = sorted[49 - 8];
+  const auto raw = hybrid_regret_over_orders(coordinates, exact, wrong, {8}, top, 3, 11);
+  for (double r : raw[0].regret_pct) CHECK(r == doctest::Approx(100 * (eighth_worst - 1.0)));
+  CHECK(raw[0].hit_rate(1.0) == 0.0);
+  // A perfect model verified alone: regret 0 with any budget.
+  const auto perfect = hybrid_regret_over_orders(coordinates, exact, exact, {5}, top, 3, 11);
+  for (double r : perfect[0].regret_pct) CHECK(r == 0.0);
+  CHECK_THROWS_AS(hybrid_regret_over_orders(coordinates, {1.0}, {}, budgets, o, 1, 1), std::invalid_argument);
+}
+
 TEST_CASE("sweep store: an exact result replaces a prediction's values and keeps the prediction") {
   const auto dir = testing::scratch_dir("sweep_engines_store");
   const auto db = (dir / "s.db").string();

@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <limits>
+#include <utility>
 
 #include "experiments/cli/cli.hpp"
 #include "experiments/cli/trace_options.hpp"
@@ -9,7 +11,9 @@
 #include "traces/native_format.hpp"
 #include "traces/sacct_writer.hpp"
 #include "traces/synthetic.hpp"
+#include "traces/time_format.hpp"
 #include "traces/trace_summary.hpp"
+#include "traces/trace_window.hpp"
 
 namespace slurmtwin::cli {
 namespace {
@@ -67,16 +71,44 @@ int trace_generate(const Args& args) {
 int trace_convert(const Args& args) {
   po::options_description o("trace convert options");
   o.add_options()("output,o", po::value<std::string>()->required(),
-                  "output file (.stt native, else sacct -P)");
+                  "output file (.stt native, else sacct -P)")(
+      "from", po::value<std::string>(),
+      "keep only jobs submitted at or after this time: YYYY-MM-DDTHH:MM:SS (UTC) or +D-HH:MM:SS after "
+      "the first submit")("to", po::value<std::string>(),
+                          "keep only jobs submitted before this time (same forms as --from)");
   Trace trace;
   ReadReport report;
   const auto vm = parse_and_load("slurmtwin trace convert FILE... -o OUT [options]", o, args, trace, report);
   const auto& out = vm["output"].as<std::string>();
+  WindowBound from, to;
+  for (const auto& [key, bound] : {std::pair{"from", &from}, std::pair{"to", &to}}) {
+    if (!vm.count(key)) continue;
+    const auto& text = vm[key].as<std::string>();
+    const auto b = parse_window_bound(text);
+    if (!b)
+      throw po::error(fmt::format("--{}: '{}': expected YYYY-MM-DDTHH:MM:SS or +D-HH:MM:SS", key, text));
+    *bound = *b;
+  }
+  std::string window_note;
+  if (from.set || to.set) {
+    if (const auto problem = window_problem(from, to); !problem.empty())
+      throw po::error(fmt::format("--from/--to: {}", problem));
+    const auto read = trace.jobs.size();
+    const auto ends = keep_submitted_in(trace, from, to);
+    const auto end_text = [](Seconds t, Seconds open) {
+      return t == open ? std::string("open") : format_timestamp(t);
+    };
+    const auto range = fmt::format("[{}, {})", end_text(ends.from, std::numeric_limits<Seconds>::min()),
+                                   end_text(ends.to, std::numeric_limits<Seconds>::max()));
+    if (trace.jobs.empty())
+      throw po::error(fmt::format("--from/--to: none of the {} jobs read is submitted in {}", read, range));
+    window_note = fmt::format("window {}: kept {} of {} jobs read\n", range, trace.jobs.size(), read);
+  }
   if (out.ends_with(".stt"))
     write_native_trace(trace, out);
   else
     write_file_atomic(out, format_sacct_parsable(trace));
-  std::cerr << "input accounting: " << format_report(report);
+  std::cerr << "input accounting: " << format_report(report) << window_note;
   return kExitOk;
 }
 

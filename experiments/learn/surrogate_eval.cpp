@@ -26,6 +26,7 @@ EvalResult evaluate(const SurrogateDataset& d, const EvalPart& part, std::size_t
   std::vector<JobPrediction> jobs;
   std::vector<std::size_t> job_windows;
   std::vector<SettingAggregate> agg;
+  std::vector<double> pooled_exact(part.settings.size(), 0.0), pooled_predicted(part.settings.size(), 0.0);
   for (auto w : part.windows) {
     const auto q = predict(w, part.settings);
     const auto& win = d.windows[w];
@@ -40,11 +41,18 @@ EvalResult evaluate(const SurrogateDataset& d, const EvalPart& part, std::size_t
         pred += std::expm1(std::max(0.0f, q[k][i][1]));
         n += 1;
       }
-      if (n > 0) agg.push_back({w, part.settings[k], exact / n, pred / n});
+      if (n == 0) continue;
+      agg.push_back({w, part.settings[k], exact / n, pred / n});
+      pooled_exact[k] += exact / n;
+      pooled_predicted[k] += pred / n;
     }
   }
-  return {job_errors(jobs), ranking_errors(agg),
-          resamples > 0 ? bootstrap_by_window(jobs, job_windows, agg, resamples) : Bootstrap{}};
+  return {job_errors(jobs),
+          ranking_errors(agg),
+          resamples > 0 ? bootstrap_by_window(jobs, job_windows, agg, resamples) : Bootstrap{},
+          false,
+          std::move(pooled_exact),
+          std::move(pooled_predicted)};
 }
 
 const std::vector<std::uint32_t>& part_of(const Split& split, const std::string& name, bool windows) {
@@ -199,6 +207,35 @@ SurrogateEval evaluate_surrogate(const Surrogate& model, const SurrogateDataset&
     floor.point = true;
     add("noise floor", "noise_floor", std::move(floor));
   }
+  return out;
+}
+
+DecisionStudy decision_study(const SurrogateDataset& data, const SurrogateEval& eval, std::size_t orders,
+                             std::uint64_t seed) {
+  const auto& transformer = eval.lines.front().result;
+  const auto& exact = transformer.pooled_exact;
+  DecisionStudy out;
+  out.settings = exact.size();
+  out.orders = orders;
+  if (exact.empty()) return out;
+  out.best_exact = *std::min_element(exact.begin(), exact.end());
+  std::vector<std::vector<double>> coordinates;
+  for (auto s : eval.part.settings) {
+    const auto encoded = data.encoded_setting(s);
+    coordinates.emplace_back(encoded.begin(), encoded.end());
+  }
+  std::vector<std::size_t> budgets;
+  for (std::size_t b : {5, 8, 12, 16, 24, 32, 48, 64})
+    if (b < exact.size()) budgets.push_back(b);
+  const HybridOptions defaults;  // as `sweep run --engine hybrid` with its defaults
+  out.surface = hybrid_regret_over_orders(coordinates, exact, {}, budgets, defaults, orders, seed);
+  out.with_model = hybrid_regret_over_orders(coordinates, exact, transformer.pooled_predicted, budgets,
+                                             defaults, orders, seed);
+  HybridOptions top = defaults;
+  top.calibrate = 0;
+  top.top_k = exact.size();  // the budget, not top_k, bounds what it verifies
+  out.model_top =
+      hybrid_regret_over_orders(coordinates, exact, transformer.pooled_predicted, budgets, top, 1, seed);
   return out;
 }
 

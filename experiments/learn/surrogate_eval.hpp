@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/learn/sweep_hybrid.hpp"
 #include "surrogate/dataset.hpp"
 #include "surrogate/evaluation.hpp"
 #include "surrogate/model.hpp"
@@ -20,6 +21,8 @@ struct EvalResult {
   surrogate::RankingErrors ranking;
   surrogate::Bootstrap ci;  // EvalOptions::bootstrap (resamples 0: not asked for)
   bool point = false;       // a point prediction (no interval): no coverage to report
+  /// Per setting of the part (its order): the exact and predicted mean wait summed over its windows (s).
+  std::vector<double> pooled_exact, pooled_predicted;
 };
 
 /// The windows and settings a part names: "test", "val" or "train" (windows and settings of that part)
@@ -68,5 +71,21 @@ struct SurrogateEval {
 /// Scores `model` (checked compatible with `data`) on the part of `split` that `options` names.
 SurrogateEval evaluate_surrogate(const surrogate::Surrogate& model, const surrogate::SurrogateDataset& data,
                                  const surrogate::Split& split, const EvalOptions& options);
+
+/// The decision a sweep asks of the part: the setting of least mean wait (summed over the part's windows).
+/// Each of the part's settings stands for one exact replay whose values are in the dataset, so the hybrid's
+/// choices can be replayed offline (hybrid_regret_over_orders) for every budget and design order:
+/// - surface: the response surface alone (`--engine hybrid` without a model), calibrated first;
+/// - with_model: the surface with the transformer's pooled prediction as one more regressor;
+/// - model_top: the transformer's best `budget` predictions verified (calibrate 0; order-independent).
+/// Budgets the hybrid can run without a model (>= 5: two calibration points) and below the part's
+/// settings count.
+struct DecisionStudy {
+  std::size_t settings = 0, orders = 0;
+  double best_exact = 0;  // s, the best setting's pooled mean wait
+  std::vector<HybridRegret> surface, with_model, model_top;
+};
+DecisionStudy decision_study(const surrogate::SurrogateDataset& data, const SurrogateEval& eval,
+                             std::size_t orders, std::uint64_t seed);
 
 }  // namespace slurmtwin::experiments

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <set>
 #include <stdexcept>
@@ -11,6 +12,7 @@
 #include <Eigen/Dense>
 
 #include "experiments/learn/surrogate_data.hpp"
+#include "traces/rng.hpp"
 
 namespace slurmtwin::experiments {
 
@@ -228,6 +230,56 @@ std::vector<std::size_t> choose_for_exact(const std::vector<PointPrediction>& su
     if (part.empty() || !refit) break;  // nothing left that may be feasible, or chosen at once
   }
   return chosen;
+}
+
+double HybridRegret::hit_rate(double within_pct) const {
+  if (regret_pct.empty()) return std::nan("");
+  const auto hits =
+      std::count_if(regret_pct.begin(), regret_pct.end(), [&](double r) { return r <= within_pct; });
+  return static_cast<double>(hits) / static_cast<double>(regret_pct.size());
+}
+
+std::vector<HybridRegret> hybrid_regret_over_orders(const std::vector<std::vector<double>>& coordinates,
+                                                    const std::vector<double>& exact,
+                                                    const std::vector<double>& predicted,
+                                                    const std::vector<std::size_t>& budgets,
+                                                    const HybridOptions& options, std::size_t orders,
+                                                    std::uint64_t seed) {
+  const std::size_t n = exact.size();
+  if (coordinates.size() != n || (!predicted.empty() && predicted.size() != n))
+    throw std::invalid_argument("hybrid_regret_over_orders: one coordinate row and prediction per point");
+  if (n == 0) throw std::invalid_argument("hybrid_regret_over_orders: no points");
+  const double best = *std::min_element(exact.begin(), exact.end());
+  const std::vector<SweepObjective> objectives = {{"objective", Goal::kMin, 0}};
+  std::vector<HybridRegret> out;
+  for (auto b : budgets) out.push_back({b, {}});
+  Rng rng(seed);
+  std::vector<std::size_t> order(n);
+  for (std::size_t r = 0; r < orders; ++r) {
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);  // Fisher-Yates
+    std::vector<std::vector<double>> features(n);
+    std::vector<PointPrediction> surrogate(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      features[i] = quadratic_features(coordinates[order[i]]);
+      const double mid = predicted.empty() ? std::nan("") : predicted[order[i]];
+      surrogate[i] = {{mid}, {mid}, {mid}};
+    }
+    const ExactEvaluator evaluate = [&](const std::vector<std::size_t>& part) {
+      std::vector<std::vector<double>> values;
+      for (auto p : part) values.push_back({exact[order[p]]});
+      return values;
+    };
+    for (auto& row : out) {
+      HybridOptions o = options;
+      o.max_exact = static_cast<double>(std::min(row.budget, n));
+      double found = std::numeric_limits<double>::infinity();
+      for (auto c : choose_for_exact(surrogate, features, objectives, {}, o, evaluate))
+        found = std::min(found, exact[order[c]]);
+      row.regret_pct.push_back(best != 0 ? 100.0 * (found - best) / std::abs(best) : std::nan(""));
+    }
+  }
+  return out;
 }
 
 }  // namespace slurmtwin::experiments

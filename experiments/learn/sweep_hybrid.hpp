@@ -5,6 +5,7 @@
 // so the exact simulator checks the top of each objective's ranking and the points whose predicted
 // interval is too wide to trust.
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -86,5 +87,24 @@ std::vector<std::size_t> choose_for_exact(const std::vector<PointPrediction>& su
                                           const std::vector<SweepObjective>& objectives,
                                           const std::vector<SweepConstraint>& constraints,
                                           const HybridOptions& options, const ExactEvaluator& evaluate);
+
+/// How well the hybrid chooses among points whose exact values are already known (a dataset's settings,
+/// a finished exact sweep): one objective, minimised. For each of `orders` random orders of the points
+/// (seeded: the calibration points depend on the design order) and each budget, choose_for_exact runs
+/// with regressors quadratic_features(coordinates), the known `exact` values as its evaluator and
+/// `predicted` as the surrogate's median (empty: the surface alone screens), and the regret is how far the
+/// best exact value it evaluated is above the best of all points, in % of that best.
+struct HybridRegret {
+  std::size_t budget = 0;
+  std::vector<double> regret_pct;  // one per order
+  /// The share of orders within `within_pct` % of the best.
+  double hit_rate(double within_pct) const;
+};
+std::vector<HybridRegret> hybrid_regret_over_orders(const std::vector<std::vector<double>>& coordinates,
+                                                    const std::vector<double>& exact,
+                                                    const std::vector<double>& predicted,
+                                                    const std::vector<std::size_t>& budgets,
+                                                    const HybridOptions& options, std::size_t orders,
+                                                    std::uint64_t seed);
 
 }  // namespace slurmtwin::experiments

@@ -289,7 +289,8 @@ std::vector<std::pair<const char*, Figure>> bootstrap_figures(const EvalResult& 
                          {"mean_wait_mape_pct", Figure::kMeanWaitPctError},
                          {"mean_wait_bias_pct", Figure::kMeanWaitPctBias},
                          {"spearman_mean_wait", Figure::kSpearman},
-                         {"spearman_pooled", Figure::kSpearmanPooled}});
+                         {"spearman_pooled", Figure::kSpearmanPooled},
+                         {"regret_pooled_pct", Figure::kRegretPooled}});
   return out;
 }
 
@@ -333,7 +334,8 @@ std::string result_json(const EvalResult& r) {
                                                    {"mean_wait_bias_pct", g.mean_pct_bias},
                                                    {"spearman_mean_wait", g.spearman},
                                                    {"kendall_mean_wait", g.kendall},
-                                                   {"spearman_pooled", g.spearman_pooled}};
+                                                   {"spearman_pooled", g.spearman_pooled},
+                                                   {"regret_pooled_pct", g.regret_pooled_pct}};
   for (const auto& [name, value] : fields) out += fmt::format(", \"{}\": {}", name, json_number(value));
   if (const auto& ci = r.ci; ci.resamples > 0)
     out += fmt::format(", \"ci90\": {{\"resamples\": {}, \"windows\": {}{}}}", ci.resamples, ci.windows,
@@ -348,11 +350,11 @@ void print_result(const std::string& name, const EvalResult& r) {
       "{:<12} jobs {:>7}  MAE {:.3f} h  RMSE {:.3f} h  R² {:.3f} (log {:.3f})  "
       "MSE log10 {:.4f} (FVU {:.3f})  80% coverage {}\n"
       "{:<12} MAE longest 10% {:.3f} h, shortest 10% {:.3f} h; mean-wait error {:.2f}% (bias {:+.2f}%); "
-      "Spearman {:.3f}, Kendall {:.3f} (pooled Spearman {:.3f})\n",
+      "Spearman {:.3f}, Kendall {:.3f} (pooled Spearman {:.3f}, regret of its best {:.2f}%)\n",
       name, j.jobs, j.mae_hours, j.rmse_hours, j.r2_hours, j.r2_log, j.mse_log10, j.fvu_log10,
       r.point ? "- (no interval)" : fmt::format("{:.3f}", j.coverage80), "", j.mae_hours_longest10,
-      j.mae_hours_shortest10, g.mean_abs_pct_error, g.mean_pct_bias, g.spearman, g.kendall,
-      g.spearman_pooled);
+      j.mae_hours_shortest10, g.mean_abs_pct_error, g.mean_pct_bias, g.spearman, g.kendall, g.spearman_pooled,
+      g.regret_pooled_pct);
   if (!std::isnan(j.r2_setting_effect))  // one setting (e.g. recorded waits): no moves between settings
     std::cout << fmt::format(
         "{:<12} setting effect: R² {:.3f} of each job's moves between settings "
@@ -372,6 +374,42 @@ void print_paired(const EvalResult& transformer, const std::string& name, const 
   std::cout << fmt::format("{:<12} transformer − {}, paired 90% intervals: {}\n", "", name,
                            interval_list(other, of));
   json += fmt::format(", \"transformer_minus_{}\": {{{}}}", json_name, interval_json(other, of).substr(2));
+}
+
+// eval --decision-orders: the exact replays a hybrid sweep spends to choose the part's best setting,
+// with and without the transformer, beside the transformer's choice with none.
+void print_decision(const DecisionStudy& d, const EvalResult& transformer, std::string& json) {
+  constexpr double kWithin = 1.0;  // % of the best: "found"
+  std::cout << fmt::format(
+      "decision: the least mean wait among {} settings (best {:.0f} s); regret of the setting chosen, % of "
+      "the best, over {} design orders (median / worst; share within {:.0f}%)\n"
+      "  exact replays   surface alone            transformer + surface    transformer's top\n"
+      "  {:>13}   {:<23}  {:<23}  {:.2f}%\n",
+      d.settings, d.best_exact, d.orders, kWithin, 0, "-", "-", transformer.ranking.regret_pooled_pct);
+  const auto cell = [&](const HybridRegret& h) {
+    auto v = h.regret_pct;
+    std::sort(v.begin(), v.end());
+    return fmt::format("{:.2f} / {:.2f}% ({:.0f}%)", v[(v.size() - 1) / 2], v.back(),
+                       100 * h.hit_rate(kWithin));
+  };
+  json +=
+      fmt::format(", \"decision\": {{\"settings\": {}, \"orders\": {}, \"best_exact_s\": {:.1f}, \"rows\": [",
+                  d.settings, d.orders, d.best_exact);
+  for (std::size_t i = 0; i < d.surface.size(); ++i) {
+    std::cout << fmt::format("  {:>13}   {:<23}  {:<23}  {:.2f}%\n", d.surface[i].budget, cell(d.surface[i]),
+                             cell(d.with_model[i]), d.model_top[i].regret_pct.front());
+    const auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[(v.size() - 1) / 2];
+    };
+    json += fmt::format(
+        "{}{{\"exact_replays\": {}, \"surface_median_pct\": {}, \"surface_within1\": {}, "
+        "\"with_model_median_pct\": {}, \"with_model_within1\": {}, \"model_top_pct\": {}}}",
+        i == 0 ? "" : ", ", d.surface[i].budget, json_number(median(d.surface[i].regret_pct)),
+        json_number(d.surface[i].hit_rate(kWithin)), json_number(median(d.with_model[i].regret_pct)),
+        json_number(d.with_model[i].hit_rate(kWithin)), json_number(d.model_top[i].regret_pct.front()));
+  }
+  json += "]}";
 }
 
 int eval(const Args& args) {
@@ -400,7 +438,10 @@ int eval(const Args& args) {
       "seed", po::value<std::uint64_t>()->default_value(42), "seed of the built-in synthetic workload")(
       "threads", po::value<int>()->default_value(1), "CPU threads for inference")(
       "bootstrap", po::value<std::size_t>()->default_value(0),
-      "resample the part's windows this many times for 90% intervals of the figures (0 = off)");
+      "resample the part's windows this many times for 90% intervals of the figures (0 = off)")(
+      "decision-orders", po::value<std::size_t>()->default_value(0),
+      "also choose the part's setting of least mean wait as a hybrid sweep would, over this many random "
+      "design orders: the exact replays each way needs, the surface alone against the transformer (0 = off)");
   add_site_options(o);
   add_trace_read_options(o);
   const auto vm = parse("slurmtwin surrogate eval --model MODEL --data DATA", o, args);
@@ -470,6 +511,8 @@ int eval(const Args& args) {
           r.ridge_columns, r.ridge_lambda, transformer.jobs.mse_log10 / line.result.jobs.mse_log10);
     if (&line != &r.lines.front()) print_paired(transformer, line.name, line.result, json, line.key);
   }
+  if (const auto orders = vm["decision-orders"].as<std::size_t>(); orders > 0)
+    print_decision(decision_study(data, r, orders, vm["seed"].as<std::uint64_t>()), transformer, json);
   const auto kSweepBatch = SurrogateEval::kSweepBatch;
   const double per_setting_ms = r.per_setting_ms, encoder_ms = r.encoder_ms, marginal_ms = r.marginal_ms,
                batched_ms = r.batched_ms;

@@ -69,13 +69,7 @@ Trace load_sweep_trace(const SweepSpec& spec) {
 
 void apply_trace_window(Trace& trace, const SweepSpec& spec) {
   if (!spec.window_from.set && !spec.window_to.set) return;
-  Seconds first = kUnsetTime;
-  for (const auto& j : trace.jobs)
-    if (j.submit != kUnsetTime && (first == kUnsetTime || j.submit < first)) first = j.submit;
-  const auto resolve = [&](const WindowBound& b) { return b.relative ? first + b.value : b.value; };
-  const Seconds from = spec.window_from.set ? resolve(spec.window_from) : std::numeric_limits<Seconds>::min();
-  const Seconds to = spec.window_to.set ? resolve(spec.window_to) : std::numeric_limits<Seconds>::max();
-  std::erase_if(trace.jobs, [&](const JobRecord& j) { return j.submit < from || j.submit >= to; });
+  const auto [from, to] = keep_submitted_in(trace, spec.window_from, spec.window_to);
   if (trace.jobs.empty())
     throw InputError(spec.file, spec.window_line, "window",
                      fmt::format("no job of the trace is submitted in [{}, {})", format_timestamp(from),

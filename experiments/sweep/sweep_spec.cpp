@@ -219,33 +219,18 @@ void parse_trace_section(const YamlReader& r, const YAML::Node& trace, SweepSpec
   if (const auto window = trace["window"]; window) {
     r.check_map(window, "window", {"from", "to"});
     spec.window_line = r.line_of(window);
-    if (!window["from"] && !window["to"]) r.fail(window, "window", "give from, to or both");
     const auto bound = [&](const char* key) {
-      WindowBound b;
       const auto node = window[key];
-      if (!node) return b;
+      if (!node) return WindowBound{};
       const auto text = r.str(node, key);
-      b.set = true;
-      if (text.starts_with("+")) {
-        const auto d = parse_slurm_duration(std::string_view(text).substr(1));
-        if (!d || *d < 0)
-          r.fail(node, key,
-                 fmt::format("'{}': expected +D-HH:MM:SS (an offset from the first submit)", text));
-        b.relative = true;
-        b.value = *d;
-      } else {
-        const auto t = parse_timestamp(text);
-        if (!t || *t == kUnsetTime)
-          r.fail(node, key, fmt::format("'{}': expected YYYY-MM-DDTHH:MM:SS or +D-HH:MM:SS", text));
-        b.value = *t;
-      }
-      return b;
+      const auto b = parse_window_bound(text);
+      if (!b) r.fail(node, key, fmt::format("'{}': expected YYYY-MM-DDTHH:MM:SS or +D-HH:MM:SS", text));
+      return *b;
     };
     spec.window_from = bound("from");
     spec.window_to = bound("to");
-    if (spec.window_from.set && spec.window_to.set && spec.window_from.relative == spec.window_to.relative &&
-        !(spec.window_from.value < spec.window_to.value))
-      r.fail(window, "window", "empty window: need from < to");
+    if (const auto problem = window_problem(spec.window_from, spec.window_to); !problem.empty())
+      r.fail(window, "window", problem);
   }
 }
 

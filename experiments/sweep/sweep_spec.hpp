@@ -11,6 +11,7 @@
 #include "sim/metrics.hpp"
 #include "traces/site.hpp"
 #include "traces/site_import.hpp"
+#include "traces/trace_window.hpp"
 
 namespace YAML {
 class Node;
@@ -48,13 +49,6 @@ struct SweepConstraint {
   double bound = 0;        // in the metric's unit
   std::string text;        // normalised "metric op bound", e.g. "fairness >= 0.8"
   std::uint64_t line = 0;  // line in the spec file (1-based)
-};
-
-/// One end of a trace time window: an absolute time, or an offset from the trace's first submit.
-struct WindowBound {
-  bool set = false;
-  bool relative = false;  // value is an offset (s) from the first submit, else epoch seconds
-  Seconds value = 0;
 };
 
 struct SweepSpec {

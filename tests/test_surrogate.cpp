@@ -19,6 +19,7 @@
 #include "surrogate/model.hpp"
 #include "surrogate/ridge.hpp"
 #include "tests/test_support.hpp"
+#include "traces/default_site.hpp"
 #include "traces/file_io.hpp"
 #include "traces/read_report.hpp"
 
@@ -550,6 +551,19 @@ TEST_CASE("setting axes decode what they encode") {
     CHECK(log_axis.decode(log_axis.encode(v)) == doctest::Approx(v).epsilon(1e-5));
   CHECK(log_axis.decode(0.5f) == doctest::Approx(std::expm1(std::log1p(100000.0) / 2)).epsilon(1e-5));
   CHECK(lin.decode(0.25f) == doctest::Approx(4500.0));
+}
+
+TEST_CASE("the surrogate varies any setting a sweep can, from the site's own value") {
+  Site site = default_site();
+  experiments::apply_setting(site, "PriorityWeightTRES/gres/gpu", 250);
+  experiments::apply_setting(site, "bf_max_job_test", 320);
+  experiments::apply_setting(site, "bf_window", 90);  // minutes, as slurm.conf
+  CHECK(experiments::surrogate_setting(site, "PriorityWeightTRES/gres/gpu") == 250);
+  CHECK(experiments::surrogate_setting(site, "bf_max_job_test") == 320);
+  CHECK(experiments::surrogate_setting(site, "bf_window") == 90);
+  CHECK(experiments::surrogate_setting(site, "QOS/normal/Priority") == site.find_qos("normal")->priority);
+  CHECK_THROWS_WITH_AS(experiments::surrogate_setting(site, "bf_maxjobtest"),
+                       "the surrogate cannot vary setting 'bf_maxjobtest'", std::invalid_argument);
 }
 
 TEST_CASE("the dataset file round-trips and rejects damaged files") {

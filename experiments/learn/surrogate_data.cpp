@@ -44,12 +44,9 @@ bool surrogate_log_scale(const SweepParameter& p) {
 }
 
 double surrogate_setting(const Site& site, const std::string& name) {
-  const bool weight =
-      std::find(std::begin(kPriorityWeights), std::end(kPriorityWeights), name) != std::end(kPriorityWeights);
-  const bool varied = weight || name == "PriorityMaxAge" || name == "PriorityDecayHalfLife" ||
-                      name == "PriorityFavorSmall" ||
-                      (name.starts_with("QOS/") && name.ends_with("/Priority"));
-  if (!varied) throw std::invalid_argument(fmt::format("the surrogate cannot vary setting '{}'", name));
+  bool integer = false;
+  if (!setting_is_known(name, integer))
+    throw std::invalid_argument(fmt::format("the surrogate cannot vary setting '{}'", name));
   return current_setting(site, name);
 }
 

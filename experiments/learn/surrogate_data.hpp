@@ -52,9 +52,9 @@ bool surrogate_log_scale(const SweepParameter& p);
 /// The six PriorityWeight* settings over [0, 100000] on a log1p scale (the default sweep space).
 std::vector<SweepParameter> default_surrogate_parameters();
 
-/// The site's current value (current_setting) of a setting the surrogate can vary (PriorityWeight*,
-/// PriorityMaxAge, PriorityDecayHalfLife, PriorityFavorSmall, QOS/<name>/Priority); throws
-/// std::invalid_argument otherwise.
+/// The site's current value (current_setting) of a setting the surrogate can vary: any a sweep can
+/// (setting_is_known: the weights, PriorityWeightTRES/<tres>, the age and decay times, the flags, QOS
+/// priorities, the bf_* and main-scheduler settings); throws std::invalid_argument otherwise.
 double surrogate_setting(const Site& site, const std::string& name);
 
 /// The jobs of window `k`: indices into trace.jobs (submit order) and which are targets.

@@ -321,6 +321,11 @@ TEST_CASE("hybrid regret over design orders: a known table replayed offline, by 
   CHECK(surface[0].regret_pct.size() == 20);
   for (double r : surface[1].regret_pct) CHECK(r == doctest::Approx(0).epsilon(1e-12));
   CHECK(surface[1].hit_rate(1.0) == 1.0);
+  CHECK(surface[1].worst_pct() == doctest::Approx(0).epsilon(1e-12));
+  const HybridRegret three{8, {4.0, 1.0, 9.0}};
+  CHECK(three.median_pct() == 4.0);
+  CHECK(three.worst_pct() == 9.0);
+  CHECK(three.hit_rate(4.0) == doctest::Approx(2.0 / 3));
   // Same seed, same orders: the same regrets; another seed shuffles differently but is as good at 16.
   CHECK(hybrid_regret_over_orders(coordinates, exact, {}, budgets, o, 20, 11)[0].regret_pct ==
         surface[0].regret_pct);

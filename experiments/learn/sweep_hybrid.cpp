@@ -239,6 +239,18 @@ double HybridRegret::hit_rate(double within_pct) const {
   return static_cast<double>(hits) / static_cast<double>(regret_pct.size());
 }
 
+double HybridRegret::median_pct() const {
+  if (regret_pct.empty()) return std::nan("");
+  auto v = regret_pct;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>((v.size() - 1) / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
+double HybridRegret::worst_pct() const {
+  return regret_pct.empty() ? std::nan("") : *std::max_element(regret_pct.begin(), regret_pct.end());
+}
+
 std::vector<HybridRegret> hybrid_regret_over_orders(const std::vector<std::vector<double>>& coordinates,
                                                     const std::vector<double>& exact,
                                                     const std::vector<double>& predicted,

@@ -99,6 +99,9 @@ struct HybridRegret {
   std::vector<double> regret_pct;  // one per order
   /// The share of orders within `within_pct` % of the best.
   double hit_rate(double within_pct) const;
+  /// The median (lower middle) and the largest regret over the orders.
+  double median_pct() const;
+  double worst_pct() const;
 };
 std::vector<HybridRegret> hybrid_regret_over_orders(const std::vector<std::vector<double>>& coordinates,
                                                     const std::vector<double>& exact,

@@ -387,9 +387,7 @@ void print_decision(const DecisionStudy& d, const EvalResult& transformer, std::
       "  {:>13}   {:<23}  {:<23}  {:.2f}%\n",
       d.settings, d.best_exact, d.orders, kWithin, 0, "-", "-", transformer.ranking.regret_pooled_pct);
   const auto cell = [&](const HybridRegret& h) {
-    auto v = h.regret_pct;
-    std::sort(v.begin(), v.end());
-    return fmt::format("{:.2f} / {:.2f}% ({:.0f}%)", v[(v.size() - 1) / 2], v.back(),
+    return fmt::format("{:.2f} / {:.2f}% ({:.0f}%)", h.median_pct(), h.worst_pct(),
                        100 * h.hit_rate(kWithin));
   };
   json +=
@@ -398,15 +396,11 @@ void print_decision(const DecisionStudy& d, const EvalResult& transformer, std::
   for (std::size_t i = 0; i < d.surface.size(); ++i) {
     std::cout << fmt::format("  {:>13}   {:<23}  {:<23}  {:.2f}%\n", d.surface[i].budget, cell(d.surface[i]),
                              cell(d.with_model[i]), d.model_top[i].regret_pct.front());
-    const auto median = [](std::vector<double> v) {
-      std::sort(v.begin(), v.end());
-      return v[(v.size() - 1) / 2];
-    };
     json += fmt::format(
         "{}{{\"exact_replays\": {}, \"surface_median_pct\": {}, \"surface_within1\": {}, "
         "\"with_model_median_pct\": {}, \"with_model_within1\": {}, \"model_top_pct\": {}}}",
-        i == 0 ? "" : ", ", d.surface[i].budget, json_number(median(d.surface[i].regret_pct)),
-        json_number(d.surface[i].hit_rate(kWithin)), json_number(median(d.with_model[i].regret_pct)),
+        i == 0 ? "" : ", ", d.surface[i].budget, json_number(d.surface[i].median_pct()),
+        json_number(d.surface[i].hit_rate(kWithin)), json_number(d.with_model[i].median_pct()),
         json_number(d.with_model[i].hit_rate(kWithin)), json_number(d.model_top[i].regret_pct.front()));
   }
   json += "]}";

@@ -773,6 +773,36 @@ TEST_CASE("the evaluation protocol scores the part it names, beside the ridge an
     CHECK(r.lines[4].result.pooled_predicted[k] ==
           doctest::Approx(r.lines[4].result.pooled_exact[k]).epsilon(1e-4));
   CHECK(r.lines[0].result.pooled_exact == r.lines[4].result.pooled_exact);
+  // Every job is of the one QOS: its per-QOS ranking is the overall one, for every predictor (NaN where
+  // a constant prediction ranks nothing).
+  const auto same = [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); };
+  for (const auto& line : r.lines) {
+    REQUIRE(line.result.by_qos.size() == 1);
+    CHECK(same(line.result.by_qos[0].spearman_pooled, line.result.ranking.spearman_pooled));
+    CHECK(same(line.result.by_qos[0].regret_pooled_pct, line.result.ranking.regret_pooled_pct));
+  }
+  // Half the jobs of the test window of a QOS the schema does not know (category 0, as an unseen QOS
+  // maps), and a "floor" that makes those jobs wait 10^6 s more under the best setting: overall it
+  // prefers the other setting (regret > 0), while "normal"'s figures come from its own jobs, whose
+  // floor waits are exact (regret 0).
+  auto half = d;
+  for (std::size_t i = 0; i < half.windows[5].jobs; i += 2) half.windows[5].qos[i] = 0;
+  const auto& exact_pooled = r.lines.front().result.pooled_exact;
+  REQUIRE(exact_pooled.size() == 2);
+  REQUIRE(exact_pooled[0] != exact_pooled[1]);
+  const auto best = r.part.settings[exact_pooled[0] < exact_pooled[1] ? 0 : 1];
+  auto skewed = half;
+  for (std::size_t i = 0; i < half.windows[5].jobs; i += 2)
+    skewed.waits[5][best * half.windows[5].jobs + i] += 1e6f;
+  experiments::EvalOptions floor_only;
+  floor_only.ridge = false;
+  floor_only.noise_floor = &skewed;
+  const auto r2 = experiments::evaluate_surrogate(model, half, split, floor_only);
+  const auto& floor = r2.lines.back().result;
+  REQUIRE(floor.by_qos.size() == 1);
+  CHECK(floor.ranking.regret_pooled_pct > 0);
+  CHECK(floor.by_qos[0].regret_pooled_pct == 0.0);
+  CHECK_FALSE(std::isnan(r2.lines.front().result.by_qos[0].regret_pooled_pct));  // the transformer's
   CHECK(r.per_setting_ms > 0);
   CHECK(r.batched_ms >= r.marginal_ms);
 

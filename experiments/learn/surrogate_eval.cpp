@@ -27,32 +27,49 @@ EvalResult evaluate(const SurrogateDataset& d, const EvalPart& part, std::size_t
   std::vector<std::size_t> job_windows;
   std::vector<SettingAggregate> agg;
   std::vector<double> pooled_exact(part.settings.size(), 0.0), pooled_predicted(part.settings.size(), 0.0);
+  // Per QOS category (0 = unseen, then the schema's): the same aggregates over that QOS's jobs.
+  std::vector<std::vector<SettingAggregate>> qos_agg(d.schema.qos.size() + 1);
+  struct Sum {
+    double exact = 0, pred = 0, n = 0;
+  };
+  std::vector<Sum> per_qos;
   for (auto w : part.windows) {
     const auto q = predict(w, part.settings);
     const auto& win = d.windows[w];
     for (std::size_t k = 0; k < part.settings.size(); ++k) {
-      double exact = 0, pred = 0, n = 0;
+      Sum all;
+      per_qos.assign(qos_agg.size(), Sum{});
       for (std::size_t i = 0; i < win.jobs; ++i) {
         const float wait = d.waits[w][part.settings[k] * win.jobs + i];
         if (!win.target[i] || std::isnan(wait)) continue;
         jobs.push_back({wait, q[k][i][0], q[k][i][1], q[k][i][2], std::uint64_t{w} << 32 | i});
         job_windows.push_back(w);
-        exact += wait;
-        pred += std::expm1(std::max(0.0f, q[k][i][1]));
-        n += 1;
+        const double pred = std::expm1(std::max(0.0f, q[k][i][1]));
+        for (Sum* sum : {&all, &per_qos.at(static_cast<std::size_t>(win.qos[i]))}) {
+          sum->exact += wait;
+          sum->pred += pred;
+          sum->n += 1;
+        }
       }
-      if (n == 0) continue;
-      agg.push_back({w, part.settings[k], exact / n, pred / n});
-      pooled_exact[k] += exact / n;
-      pooled_predicted[k] += pred / n;
+      for (std::size_t g = 0; g < per_qos.size(); ++g)
+        if (per_qos[g].n > 0)
+          qos_agg[g].push_back(
+              {w, part.settings[k], per_qos[g].exact / per_qos[g].n, per_qos[g].pred / per_qos[g].n});
+      if (all.n == 0) continue;
+      agg.push_back({w, part.settings[k], all.exact / all.n, all.pred / all.n});
+      pooled_exact[k] += all.exact / all.n;
+      pooled_predicted[k] += all.pred / all.n;
     }
   }
+  std::vector<RankingErrors> by_qos;
+  for (std::size_t g = 1; g < qos_agg.size(); ++g) by_qos.push_back(ranking_errors(qos_agg[g]));
   return {job_errors(jobs),
           ranking_errors(agg),
           resamples > 0 ? bootstrap_by_window(jobs, job_windows, agg, resamples) : Bootstrap{},
           false,
           std::move(pooled_exact),
-          std::move(pooled_predicted)};
+          std::move(pooled_predicted),
+          std::move(by_qos)};
 }
 
 const std::vector<std::uint32_t>& part_of(const Split& split, const std::string& name, bool windows) {

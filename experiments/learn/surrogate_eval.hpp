@@ -23,6 +23,9 @@ struct EvalResult {
   bool point = false;       // a point prediction (no interval): no coverage to report
   /// Per setting of the part (its order): the exact and predicted mean wait summed over its windows (s).
   std::vector<double> pooled_exact, pooled_predicted;
+  /// The same ranking figures for the jobs of each QOS of the schema (schema.qos order; a QOS with no
+  /// job in the part has NaN figures): a per-group objective from the same predictions.
+  std::vector<surrogate::RankingErrors> by_qos;
 };
 
 /// The windows and settings a part names: "test", "val" or "train" (windows and settings of that part)

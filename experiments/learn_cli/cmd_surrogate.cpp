@@ -376,6 +376,33 @@ void print_paired(const EvalResult& transformer, const std::string& name, const 
   json += fmt::format(", \"transformer_minus_{}\": {{{}}}", json_name, interval_json(other, of).substr(2));
 }
 
+// The ranking of the settings by each QOS's own mean wait, from the same predictions: a per-group
+// objective that a response surface would need a fit of its own for.
+void print_by_qos(const SurrogateEval& r, const std::vector<std::string>& qos, std::string& json) {
+  std::string head = fmt::format("  {:<12}", "QOS");
+  for (const auto& line : r.lines) head += fmt::format("  {:<18}", line.name);
+  std::cout << "per QOS: pooled Spearman of the settings by the QOS's mean wait / regret of the best\n"
+            << head << "\n";
+  json += ", \"by_qos\": {";
+  for (std::size_t g = 0; g < qos.size(); ++g) {
+    std::string row = fmt::format("  {:<12}", qos[g]);
+    json += fmt::format("{}\"{}\": {{", g == 0 ? "" : ", ", qos[g]);
+    for (std::size_t l = 0; l < r.lines.size(); ++l) {
+      const auto& e = r.lines[l].result.by_qos.at(g);
+      row += fmt::format("  {:<18}",
+                         std::isnan(e.spearman_pooled) && std::isnan(e.regret_pooled_pct)
+                             ? std::string("-")
+                             : fmt::format("{:.3f} / {:.1f}%", e.spearman_pooled, e.regret_pooled_pct));
+      json +=
+          fmt::format("{}\"{}\": {{\"spearman_pooled\": {}, \"regret_pooled_pct\": {}}}", l == 0 ? "" : ", ",
+                      r.lines[l].key, json_number(e.spearman_pooled), json_number(e.regret_pooled_pct));
+    }
+    std::cout << row << "\n";
+    json += "}";
+  }
+  json += "}";
+}
+
 // eval --decision-orders: the exact replays a hybrid sweep spends to choose the part's best setting,
 // with and without the transformer, beside the transformer's choice with none.
 void print_decision(const DecisionStudy& d, const EvalResult& transformer, std::string& json) {
@@ -505,6 +532,7 @@ int eval(const Args& args) {
           r.ridge_columns, r.ridge_lambda, transformer.jobs.mse_log10 / line.result.jobs.mse_log10);
     if (&line != &r.lines.front()) print_paired(transformer, line.name, line.result, json, line.key);
   }
+  if (!data.schema.qos.empty()) print_by_qos(r, data.schema.qos, json);
   if (const auto orders = vm["decision-orders"].as<std::size_t>(); orders > 0)
     print_decision(decision_study(data, r, orders, vm["seed"].as<std::uint64_t>()), transformer, json);
   const auto kSweepBatch = SurrogateEval::kSweepBatch;

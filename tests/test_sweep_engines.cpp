@@ -288,6 +288,28 @@ TEST_CASE("hybrid choice: calibration, then rounds on a refit surface find the b
   seen.clear();
   const auto with = choose_for_exact(wrong, features, objectives, constraints, o, evaluate);
   CHECK(std::find(with.begin(), with.end(), best) != with.end());
+  // model_first: the model's own best 3 of the 12 (by hand: the feasible points of largest truth, ties to
+  // the lower index) come first, in one batch with the 6 calibration points, and the rounds still find
+  // the best feasible point.
+  std::vector<std::size_t> by_model;
+  for (std::size_t i = 0; i < 49; ++i)
+    if (truth[i][1] <= 0.5) by_model.push_back(i);
+  std::stable_sort(by_model.begin(), by_model.end(),
+                   [&](std::size_t a, std::size_t b) { return truth[a][0] > truth[b][0]; });
+  auto first = o;
+  first.model_first = 0.25;
+  calls.clear();
+  seen.clear();
+  const auto screened = choose_for_exact(wrong, features, objectives, constraints, first, evaluate);
+  CHECK(std::vector<std::size_t>(screened.begin(), screened.begin() + 3) ==
+        std::vector<std::size_t>(by_model.begin(), by_model.begin() + 3));
+  CHECK(calls.front() == 9);
+  CHECK(screened.size() == 12);
+  CHECK(std::find(screened.begin(), screened.end(), best) != screened.end());
+  // A model that knows the truth puts the best first.
+  std::vector<PointPrediction> right;
+  for (const auto& t : truth) right.push_back({{t[0], t[1]}, {t[0], t[1]}, {t[0], t[1]}});
+  CHECK(choose_for_exact(right, features, objectives, constraints, first, evaluate).front() == best);
   // calibrate 0: the surrogate's own ranking chooses the whole budget at once (its "best" is the worst).
   o.calibrate = 0;
   o.top_k = 12;
@@ -662,6 +684,12 @@ TEST_CASE(
                                    spec_path, (dir / "few.db").string()));
   CHECK(few.code != 0);
   CHECK(few.out.find("two calibration points") != std::string::npos);
+  // --model-first verifies a model's predictions: without a model, or outside [0, 1], it is refused.
+  const auto first =
+      testing::run_cli(fmt::format("sweep run {} --engine hybrid --model-first 0.5", spec_path));
+  CHECK(first.code == 2);
+  CHECK(first.out.find("--model-first needs --model") != std::string::npos);
+  CHECK(testing::run_cli(fmt::format("sweep run {} --engine hybrid --model-first 1.5", spec_path)).code == 2);
   const auto model = small_model(dir);
   const auto bad = testing::run_cli(fmt::format(
       "sweep run {} --engine hybrid --model {} --window-jobs 64 --context-jobs 16", spec_path, model));

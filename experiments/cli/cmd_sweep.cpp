@@ -81,9 +81,13 @@ int sweep_run(const Args& args) {
       "calibrate", po::value<double>()->default_value(0.3, "0.3"),
       "hybrid: share of the exact budget first spent on points spread over the design, whose exact values "
       "correct the surrogate's before the top points are chosen (0 = off; without --model at least two "
-      "points)")("round", po::value<std::size_t>()->default_value(8),
-                 "hybrid: after the calibration, choose this many points at a time, refitting the response "
-                 "surface on every exact value between rounds");
+      "points)")(
+      "model-first", po::value<double>()->default_value(0, "0"),
+      "hybrid with --model: share of the exact budget spent before all else on the model's own best "
+      "predictions (then the calibration takes what is left; 0 = off)")(
+      "round", po::value<std::size_t>()->default_value(8),
+      "hybrid: after the calibration, choose this many points at a time, refitting the response "
+      "surface on every exact value between rounds");
   add_surrogate_options(o, false);
   po::positional_options_description pos;
   pos.add("spec", 1);
@@ -122,6 +126,10 @@ int sweep_run(const Args& args) {
   if (const auto c = vm["calibrate"].as<double>(); !(c >= 0 && c <= 1))
     throw po::error("--calibrate must be in [0, 1]");
   if (!(vm["max-exact"].as<double>() >= 0)) throw po::error("--max-exact must be >= 0");
+  if (const auto f = vm["model-first"].as<double>(); !(f >= 0 && f <= 1))
+    throw po::error("--model-first must be in [0, 1]");
+  if (vm["model-first"].as<double>() > 0 && vm["model"].as<std::string>().empty())
+    throw po::error("--model-first needs --model CHECKPOINT (the model's predictions to verify first)");
   if (ro.engine == SweepEngine::kSurrogate && vm["model"].as<std::string>().empty())
     throw po::error("--engine surrogate needs --model CHECKPOINT");
   ro.check_invariants = vm["check-invariants"].as<bool>();

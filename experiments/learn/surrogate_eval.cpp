@@ -253,6 +253,10 @@ DecisionStudy decision_study(const SurrogateDataset& data, const SurrogateEval& 
   top.top_k = exact.size();  // the budget, not top_k, bounds what it verifies
   out.model_top =
       hybrid_regret_over_orders(coordinates, exact, transformer.pooled_predicted, budgets, top, 1, seed);
+  HybridOptions first = defaults;
+  first.model_first = 0.5;
+  out.model_first = hybrid_regret_over_orders(coordinates, exact, transformer.pooled_predicted, budgets,
+                                              first, orders, seed);
   return out;
 }
 

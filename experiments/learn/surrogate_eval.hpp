@@ -80,13 +80,14 @@ SurrogateEval evaluate_surrogate(const surrogate::Surrogate& model, const surrog
 /// choices can be replayed offline (hybrid_regret_over_orders) for every budget and design order:
 /// - surface: the response surface alone (`--engine hybrid` without a model), calibrated first;
 /// - with_model: the surface with the transformer's pooled prediction as one more regressor;
-/// - model_top: the transformer's best `budget` predictions verified (calibrate 0; order-independent).
+/// - model_top: the transformer's best `budget` predictions verified (calibrate 0; order-independent);
+/// - model_first: half the budget on those first, then the defaults (`--model-first 0.5`).
 /// Budgets the hybrid can run without a model (>= 5: two calibration points) and below the part's
 /// settings count.
 struct DecisionStudy {
   std::size_t settings = 0, orders = 0;
   double best_exact = 0;  // s, the best setting's pooled mean wait
-  std::vector<HybridRegret> surface, with_model, model_top;
+  std::vector<HybridRegret> surface, with_model, model_top, model_first;
 };
 DecisionStudy decision_study(const surrogate::SurrogateDataset& data, const SurrogateEval& eval,
                              std::size_t orders, std::uint64_t seed);

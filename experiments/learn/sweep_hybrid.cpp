@@ -194,9 +194,26 @@ std::vector<std::size_t> choose_for_exact(const std::vector<PointPrediction>& su
   const bool scored = std::any_of(surrogate.begin(), surrogate.end(), [](const PointPrediction& p) {
     return std::any_of(p.mid.begin(), p.mid.end(), [](double v) { return std::isfinite(v); });
   });
-  std::vector<std::size_t> chosen =
-      calibration_points(n, static_cast<std::size_t>(std::llround(std::clamp(options.calibrate, 0.0, 1.0) *
-                                                                  static_cast<double>(budget))));
+  const auto share = [&](double f) {
+    return static_cast<std::size_t>(std::llround(std::clamp(f, 0.0, 1.0) * static_cast<double>(budget)));
+  };
+  std::vector<std::size_t> chosen;
+  std::vector<char> taken(n, 0);
+  if (scored && options.model_first > 0) {
+    HybridOptions top = options;
+    top.max_exact = static_cast<double>(share(options.model_first));
+    top.top_k = n;  // the share, not top_k, bounds it
+    for (auto c : select_for_verification(surrogate, objectives, constraints, top)) {
+      chosen.push_back(c);
+      taken[c] = 1;
+    }
+  }
+  const std::size_t calibration = std::min(share(options.calibrate), budget - chosen.size());
+  for (auto c : calibration_points(n, calibration))
+    if (!taken[c]) {
+      chosen.push_back(c);
+      taken[c] = 1;
+    }
   if (!scored && chosen.size() < 2 && budget > 0)
     throw std::invalid_argument(fmt::format(
         "a hybrid sweep without a model needs two calibration points at least (--calibrate {} of {} exact "
@@ -205,8 +222,6 @@ std::vector<std::size_t> choose_for_exact(const std::vector<PointPrediction>& su
   std::vector<std::vector<double>> exact = evaluate(chosen);
   // Without two exact values to fit, the surrogate's own predictions choose the whole budget at once.
   const bool refit = chosen.size() >= 2;
-  std::vector<char> taken(n, 0);
-  for (auto c : chosen) taken[c] = 1;
   while (chosen.size() < budget) {
     auto predictions = surrogate;
     fit_surface(predictions, features, chosen, exact, metrics);

@@ -23,6 +23,9 @@ struct HybridOptions {
                               // else a count
   double calibrate = 0.3;     // share of that budget first spent on points spread over the design, whose
                               // exact values correct the surrogate's (fit_surface below)
+  double model_first = 0;     // with a model: share of that budget spent before all else on the model's own
+                              // best predictions (per objective, in turn; docs/log/surrogate.md, "Wide
+                              // setting space": what paid on new weeks); calibration takes what is left
   std::size_t round = 8;      // after those, points are chosen this many at a time, the response surface
                               // refit on every exact value so far (a fixed count, not the thread count,
                               // so that the choice does not depend on -j)
@@ -74,8 +77,10 @@ void fit_surface(std::vector<PointPrediction>& points, const std::vector<std::ve
                  const std::vector<std::size_t>& exact_points, const std::vector<std::vector<double>>& exact,
                  std::size_t metrics);
 
-/// The hybrid's exact evaluations, in the order chosen: first `calibrate` × the budget points spread
-/// over the design (calibration_points), then rounds of `options.round` points chosen by
+/// The hybrid's exact evaluations, in the order chosen: with a surrogate, first `model_first` × the
+/// budget of its best predictions (select_for_verification on its own medians); then `calibrate` × the
+/// budget points spread over the design (calibration_points, less those already chosen, within what is
+/// left of the budget), then rounds of `options.round` points chosen by
 /// select_for_verification on fit_surface refit on every exact value so far (regressors `features`, e.g.
 /// quadratic_features of point_coordinates), each round evaluated before the next is chosen, until the
 /// budget is spent or no point may be feasible. `surrogate`: per point the surrogate's prediction, or NaN

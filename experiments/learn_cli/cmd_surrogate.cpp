@@ -410,9 +410,10 @@ void print_decision(const DecisionStudy& d, const EvalResult& transformer, std::
   std::cout << fmt::format(
       "decision: the least mean wait among {} settings (best {:.0f} s); regret of the setting chosen, % of "
       "the best, over {} design orders (median / worst; share within {:.0f}%)\n"
-      "  exact replays   surface alone            transformer + surface    transformer's top\n"
-      "  {:>13}   {:<23}  {:<23}  {:.2f}%\n",
-      d.settings, d.best_exact, d.orders, kWithin, 0, "-", "-", transformer.ranking.regret_pooled_pct);
+      "  exact replays   surface alone            transformer + surface    its top half first       "
+      "transformer's top\n"
+      "  {:>13}   {:<23}  {:<23}  {:<23}  {:.2f}%\n",
+      d.settings, d.best_exact, d.orders, kWithin, 0, "-", "-", "-", transformer.ranking.regret_pooled_pct);
   const auto cell = [&](const HybridRegret& h) {
     return fmt::format("{:.2f} / {:.2f}% ({:.0f}%)", h.median_pct(), h.worst_pct(),
                        100 * h.hit_rate(kWithin));
@@ -421,14 +422,17 @@ void print_decision(const DecisionStudy& d, const EvalResult& transformer, std::
       fmt::format(", \"decision\": {{\"settings\": {}, \"orders\": {}, \"best_exact_s\": {:.1f}, \"rows\": [",
                   d.settings, d.orders, d.best_exact);
   for (std::size_t i = 0; i < d.surface.size(); ++i) {
-    std::cout << fmt::format("  {:>13}   {:<23}  {:<23}  {:.2f}%\n", d.surface[i].budget, cell(d.surface[i]),
-                             cell(d.with_model[i]), d.model_top[i].regret_pct.front());
+    std::cout << fmt::format("  {:>13}   {:<23}  {:<23}  {:<23}  {:.2f}%\n", d.surface[i].budget,
+                             cell(d.surface[i]), cell(d.with_model[i]), cell(d.model_first[i]),
+                             d.model_top[i].regret_pct.front());
     json += fmt::format(
         "{}{{\"exact_replays\": {}, \"surface_median_pct\": {}, \"surface_within1\": {}, "
-        "\"with_model_median_pct\": {}, \"with_model_within1\": {}, \"model_top_pct\": {}}}",
+        "\"with_model_median_pct\": {}, \"with_model_within1\": {}, \"model_first_median_pct\": {}, "
+        "\"model_first_within1\": {}, \"model_top_pct\": {}}}",
         i == 0 ? "" : ", ", d.surface[i].budget, json_number(d.surface[i].median_pct()),
         json_number(d.surface[i].hit_rate(kWithin)), json_number(d.with_model[i].median_pct()),
-        json_number(d.with_model[i].hit_rate(kWithin)), json_number(d.model_top[i].regret_pct.front()));
+        json_number(d.with_model[i].hit_rate(kWithin)), json_number(d.model_first[i].median_pct()),
+        json_number(d.model_first[i].hit_rate(kWithin)), json_number(d.model_top[i].regret_pct.front()));
   }
   json += "]}";
 }

@@ -22,6 +22,7 @@ int sweep_engines(const po::variables_map& vm, const SweepSpec& spec, const std:
   hybrid.verify_width = vm["verify-width"].as<double>();
   hybrid.max_exact = vm["max-exact"].as<double>();
   hybrid.calibrate = vm["calibrate"].as<double>();
+  hybrid.model_first = vm["model-first"].as<double>();
   hybrid.round = vm["round"].as<std::size_t>();
   SurrogateScorer scorer(surrogate, hybrid);
   ro.scorer = &scorer;

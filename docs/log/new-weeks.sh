@@ -38,3 +38,22 @@ $B surrogate train --data train$SUFFIX.stsd -o weeks$SUFFIX.ckpt --lr 1e-3 --ste
   --patience 100 --settings-per-step 16 --within-weight 5 --ema 0.999
 $B surrogate eval --model weeks$SUFFIX.ckpt --data test$SUFFIX.stsd --part all \
   --noise-floor test${SUFFIX}_floor.stsd --bootstrap 200 --decision-orders 20 --json eval$SUFFIX.json
+# The expected-wait target: each job's wait averaged over 4 timer phases, and its floor 30 s later.
+# shellcheck disable=SC2086
+{
+  $B surrogate dataset --trace test.stt $W --settings 64 --design-seed 2 --phases 4 $P -o test${SUFFIX}_p4.stsd
+  $B surrogate dataset --trace test.stt $W --settings 64 --design-seed 2 --phases 4 --start-offset 30 $P \
+    -o test${SUFFIX}_p4_floor.stsd
+}
+$B surrogate eval --model weeks$SUFFIX.ckpt --data test${SUFFIX}_p4.stsd --part all \
+  --noise-floor test${SUFFIX}_p4_floor.stsd --bootstrap 200 --decision-orders 20 --json eval${SUFFIX}_p4.json
+# TRAIN_PHASES=2: also a model trained on 2-phase targets of the training weeks (about 27 min more).
+if [ "${TRAIN_PHASES:-1}" = 2 ]; then
+  # shellcheck disable=SC2086
+  $B surrogate dataset --trace train.stt $W --settings $TRAIN_SETTINGS --phases 2 $P -o train${SUFFIX}_p2.stsd
+  $B surrogate train --data train${SUFFIX}_p2.stsd -o weeks${SUFFIX}_p2.ckpt --lr 1e-3 --steps 6000 \
+    --eval-every 250 --patience 100 --settings-per-step 16 --within-weight 5 --ema 0.999
+  $B surrogate eval --model weeks${SUFFIX}_p2.ckpt --data test${SUFFIX}_p4.stsd --part all \
+    --noise-floor test${SUFFIX}_p4_floor.stsd --bootstrap 200 --decision-orders 20 \
+    --json eval${SUFFIX}_p2model_p4.json
+fi

@@ -195,8 +195,13 @@ RankingErrors ranking_errors(const std::vector<SettingAggregate>& rows) {
   // Ties in the prediction go to the lowest setting index (the map's order).
   const auto chosen = static_cast<std::size_t>(std::min_element(p.begin(), p.end()) - p.begin());
   const double best = *std::min_element(e.begin(), e.end());
-  r.regret_pooled_pct = best > 0 ? 100.0 * (e[chosen] - best) / best : (e[chosen] == best ? 0.0 : kNaN);
+  r.regret_pooled_pct = regret_pct(e[chosen], best);
   return r;
+}
+
+double regret_pct(double found, double best) {
+  if (best != 0) return 100.0 * (found - best) / std::abs(best);
+  return found == best ? 0.0 : kNaN;
 }
 
 // Nearest rank: the smallest value with at least p of them at or below.

@@ -199,6 +199,11 @@ TEST_CASE("per-job errors and interval coverage") {
   CHECK(r.spearman_pooled == doctest::Approx(0.5));
   CHECK(r.regret_pooled_pct == doctest::Approx(100.0));
   CHECK(ranking_errors({{0, 0, 100, 90}, {0, 1, 150, 120}}).regret_pooled_pct == doctest::Approx(0.0));
+  // The one regret rule (also the hybrid's over design orders): % of |best|, and 0 / NaN at best 0.
+  CHECK(regret_pct(110, 100) == doctest::Approx(10.0));
+  CHECK(regret_pct(-90, -100) == doctest::Approx(10.0));
+  CHECK(regret_pct(0, 0) == 0.0);
+  CHECK(std::isnan(regret_pct(5, 0)));
 }
 
 TEST_CASE("bootstrap intervals over windows, by hand, and paired differences") {

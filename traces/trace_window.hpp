@@ -15,6 +15,9 @@ struct WindowBound {
   Seconds value = 0;
 };
 
+/// The forms parse_window_bound reads, as error messages name them.
+inline constexpr const char* kWindowBoundForms = "YYYY-MM-DDTHH:MM:SS or +D-HH:MM:SS";
+
 /// "YYYY-MM-DDTHH:MM:SS" (UTC) or "+D-HH:MM:SS" (any Slurm duration after the '+', an offset from the
 /// first submit); nullopt on anything else (a negative offset included).
 std::optional<WindowBound> parse_window_bound(std::string_view text);

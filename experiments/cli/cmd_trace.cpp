@@ -85,8 +85,7 @@ int trace_convert(const Args& args) {
     if (!vm.count(key)) continue;
     const auto& text = vm[key].as<std::string>();
     const auto b = parse_window_bound(text);
-    if (!b)
-      throw po::error(fmt::format("--{}: '{}': expected YYYY-MM-DDTHH:MM:SS or +D-HH:MM:SS", key, text));
+    if (!b) throw po::error(fmt::format("--{}: '{}': expected {}", key, text, kWindowBoundForms));
     *bound = *b;
   }
   std::string window_note;

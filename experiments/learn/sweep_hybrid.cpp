@@ -12,6 +12,7 @@
 #include <Eigen/Dense>
 
 #include "experiments/learn/surrogate_data.hpp"
+#include "surrogate/evaluation.hpp"
 #include "traces/rng.hpp"
 
 namespace slurmtwin::experiments {
@@ -303,7 +304,7 @@ std::vector<HybridRegret> hybrid_regret_over_orders(const std::vector<std::vecto
       double found = std::numeric_limits<double>::infinity();
       for (auto c : choose_for_exact(surrogate, features, objectives, {}, o, evaluate))
         found = std::min(found, exact[order[c]]);
-      row.regret_pct.push_back(best != 0 ? 100.0 * (found - best) / std::abs(best) : std::nan(""));
+      row.regret_pct.push_back(surrogate::regret_pct(found, best));
     }
   }
   return out;

@@ -224,7 +224,7 @@ void parse_trace_section(const YamlReader& r, const YAML::Node& trace, SweepSpec
       if (!node) return WindowBound{};
       const auto text = r.str(node, key);
       const auto b = parse_window_bound(text);
-      if (!b) r.fail(node, key, fmt::format("'{}': expected YYYY-MM-DDTHH:MM:SS or +D-HH:MM:SS", text));
+      if (!b) r.fail(node, key, fmt::format("'{}': expected {}", text, kWindowBoundForms));
       return *b;
     };
     spec.window_from = bound("from");

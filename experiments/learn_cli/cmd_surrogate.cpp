@@ -379,20 +379,25 @@ void print_paired(const EvalResult& transformer, const std::string& name, const 
 // The ranking of the settings by each QOS's own mean wait, from the same predictions: a per-group
 // objective that a response surface would need a fit of its own for.
 void print_by_qos(const SurrogateEval& r, const std::vector<std::string>& qos, std::string& json) {
-  std::string head = fmt::format("  {:<12}", "QOS");
+  std::size_t width = 12;  // the QOS column fits the longest name
+  for (const auto& name : qos) width = std::max(width, name.size());
+  std::string head = fmt::format("  {:<{}}", "QOS", width);
   for (const auto& line : r.lines) head += fmt::format("  {:<18}", line.name);
   std::cout << "per QOS: pooled Spearman of the settings by the QOS's mean wait / regret of the best\n"
             << head << "\n";
   json += ", \"by_qos\": {";
   for (std::size_t g = 0; g < qos.size(); ++g) {
-    std::string row = fmt::format("  {:<12}", qos[g]);
+    std::string row = fmt::format("  {:<{}}", qos[g], width);
     json += fmt::format("{}\"{}\": {{", g == 0 ? "" : ", ", qos[g]);
     for (std::size_t l = 0; l < r.lines.size(); ++l) {
       const auto& e = r.lines[l].result.by_qos.at(g);
       row += fmt::format("  {:<18}",
                          std::isnan(e.spearman_pooled) && std::isnan(e.regret_pooled_pct)
                              ? std::string("-")
-                             : fmt::format("{:.3f} / {:.1f}%", e.spearman_pooled, e.regret_pooled_pct));
+                             : fmt::format("{:.3f} / {}", e.spearman_pooled,
+                                           std::isnan(e.regret_pooled_pct)  // the best waits 0: no ratio
+                                               ? std::string("-")
+                                               : fmt::format("{:.1f}%", e.regret_pooled_pct)));
       json +=
           fmt::format("{}\"{}\": {{\"spearman_pooled\": {}, \"regret_pooled_pct\": {}}}", l == 0 ? "" : ", ",
                       r.lines[l].key, json_number(e.spearman_pooled), json_number(e.regret_pooled_pct));

@@ -83,6 +83,7 @@ cli-doc: build
 DOC_BLOCK_PAGES = docs/site-schema.md docs/sweeps.md
 docs: cli-doc
 	@bash cmake/gen-doc.sh $(BUILD)/experiments/slurmtwin docs/src/getting-started.md docs/getting-started.md
+	@bash cmake/gen-doc.sh $(BUILD)/experiments/slurmtwin docs/src/surrogate.md docs/surrogate.md
 	@bash cmake/gen-doc-blocks.sh $(BUILD)/experiments/slurmtwin $(DOC_BLOCK_PAGES)
 
 # libFuzzer targets for every reader and importer (clang++), FUZZ_SECONDS each on the committed seed

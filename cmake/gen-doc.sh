@@ -7,9 +7,12 @@
 #                                                  now (run times and file sizes masked); exit 77
 #                                                  (skipped) when ../shared/data is absent
 # Template blocks (everything else is copied as it is):
-#   ```sh run        run from the repository root with bash -e, after the VAR=value lines of the run
-#                    blocks before it; written as ```sh, then a ```text block of what it printed
-#                    (stdout and stderr); B is set to SLURMTWIN
+#   ```sh run        run from the repository root with bash -e -o pipefail, after the VAR=value lines
+#                    of the run blocks before it; written as ```sh, then a ```text block of what it
+#                    printed (stdout and stderr); B is set to SLURMTWIN
+#   ```sh run numbers-vary
+#                    the same, for output whose figures depend on the machine (a model trained on its
+#                    CPU): --check compares that block's text with every number masked
 #   ```yaml file=P   written to P (relative to the repository root), then shown as ```yaml
 # Outputs go to gs/ (git-ignored), emptied first.
 set -euo pipefail
@@ -30,6 +33,8 @@ fi
 export TZ=UTC  # outputs print times; the doc's were made in UTC
 rm -rf gs && mkdir gs
 
+# Written before a numbers-vary block's ```sh (invisible in rendered Markdown): the mask finds it there.
+VARY_MARK='<!-- gen-doc: the numbers of the next output vary by machine -->'
 generated=$(mktemp)
 block=$(mktemp)
 trap 'rm -f "$generated" "$block"' EXIT
@@ -39,9 +44,10 @@ file_path=
 while IFS= read -r line || [[ -n $line ]]; do
   case $mode in
     copy)
-      if [[ $line == '```sh run' ]]; then
+      if [[ $line == '```sh run' || $line == '```sh run numbers-vary' ]]; then
         mode=run
         : > "$block"
+        [[ $line == *numbers-vary ]] && echo "$VARY_MARK" >> "$generated"
       elif [[ $line =~ ^\`\`\`yaml\ file=(.+)$ ]]; then
         mode=file
         file_path=${BASH_REMATCH[1]}
@@ -70,7 +76,7 @@ while IFS= read -r line || [[ -n $line ]]; do
           echo '```'
           echo '```text'
         } >> "$generated"
-        if ! bash -e -c "$prelude"$'\n'"$(cat "$block")" >> "$generated" 2>&1; then
+        if ! bash -e -o pipefail -c "$prelude"$'\n'"$(cat "$block")" >> "$generated" 2>&1; then
           echo "gen-doc.sh: a command of $TEMPLATE failed:" >&2
           cat "$block" >&2
           tail -5 "$generated" >&2
@@ -103,8 +109,16 @@ fi
 # Run times and file sizes change from run to run; everything else must be the same bytes. A
 # progress line with an ETA is printed every few seconds of a long step (experiments/replay/progress.hpp),
 # so how many there are depends on the machine's load: they are left out of the comparison.
+# In a numbers-vary block's output every number is masked, and so is training's " *" (a validation
+# better than the last best: which ones are depends on the figures).
 mask() {
-  sed -E '/, ETA [0-9?]/d; s/[0-9]+(\.[0-9]+)? ?s\b/N s/g; s/[0-9.]+ points\/s/N points\/s/g; s/\([0-9]+ KiB\)/(N KiB)/g' "$1"
+  sed -E '/, ETA [0-9?]/d; s/[0-9]+(\.[0-9]+)? ?s\b/N s/g; s/[0-9.]+ points\/s/N points\/s/g; s/\([0-9]+ KiB\)/(N KiB)/g' "$1" |
+    awk -v mark="$VARY_MARK" '
+      $0 == mark { vary = 1; print; next }
+      vary == 1 && $0 == "```text" { vary = 2; print; next }
+      vary == 2 && $0 == "```" { vary = 0 }
+      vary == 2 { gsub(/[0-9]+/, "N"); sub(/ +\*$/, "") }
+      { print }'
 }
 if ! diff <(mask "$OUTPUT") <(mask "$generated"); then
   echo "$OUTPUT is not what $TEMPLATE gives with this build: run \`make docs\`" >&2

@@ -4,7 +4,7 @@
 
 namespace slurmtwin::surrogate {
 
-/// e.g. "libtorch 1.13.1, CUDA available: no, CPU threads: 2".
+/// e.g. "libtorch 1.13.1, CUDA available: no, CPU threads: 2, OpenMP waits: PASSIVE".
 std::string torch_summary();
 
 }  // namespace slurmtwin::surrogate

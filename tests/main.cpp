@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <string_view>
 
+#include "surrogate/openmp_waits.hpp"
+
 namespace {
 
 unsigned g_matching_test_cases = 0;  // set at the end of the run by the listener
@@ -34,6 +36,7 @@ struct MatchCounter : doctest::IReporter {
 REGISTER_LISTENER("match_counter", 1, MatchCounter);
 
 int main(int argc, char** argv) {
+  slurmtwin::surrogate::reexec_with_passive_openmp_waits(argv);  // as slurmtwin-torch does
   doctest::Context context(argc, argv);
   const int rc = context.run();
   if (context.shouldExit()) return rc;  // --help, --list-test-cases, ...

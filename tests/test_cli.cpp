@@ -38,6 +38,24 @@ TEST_CASE("help lists every command and each command's options with defaults") {
   CHECK(run_cli("replay --nosuchoption").code == 2);
 }
 
+// libgomp's idle threads spin, and on a small or busy machine they take the cores the work needs
+// (surrogate/openmp_waits.hpp): slurmtwin-torch makes them sleep unless the user chose a policy.
+TEST_CASE("slurmtwin-torch's OpenMP threads sleep between parallel regions unless the user sets a policy") {
+  const auto dir = slurmtwin::testing::scratch_dir("openmp_waits");
+  const auto out = (dir / "out.txt").string();
+  const auto summary = [&](const std::string& env) {  // this test's own process runs PASSIVE: unset it
+    const int status =
+        std::system(fmt::format("env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT {} {} version --torch > {} 2>&1",
+                                env, SLURMTWIN_BINARY, out)
+                        .c_str());
+    CHECK(WIFEXITED(status));
+    return slurmtwin::testing::slurp(out);
+  };
+  CHECK(summary("").find("OpenMP waits: PASSIVE") != std::string::npos);
+  CHECK(summary("OMP_WAIT_POLICY=active").find("OpenMP waits: active") != std::string::npos);
+  CHECK(summary("GOMP_SPINCOUNT=1000").find("OpenMP waits: GOMP_SPINCOUNT=1000") != std::string::npos);
+}
+
 TEST_CASE("slurmtwin links no libtorch: the surrogate's commands run slurmtwin-torch beside it") {
   const auto version = run_cli("version");
   CHECK(version.code == 0);

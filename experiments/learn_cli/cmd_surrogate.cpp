@@ -246,6 +246,7 @@ int train(const Args& args) {
     }
     return Surrogate(data, split, c, t.seed);
   }();
+  Surrogate::set_threads(t.threads);  // before the summary, which states them (train sets them again)
   std::cout << fmt::format("{}; model {} parameters; {} train windows × {} settings, validation {} × {}\n",
                            torch_summary(), model.parameter_count(), split.train_windows.size(),
                            split.train_settings.size(), split.val_windows.size(), split.val_settings.size());
@@ -639,6 +640,7 @@ int update(const Args& args) {
                          vm["window-jobs"].as<std::uint32_t>(), vm["context-jobs"].as<std::uint32_t>());
   if (const auto& out = vm["data-out"].as<std::string>(); !out.empty()) write_dataset(data, out);
   const auto split = make_split(data, t.seed, SplitMode::kInterleaved);
+  Surrogate::set_threads(t.threads);  // before the summary, which states them
   std::cout << fmt::format(
       "{}; {} exact sweep results × {} windows; fine-tuning on {} windows × {} settings, "
       "validation {} × {}\n",

@@ -574,6 +574,50 @@ TEST_CASE("sweep --engine surrogate and hybrid: stored predictions, exact verifi
   CHECK(exact_rows == 4);
 }
 
+// The binary's --model-first reaches the engine: `slurmtwin sweep run --engine hybrid --model-first 0.5`
+// verifies the same points as HybridOptions::model_first = 0.5 in the library, and those are not the
+// points that the default (0) verifies, so a flag dropped on its way fails this.
+TEST_CASE("slurmtwin sweep run --model-first: the model's best verified first, as the library chooses") {
+  const auto dir = testing::scratch_dir("sweep_model_first");
+  const auto spec_path = day_spec(dir, std::string(kGrid9) +
+                                           "objectives:\n  - {metric: wait_mean, goal: min}\n"
+                                           "  - {metric: utilisation, goal: max}\n");
+  const auto spec = load_sweep_spec(spec_path);
+  SweepRunOptions o;
+  o.engine = SweepEngine::kHybrid;
+  o.jobs = 1;
+  SurrogateEngineOptions so;
+  so.model = small_model(dir);
+  so.window_jobs = 64;
+  so.context_jobs = 16;
+  so.point_batch = 4;
+  HybridOptions ho;  // the CLI's defaults but for the three below
+  ho.max_exact = 4;
+  ho.calibrate = 0.5;
+  const auto exact_keys = [](const std::string& db) {
+    std::set<std::string> keys;
+    for (const auto& r : SweepStore(db).rows())
+      if (r.engine == "exact") keys.insert(r.key);
+    return keys;
+  };
+  const auto plain_db = (dir / "plain.db").string();
+  run_scored(spec, plain_db, o, so, ho);
+  ho.model_first = 0.5;
+  const auto first_db = (dir / "first.db").string();
+  run_scored(spec, first_db, o, so, ho);
+  REQUIRE(exact_keys(first_db).size() == 4);
+  REQUIRE(exact_keys(plain_db) != exact_keys(first_db));  // else the check below tells nothing
+
+  const auto cli_db = (dir / "cli.db").string();
+  const auto run = testing::run_cli(fmt::format(
+      "sweep run {} --db {} --engine hybrid --model {} --window-jobs 64 --context-jobs 16 --point-batch 4 "
+      "-j 1 --max-exact 4 --calibrate 0.5 --model-first 0.5",
+      spec_path, cli_db, so.model));
+  CAPTURE(run.out);
+  REQUIRE(run.code == 0);
+  CHECK(exact_keys(cli_db) == exact_keys(first_db));
+}
+
 TEST_CASE("sweep --engine hybrid without a model: the response surface chooses, any thread count") {
   const auto dir = testing::scratch_dir("sweep_engines_surface");
   const auto spec_path =

@@ -4,11 +4,13 @@
 # weeks 7-8, which no replay of the training data saw, with one exact replay of them at the site's own
 # setting (the reference features). Figures: docs/log/surrogate.md, "New weeks". Run from the repository
 # root after `make`; writes into $OUT (default /tmp/new-weeks). About 20 min of replays with -j 2 on
-# the project's 2-core VM and 15-20 min of training.
+# the project's 2-core VM and 15-20 min of training. SEED (default 3) picks the synthetic trace;
+# PHASE4=0 leaves out the 4-phase targets (most of the replays).
 set -euo pipefail
 B=${B:-$PWD/build/experiments/slurmtwin}
 OUT=${OUT:-/tmp/new-weeks}
 PARAMS=${PARAMS:-6}
+SEED=${SEED:-3}
 mkdir -p "$OUT" && cd "$OUT"
 if [ "$PARAMS" = 13 ]; then
   P="--param PriorityWeightAge=0:100000 --param PriorityWeightFairshare=0:100000
@@ -22,7 +24,7 @@ if [ "$PARAMS" = 13 ]; then
 else
   P="" TRAIN_SETTINGS=160 SUFFIX=""  # the six PriorityWeight* over 0:100000
 fi
-$B trace generate --seed 3 --days 56 -o all.stt
+$B trace generate --seed "$SEED" --days 56 -o all.stt
 $B trace convert all.stt --to +42-00:00:00 -o train.stt
 $B trace convert all.stt --from +42-00:00:00 -o test.stt
 W="--window-jobs 384 --context-jobs 128 --reference"
@@ -39,6 +41,7 @@ $B surrogate train --data train$SUFFIX.stsd -o weeks$SUFFIX.ckpt --lr 1e-3 --ste
 $B surrogate eval --model weeks$SUFFIX.ckpt --data test$SUFFIX.stsd --part all \
   --noise-floor test${SUFFIX}_floor.stsd --bootstrap 200 --decision-orders 20 --json eval$SUFFIX.json
 # The expected-wait target: each job's wait averaged over 4 timer phases, and its floor 30 s later.
+[ "${PHASE4:-1}" = 0 ] && exit 0
 # shellcheck disable=SC2086
 {
   $B surrogate dataset --trace test.stt $W --settings 64 --design-seed 2 --phases 4 $P -o test${SUFFIX}_p4.stsd

@@ -336,6 +336,39 @@ const char* to_string(Loss loss) {
   return "?";
 }
 
+namespace {
+
+// Normalised input tensors of one window (on the model's device); `f` [n, axes]: each job's raw factor
+// for each axis (signed), with the priority prior only; `base` [n, 1]: its reference wait in the
+// target's normalised units, with reference features and no ridge base; `rows` [r]: the target tokens.
+struct Inputs {
+  Tensor x, u, a, p, q, f, base, rows;
+};
+
+}  // namespace
+
+// A window's inputs and what the setting-independent encoder made of them (`comp` is undefined without
+// competition heads), with the window's shape for the output.
+struct EncodedWindow::Data {
+  Inputs in;
+  Tensor h, comp;
+  std::size_t jobs = 0;
+  std::vector<std::uint8_t> target;
+};
+
+EncodedWindow::EncodedWindow(std::unique_ptr<Data> data) : data_(std::move(data)) {}
+EncodedWindow::~EncodedWindow() = default;
+EncodedWindow::EncodedWindow(EncodedWindow&&) noexcept = default;
+EncodedWindow& EncodedWindow::operator=(EncodedWindow&&) noexcept = default;
+
+std::size_t EncodedWindow::bytes() const {
+  std::size_t total = data_->target.size();
+  const auto& in = data_->in;
+  for (const Tensor& t : {in.x, in.u, in.a, in.p, in.q, in.f, in.base, in.rows, data_->h, data_->comp})
+    if (t.defined()) total += static_cast<std::size_t>(t.numel()) * t.element_size();
+  return total;
+}
+
 struct Surrogate::Impl {
   ModelConfig config;
   FeatureSchema schema;
@@ -417,13 +450,6 @@ struct Surrogate::Impl {
     net->to(device);
   }
 
-  // Normalised input tensors of one window (on the model's device); `f` [n, axes]: each job's raw
-  // factor for each axis (signed), with the priority prior only; `base` [n, 1]: its reference wait in
-  // the target's normalised units, with reference features and no ridge base; `rows` [r]: the target
-  // tokens.
-  struct Inputs {
-    Tensor x, u, a, p, q, f, base, rows;
-  };
   Inputs inputs(const WindowTokens& w) const {
     const auto n = static_cast<std::int64_t>(w.jobs), f = static_cast<std::int64_t>(mean.size());
     std::vector<float> x(w.numeric);
@@ -653,7 +679,7 @@ TrainReport Surrogate::train(const SurrogateDataset& d, const Split& split, cons
   torch::optim::AdamW opt(m.net->parameters(), torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
   const bool amp = m.device.is_cuda();  // mixed precision (CudaAutocast) on the GPU only
 
-  std::vector<Impl::Inputs> cache;  // inputs of every window, built once
+  std::vector<Inputs> cache;  // inputs of every window, built once
   cache.reserve(d.windows.size());
   for (const auto& w : d.windows) cache.push_back(m.inputs(w));
   std::vector<std::vector<float>> encoded(d.setting_count());
@@ -839,13 +865,32 @@ void Surrogate::calibrate_intervals(const SurrogateDataset& d, const std::vector
   report.interval_shift = m.interval_shift;
 }
 
+EncodedWindow Surrogate::encode(const WindowTokens& window) const {
+  auto& m = *impl_;
+  torch::NoGradGuard guard;
+  m.net->eval();
+  auto data = std::make_unique<EncodedWindow::Data>();
+  data->in = m.inputs(window);
+  std::tie(data->h, data->comp) = m.net->encode(data->in.x, data->in.u, data->in.a, data->in.p, data->in.q);
+  data->jobs = window.jobs;
+  data->target = window.target;
+  return EncodedWindow(std::move(data));
+}
+
 Quantiles Surrogate::predict(const WindowTokens& window,
+                             const std::vector<std::vector<float>>& settings) const {
+  return predict(encode(window), settings);
+}
+
+Quantiles Surrogate::predict(const EncodedWindow& window,
                              const std::vector<std::vector<float>>& settings) const {
   auto& m = *impl_;
   torch::NoGradGuard guard;
   m.net->eval();
-  const auto in = m.inputs(window);
-  const auto [h, comp] = m.net->encode(in.x, in.u, in.a, in.p, in.q);
+  const auto& in = window.data_->in;
+  const auto& h = window.data_->h;
+  const auto& comp = window.data_->comp;
+  const auto& target = window.data_->target;
   Quantiles out(settings.size());
   constexpr std::size_t kChunk = 64;  // settings per conditioned batch (bounds memory)
   for (std::size_t from = 0; from < settings.size(); from += kChunk) {
@@ -857,12 +902,12 @@ Quantiles Surrogate::predict(const WindowTokens& window,
                 m.y_mean)
                    .to(torch::kCPU)
                    .contiguous();
-    const auto n = static_cast<std::size_t>(window.jobs), s = to - from;
+    const auto n = window.data_->jobs, s = to - from;
     const float* p = q.data_ptr<float>();  // [r, s, 3], the target rows in token order
     for (std::size_t k = 0; k < s; ++k) {
       out[from + k].assign(n, {kNaN, kNaN, kNaN});
       for (std::size_t i = 0, row = 0; i < n; ++i) {
-        if (!window.target[i]) continue;
+        if (!target[i]) continue;
         const float* o = p + (row++ * s + k) * 3;
         // The shift may narrow the interval (a negative shift) but never past the median.
         const float median = std::min(o[1], m.wait_bound);

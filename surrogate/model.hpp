@@ -125,6 +125,24 @@ struct SplitRecord {
   std::uint64_t seed = 0;
   bool operator==(const SplitRecord&) const = default;
 };
+/// A window's setting-independent part: its normalised inputs and the encoder's output, made by
+/// Surrogate::encode, so that a sweep pays the encoder once per window however many batches of
+/// settings it predicts there. Only the model that made it may predict from it.
+class EncodedWindow {
+ public:
+  ~EncodedWindow();
+  EncodedWindow(EncodedWindow&&) noexcept;
+  EncodedWindow& operator=(EncodedWindow&&) noexcept;
+  /// Bytes of its tensors (a cache's budget counts these).
+  std::size_t bytes() const;
+
+ private:
+  friend class Surrogate;
+  struct Data;
+  explicit EncodedWindow(std::unique_ptr<Data> data);
+  std::unique_ptr<Data> data_;
+};
+
 class Surrogate {
  public:
   /// A fresh model for `d`'s schema and axes, normalised with statistics of the split's training part:
@@ -152,6 +170,9 @@ class Surrogate {
   /// interval widened by interval_shift(); NaN for the window's context tokens, which are not predicted.
   /// The setting-independent encoder runs once for all settings.
   Quantiles predict(const WindowTokens& window, const std::vector<std::vector<float>>& settings) const;
+  /// The same from a window encoded before: the same values, without running the encoder again.
+  Quantiles predict(const EncodedWindow& window, const std::vector<std::vector<float>>& settings) const;
+  EncodedWindow encode(const WindowTokens& window) const;
 
   /// Throws InputError when `d` was built with another feature schema or other axes than the model.
   void check_compatible(const SurrogateDataset& d, const std::string& dataset_file) const;

@@ -688,6 +688,26 @@ TEST_CASE(
                         d.windows[5]));
 }
 
+TEST_CASE("a window encoded once predicts, batch after batch, what the window itself gives") {
+  // The sweep engine encodes each window once and predicts every batch of points from that
+  // (surrogate/model.hpp, EncodedWindow): the values must be those of predicting from the window.
+  Surrogate::set_threads(1);
+  const auto d = synthetic_dataset(6, 32, 6);
+  auto config = small_model();
+  config.competition_heads = 2;  // their pairwise weights are part of what is kept
+  const Surrogate model(d, small_split(), config, 3);
+  const auto& w = d.windows[5];
+  const auto encoded = model.encode(w);
+  for (const auto& settings : {std::vector<std::vector<float>>{d.encoded_setting(2)},
+                               std::vector<std::vector<float>>{d.encoded_setting(4), d.encoded_setting(1)}})
+    CHECK(same_on_targets(model.predict(encoded, settings), model.predict(w, settings), w));
+  // It holds at least the encoder's output (32 tokens × d_model floats) and the two heads' 32 × 32 weights.
+  CHECK(encoded.bytes() >= (32 * 16 + 2 * 32 * 32) * sizeof(float));
+  // Another window's encoding predicts another window.
+  CHECK_FALSE(same_on_targets(model.predict(model.encode(d.windows[4]), {d.encoded_setting(2)}),
+                              model.predict(w, {d.encoded_setting(2)}), w));
+}
+
 TEST_CASE("a fresh model is normalised without the held-out settings' waits") {
   // Two datasets that differ only in the waits of held-out setting 2 (a thousand times longer in the
   // second) give fresh models with the same seed the same outputs: the target's mean and spread come

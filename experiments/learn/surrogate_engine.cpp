@@ -33,6 +33,12 @@ sim::ReplayMetrics predicted_schedule_metrics(const ReplayResult& base, const Tr
   return sim::compute_metrics(work, trace, sim::schedule_series(work));
 }
 
+namespace {
+// Memory for encoded windows: about 200 KiB a window of 512 jobs at d_model 64 without competition heads,
+// so a year of a million jobs fits (competition heads add heads × n² floats a window).
+constexpr std::size_t kEncodedBytes = std::size_t{1} << 30;
+}  // namespace
+
 struct SurrogateEngine::Impl {
   const SweepPlan* plan = nullptr;
   SurrogateEngineOptions options;
@@ -41,6 +47,9 @@ struct SurrogateEngine::Impl {
   // and built in place: its state refers to its own site, so it must never move.
   std::unique_ptr<const ReplayResult> base;
   std::vector<surrogate::WindowTokens> windows;
+  // The first windows encoded once (the encoder is most of a window's cost at small batches), as many
+  // as fit in kEncodedBytes; the rest are encoded again for each batch of points.
+  std::vector<surrogate::EncodedWindow> encoded;
   std::vector<std::uint32_t> not_started;  // trace indices of jobs the base replay rejected or never started
   double setup_seconds = 0;
 
@@ -102,6 +111,13 @@ SurrogateEngine::SurrogateEngine(const SweepSpec& spec, const SweepPlan& plan,
   const auto context = surrogate_context(m.base->site, plan.trace, schema, m.base.get());
   for (const auto& w : cover_windows(plan.trace, options.window_jobs, options.context_jobs))
     m.windows.push_back(surrogate::window_tokens(plan.trace, context, w.jobs, w.target, schema));
+  std::size_t bytes = 0;
+  for (const auto& w : m.windows) {
+    auto e = m.model.encode(w);
+    bytes += e.bytes();
+    if (bytes > kEncodedBytes) break;
+    m.encoded.push_back(std::move(e));
+  }
   for (const auto& j : m.base->state->jobs)
     if (j.state == sim::SimJobState::kRejected || j.start == kUnsetTime)
       m.not_started.push_back(j.trace_index);
@@ -134,8 +150,10 @@ std::vector<SurrogatePrediction> SurrogateEngine::predict_sites(const std::vecto
     // waits[q][point][trace job], s.
     std::array<std::vector<std::vector<double>>, 3> waits;
     for (auto& q : waits) q.assign(to - from, std::vector<double>(n_jobs, -1.0));
-    for (const auto& w : m.windows) {
-      const auto q = m.model.predict(w, settings);
+    for (std::size_t wi = 0; wi < m.windows.size(); ++wi) {
+      const auto& w = m.windows[wi];
+      const auto q =
+          wi < m.encoded.size() ? m.model.predict(m.encoded[wi], settings) : m.model.predict(w, settings);
       for (std::size_t k = 0; k < settings.size(); ++k)
         for (std::size_t i = 0; i < w.jobs; ++i)
           if (w.target[i])

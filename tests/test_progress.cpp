@@ -41,13 +41,30 @@ TEST_CASE("progress lines: one per interval, rate from this run only, ETA, a fin
   p.update(60);  // 40 points in 20 s: 2 points/s, 40 left -> 20 s
   CHECK(out.str().ends_with("sweep: 60/100 points (60.0%), 2 points/s, ETA 20s\n"));
   now = 150;
-  p.update(100);
+  p.update(100);  // a line is due: it is the final one, and finish() does not repeat it
   p.finish();
-  CHECK(out.str().ends_with("sweep: 100/100 points (100.0%), 1.6 points/s, done in 50s\n"));
+  CHECK(
+      out.str().ends_with("sweep: 60/100 points (60.0%), 2 points/s, ETA 20s\n"
+                          "sweep: 100/100 points (100.0%), 1.6 points/s, done in 50s\n"));
   const auto size = out.str().size();
   p.finish();  // once only
   p.add();
   CHECK(out.str().size() == size);
+}
+
+TEST_CASE("progress lines: finish prints the final count once, whether or not an update already did") {
+  double now = 0;
+  std::ostringstream out;
+  ProgressOptions o;
+  o.label = "dataset";
+  o.unit = "replays";
+  o.total = 4;
+  o.interval_s = 10;
+  Progress p(out, o, [&] { return now; });
+  now = 3;
+  p.update(4);  // no line due: finish prints it
+  p.finish();
+  CHECK(out.str() == "dataset: 4/4 replays (100.0%), 1.33 replays/s, done in 3s\n");
 }
 
 TEST_CASE(

@@ -56,7 +56,8 @@ void Progress::poll() {
 void Progress::finish() {
   std::lock_guard lock(mutex_);
   if (finished_) return;
-  maybe_print(/*force=*/true);
+  // A line already says this count (the last update printed it): the final line would repeat it.
+  if (options_.style != ProgressStyle::kLines || line_done_ != done_) maybe_print(/*force=*/true);
   if (options_.style == ProgressStyle::kBar) out_ << "\n" << std::flush;
   finished_ = true;
 }
@@ -100,6 +101,7 @@ void Progress::maybe_print(bool force) {
 void Progress::print_now() {
   if (options_.style == ProgressStyle::kLines) {
     out_ << status_locked() << "\n" << std::flush;
+    line_done_ = done_;
     return;
   }
   const std::size_t width = options_.bar_width;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <iosfwd>
 #include <mutex>
+#include <optional>
 #include <string>
 
 namespace slurmtwin::experiments {
@@ -66,7 +67,8 @@ class Progress {
   double last_print_s_ = 0;  // clock at the last line or redraw
   bool finished_ = false;
   std::uint64_t done_ = 0;
-  std::size_t last_bar_chars_ = 0;  // length of the last bar drawn (to blank leftovers)
+  std::optional<std::uint64_t> line_done_;  // kLines: the count of the last line printed
+  std::size_t last_bar_chars_ = 0;          // length of the last bar drawn (to blank leftovers)
   mutable std::mutex mutex_;
 };
 

@@ -7,6 +7,7 @@
 #include <torch/version.h>
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -350,6 +351,7 @@ struct Inputs {
 // A window's inputs and what the setting-independent encoder made of them (`comp` is undefined without
 // competition heads), with the window's shape for the output.
 struct EncodedWindow::Data {
+  const void* model = nullptr;  // the Surrogate::Impl that encoded it (its normalisation and encoder)
   Inputs in;
   Tensor h, comp;
   std::size_t jobs = 0;
@@ -870,6 +872,7 @@ EncodedWindow Surrogate::encode(const WindowTokens& window) const {
   torch::NoGradGuard guard;
   m.net->eval();
   auto data = std::make_unique<EncodedWindow::Data>();
+  data->model = &m;
   data->in = m.inputs(window);
   std::tie(data->h, data->comp) = m.net->encode(data->in.x, data->in.u, data->in.a, data->in.p, data->in.q);
   data->jobs = window.jobs;
@@ -887,6 +890,7 @@ Quantiles Surrogate::predict(const EncodedWindow& window,
   auto& m = *impl_;
   torch::NoGradGuard guard;
   m.net->eval();
+  assert(window.data_->model == &m && "an EncodedWindow predicts only with the model that encoded it");
   const auto& in = window.data_->in;
   const auto& h = window.data_->h;
   const auto& comp = window.data_->comp;

@@ -59,11 +59,11 @@ struct RankingErrors {
   /// best setting's, in % (0: it chose the best).
   double regret_pooled_pct = 0;
 };
-RankingErrors ranking_errors(const std::vector<SettingAggregate>& rows);
+RankingErrors ranking_errors(const std::vector<SettingAggregate>& rows);  // all NaN without rows
 
 /// How far `found` is above `best` (a minimised objective), in % of |best|; with best 0, 0 when
 /// found is too, else NaN. The one rule for every "regret of the chosen setting" figure.
-double regret_pct(double found, double best);  // all NaN without rows
+double regret_pct(double found, double best);
 
 /// The 5th and 95th percentiles of a figure over bootstrap resamples (nearest rank; NaN when no
 /// resample gave a number).

@@ -349,13 +349,12 @@ struct Inputs {
 }  // namespace
 
 // A window's inputs and what the setting-independent encoder made of them (`comp` is undefined without
-// competition heads), with the window's shape for the output.
+// competition heads), with which of its tokens are predicted.
 struct EncodedWindow::Data {
   const void* model = nullptr;  // the Surrogate::Impl that encoded it (its normalisation and encoder)
   Inputs in;
   Tensor h, comp;
-  std::size_t jobs = 0;
-  std::vector<std::uint8_t> target;
+  std::vector<std::uint8_t> target;  // per token: 1 = predicted (its size is the window's jobs)
 };
 
 EncodedWindow::EncodedWindow(std::unique_ptr<Data> data) : data_(std::move(data)) {}
@@ -875,7 +874,6 @@ EncodedWindow Surrogate::encode(const WindowTokens& window) const {
   data->model = &m;
   data->in = m.inputs(window);
   std::tie(data->h, data->comp) = m.net->encode(data->in.x, data->in.u, data->in.a, data->in.p, data->in.q);
-  data->jobs = window.jobs;
   data->target = window.target;
   return EncodedWindow(std::move(data));
 }
@@ -906,7 +904,7 @@ Quantiles Surrogate::predict(const EncodedWindow& window,
                 m.y_mean)
                    .to(torch::kCPU)
                    .contiguous();
-    const auto n = window.data_->jobs, s = to - from;
+    const auto n = target.size(), s = to - from;
     const float* p = q.data_ptr<float>();  // [r, s, 3], the target rows in token order
     for (std::size_t k = 0; k < s; ++k) {
       out[from + k].assign(n, {kNaN, kNaN, kNaN});

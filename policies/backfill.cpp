@@ -280,6 +280,7 @@ class Planner {
     kill_wait_ = sc.kill_wait;
     mark_.assign(node_count, 0);
     dirty_.assign(node_count, 0);
+    recorded_.assign(node_count, 0);
   }
 
   /// Job `ji` was started now (the launcher has allocated it in the cluster): mirror it in the plan.
@@ -308,31 +309,22 @@ class Planner {
       for (const auto& a : j.alloc) shape.kept->now[a.node] = usable(a.node, shape);
       if (shape.built) shape.kept->after.insert(shape.kept->after.begin() + e0, k, 0);
     }
-    // The job's nodes have fewer resources until its release at p: record their states again up to it
-    // and recompute the profile entries there (later ones and other nodes are unchanged).
-    if (!states_built_) return;  // no profile built yet
+    // The job's nodes have fewer resources until its release at p: their states are recorded again
+    // (when a profile needs them) and the built profiles' entries up to p recomputed (later ones and
+    // other nodes are unchanged).
+    if (!states_sized_) return;  // nothing recorded yet
     states_.insert(states_.begin() + e0, k, sim::NodeFree{});
     gres_.insert(gres_.begin() + static_cast<std::ptrdiff_t>(e0 * gres_kinds_), k * gres_kinds_, 0);
+    for (auto n : nodes) recorded_[n] = 0;
+    if (std::none_of(shapes_.begin(), shapes_.end(), [](const Shape& shape) { return shape.built; })) return;
+    record_states(nodes);
     for (auto n : nodes) mark_[n] = 1;
-    auto& undo = undo_;
-    undo.clear();
-    for (std::size_t i = 0; i <= p; ++i) {
-      bool touches = false;
-      for (auto e = first_[i]; e < first_[i + 1] && !touches; ++e) touches = mark_[node_[e]] != 0;
-      if (!touches) continue;
-      const auto& rj = s_.jobs[releases_[i].job];
-      cluster_.release(rj.request, rj.alloc);
-      undo.push_back(i);
-      for (auto e = first_[i]; e < first_[i + 1]; ++e)
-        if (mark_[node_[e]]) {
-          record_state(e);
-          for (auto& shape : shapes_)
-            if (shape.built) shape.kept->after[e] = usable_at(e, shape);
-        }
-    }
-    restore(undo);
-    cache_->settle(cluster_);  // the releases above are undone
+    for (std::size_t e = 0; e < first_[p + 1]; ++e)
+      if (mark_[node_[e]] != 0)
+        for (auto& shape : shapes_)
+          if (shape.built) shape.kept->after[e] = usable_at(e, shape);
     for (auto n : nodes) mark_[n] = 0;
+    if (cache_->check()) verify_profiles();
   }
 
   /// Slurm's will-run test of `job` on nodes `avail` (a subset of one partition's nodes), no earlier
@@ -775,15 +767,20 @@ class Planner {
   // (from the node states recorded once per cycle rather than by releasing the jobs again per shape;
   // nodes unchanged since the shape's values were kept reuse them).
   void build(Shape& shape) {
-    record_states();
     auto& kept = *shape.kept;
     kept.after.resize(node_.size());
-    // Per node: where its kept values are, or null where they must be computed again.
+    // Per node: where its kept values are, or null where they must be computed again (from the
+    // node's recorded states: `need`, nodes with release entries).
     auto& from = kept_from_;
     from.resize(dirty_.size());
-    for (std::uint32_t n = 0; n < from.size(); ++n)
+    auto& need = need_;
+    need.clear();
+    for (std::uint32_t n = 0; n < from.size(); ++n) {
       from[n] =
           dirty_[n] == 0 && kept.after_gen[n] == cache_->generation(n) ? kept.values[n].data() : nullptr;
+      if (from[n] == nullptr && (count_[n] > 0 || dirty_[n] != 0)) need.push_back(n);
+    }
+    record_states(need);
     const bool check = cache_->check();
     const std::uint32_t* node = node_.data();
     const std::uint32_t* rank = rank_.data();
@@ -792,10 +789,7 @@ class Planner {
       const auto n = node[e];
       if (from[n] != nullptr) {
         after[e] = from[n][rank[e]];
-        if (check) {
-          if (after[e] != usable_at(e, shape)) stale(n);
-          cache_->count_checked();
-        }
+        if (check) cache_->count_checked();  // by verify_profiles below
         continue;
       }
       after[e] = usable_at(e, shape);
@@ -804,25 +798,66 @@ class Planner {
     for (std::uint32_t n = 0; n < from.size(); ++n)
       if (dirty_[n] == 0) kept.after_gen[n] = cache_->generation(n);
     shape.built = true;
+    if (check) verify_profiles();
   }
 
-  // Each release entry's node state after the releases up to it: applies every release in order.
-  void record_states() {
-    if (states_built_) return;
-    gres_kinds_ = cluster_.gres_kinds();
-    states_.resize(node_.size());
-    gres_.assign(node_.size() * gres_kinds_, 0);
+  // Check mode (tests; slow): every entry of every built profile against the node's state after the
+  // releases up to it recorded afresh, releasing every running job in order. Catches a kept value
+  // that went stale and a state recorded without a release that touched its node.
+  void verify_profiles() {
     auto& undo = undo_;
     undo.clear();
     for (std::size_t i = 0; i < releases_.size(); ++i) {
       const auto& rj = s_.jobs[releases_[i].job];
       cluster_.release(rj.request, rj.alloc);
       undo.push_back(i);
-      for (auto e = first_[i]; e < first_[i + 1]; ++e) record_state(e);
+      for (auto e = first_[i]; e < first_[i + 1]; ++e) {
+        const auto& n = cluster_.node(node_[e]);
+        const sim::NodeFree state{n.free_cpus, n.jobs, n.free_mem_mb, n.exclusive};
+        for (const auto& shape : shapes_)
+          if (shape.built && shape.kept->after[e] != cluster_.usable_cpus(node_[e], shape.request, shape.ask,
+                                                                          state, n.free_gres.data()))
+            stale(node_[e]);
+      }
     }
     restore(undo);
     cache_->settle(cluster_);  // the releases above are undone
-    states_built_ = true;
+  }
+
+  // Records the state of each release entry of `nodes` not yet recorded, after the releases up to it.
+  // A node's state after releases [0, i] depends only on the releases of jobs on it, so only the
+  // releases touching `nodes` are applied, in order (between cycles few nodes change: the others'
+  // profile values are kept, and their states are not needed).
+  void record_states(const std::vector<std::uint32_t>& nodes) {
+    if (!states_sized_) {
+      gres_kinds_ = cluster_.gres_kinds();
+      states_.resize(node_.size());
+      gres_.assign(node_.size() * gres_kinds_, 0);
+      states_sized_ = true;
+    }
+    bool any = false;
+    for (auto n : nodes)
+      if (recorded_[n] == 0) {
+        recorded_[n] = 1;
+        mark_[n] = 1;
+        any = true;
+      }
+    if (!any) return;
+    auto& undo = undo_;
+    undo.clear();
+    for (std::size_t i = 0; i < releases_.size(); ++i) {
+      bool touches = false;
+      for (auto e = first_[i]; e < first_[i + 1] && !touches; ++e) touches = mark_[node_[e]] != 0;
+      if (!touches) continue;
+      const auto& rj = s_.jobs[releases_[i].job];
+      cluster_.release(rj.request, rj.alloc);
+      undo.push_back(i);
+      for (auto e = first_[i]; e < first_[i + 1]; ++e)
+        if (mark_[node_[e]] != 0) record_state(e);
+    }
+    restore(undo);
+    cache_->settle(cluster_);  // the releases above are undone
+    for (auto n : nodes) mark_[n] = 0;
   }
   void record_state(std::size_t e) {
     const auto& n = cluster_.node(node_[e]);
@@ -871,15 +906,18 @@ class Planner {
   std::vector<std::uint64_t> block_nodes_;          // per kBlock releases: their nodes (words per block)
   bool blocks_valid_ = false;
   // Per release entry: its node's state after the releases up to it (GRES: gres_kinds_ counts each).
+  // Valid on the entries of nodes recorded_ (record_states); sized when the first is recorded.
   std::vector<sim::NodeFree> states_;
   std::vector<std::int64_t> gres_;
   std::size_t gres_kinds_ = 0;
-  bool states_built_ = false;
+  bool states_sized_ = false;
+  std::vector<char> recorded_;               // per node
+  std::vector<std::uint32_t> need_;          // scratch: build
   std::vector<std::uint32_t> usable_;        // scratch: usable CPUs per node during a future test
   std::vector<std::uint32_t> snap_scratch_;  // scratch: ensure_snapshots
   Words level_scratch_;                      // scratch: ensure_reach
   std::vector<std::size_t> undo_;            // scratch: releases applied to the cluster
-  std::vector<char> mark_;                   // scratch: nodes of a job just started
+  std::vector<char> mark_;                   // scratch: nodes whose states are being recorded
   Seconds kill_wait_ = 30;
 };
 

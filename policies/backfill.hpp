@@ -9,9 +9,9 @@
 //    (a job already past its limit: end + KillWait + OverTimeLimit, at least now + 1, as cons_tres
 //    _guess_job_end). Releases are not re-applied per test: per request shape, a future availability
 //    profile (each node's usable CPUs now, and on each released node after the releases up to it) is
-//    built once per cycle from the node states recorded by releasing all running jobs from the
-//    cluster and allocating them back, and patched when backfill starts a job. The values of nodes
-//    whose state and running jobs are unchanged since the previous cycle are reused from it
+//    built once per cycle and patched when backfill starts a job. The values of nodes whose state
+//    and running jobs are unchanged since the previous cycle are reused from it; the others' come
+//    from node states recorded by releasing the running jobs on them and allocating them back
 //    (ProfileCache, profile_cache.hpp). A test then sums the profile over its candidate nodes, and
 //    select_nodes (given the profile's values, all it reads of a state) runs only when enough CPUs and
 //    nodes are usable (for a single-node request: on one node), necessary conditions of its success.

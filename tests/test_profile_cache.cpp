@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <random>
 
 #include "policies/slurm_policy.hpp"
@@ -20,7 +21,8 @@ using namespace slurmtwin;
 namespace {
 
 // A cluster of 5-9 nodes of mixed sizes (4-16 CPUs, 1 or 2 threads per core, 2-8 GB, 2 GPUs and a
-// "fast" feature on some, two node weights) with one partition over all of them.
+// "fast" feature on some, two node weights) with one partition over all of them; half of them with a
+// main pass that looks at one job between full passes.
 Site random_site(std::mt19937_64& rng) {
   auto pick = [&](std::uint32_t lo, std::uint32_t hi) {
     return std::uniform_int_distribution<std::uint32_t>(lo, hi)(rng);
@@ -37,6 +39,10 @@ Site random_site(std::mt19937_64& rng) {
     n.weight = pick(1, 2);
   }
   s.scheduler.params.bf_interval = 30;
+  if (pick(0, 1) == 0) {  // a shallow main pass: backfill's first tests then often start jobs now
+    s.scheduler.params.default_queue_depth = 1;
+    s.scheduler.params.sched_interval = 3600;
+  }
   return s;
 }
 
@@ -178,4 +184,53 @@ TEST_CASE("an idle partition of 600 more nodes leaves the backfill schedule as i
   MESSAGE(fmt::format("{} jobs waited over 10 min, {} started by backfill", waited, by_backfill));
   CHECK(waited > 300);       // queues deep enough for backfill reservations, hence slots
   CHECK(by_backfill > 100);  // and backfill started jobs
+}
+
+// A cycle's first test starts a job on a node that was idle when the cycle began, before any profile
+// of the cycle is built: the next test's profile must hold that node's states after the new job's
+// release too (every entry is checked against states recorded afresh). 2 nodes x 4 CPUs; limited main
+// passes look at one job (default_queue_depth 0), full ones come hourly. J1 (4 CPUs, limit 1000)
+// takes n1 at t=3. At 29: X (3 nodes: more than the partition has, pending for ever, blocking nothing),
+// J2 (1 CPU, limit 600) and J3 (both nodes). The main passes look at X only, so the backfill cycle at
+// 30 passes X (its limits) and tests J2, which fits now on n2 and starts, then J3, which needs the
+// future: n1 free at J1's planned end 3 + 1000 = 1003, n2 at J2's 30 + 600 = 630, so J3 is planned
+// at 1003.
+TEST_CASE("a job started on an idle node before the cycle's first profile is in that profile") {
+  Site site = testing::small_site(2, 4);
+  site.scheduler.params.bf_interval = 30;
+  site.scheduler.params.default_queue_depth = 0;
+  site.scheduler.params.sched_interval = 3600;
+  validate(site);
+  const Trace trace = testing::make_trace(
+      {{0, 1, 4, 1000, 1000}, {29, 3, 3, 100, 600}, {29, 1, 1, 600, 600}, {29, 2, 8, 100, 3600}});
+  sim::SimState state(site, true);
+  state.jobs = sim::resolve_jobs(trace, site, state.cluster, {}, state.users);
+  policies::SlurmPolicyOptions popt;
+  popt.check_backfill_profiles = true;
+  policies::SlurmPolicy policy(site, popt);
+  sim::ControllerOptions o;
+  o.check_invariants = true;
+  sim::Controller controller(state, policy, o);
+  struct FirstCycle final : sim::ReplayObserver {
+    const policies::SlurmPolicy& policy;
+    std::optional<policies::BackfillStats> stats;
+    Seconds at = 0;
+    explicit FirstCycle(const policies::SlurmPolicy& p) : policy(p) {}
+    void on_pass(const sim::SimState& s, SchedulerPass pass, bool /*full*/) override {
+      if (pass != SchedulerPass::kBackfill || stats) return;
+      stats = policy.last_backfill();
+      at = s.now - testing::kT0;
+    }
+  } first(policy);
+  controller.add_observer(first);
+  REQUIRE_NOTHROW(controller.run());
+  CHECK(state.jobs[0].start - testing::kT0 == 3);
+  REQUIRE(first.stats);
+  CHECK(first.at == 30);
+  CHECK(state.jobs[2].start - testing::kT0 == 30);
+  CHECK(state.jobs[2].started_by == SchedulerPass::kBackfill);
+  CHECK(state.jobs[2].alloc.at(0).node == 1);  // n2
+  REQUIRE(first.stats->planned.size() == 1);
+  CHECK(first.stats->planned[0].job == 3);
+  CHECK(first.stats->planned[0].start - testing::kT0 == 1003);
 }

@@ -102,10 +102,14 @@ class NodeSpace {
     if (start >= end) return;
     split(start);
     split(end);
+    // The words holding a reserved node (a job's few nodes: mostly one or two of the bitset's words).
+    auto& words = words_scratch_;
+    words.clear();
+    for (std::uint32_t i = 0; i < words_; ++i)
+      if (nodes[i] != 0) words.push_back(i);
     for (auto k = first_ending_after(start); k < size() && begin_[k] < end; ++k) {
       auto* a = bits_.data() + k * words_;
-      for (std::uint32_t i = 0; i < words_; ++i) {
-        if (nodes[i] == 0) continue;
+      for (const auto i : words) {
         a[i] &= ~nodes[i];
         auto& c = changed_[k];
         if (const auto at = std::lower_bound(c.begin(), c.end(), i); at == c.end() || *at != i)
@@ -146,6 +150,7 @@ class NodeSpace {
   std::vector<Seconds> end_;
   std::vector<std::uint64_t> bits_;                  // size() * words_
   std::vector<std::vector<std::uint32_t>> changed_;  // per slot: changed(k)
+  std::vector<std::uint32_t> words_scratch_;         // add
 };
 
 /// The walk of a will-run attempt over the node-space map: intersects `avail` (the partition's nodes,

@@ -14,6 +14,7 @@
 #                    the same, for output whose figures depend on the machine (a model trained on its
 #                    CPU): --check compares that block's text with every number masked
 #   ```yaml file=P   written to P (relative to the repository root), then shown as ```yaml
+#   ```sh file=P     the same for a script (shown as ```sh; a run block may run it)
 # Outputs go to gs/ (git-ignored), emptied first.
 set -euo pipefail
 (($# >= 3)) || {
@@ -48,11 +49,11 @@ while IFS= read -r line || [[ -n $line ]]; do
         mode=run
         : > "$block"
         [[ $line == *numbers-vary ]] && echo "$VARY_MARK" >> "$generated"
-      elif [[ $line =~ ^\`\`\`yaml\ file=(.+)$ ]]; then
+      elif [[ $line =~ ^\`\`\`(yaml|sh)\ file=(.+)$ ]]; then
         mode=file
-        file_path=${BASH_REMATCH[1]}
+        file_path=${BASH_REMATCH[2]}
         : > "$block"
-        echo '```yaml' >> "$generated"
+        echo '```'"${BASH_REMATCH[1]}" >> "$generated"
       else
         echo "$line" >> "$generated"
       fi

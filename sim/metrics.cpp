@@ -17,7 +17,8 @@ struct Group {
   std::vector<double> waits, bslds;
 };
 
-WaitStats summarize(const Group& g) {
+// Reorders g.waits (quantiles by selection).
+WaitStats summarize(Group& g) {
   WaitStats s;
   s.jobs = g.waits.size();
   if (g.waits.empty()) return s;
@@ -26,11 +27,11 @@ WaitStats summarize(const Group& g) {
   s.mean = w.mean();
   s.max = w.maxCoeff();
   s.mean_bsld = b.mean();
-  const auto d = distribution(g.waits);
-  s.median = d.p50;
-  s.p90 = d.p90;
-  s.p95 = d.p95;
-  s.p99 = d.p99;
+  const auto q = quantiles(g.waits);
+  s.median = q.p50;
+  s.p90 = q.p90;
+  s.p95 = q.p95;
+  s.p99 = q.p99;
   return s;
 }
 
@@ -180,9 +181,26 @@ TimeSeriesRecorder schedule_series(const SimState& state) {
 ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const TimeSeriesRecorder& series) {
   ReplayMetrics m;
   m.input_jobs = state.jobs.size();
+  const auto& site = state.site;
+  // Groups by index (partition, QOS, account), named once at the end: no name is looked up per job.
+  // Accounts are numbered by name, and each association knows its account's and its top-level
+  // account's number.
+  std::map<std::string, std::uint32_t> account_number;
+  std::vector<const std::string*> account_name;
+  const auto number = [&](const std::string& name) {
+    const auto [it, added] = account_number.emplace(name, static_cast<std::uint32_t>(account_name.size()));
+    if (added) account_name.push_back(&it->first);
+    return it->second;
+  };
+  std::vector<std::uint32_t> assoc_account, assoc_top;
+  for (const auto& a : site.associations) {
+    assoc_account.push_back(number(a.account));
+    assoc_top.push_back(number(top_account(site, a.account)));
+  }
   Group all;
-  std::map<std::string, Group> by_part, by_acct, by_qos;
-  std::map<std::string, double> acct_usage;
+  std::vector<Group> by_part(site.partitions.size()), by_qos(site.qos.size()), by_acct(account_name.size());
+  std::vector<double> acct_usage(account_name.size(), 0);  // per top-level account number
+  std::vector<char> acct_active(account_name.size(), 0);   // with a job in the trace
   double cpu_seconds = 0;
   m.first_submit = kUnlimited;
   m.last_end = 0;
@@ -209,21 +227,21 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
     const auto lost = [&](const std::string& part, Seconds start, Seconds end, std::uint32_t cpus) {
       ++m.preemptions;
       ++m.preemptions_by_partition[part];
-      ++m.preemptions_by_qos[state.site.qos[j.qos].name];
+      ++m.preemptions_by_qos[site.qos[j.qos].name];
       m.preempted_core_hours += static_cast<double>(end - start) * cpus / 3600.0;
       cpu_seconds += static_cast<double>(end - start) * cpus;
     };
     m.suspensions += j.suspensions;
     m.suspended_hours += static_cast<double>(j.suspended_total) / 3600.0;
-    const auto& top =
-        top_account(state.site, state.site.associations[static_cast<std::size_t>(j.assoc)].account);
-    auto& top_usage = acct_usage[top];  // an account with a job in the trace, even one that never ran
+    const auto assoc = static_cast<std::size_t>(j.assoc);
+    acct_active[assoc_top[assoc]] = 1;  // an account with a job in the trace, even one that never ran
+    auto& top_usage = acct_usage[assoc_top[assoc]];
     for (const auto& run : j.past_runs) {
-      lost(state.site.partitions[run.partition].name, run.start, run.end, run.alloc_cpus);
+      lost(site.partitions[run.partition].name, run.start, run.end, run.alloc_cpus);
       top_usage += static_cast<double>(run.end - run.start) * run.alloc_cpus;
     }
     if (j.end_state == JobState::kPreempted)  // cancelled by preemption: its only run was interrupted
-      lost(state.site.partitions[j.run_partition].name, j.start, j.end, j.alloc_cpus);
+      lost(site.partitions[j.run_partition].name, j.start, j.end, j.alloc_cpus);
     if (j.start == kUnsetTime) {
       ++(j.state == SimJobState::kDone ? m.cancelled_before_start : m.never_started);
       continue;
@@ -238,10 +256,9 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
     const double run =
         static_cast<double>(std::max<Seconds>(0, (j.end == kUnsetTime ? state.now : j.end) - j.start));
     const double bsld = std::max(1.0, (wait + run) / std::max(run, static_cast<double>(kSlowdownTau)));
-    const auto& part = state.site.partitions[j.run_partition].name;
-    const auto& acct = state.site.associations[static_cast<std::size_t>(j.assoc)].account;
-    const auto& qos = state.site.qos[j.qos].name;
-    for (auto* g : {&all, &by_part[part], &by_acct[acct], &by_qos[qos]}) {
+    const auto& part = site.partitions[j.run_partition].name;
+    const auto& qos = site.qos[j.qos].name;
+    for (auto* g : {&all, &by_part[j.run_partition], &by_acct[assoc_account[assoc]], &by_qos[j.qos]}) {
       g->waits.push_back(wait);
       g->bslds.push_back(bsld);
     }
@@ -271,9 +288,13 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
   }
   if (m.first_submit == kUnlimited) m.first_submit = 0;
   m.overall = summarize(all);
-  for (auto& [k, g] : by_part) m.by_partition[k] = summarize(g);
-  for (auto& [k, g] : by_acct) m.by_account[k] = summarize(g);
-  for (auto& [k, g] : by_qos) m.by_qos[k] = summarize(g);
+  // A group appears when a job of it started.
+  for (std::size_t i = 0; i < by_part.size(); ++i)
+    if (!by_part[i].waits.empty()) m.by_partition[site.partitions[i].name] = summarize(by_part[i]);
+  for (std::size_t i = 0; i < by_acct.size(); ++i)
+    if (!by_acct[i].waits.empty()) m.by_account[*account_name[i]] = summarize(by_acct[i]);
+  for (std::size_t i = 0; i < by_qos.size(); ++i)
+    if (!by_qos[i].waits.empty()) m.by_qos[site.qos[i].name] = summarize(by_qos[i]);
   m.makespan = std::max<Seconds>(0, m.last_end - m.first_submit);
   const double capacity = static_cast<double>(state.cluster.total_cpus()) * static_cast<double>(m.makespan);
   m.utilisation = capacity > 0 ? cpu_seconds / capacity : 0;
@@ -329,11 +350,13 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
   // account that submits nothing is owed nothing here, and would make the index unreachable.
   std::vector<std::pair<const Account*, double>> active;  // (top-level account, CPU-seconds used)
   double share_sum = 0, used_sum = 0;
-  for (const auto& a : state.site.accounts)
-    if (const auto it = acct_usage.find(a.name); a.parent == "root" && it != acct_usage.end()) {
-      active.emplace_back(&a, it->second);
+  for (const auto& a : site.accounts)
+    if (const auto it = account_number.find(a.name);
+        a.parent == "root" && it != account_number.end() && acct_active[it->second]) {
+      const double used = acct_usage[it->second];
+      active.emplace_back(&a, used);
       share_sum += a.shares.value;
-      used_sum += it->second;
+      used_sum += used;
     }
   for (const auto& [a, used] : active)
     m.fairness[a->name] = {used_sum > 0 ? used / used_sum : 0,

@@ -1,11 +1,17 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
 #include <stdexcept>
+#include <vector>
 
 #include "traces/hostlist.hpp"
 #include "traces/site.hpp"
 #include "traces/text.hpp"
 #include "traces/time_format.hpp"
+#include "traces/trace_summary.hpp"
 
 using namespace slurmtwin;
 
@@ -81,4 +87,43 @@ TEST_CASE("TRES strings parse counts and per-MB weights") {
   CHECK(parse_tres_weights("Mem=0.25G").at("mem") == doctest::Approx(0.25 / 1024));
   CHECK_THROWS_AS(parse_tres_counts("cpu"), std::invalid_argument);
   CHECK_THROWS_AS(parse_tres_weights("cpu=x"), std::invalid_argument);
+}
+
+TEST_CASE("quantiles by selection equal the sorted interpolation, ties and one value included") {
+  // By hand: 1..5 (shuffled) -> p50 at position 2 = 3; p90 at 3.6 = 4 + 0.6 = 4.6; p95 at 3.8 = 4.8;
+  // p99 at 3.96 = 4.96.
+  std::vector<double> five{4, 1, 5, 3, 2};
+  const auto q = quantiles(five);
+  CHECK(q.p50 == 3);
+  CHECK(q.p90 == doctest::Approx(4.6));
+  CHECK(q.p95 == doctest::Approx(4.8));
+  CHECK(q.p99 == doctest::Approx(4.96));
+  std::vector<double> one{7};
+  CHECK(quantiles(one).p99 == 7);
+  std::vector<double> none;
+  CHECK(quantiles(none).p50 == 0);
+  // Against the sort: the same order statistics and the same arithmetic, so the same bits.
+  std::mt19937_64 rng(5);
+  for (std::size_t n : {2, 3, 10, 99, 100, 101, 1000}) {
+    CAPTURE(n);
+    std::vector<double> v(n);
+    for (auto& x : v) x = static_cast<double>(std::uniform_int_distribution<int>(0, 30)(rng));  // ties
+    auto sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    const auto at = [&](double p) {
+      const double pos = p * static_cast<double>(n - 1);
+      const auto lo = static_cast<std::size_t>(std::floor(pos));
+      const auto hi = std::min(lo + 1, n - 1);
+      return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
+    };
+    const auto got = quantiles(v);
+    CHECK(got.p50 == at(0.5));
+    CHECK(got.p90 == at(0.9));
+    CHECK(got.p95 == at(0.95));
+    CHECK(got.p99 == at(0.99));
+    const auto d = distribution(sorted);
+    CHECK(d.p90 == at(0.9));
+    CHECK(d.mean ==
+          doctest::Approx(std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(n)));
+  }
 }

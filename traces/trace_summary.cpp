@@ -11,24 +11,43 @@
 
 namespace slurmtwin {
 
+Quantiles quantiles(std::vector<double>& v) {
+  Quantiles out;
+  if (v.empty()) return out;
+  // Quantile p interpolates between the order statistics lo and lo + 1 of pos = p (n - 1). After
+  // nth_element puts statistic lo in place, the next one is the least of those after it, and every
+  // later quantile's statistics lie in that part too.
+  auto from = v.begin();
+  const auto q = [&](double p) {
+    const double pos = p * static_cast<double>(v.size() - 1);
+    const auto lo = static_cast<std::size_t>(std::floor(pos));
+    const auto at = v.begin() + static_cast<std::ptrdiff_t>(lo);
+    std::nth_element(from, at, v.end());
+    from = at;
+    const double a = *at;
+    const double b = lo + 1 < v.size() ? *std::min_element(at + 1, v.end()) : a;
+    return a + (b - a) * (pos - static_cast<double>(lo));
+  };
+  out.p50 = q(0.5);
+  out.p90 = q(0.9);
+  out.p95 = q(0.95);
+  out.p99 = q(0.99);
+  return out;
+}
+
 Distribution distribution(std::vector<double> v) {
   Distribution d;
   d.count = v.size();
   if (v.empty()) return d;
-  std::sort(v.begin(), v.end());
-  const auto q = [&](double p) {
-    const double pos = p * static_cast<double>(v.size() - 1);
-    const auto lo = static_cast<std::size_t>(std::floor(pos));
-    const auto hi = std::min(lo + 1, v.size() - 1);
-    return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-  };
+  std::sort(v.begin(), v.end());  // the mean sums in this order (before quantiles reorders v)
   d.min = v.front();
   d.max = v.back();
-  d.p50 = q(0.5);
-  d.p90 = q(0.9);
-  d.p95 = q(0.95);
-  d.p99 = q(0.99);
   d.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  const auto q = quantiles(v);
+  d.p50 = q.p50;
+  d.p90 = q.p90;
+  d.p95 = q.p95;
+  d.p99 = q.p99;
   return d;
 }
 

@@ -15,7 +15,8 @@
 namespace slurmtwin::experiments {
 
 sim::ReplayMetrics predicted_schedule_metrics(const ReplayResult& base, const Trace& trace,
-                                              const std::vector<double>& waits, sim::SimState& work) {
+                                              const std::vector<double>& waits, sim::SimState& work,
+                                              bool series) {
   Seconds last = base.state->now;  // the clock ran at least that far
   for (std::size_t k = 0; k < work.jobs.size(); ++k) {
     auto& j = work.jobs[k];
@@ -30,7 +31,7 @@ sim::ReplayMetrics predicted_schedule_metrics(const ReplayResult& base, const Tr
     last = std::max(last, j.end);
   }
   work.now = last;
-  return sim::compute_metrics(work, trace, sim::schedule_series(work));
+  return sim::compute_metrics(work, trace, series ? sim::schedule_series(work) : sim::TimeSeriesRecorder{});
 }
 
 namespace {
@@ -51,6 +52,9 @@ struct SurrogateEngine::Impl {
   // as fit in kEncodedBytes; the rest are encoded again for each batch of points.
   std::vector<surrogate::EncodedWindow> encoded;
   std::vector<std::uint32_t> not_started;  // trace indices of jobs the base replay rejected or never started
+  // The spec's objectives or constraints read the time series: the 10% and 90% schedules build it
+  // too (the median's is always built; only those metrics are read of the others).
+  bool interval_series = false;
   double setup_seconds = 0;
 
   explicit Impl(surrogate::Surrogate m) : model(std::move(m)) {}
@@ -73,6 +77,10 @@ SurrogateEngine::SurrogateEngine(const SweepSpec& spec, const SweepPlan& plan,
   auto& m = *impl_;
   m.plan = &plan;
   m.options = options;
+  for (const auto& o : spec.objectives)
+    m.interval_series = m.interval_series || metric_reads_series(o.metric);
+  for (const auto& c : spec.constraints)
+    m.interval_series = m.interval_series || metric_reads_series(c.metric);
   const auto& schema = m.model.schema();
   if (schema.queue_state)
     throw InputError(options.model, 0, "schema",
@@ -165,7 +173,8 @@ std::vector<SurrogatePrediction> SurrogateEngine::predict_sites(const std::vecto
       const auto t1 = std::chrono::steady_clock::now();
       auto& p = out[from + k];
       for (std::size_t t = 0; t < 3; ++t)
-        p.metrics[t] = predicted_schedule_metrics(*m.base, m.plan->trace, waits[t][k], work);
+        p.metrics[t] = predicted_schedule_metrics(*m.base, m.plan->trace, waits[t][k], work,
+                                                  t == 1 || m.interval_series);
       p.median_waits = std::move(waits[1][k]);
       for (const auto i : m.not_started) p.median_waits[i] = -1;
       p.seconds = model_seconds + seconds_since(t1);

@@ -28,9 +28,11 @@ struct SurrogateEngineOptions {
 /// + `waits[trace index]` (s, rounded to whole seconds; the wait of simulated_waits); its run keeps the
 /// length of its last run in `base`. Jobs `base` rejected or never started stay so; interrupted runs
 /// (preemption) are dropped: the surrogate predicts waits, not preemptions. `work` is a copy of `*base.state`
-/// that this rewrites (reused across calls to save the copy).
+/// that this rewrites (reused across calls to save the copy). Without `series` the schedule's time
+/// series is not built: the metrics that read it (metric_reads_series) are then 0 or -1.
 sim::ReplayMetrics predicted_schedule_metrics(const ReplayResult& base, const Trace& trace,
-                                              const std::vector<double>& waits, sim::SimState& work);
+                                              const std::vector<double>& waits, sim::SimState& work,
+                                              bool series = true);
 
 class SurrogateEngine {
  public:

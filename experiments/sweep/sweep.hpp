@@ -99,7 +99,9 @@ SweepEngine parse_sweep_engine(const std::string& name);
 
 /// What the surrogate predicts for one design point.
 struct SurrogatePrediction {
-  /// Metrics of the schedule in which every job waits its predicted 10%, 50% and 90% quantile.
+  /// Metrics of the schedule in which every job waits its predicted 10%, 50% and 90% quantile. Of the
+  /// 10% and 90% schedules only the spec's objectives and constraints are read: their time series
+  /// is built only when one of those reads it (metric_reads_series).
   std::array<sim::ReplayMetrics, 3> metrics;
   /// Predicted median wait (s) of each trace job, in trace order; -1 for jobs the site rejects or that
   /// never start in the exact replay of the base site.

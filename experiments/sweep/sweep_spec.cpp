@@ -556,6 +556,8 @@ const std::set<std::string> kGlobalMetrics = {"utilisation", "memory_utilisation
 // The twin against the starts the trace recorded (a sacct dump): mean |simulated - recorded start| (s)
 // and the relative error of the mean wait.
 const std::set<std::string> kHistoryMetrics = {"start_error_mean", "wait_mean_deviation"};
+// Read from the replay's time series (sim::TimeSeriesRecorder), not from its jobs.
+const std::set<std::string> kSeriesMetrics = {"memory_utilisation", "gpu_utilisation", "mean_queue_length"};
 
 }  // namespace
 
@@ -566,6 +568,12 @@ bool metric_is_known(const std::string& metric) {
   if (kHistoryMetrics.count(base)) return kind != "account";  // kept per partition and per QOS
   if (base == "preemptions") return kind != "account";        // counted per partition and per QOS
   return kind.empty() && kGlobalMetrics.count(base) > 0;
+}
+
+bool metric_reads_series(const std::string& metric) {
+  std::string base, kind, group;
+  split_metric(metric, base, kind, group);
+  return kSeriesMetrics.count(base) > 0;
 }
 
 std::string_view metric_unit(const std::string& metric) {

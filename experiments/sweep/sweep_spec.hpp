@@ -137,6 +137,9 @@ double parameter_value(const SweepParameter& p, double u);
 
 /// True when `metric` names a metric_value() knows.
 bool metric_is_known(const std::string& metric);
+/// True when metric_value() reads `metric` from the replay's time series (compute_metrics' `series`):
+/// metrics computed without it are right for every other metric.
+bool metric_reads_series(const std::string& metric);
 
 /// The unit a metric's values are in: "s" for waits and start errors, "" for the rest (counts, 0..1
 /// fractions, slowdowns, relative deviations).

@@ -88,6 +88,25 @@ Trace random_trace(std::mt19937_64& rng) {
   return t;
 }
 
+// A replay whose backfill computes every kept profile value again and throws on a difference
+// (check_backfill_profiles), and whose controller checks its invariants after every event.
+struct CheckedReplay {
+  CheckedReplay(const Site& site, const Trace& trace) : state(site, true), policy(site, checked_policy()) {
+    state.jobs = sim::resolve_jobs(trace, site, state.cluster, {}, state.users);
+    sim::ControllerOptions o;
+    o.check_invariants = true;
+    controller.emplace(state, policy, o);
+  }
+  static policies::SlurmPolicyOptions checked_policy() {
+    policies::SlurmPolicyOptions o;
+    o.check_backfill_profiles = true;
+    return o;
+  }
+  sim::SimState state;
+  policies::SlurmPolicy policy;
+  std::optional<sim::Controller> controller;
+};
+
 }  // namespace
 
 TEST_CASE("backfill profiles kept across cycles equal recomputation on random clusters and workloads") {
@@ -98,17 +117,10 @@ TEST_CASE("backfill profiles kept across cycles equal recomputation on random cl
     Site site = random_site(rng);
     const Trace trace = random_trace(rng);
     validate(site);
-    sim::SimState state(site, true);
-    state.jobs = sim::resolve_jobs(trace, site, state.cluster, {}, state.users);
-    policies::SlurmPolicyOptions popt;
-    popt.check_backfill_profiles = true;
-    policies::SlurmPolicy policy(site, popt);
-    sim::ControllerOptions o;
-    o.check_invariants = true;
-    sim::Controller controller(state, policy, o);
-    REQUIRE_NOTHROW(controller.run());
-    sim::check_job_conservation(state, trace.jobs.size());
-    checked += policy.backfill_profiles().checked();
+    CheckedReplay r(site, trace);
+    REQUIRE_NOTHROW(r.controller->run());
+    sim::check_job_conservation(r.state, trace.jobs.size());
+    checked += r.policy.backfill_profiles().checked();
   }
   MESSAGE(fmt::format("{} kept values reused and checked", checked));
   CHECK(checked > 10000);  // the cache was used, not bypassed
@@ -203,14 +215,8 @@ TEST_CASE("a job started on an idle node before the cycle's first profile is in 
   validate(site);
   const Trace trace = testing::make_trace(
       {{0, 1, 4, 1000, 1000}, {29, 3, 3, 100, 600}, {29, 1, 1, 600, 600}, {29, 2, 8, 100, 3600}});
-  sim::SimState state(site, true);
-  state.jobs = sim::resolve_jobs(trace, site, state.cluster, {}, state.users);
-  policies::SlurmPolicyOptions popt;
-  popt.check_backfill_profiles = true;
-  policies::SlurmPolicy policy(site, popt);
-  sim::ControllerOptions o;
-  o.check_invariants = true;
-  sim::Controller controller(state, policy, o);
+  CheckedReplay r(site, trace);
+  const auto& state = r.state;
   struct FirstCycle final : sim::ReplayObserver {
     const policies::SlurmPolicy& policy;
     std::optional<policies::BackfillStats> stats;
@@ -221,9 +227,9 @@ TEST_CASE("a job started on an idle node before the cycle's first profile is in 
       stats = policy.last_backfill();
       at = s.now - testing::kT0;
     }
-  } first(policy);
-  controller.add_observer(first);
-  REQUIRE_NOTHROW(controller.run());
+  } first(r.policy);
+  r.controller->add_observer(first);
+  REQUIRE_NOTHROW(r.controller->run());
   CHECK(state.jobs[0].start - testing::kT0 == 3);
   REQUIRE(first.stats);
   CHECK(first.at == 30);

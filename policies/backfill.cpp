@@ -810,23 +810,17 @@ class Planner {
   // releases up to it recorded afresh, releasing every running job in order. Catches a kept value
   // that went stale and a state recorded without a release that touched its node.
   void verify_profiles() {
-    auto& undo = undo_;
-    undo.clear();
-    for (std::size_t i = 0; i < releases_.size(); ++i) {
-      const auto& rj = s_.jobs[releases_[i].job];
-      cluster_.release(rj.request, rj.alloc);
-      undo.push_back(i);
-      for (auto e = first_[i]; e < first_[i + 1]; ++e) {
-        const auto& n = cluster_.node(node_[e]);
-        const sim::NodeFree state{n.free_cpus, n.jobs, n.free_mem_mb, n.exclusive};
-        for (const auto& shape : shapes_)
-          if (shape.built && shape.kept->after[e] != cluster_.usable_cpus(node_[e], shape.request, shape.ask,
-                                                                          state, n.free_gres.data()))
-            stale(node_[e]);
-      }
-    }
-    restore(undo);
-    cache_->settle(cluster_);  // the releases above are undone
+    with_releases([](std::size_t) { return true; },
+                  [&](std::size_t i) {
+                    for (auto e = first_[i]; e < first_[i + 1]; ++e) {
+                      const auto& n = cluster_.node(node_[e]);
+                      for (const auto& shape : shapes_)
+                        if (shape.built &&
+                            shape.kept->after[e] != cluster_.usable_cpus(node_[e], shape.request, shape.ask,
+                                                                         node_free(n), n.free_gres.data()))
+                          stale(node_[e]);
+                    }
+                  });
   }
 
   // Records the state of each release entry of `nodes` not yet recorded, after the releases up to it.
@@ -848,25 +842,41 @@ class Planner {
         any = true;
       }
     if (!any) return;
+    with_releases(
+        [&](std::size_t i) {
+          for (auto e = first_[i]; e < first_[i + 1]; ++e)
+            if (mark_[node_[e]] != 0) return true;
+          return false;
+        },
+        [&](std::size_t i) {
+          for (auto e = first_[i]; e < first_[i + 1]; ++e)
+            if (mark_[node_[e]] != 0) record_state(e);
+        });
+    for (auto n : nodes) mark_[n] = 0;
+  }
+
+  // Applies, in planned-end order, each release i for which `apply(i)` holds to the cluster, calls
+  // `visit(i)` after it, then allocates them all back (the cluster is left as it was).
+  template <class Apply, class Visit>
+  void with_releases(Apply&& apply, Visit&& visit) {
     auto& undo = undo_;
     undo.clear();
     for (std::size_t i = 0; i < releases_.size(); ++i) {
-      bool touches = false;
-      for (auto e = first_[i]; e < first_[i + 1] && !touches; ++e) touches = mark_[node_[e]] != 0;
-      if (!touches) continue;
+      if (!apply(i)) continue;
       const auto& rj = s_.jobs[releases_[i].job];
       cluster_.release(rj.request, rj.alloc);
       undo.push_back(i);
-      for (auto e = first_[i]; e < first_[i + 1]; ++e)
-        if (mark_[node_[e]] != 0) record_state(e);
+      visit(i);
     }
     restore(undo);
     cache_->settle(cluster_);  // the releases above are undone
-    for (auto n : nodes) mark_[n] = 0;
+  }
+  static sim::NodeFree node_free(const sim::NodeState& n) {
+    return {n.free_cpus, n.jobs, n.free_mem_mb, n.exclusive};
   }
   void record_state(std::size_t e) {
     const auto& n = cluster_.node(node_[e]);
-    states_[e] = sim::NodeFree{n.free_cpus, n.jobs, n.free_mem_mb, n.exclusive};
+    states_[e] = node_free(n);
     std::copy(n.free_gres.begin(), n.free_gres.end(),
               gres_.begin() + static_cast<std::ptrdiff_t>(e * gres_kinds_));
   }

@@ -393,21 +393,27 @@ TEST_CASE("surrogate eval scores the reference replay and another timer phase as
   REQUIRE(decision.code == 0);
   const auto nine = slurmtwin::surrogate::read_dataset(path("other9.stsd"));
   REQUIRE(nine.setting_count() == 9);
-  double best = std::numeric_limits<double>::infinity();
-  for (std::size_t s = 0; s < 9; ++s) {
-    double pooled = 0;
-    for (std::size_t w = 0; w < nine.windows.size(); ++w) {
-      double sum = 0, n = 0;
-      for (std::size_t i = 0; i < nine.windows[w].jobs; ++i)
-        if (const float x = nine.waits[w][s * nine.windows[w].jobs + i];
-            nine.windows[w].target[i] && !std::isnan(x)) {
-          sum += x;
-          n += 1;
-        }
-      pooled += n > 0 ? sum / n : 0;
+  // The least over the settings of the mean wait of the started targets (of QOS `qos`, or all: 0),
+  // summed over the windows.
+  const auto best_of = [&](std::int64_t qos) {
+    double best = std::numeric_limits<double>::infinity();
+    for (std::size_t s = 0; s < 9; ++s) {
+      double pooled = 0;
+      for (std::size_t w = 0; w < nine.windows.size(); ++w) {
+        double sum = 0, n = 0;
+        for (std::size_t i = 0; i < nine.windows[w].jobs; ++i)
+          if (const float x = nine.waits[w][s * nine.windows[w].jobs + i];
+              nine.windows[w].target[i] && (qos == 0 || nine.windows[w].qos[i] == qos) && !std::isnan(x)) {
+            sum += x;
+            n += 1;
+          }
+        pooled += n > 0 ? sum / n : 0;
+      }
+      best = std::min(best, pooled);
     }
-    best = std::min(best, pooled);
-  }
+    return best;
+  };
+  const double best = best_of(0);
   CHECK(decision.out.find(fmt::format("decision: the least mean wait among 9 settings (best {:.0f} s)",
                                       best)) != std::string::npos);
   const auto dj = YAML::LoadFile(path("d.json"));
@@ -423,6 +429,42 @@ TEST_CASE("surrogate eval scores the reference replay and another timer phase as
     CHECK(row["surface_within1"].as<double>() >= 0);
     CHECK(row["surface_within1"].as<double>() <= 1);
   }
+  // Per group, the same decision by one group's own statistic: the first group is the first QOS
+  // category with started targets, by its mean wait (by hand as above, over that QOS's jobs only).
+  std::int64_t first_qos = std::numeric_limits<std::int64_t>::max();
+  for (std::size_t w = 0; w < nine.windows.size(); ++w)
+    for (std::size_t i = 0; i < nine.windows[w].jobs; ++i)
+      if (nine.windows[w].target[i] && nine.windows[w].qos[i] > 0 && !std::isnan(nine.waits[w][i]))
+        first_qos = std::min(first_qos, nine.windows[w].qos[i]);
+  REQUIRE(first_qos != std::numeric_limits<std::int64_t>::max());
+  const double group_best = best_of(first_qos);
+  const auto first_name = "qos " + nine.schema.qos.at(static_cast<std::size_t>(first_qos - 1)) + " mean";
+  REQUIRE(dj["groups"].size() == dj["decision"]["groups"].size());
+  CHECK(dj["groups"][0]["name"].as<std::string>() == first_name);
+  CHECK(dj["decision"]["groups"][0]["name"].as<std::string>() == first_name);
+  CHECK(dj["decision"]["groups"][0]["best_exact_s"].as<double>() ==
+        doctest::Approx(group_best).epsilon(1e-3));
+  // Accounts are hash buckets unless eval is given the dataset's trace (the built-in workload of seed
+  // 43, written out), which names them; another trace is refused.
+  const auto last = dj["groups"][dj["groups"].size() - 1]["name"].as<std::string>();
+  CHECK(last.rfind("account #", 0) == 0);
+  REQUIRE(run_cli(fmt::format("trace generate --seed 43 -o {}", path("s43.stt"))).code == 0);
+  REQUIRE(run_cli(fmt::format("trace generate --seed 44 -o {}", path("s44.stt"))).code == 0);
+  const auto named =
+      run_cli(fmt::format("surrogate eval --model {} --data {} --no-baseline --part all --trace {}",
+                          path("m.ckpt"), path("other9.stsd"), path("s43.stt")));
+  REQUIRE(named.code == 0);
+  const auto s43 = slurmtwin::read_native_trace(path("s43.stt"));
+  std::size_t named_accounts = 0;
+  for (const auto& account : s43.accounts.names())
+    named_accounts += named.out.find("account " + account + " mean") != std::string::npos ? 1 : 0;
+  CHECK(named_accounts > 0);
+  CHECK(named.out.find("account #") == std::string::npos);
+  const auto wrong =
+      run_cli(fmt::format("surrogate eval --model {} --data {} --no-baseline --part all --trace {}",
+                          path("m.ckpt"), path("other9.stsd"), path("s44.stt")));
+  CHECK(wrong.code == 2);
+  CHECK(wrong.out.find("--trace: the trace is not the one the dataset was built from") != std::string::npos);
 
   // --split all trains on every window and setting, runs every step whatever the patience and keeps the
   // last weights; on its own trace nothing is left to score it.

@@ -798,13 +798,52 @@ TEST_CASE("the evaluation protocol scores the part it names, beside the ridge an
     CHECK(r.lines[4].result.pooled_predicted[k] ==
           doctest::Approx(r.lines[4].result.pooled_exact[k]).epsilon(1e-4));
   CHECK(r.lines[0].result.pooled_exact == r.lines[4].result.pooled_exact);
-  // Every job is of the one QOS: its per-QOS ranking is the overall one, for every predictor (NaN where
+  // The groups: the one QOS's mean and p90 wait, then the accounts of the targets (buckets 1-3; every
+  // 4th job, of bucket 0, is context only), 8 started targets each in the test window.
+  using experiments::EvalGroup;
+  REQUIRE(r.groups.size() == 5);
+  CHECK((r.groups[0].kind == EvalGroup::Kind::kQos && r.groups[0].stat == EvalGroup::Stat::kMean));
+  CHECK((r.groups[1].kind == EvalGroup::Kind::kQos && r.groups[1].stat == EvalGroup::Stat::kP90));
+  for (std::size_t g = 0; g < 2; ++g) CHECK((r.groups[g].category == 1 && r.groups[g].jobs == 24));
+  for (std::size_t g = 2; g < 5; ++g) {
+    CHECK((r.groups[g].kind == EvalGroup::Kind::kAccount && r.groups[g].stat == EvalGroup::Stat::kMean));
+    CHECK(r.groups[g].category == static_cast<std::int64_t>(g - 1));
+    CHECK(r.groups[g].jobs == 8);
+  }
+  // Over all six windows (144 started targets): an account of one job (under 1%) is no group, but
+  // counted; one given a fifth of account 1's jobs (and so the most) comes first.
+  {
+    auto moved = d;
+    moved.windows[0].account[1] = 7;  // job 1: a target
+    for (auto& win : moved.windows)
+      for (std::size_t i = 5; i < win.jobs; i += 16) win.account[i] = 3;  // jobs 5, 21: of account 1
+    std::size_t small = 0;
+    const auto groups = experiments::eval_groups(moved, experiments::eval_part(moved, split, "all"), &small);
+    CHECK(small == 1);
+    std::vector<std::int64_t> accounts;
+    for (const auto& g : groups)
+      if (g.kind == EvalGroup::Kind::kAccount) accounts.push_back(g.category);
+    CHECK(accounts == std::vector<std::int64_t>{3, 2, 1});  // 60, 48 and 35 jobs
+  }
+  // Every job is of the one QOS: its mean-wait ranking is the overall one, for every predictor (NaN where
   // a constant prediction ranks nothing).
   const auto same = [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); };
   for (const auto& line : r.lines) {
-    REQUIRE(line.result.by_qos.size() == 1);
-    CHECK(same(line.result.by_qos[0].spearman_pooled, line.result.ranking.spearman_pooled));
-    CHECK(same(line.result.by_qos[0].regret_pooled_pct, line.result.ranking.regret_pooled_pct));
+    REQUIRE(line.result.groups.size() == 5);
+    CHECK(same(line.result.groups[0].ranking.spearman_pooled, line.result.ranking.spearman_pooled));
+    CHECK(same(line.result.groups[0].ranking.regret_pooled_pct, line.result.ranking.regret_pooled_pct));
+  }
+  // The p90 rows, by hand: window 5's 24 target waits under each test setting, sorted, interpolated
+  // at 0.9 × 23 = 20.7; the noise floor (the same waits) predicts them exactly.
+  for (std::size_t k = 0; k < 2; ++k) {
+    const std::uint32_t s = k == 0 ? 2 : 4;
+    std::vector<double> v;
+    for (std::size_t i = 0; i < 32; ++i)
+      if (d.windows[5].target[i]) v.push_back(d.waits[5][s * 32 + i]);
+    std::sort(v.begin(), v.end());
+    const double p90 = v[20] + 0.7 * (v[21] - v[20]);
+    CHECK(r.lines[0].result.groups[1].pooled_exact[k] == doctest::Approx(p90));
+    CHECK(r.lines[4].result.groups[1].pooled_predicted[k] == doctest::Approx(p90).epsilon(1e-4));
   }
   // Half the jobs of the test window of a QOS the schema does not know (category 0, as an unseen QOS
   // maps), and a "floor" that makes those jobs wait 10^6 s more under the best setting: overall it
@@ -824,12 +863,36 @@ TEST_CASE("the evaluation protocol scores the part it names, beside the ridge an
   floor_only.noise_floor = &skewed;
   const auto r2 = experiments::evaluate_surrogate(model, half, split, floor_only);
   const auto& floor = r2.lines.back().result;
-  REQUIRE(floor.by_qos.size() == 1);
+  REQUIRE(r2.groups.size() == 5);  // normal's mean and p90, three accounts
   CHECK(floor.ranking.regret_pooled_pct > 0);
-  CHECK(floor.by_qos[0].regret_pooled_pct == 0.0);
-  CHECK_FALSE(std::isnan(r2.lines.front().result.by_qos[0].regret_pooled_pct));  // the transformer's
+  CHECK(floor.groups[0].ranking.regret_pooled_pct == 0.0);
+  CHECK(floor.groups[1].ranking.regret_pooled_pct == 0.0);
+  CHECK(r2.groups[0].jobs == 16);  // the odd jobs: the even ones (8 targets) are of the unseen QOS, no group
+  CHECK_FALSE(std::isnan(r2.lines.front().result.groups[0].ranking.regret_pooled_pct));  // the transformer's
+  // The skewed jobs are of accounts 2 (and 0, context only): account 2's own ranking is wrong, 1's and 3's
+  // not.
+  CHECK(floor.groups[3].ranking.regret_pooled_pct > 0);
+  CHECK(floor.groups[2].ranking.regret_pooled_pct == 0.0);
+  CHECK(floor.groups[4].ranking.regret_pooled_pct == 0.0);
   CHECK(r.per_setting_ms > 0);
   CHECK(r.batched_ms >= r.marginal_ms);
+  // Each group's bootstrap resamples the windows of its rows (all six here): the exact waits as the
+  // noise floor rank the settings perfectly in every resample, by every group's statistic.
+  experiments::EvalOptions boot;
+  boot.part = "all";
+  boot.ridge = false;
+  boot.bootstrap = 30;
+  boot.noise_floor = &d;
+  const auto rb = experiments::evaluate_surrogate(model, d, split, boot);
+  REQUIRE(rb.groups.size() == 5);
+  for (std::size_t g = 0; g < rb.groups.size(); ++g) {
+    const auto& ci = rb.lines.back().result.groups[g].ci;
+    CHECK(ci.resamples == 30);
+    CHECK(ci.windows == 6);
+    REQUIRE(ci.samples[static_cast<std::size_t>(Figure::kSpearmanPooled)].size() == 30);
+    for (double rho : ci.samples[static_cast<std::size_t>(Figure::kSpearmanPooled)])
+      CHECK(rho == doctest::Approx(1.0));
+  }
 
   // With a ref_log_wait column, each job's value of it is its prediction under every setting.
   auto with_ref = d;

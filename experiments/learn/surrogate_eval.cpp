@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
@@ -12,64 +13,104 @@
 #include "experiments/replay/stopwatch.hpp"
 #include "surrogate/features.hpp"
 #include "surrogate/ridge.hpp"
+#include "traces/trace_summary.hpp"
 
 namespace slurmtwin::experiments {
 namespace {
 
 using namespace surrogate;
+using surrogate::Quantiles;  // not the traces' order statistics (slurmtwin::quantiles)
 
 /// [setting][job] quantiles of log1p(wait s) for window w under `settings`.
 using Predict = std::function<Quantiles(std::uint32_t w, const std::vector<std::uint32_t>& settings)>;
 
-EvalResult evaluate(const SurrogateDataset& d, const EvalPart& part, std::size_t resamples,
-                    const Predict& predict) {
+/// Each job's groups among `groups`, by its QOS category and its account bucket.
+struct GroupIndex {
+  std::vector<std::vector<std::size_t>> by_qos, by_account;  // [category] -> positions in `groups`
+  explicit GroupIndex(const std::vector<EvalGroup>& groups) {
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      auto& table = groups[g].kind == EvalGroup::Kind::kQos ? by_qos : by_account;
+      const auto c = static_cast<std::size_t>(groups[g].category);
+      if (table.size() <= c) table.resize(c + 1);
+      table[c].push_back(g);
+    }
+  }
+  template <class F>
+  void each(const WindowTokens& win, std::size_t i, F&& f) const {
+    for (const auto* table : {&by_qos, &by_account}) {
+      const auto c = static_cast<std::size_t>(table == &by_qos ? win.qos[i] : win.account[i]);
+      if (c < table->size())
+        for (auto g : (*table)[c]) f(g);
+    }
+  }
+};
+
+double statistic(EvalGroup::Stat stat, std::vector<double>& values) {
+  if (stat == EvalGroup::Stat::kP90)
+    return slurmtwin::quantiles(values).p90;  // as the sweep's wait_p90 takes it
+  return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+}
+
+EvalResult evaluate(const SurrogateDataset& d, const EvalPart& part, const std::vector<EvalGroup>& groups,
+                    std::size_t resamples, const Predict& predict) {
   std::vector<JobPrediction> jobs;
   std::vector<std::size_t> job_windows;
   std::vector<SettingAggregate> agg;
   std::vector<double> pooled_exact(part.settings.size(), 0.0), pooled_predicted(part.settings.size(), 0.0);
-  // Per QOS category (0 = unseen, then the schema's): the same aggregates over that QOS's jobs.
-  std::vector<std::vector<SettingAggregate>> qos_agg(d.schema.qos.size() + 1);
-  struct Sum {
-    double exact = 0, pred = 0, n = 0;
-  };
-  std::vector<Sum> per_qos;
+  const GroupIndex index(groups);
+  std::vector<std::vector<SettingAggregate>> group_rows(groups.size());
+  std::vector<GroupResult> by_group(groups.size());
+  for (auto& g : by_group) {
+    g.pooled_exact.assign(part.settings.size(), 0.0);
+    g.pooled_predicted.assign(part.settings.size(), 0.0);
+  }
+  std::vector<std::vector<double>> group_exact(groups.size()), group_pred(groups.size());
   for (auto w : part.windows) {
     const auto q = predict(w, part.settings);
     const auto& win = d.windows[w];
     for (std::size_t k = 0; k < part.settings.size(); ++k) {
-      Sum all;
-      per_qos.assign(qos_agg.size(), Sum{});
+      double exact_sum = 0, pred_sum = 0, n = 0;
+      for (auto& v : group_exact) v.clear();
+      for (auto& v : group_pred) v.clear();
       for (std::size_t i = 0; i < win.jobs; ++i) {
         const float wait = d.waits[w][part.settings[k] * win.jobs + i];
         if (!win.target[i] || std::isnan(wait)) continue;
         jobs.push_back({wait, q[k][i][0], q[k][i][1], q[k][i][2], std::uint64_t{w} << 32 | i});
         job_windows.push_back(w);
         const double pred = std::expm1(std::max(0.0f, q[k][i][1]));
-        for (Sum* sum : {&all, &per_qos.at(static_cast<std::size_t>(win.qos[i]))}) {
-          sum->exact += wait;
-          sum->pred += pred;
-          sum->n += 1;
-        }
+        exact_sum += wait;
+        pred_sum += pred;
+        n += 1;
+        index.each(win, i, [&](std::size_t g) {
+          group_exact[g].push_back(wait);
+          group_pred[g].push_back(pred);
+        });
       }
-      for (std::size_t g = 0; g < per_qos.size(); ++g)
-        if (per_qos[g].n > 0)
-          qos_agg[g].push_back(
-              {w, part.settings[k], per_qos[g].exact / per_qos[g].n, per_qos[g].pred / per_qos[g].n});
-      if (all.n == 0) continue;
-      agg.push_back({w, part.settings[k], all.exact / all.n, all.pred / all.n});
-      pooled_exact[k] += all.exact / all.n;
-      pooled_predicted[k] += all.pred / all.n;
+      for (std::size_t g = 0; g < groups.size(); ++g) {
+        if (group_exact[g].empty()) continue;
+        const double e = statistic(groups[g].stat, group_exact[g]);
+        const double p = statistic(groups[g].stat, group_pred[g]);
+        group_rows[g].push_back({w, part.settings[k], e, p});
+        by_group[g].pooled_exact[k] += e;
+        by_group[g].pooled_predicted[k] += p;
+      }
+      if (n == 0) continue;
+      agg.push_back({w, part.settings[k], exact_sum / n, pred_sum / n});
+      pooled_exact[k] += exact_sum / n;
+      pooled_predicted[k] += pred_sum / n;
     }
   }
-  std::vector<RankingErrors> by_qos;
-  for (std::size_t g = 1; g < qos_agg.size(); ++g) by_qos.push_back(ranking_errors(qos_agg[g]));
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    by_group[g].ranking = ranking_errors(group_rows[g]);
+    if (resamples > 0) by_group[g].ci = bootstrap_by_window({}, {}, group_rows[g], resamples);
+  }
   return {job_errors(jobs),
           ranking_errors(agg),
           resamples > 0 ? bootstrap_by_window(jobs, job_windows, agg, resamples) : Bootstrap{},
           false,
           std::move(pooled_exact),
           std::move(pooled_predicted),
-          std::move(by_qos)};
+          std::move(by_group)};
 }
 
 const std::vector<std::uint32_t>& part_of(const Split& split, const std::string& name, bool windows) {
@@ -100,11 +141,43 @@ EvalPart eval_part(const SurrogateDataset& d, const Split& split, const std::str
   return p;
 }
 
+std::vector<EvalGroup> eval_groups(const SurrogateDataset& d, const EvalPart& part,
+                                   std::size_t* small_accounts) {
+  std::map<std::int64_t, std::size_t> qos, accounts;  // category -> started target jobs
+  std::size_t total = 0;
+  if (!part.settings.empty())
+    for (auto w : part.windows) {
+      const auto& win = d.windows[w];
+      for (std::size_t i = 0; i < win.jobs; ++i)
+        if (win.target[i] && !std::isnan(d.waits[w][part.settings.front() * win.jobs + i])) {
+          if (win.qos[i] > 0) ++qos[win.qos[i]];
+          ++accounts[win.account[i]];
+          ++total;
+        }
+    }
+  std::vector<EvalGroup> groups;
+  using K = EvalGroup::Kind;
+  using S = EvalGroup::Stat;
+  for (const auto& [c, n] : qos)
+    for (auto stat : {S::kMean, S::kP90}) groups.push_back({K::kQos, stat, c, n});
+  // Accounts by their jobs, most first; those with under kMinAccountShare of the part's are no group.
+  std::vector<EvalGroup> by_account;
+  for (const auto& [c, n] : accounts)
+    if (static_cast<double>(n) >= kMinAccountShare * static_cast<double>(total))
+      by_account.push_back({K::kAccount, S::kMean, c, n});
+  std::stable_sort(by_account.begin(), by_account.end(),
+                   [](const auto& a, const auto& b) { return a.jobs > b.jobs; });
+  if (small_accounts) *small_accounts = accounts.size() - by_account.size();
+  groups.insert(groups.end(), by_account.begin(), by_account.end());
+  return groups;
+}
+
 SurrogateEval evaluate_surrogate(const Surrogate& model, const SurrogateDataset& data, const Split& split,
                                  const EvalOptions& options) {
   SurrogateEval out;
   out.part = eval_part(data, split, options.part);
   const auto& part = out.part;
+  out.groups = eval_groups(data, part, &out.small_accounts);
   std::vector<std::vector<float>> encoded(data.setting_count());
   for (std::size_t s = 0; s < data.setting_count(); ++s) encoded[s] = data.encoded_setting(s);
   const auto encoded_of = [&](const std::vector<std::uint32_t>& ss) {
@@ -118,7 +191,7 @@ SurrogateEval evaluate_surrogate(const Surrogate& model, const SurrogateDataset&
   double surrogate_s = 0;
   std::size_t surrogate_evals = 0;
   add("transformer", "transformer",
-      evaluate(data, part, options.bootstrap, [&](std::uint32_t w, const auto& ss) {
+      evaluate(data, part, out.groups, options.bootstrap, [&](std::uint32_t w, const auto& ss) {
         const auto enc = encoded_of(ss);
         const auto t0 = std::chrono::steady_clock::now();
         auto q = model.predict(data.windows[w], enc);
@@ -157,7 +230,8 @@ SurrogateEval evaluate_surrogate(const Surrogate& model, const SurrogateDataset&
   out.batched_ms = 1000.0 * batch_s / (n_windows * batch);
 
   if (options.against)
-    add("against", "against", evaluate(data, part, options.bootstrap, [&](std::uint32_t w, const auto& ss) {
+    add("against", "against",
+        evaluate(data, part, out.groups, options.bootstrap, [&](std::uint32_t w, const auto& ss) {
           return options.against->predict(data.windows[w], encoded_of(ss));
         }));
   if (options.ridge) {
@@ -172,7 +246,8 @@ SurrogateEval evaluate_surrogate(const Surrogate& model, const SurrogateDataset&
     out.ridge_from_model = !fitted;
     out.ridge_columns = ridge.columns();
     out.ridge_lambda = ridge.lambda();
-    add("ridge", "ridge", evaluate(data, part, options.bootstrap, [&](std::uint32_t w, const auto& ss) {
+    add("ridge", "ridge",
+        evaluate(data, part, out.groups, options.bootstrap, [&](std::uint32_t w, const auto& ss) {
           Quantiles q;
           for (auto s : ss) q.push_back(ridge.predict(data, w, s));
           return q;
@@ -181,7 +256,7 @@ SurrogateEval evaluate_surrogate(const Surrogate& model, const SurrogateDataset&
   // The trivial baseline: every job waits the training part's median, whatever the setting (the model's
   // own, stored in the checkpoint; none before checkpoint version 7). No interval.
   if (const auto median = model.training_median()) {
-    auto constant = evaluate(data, part, options.bootstrap, [&](std::uint32_t w, const auto& ss) {
+    auto constant = evaluate(data, part, out.groups, options.bootstrap, [&](std::uint32_t w, const auto& ss) {
       return Quantiles(ss.size(),
                        std::vector<std::array<float, 3>>(data.windows[w].jobs, {*median, *median, *median}));
     });
@@ -193,7 +268,7 @@ SurrogateEval evaluate_surrogate(const Surrogate& model, const SurrogateDataset&
   const auto& cols = data.schema.numeric;
   if (const auto ref = std::find(cols.begin(), cols.end(), "ref_log_wait"); ref != cols.end()) {
     const auto col = static_cast<std::size_t>(ref - cols.begin());
-    auto copied = evaluate(data, part, options.bootstrap, [&](std::uint32_t w, const auto& ss) {
+    auto copied = evaluate(data, part, out.groups, options.bootstrap, [&](std::uint32_t w, const auto& ss) {
       const auto& win = data.windows[w];
       std::vector<std::array<float, 3>> q(win.jobs);
       for (std::size_t i = 0; i < win.jobs; ++i) q[i].fill(win.numeric[i * cols.size() + col]);
@@ -211,7 +286,7 @@ SurrogateEval evaluate_surrogate(const Surrogate& model, const SurrogateDataset&
       throw std::invalid_argument(
           options.noise_floor_name +
           ": the noise floor needs the same trace, windows and settings as the dataset");
-    auto floor = evaluate(data, part, options.bootstrap, [&](std::uint32_t w, const auto& ss) {
+    auto floor = evaluate(data, part, out.groups, options.bootstrap, [&](std::uint32_t w, const auto& ss) {
       const auto jobs = data.windows[w].jobs;
       Quantiles q(ss.size(), std::vector<std::array<float, 3>>(jobs));
       for (std::size_t k = 0; k < ss.size(); ++k)
@@ -257,6 +332,13 @@ DecisionStudy decision_study(const SurrogateDataset& data, const SurrogateEval& 
   first.model_first = 0.5;
   out.model_first = hybrid_regret_over_orders(coordinates, exact, transformer.pooled_predicted, budgets,
                                               first, orders, seed);
+  for (const auto& g : transformer.groups) {
+    auto& d = out.groups.emplace_back();
+    d.best_exact = *std::min_element(g.pooled_exact.begin(), g.pooled_exact.end());
+    d.surface = hybrid_regret_over_orders(coordinates, g.pooled_exact, {}, budgets, defaults, orders, seed);
+    d.model_top =
+        hybrid_regret_over_orders(coordinates, g.pooled_exact, g.pooled_predicted, budgets, top, 1, seed);
+  }
   return out;
 }
 

@@ -15,6 +15,30 @@
 
 namespace slurmtwin::experiments {
 
+/// A per-group objective, answered from the same per-job predictions: one statistic of the waits of
+/// one group's target jobs, as a sweep's `wait_mean@qos:X`, `wait_p90@qos:X` or `wait_mean@account:X`
+/// would ask. Its rows are each window's statistic per setting; pooled, summed over the part's windows
+/// (as the overall ranking pools each window's mean wait).
+struct EvalGroup {
+  enum class Kind { kQos, kAccount };
+  enum class Stat { kMean, kP90 };
+  Kind kind = Kind::kQos;
+  Stat stat = Stat::kMean;
+  /// The jobs' token: the schema's QOS category (1..n; an unseen QOS, 0, is no group), or the account's
+  /// hash bucket (surrogate::hash_bucket; accounts that share a bucket are one group, as the model sees
+  /// them).
+  std::int64_t category = 0;
+  std::size_t jobs = 0;  // the part's target jobs in it that started, under the part's first setting
+};
+
+/// One predictor's figures for one EvalGroup.
+struct GroupResult {
+  surrogate::RankingErrors ranking;
+  surrogate::Bootstrap ci;  // EvalOptions::bootstrap, of the group's rows alone (paired across lines)
+  /// Per setting of the part: the group's statistic summed over the part's windows (s).
+  std::vector<double> pooled_exact, pooled_predicted;
+};
+
 /// One predictor's figures over a part.
 struct EvalResult {
   surrogate::JobErrors jobs;
@@ -23,9 +47,8 @@ struct EvalResult {
   bool point = false;       // a point prediction (no interval): no coverage to report
   /// Per setting of the part (its order): the exact and predicted mean wait summed over its windows (s).
   std::vector<double> pooled_exact, pooled_predicted;
-  /// The same ranking figures for the jobs of each QOS of the schema (schema.qos order; a QOS with no
-  /// job in the part has NaN figures): a per-group objective from the same predictions.
-  std::vector<surrogate::RankingErrors> by_qos;
+  /// Per group of SurrogateEval::groups (its order): the settings ranked by that group's statistic.
+  std::vector<GroupResult> groups;
 };
 
 /// The windows and settings a part names: "test", "val" or "train" (windows and settings of that part)
@@ -56,8 +79,18 @@ struct EvalLine {
   EvalResult result;
 };
 
+/// The groups of the part worth a ranking of their own: per QOS of the schema with jobs in the part,
+/// its mean and its p90 wait (by category); per account bucket holding at least kMinAccountShare of the
+/// part's jobs, its mean wait (most jobs first; `small_accounts`, when given, counts those left out:
+/// a handful of jobs ranks nothing). Every predictor is scored on the same groups.
+inline constexpr double kMinAccountShare = 0.01;
+std::vector<EvalGroup> eval_groups(const surrogate::SurrogateDataset& d, const EvalPart& part,
+                                   std::size_t* small_accounts = nullptr);
+
 struct SurrogateEval {
   EvalPart part;
+  std::vector<EvalGroup> groups;
+  std::size_t small_accounts = 0;  // accounts with jobs in the part too few to be a group
   /// The model first, then each predictor asked for or available (the reference: when the dataset
   /// has the ref_log_wait column).
   std::vector<EvalLine> lines;
@@ -84,10 +117,17 @@ SurrogateEval evaluate_surrogate(const surrogate::Surrogate& model, const surrog
 /// - model_first: half the budget on those first, then the defaults (`--model-first 0.5`).
 /// Budgets the hybrid can run without a model (>= 5: two calibration points) and below the part's
 /// settings count.
+/// - groups: the same choice for each group's own statistic (SurrogateEval::groups' order), by the
+///   surface alone (a fit of its own per group, from the same replays) and by the transformer's top.
 struct DecisionStudy {
   std::size_t settings = 0, orders = 0;
   double best_exact = 0;  // s, the best setting's pooled mean wait
   std::vector<HybridRegret> surface, with_model, model_top, model_first;
+  struct Group {
+    double best_exact = 0;  // s, the best setting's pooled statistic
+    std::vector<HybridRegret> surface, model_top;
+  };
+  std::vector<Group> groups;
 };
 DecisionStudy decision_study(const surrogate::SurrogateDataset& data, const SurrogateEval& eval,
                              std::size_t orders, std::uint64_t seed);

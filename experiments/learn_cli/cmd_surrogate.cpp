@@ -377,21 +377,52 @@ void print_paired(const EvalResult& transformer, const std::string& name, const 
   json += fmt::format(", \"transformer_minus_{}\": {{{}}}", json_name, interval_json(other, of).substr(2));
 }
 
-// The ranking of the settings by each QOS's own mean wait, from the same predictions: a per-group
-// objective that a response surface would need a fit of its own for.
-void print_by_qos(const SurrogateEval& r, const std::vector<std::string>& qos, std::string& json) {
-  std::size_t width = 12;  // the QOS column fits the longest name
-  for (const auto& name : qos) width = std::max(width, name.size());
-  std::string head = fmt::format("  {:<{}}", "QOS", width);
+// How each group is printed: "qos NAME mean|p90", "account NAME mean" (NAME: the trace's accounts in
+// that hash bucket, joined by '+', when eval was given the trace; else "#BUCKET").
+std::vector<std::string> group_names(const std::vector<EvalGroup>& groups, const FeatureSchema& schema,
+                                     const Trace* trace) {
+  std::map<std::int64_t, std::string> accounts;
+  if (trace)
+    for (const auto& name : trace->accounts.names()) {
+      auto& joined = accounts[hash_bucket(name, schema.account_buckets)];
+      joined += (joined.empty() ? "" : "+") + name;
+    }
+  std::vector<std::string> names;
+  for (const auto& g : groups) {
+    const auto c = static_cast<std::size_t>(g.category);
+    const auto stat = g.stat == EvalGroup::Stat::kP90 ? "p90" : "mean";
+    if (g.kind == EvalGroup::Kind::kQos)
+      names.push_back(fmt::format("qos {} {}", schema.qos.at(c - 1), stat));
+    else if (const auto a = accounts.find(g.category); a != accounts.end())
+      names.push_back(fmt::format("account {} {}", a->second, stat));
+    else
+      names.push_back(fmt::format("account #{} {}", g.category, stat));
+  }
+  return names;
+}
+
+// The ranking of the settings by each group's own wait statistic, from the same predictions: per-group
+// objectives that a response surface would need a fit each for. With --bootstrap and a noise floor, the
+// transformer's pooled Spearman less the floor's, paired over the same resamples of the group's windows.
+void print_groups(const SurrogateEval& r, const std::vector<std::string>& names, std::string& json) {
+  std::size_t width = 12;
+  for (const auto& name : names) width = std::max(width, name.size());
+  const auto floor =
+      std::find_if(r.lines.begin(), r.lines.end(), [](const auto& l) { return l.key == "noise_floor"; });
+  const auto& transformer = r.lines.front().result;
+  const bool paired = floor != r.lines.end() && transformer.ci.resamples > 0;
+  std::string head = fmt::format("  {:<{}}  {:>7}", "group", width, "jobs");
   for (const auto& line : r.lines) head += fmt::format("  {:<18}", line.name);
-  std::cout << "per QOS: pooled Spearman of the settings by the QOS's mean wait / regret of the best\n"
-            << head << "\n";
-  json += ", \"by_qos\": {";
-  for (std::size_t g = 0; g < qos.size(); ++g) {
-    std::string row = fmt::format("  {:<{}}", qos[g], width);
-    json += fmt::format("{}\"{}\": {{", g == 0 ? "" : ", ", qos[g]);
-    for (std::size_t l = 0; l < r.lines.size(); ++l) {
-      const auto& e = r.lines[l].result.by_qos.at(g);
+  if (paired) head += "  transformer − floor, Spearman (paired 90%)";
+  std::cout
+      << "per group: pooled Spearman of the settings by the group's own wait statistic / regret of the best\n"
+      << head << "\n";
+  json += ", \"groups\": [";
+  for (std::size_t g = 0; g < r.groups.size(); ++g) {
+    std::string row = fmt::format("  {:<{}}  {:>7}", names[g], width, r.groups[g].jobs);
+    json += fmt::format("{}{{\"name\": \"{}\", \"jobs\": {}", g == 0 ? "" : ", ", names[g], r.groups[g].jobs);
+    for (const auto& line : r.lines) {
+      const auto& e = line.result.groups.at(g).ranking;
       row += fmt::format("  {:<18}",
                          std::isnan(e.spearman_pooled) && std::isnan(e.regret_pooled_pct)
                              ? std::string("-")
@@ -399,19 +430,65 @@ void print_by_qos(const SurrogateEval& r, const std::vector<std::string>& qos, s
                                            std::isnan(e.regret_pooled_pct)  // the best waits 0: no ratio
                                                ? std::string("-")
                                                : fmt::format("{:.1f}%", e.regret_pooled_pct)));
-      json +=
-          fmt::format("{}\"{}\": {{\"spearman_pooled\": {}, \"regret_pooled_pct\": {}}}", l == 0 ? "" : ", ",
-                      r.lines[l].key, json_number(e.spearman_pooled), json_number(e.regret_pooled_pct));
+      json += fmt::format(", \"{}\": {{\"spearman_pooled\": {}, \"regret_pooled_pct\": {}}}", line.key,
+                          json_number(e.spearman_pooled), json_number(e.regret_pooled_pct));
+    }
+    if (paired) {
+      const auto d = transformer.groups[g].ci.difference(floor->result.groups[g].ci, Figure::kSpearmanPooled);
+      row += fmt::format("  [{:.3f}, {:.3f}]", d.lo, d.hi);
+      json += fmt::format(", \"transformer_minus_noise_floor_spearman_pooled\": [{}, {}]", json_number(d.lo),
+                          json_number(d.hi));
     }
     std::cout << row << "\n";
     json += "}";
   }
-  json += "}";
+  json += "]";
+  if (r.small_accounts > 0)
+    std::cout << fmt::format("  ({} more accounts, each under {:.0f}% of the part's jobs, are no group)\n",
+                             r.small_accounts, 100 * kMinAccountShare);
+}
+
+// Per group: the exact replays until the choice is within kWithin % of the group's own best, for the
+// surface alone (the fewest with which that share of the design orders gets there) and for the
+// transformer's top settings verified; 0 when its first choice with no replay already is.
+void print_group_decisions(const DecisionStudy& d, const EvalResult& transformer,
+                           const std::vector<std::string>& names, std::string& json) {
+  constexpr double kWithin = 1.0;
+  const auto surface_needs = [&](const std::vector<HybridRegret>& rows, double share) {
+    for (const auto& h : rows)
+      if (h.hit_rate(kWithin) >= share) return fmt::format("{}", h.budget);
+    return std::string("-");
+  };
+  const auto top_needs = [&](const DecisionStudy::Group& g, double first_choice_pct) {
+    if (first_choice_pct <= kWithin) return std::string("0");
+    for (const auto& h : g.model_top)
+      if (h.regret_pct.front() <= kWithin) return fmt::format("{}", h.budget);
+    return std::string("-");
+  };
+  std::size_t width = 12;
+  for (const auto& name : names) width = std::max(width, name.size());
+  std::cout << fmt::format(
+      "decision per group: exact replays until the setting chosen is within {:.0f}% of the group's own best "
+      "(- : not within {} replays)\n  {:<{}}  surface alone: half / 90% of orders   transformer's top\n",
+      kWithin, d.surface.empty() ? 0 : d.surface.back().budget, "group", width);
+  json += ", \"groups\": [";
+  for (std::size_t g = 0; g < d.groups.size(); ++g) {
+    const auto& dg = d.groups[g];
+    const auto half = surface_needs(dg.surface, 0.5), most = surface_needs(dg.surface, 0.9);
+    const auto top = top_needs(dg, transformer.groups[g].ranking.regret_pooled_pct);
+    std::cout << fmt::format("  {:<{}}  {:>13} / {:<19}  {}\n", names[g], width, half, most, top);
+    json += fmt::format(
+        "{}{{\"name\": \"{}\", \"best_exact_s\": {:.1f}, \"surface_half\": \"{}\", \"surface_90\": \"{}\", "
+        "\"transformer_top\": \"{}\"}}",
+        g == 0 ? "" : ", ", names[g], dg.best_exact, half, most, top);
+  }
+  json += "]";
 }
 
 // eval --decision-orders: the exact replays a hybrid sweep spends to choose the part's best setting,
 // with and without the transformer, beside the transformer's choice with none.
-void print_decision(const DecisionStudy& d, const EvalResult& transformer, std::string& json) {
+void print_decision(const DecisionStudy& d, const EvalResult& transformer,
+                    const std::vector<std::string>& names, std::string& json) {
   constexpr double kWithin = 1.0;  // % of the best: "found"
   std::cout << fmt::format(
       "decision: the least mean wait among {} settings (best {:.0f} s); regret of the setting chosen, % of "
@@ -440,7 +517,9 @@ void print_decision(const DecisionStudy& d, const EvalResult& transformer, std::
         json_number(d.with_model[i].hit_rate(kWithin)), json_number(d.model_first[i].median_pct()),
         json_number(d.model_first[i].hit_rate(kWithin)), json_number(d.model_top[i].regret_pct.front()));
   }
-  json += "]}";
+  json += "]";
+  print_group_decisions(d, transformer, names, json);
+  json += "}";
 }
 
 int eval(const Args& args) {
@@ -542,9 +621,17 @@ int eval(const Args& args) {
           r.ridge_columns, r.ridge_lambda, transformer.jobs.mse_log10 / line.result.jobs.mse_log10);
     if (&line != &r.lines.front()) print_paired(transformer, line.name, line.result, json, line.key);
   }
-  if (!data.schema.qos.empty()) print_by_qos(r, data.schema.qos, json);
+  // The trace names the account groups (checked to be the dataset's); without it they are hash buckets.
+  std::optional<Trace> named_by;
+  if (vm.count("trace") > 0) {
+    named_by = load_trace_or_default(vm);
+    if (trace_fingerprint(*named_by) != data.trace_fingerprint)
+      throw std::invalid_argument("--trace: the trace is not the one the dataset was built from");
+  }
+  const auto names = group_names(r.groups, data.schema, named_by ? &*named_by : nullptr);
+  print_groups(r, names, json);
   if (const auto orders = vm["decision-orders"].as<std::size_t>(); orders > 0)
-    print_decision(decision_study(data, r, orders, vm["seed"].as<std::uint64_t>()), transformer, json);
+    print_decision(decision_study(data, r, orders, vm["seed"].as<std::uint64_t>()), transformer, names, json);
   const auto kSweepBatch = SurrogateEval::kSweepBatch;
   const double per_setting_ms = r.per_setting_ms, encoder_ms = r.encoder_ms, marginal_ms = r.marginal_ms,
                batched_ms = r.batched_ms;
@@ -560,7 +647,7 @@ int eval(const Args& args) {
   if (vm["time-exact"].as<bool>()) {
     std::vector<std::string> warnings;
     const Site site = load_site(vm, warnings);
-    const Trace trace = load_trace_or_default(vm);
+    const Trace trace = named_by ? *named_by : load_trace_or_default(vm);
     if (trace_fingerprint(trace) != data.trace_fingerprint)
       throw std::invalid_argument("--time-exact: the trace is not the one the dataset was built from");
     // The exact simulator's cost of one setting: a replay of the whole trace (whole-trace datasets:

@@ -601,12 +601,70 @@ TEST_CASE("a replay that refuses (nearly) every job exits 2 naming the reasons a
   // 2 of 3 refused: over the default 10%.
   const auto r = run_cli(fmt::format("replay --trace {} --out {}", events, out));
   CHECK(r.code == 2);
-  CHECK(r.out.find("2 of 3 jobs (66.7%) were refused at submit (more than --max-rejected 10%)") !=
+  CHECK(r.out.find("2 of 3 job records (66.7%) were refused at submit (more than --max-rejected 10%)") !=
         std::string::npos);
   CHECK(r.out.find("2  unknown partition (e.g. partition 'nosuch')") != std::string::npos);
   CHECK(std::filesystem::exists(std::filesystem::path(out) / "jobs.csv"));  // written for diagnosis
   // A higher threshold lets it through.
   CHECK(run_cli(fmt::format("replay --trace {} --out {} --max-rejected 70", events, out)).code == 0);
+}
+
+TEST_CASE("records rejected when read count against --max-rejected, and a trace with none left is refused") {
+  // Ten jobs, two with a time limit no reader takes (lines 4 and 8): 20% rejected when read. The run
+  // stops before replaying, naming the first (file, line, field) and the count by reason.
+  const auto dir = slurmtwin::testing::scratch_dir("cli_read_rejected");
+  const auto events = (dir / "r.events").string();
+  std::string text;
+  for (int i = 0; i < 10; ++i)
+    text += fmt::format(
+        "-dt {} -e submit_batch_job | -sim-walltime 60 --uid=u{} -A physics -p {} -N 1 -n 1 -t {} "
+        "pseudo.job\n",
+        i, i, i == 5 ? "nosuch" : "cpu", i == 3 || i == 7 ? "zz" : "5:00");
+  std::ofstream(events) << text;
+  const auto out = (dir / "out").string();
+  const auto r = run_cli(fmt::format("replay --trace {} --out {}", events, out));
+  CHECK(r.code == 2);
+  CHECK(r.out.find(events +
+                   ":4: --time: 'zz' is not a time limit (2 of the 10 job records were rejected when "
+                   "read, 20.0% against at most 10%: 2 bad --time;") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(std::filesystem::path(out) / "jobs.csv"));
+  // At 25% the read passes, but with the one job refused at submit (partition 'nosuch') 3 of 10 are
+  // refused in all: over 25%, exit 2 after the replay, both counted.
+  const auto both = run_cli(fmt::format("replay --trace {} --out {} --max-rejected 25", events, out));
+  CHECK(both.code == 2);
+  CHECK(both.out.find("3 of 10 job records (30.0%) were refused: 1 at submit, 2 when read") !=
+        std::string::npos);
+  CHECK(run_cli(fmt::format("replay --trace {} --out {} --max-rejected 30", events, out)).code == 0);
+  // Every record rejected: refused whatever the threshold, before anything runs (the UB toolkit's
+  // pandas-formatted copy of a real sacct dump, Elapsed "0 days 23:33:25": 4 of 4 rejected).
+  if (const auto fixture =
+          slurmtwin::testing::data_file("sacct_fixtures/sacct_simple_formatted_expected.log");
+      !fixture.empty()) {
+    const auto all = run_cli(fmt::format("replay --trace {} --out {} --max-rejected 100", fixture, out));
+    CHECK(all.code == 2);
+    CHECK(all.out.find(fixture + ":2: Elapsed: bad Elapsed '0 days 23:33:25' (4 of the 4 job records were "
+                                 "rejected when read, 100.0% against at most 100%: 1 bad Elapsed, 3 too many "
+                                 "fields;") != std::string::npos);
+  }
+  // Every job refused at submit: the replay runs (its outputs are for diagnosis) and no job held
+  // anything: no memory share is printed (it read -100%).
+  const auto refused = (dir / "refused.events").string();
+  std::ofstream(refused)
+      << "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=u1 -A physics -p nosuch -N 1 -n 1 "
+         "-t 5:00 pseudo.job\n";
+  const auto zero = run_cli(fmt::format("replay --trace {} --out {}", refused, out));
+  CHECK(zero.code == 2);
+  CHECK(zero.out.find("utilisation: CPUs 0.0%  makespan") != std::string::npos);
+  CHECK(zero.out.find("-100") == std::string::npos);
+  // A sweep reads its trace the same way: the spec's trace with 20% rejected is refused.
+  const auto spec = (dir / "s.yaml").string();
+  std::ofstream(spec) << fmt::format(
+      "trace: {{path: {}, format: events}}\nparameters:\n  PriorityWeightAge: [0, 1000]\n"
+      "design: {{type: grid}}\nobjectives:\n  - {{metric: wait_mean, goal: min}}\n",
+      events);
+  const auto sweep = run_cli(fmt::format("sweep run {} --db {}", spec, (dir / "s.db").string()));
+  CHECK(sweep.code == 2);
+  CHECK(sweep.out.find(events + ":4: --time:") != std::string::npos);
 }
 
 TEST_CASE("config import stops at a slurm.conf typo with exit 2, and --lenient warns and goes on") {

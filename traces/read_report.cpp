@@ -36,6 +36,10 @@ void ReadReport::merge(const ReadReport& other) {
   for (const auto& [k, n] : other.folded_by_kind) folded_by_kind[k] += n;
   for (const auto& [k, n] : other.rejected_by_reason) rejected_by_reason[k] += n;
   rejects.insert(rejects.end(), other.rejects.begin(), other.rejects.end());
+  if (!first_reject && other.first_reject) {
+    first_reject = other.first_reject;
+    first_reject_file = other.first_reject_file;
+  }
   warnings.insert(warnings.end(), other.warnings.begin(), other.warnings.end());
   for (const auto& c : other.missing_columns)
     if (std::find(missing_columns.begin(), missing_columns.end(), c) == missing_columns.end())
@@ -46,6 +50,10 @@ void RejectSink::reject(std::uint64_t line, const std::string& field, const std:
                         const std::string& detail, std::string_view text) {
   if (options_.strict) throw InputError(report_.file, line, field, detail.empty() ? reason : detail);
   ++report_.rejected_by_reason[reason];
+  if (!report_.first_reject) {
+    report_.first_reject = Reject{line, field, reason, detail, {}};
+    report_.first_reject_file = report_.file;
+  }
   if (options_.keep_rejects) report_.rejects.push_back({line, field, reason, detail, std::string(text)});
 }
 

@@ -2,6 +2,7 @@
 // Accounting of every input record: accepted, folded into another record, or rejected by reason.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -45,6 +46,10 @@ struct ReadReport {
   std::map<std::string, std::uint64_t> folded_by_kind;  // e.g. "job step" -> n: merged into a job
   std::map<std::string, std::uint64_t> rejected_by_reason;
   std::vector<Reject> rejects;
+  /// The first rejected record and its file (without its text), kept whatever keep_rejects says: the
+  /// line and field an error names when a command refuses a trace for its rejected records.
+  std::optional<Reject> first_reject;
+  std::string first_reject_file;
   std::vector<std::string> warnings;
   // Columns a replay needs that the input lacks (sacct dumps made without them): every job would
   // come out wrong or refused. Commands that replay refuse such input (trace_options.cpp).

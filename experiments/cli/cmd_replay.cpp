@@ -14,6 +14,7 @@
 #include "experiments/replay/progress.hpp"
 #include "experiments/replay/replay.hpp"
 #include "experiments/replay/stopwatch.hpp"
+#include "experiments/replay/trace_input.hpp"
 #include "traces/file_io.hpp"
 #include "traces/synthetic.hpp"
 #include "traces/time_format.hpp"
@@ -39,8 +40,9 @@ int command_replay(const Args& args) {
         "bf_max_time and delays the next by the cycle's length (0 = off)")(
         "snapshot-at", po::value<std::string>()->default_value(""),
         "dump sprio/sshare-like state at this time (YYYY-MM-DDTHH:MM:SS, or +SECONDS after start)")(
-        "max-rejected", po::value<double>()->default_value(10),
-        "exit 2 (after writing the outputs) when more than this % of the jobs are refused at submit");
+        "max-rejected", po::value<double>()->default_value(kDefaultMaxRejectedPct),
+        "exit 2 when more than this % of the job records are refused: rejected when read (before the replay) "
+        "or, with those, refused at submit (after writing the outputs)");
     add_site_options(o);
     add_trace_read_options(o);
     const auto vm = parse(
@@ -136,10 +138,13 @@ int command_replay(const Args& args) {
     for (const auto& [p, w] : m.by_partition)
       std::cout << fmt::format("  partition {:<18} jobs {:>7}  wait mean {:>8.0f}  p90 {:>8.0f}\n", p, w.jobs,
                                w.mean, w.p90);
+    // Memory and GPU shares are negative where not recorded (no job ran) or, for GPUs, the nodes have none.
+    const auto share = [](const char* what, double v) {
+      return v < 0 ? std::string() : fmt::format(", {} {:.1f}%", what, 100 * v);
+    };
     std::cout << fmt::format(
-        "utilisation: CPUs {:.1f}%, memory {:.1f}%{}  makespan {:.2f} days  mean queue length {:.1f}\n",
-        100 * m.utilisation, 100 * m.memory_utilisation,
-        m.gpu_utilisation < 0 ? std::string() : fmt::format(", GPUs {:.1f}%", 100 * m.gpu_utilisation),
+        "utilisation: CPUs {:.1f}%{}{}  makespan {:.2f} days  mean queue length {:.1f}\n",
+        100 * m.utilisation, share("memory", m.memory_utilisation), share("GPUs", m.gpu_utilisation),
         static_cast<double>(m.makespan) / 86400.0, m.mean_queue_length);
     std::uint64_t by_backfill = 0;
     for (const auto& j : result.state->jobs) by_backfill += j.started_by == SchedulerPass::kBackfill ? 1 : 0;
@@ -156,15 +161,20 @@ int command_replay(const Args& args) {
           m.fidelity.recorded_mean_wait);
     std::cout << fmt::format("replayed {} events in {:.2f} s; results in {}\n", result.events, secs,
                              dir.string());
-    // A replay that refuses (nearly) every job answers nothing about the site: fail closed.
+    // A replay that refuses (nearly) every job answers nothing about the site: fail closed. The job
+    // records rejected when read count too (load_traces refused the trace when they alone were too many).
     const double limit = vm["max-rejected"].as<double>();
-    if (m.input_jobs > 0 && (m.rejected == m.input_jobs || 100.0 * static_cast<double>(m.rejected) >
-                                                               limit * static_cast<double>(m.input_jobs))) {
+    const auto at_read = report.rejected(), refused = at_read + m.rejected, records = at_read + m.input_jobs;
+    if (records > 0 && (m.rejected == m.input_jobs ||
+                        100.0 * static_cast<double>(refused) > limit * static_cast<double>(records))) {
       std::cerr << fmt::format(
-                       "slurmtwin: error: {} of {} jobs ({:.1f}%) were refused at submit (more than "
+                       "slurmtwin: error: {} of {} job records ({:.1f}%) were refused{} (more than "
                        "--max-rejected {}%):\n",
-                       m.rejected, m.input_jobs,
-                       100.0 * static_cast<double>(m.rejected) / static_cast<double>(m.input_jobs), limit)
+                       refused, records, 100.0 * static_cast<double>(refused) / static_cast<double>(records),
+                       at_read > 0
+                           ? fmt::format(": {} at submit, {} when read (listed above)", m.rejected, at_read)
+                           : std::string(" at submit"),
+                       limit)
                 << rejection_examples(result, trace, 3);
       return kExitUsage;
     }

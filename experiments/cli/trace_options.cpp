@@ -79,6 +79,10 @@ Trace load_traces(const std::vector<std::string>& paths, const po::variables_map
     }
     write_file_atomic(f, out);
   }
+  // A run fails closed on a trace whose records were (nearly) all rejected: after --rejects is written.
+  if (for_replay)
+    require_usable_trace(
+        report, vm.count("max-rejected") > 0 ? vm["max-rejected"].as<double>() : kDefaultMaxRejectedPct);
   return trace;
 }
 

@@ -1,8 +1,11 @@
 #include "experiments/replay/trace_input.hpp"
 
+#include <fmt/format.h>
+
 #include <cassert>
 
 #include "traces/file_io.hpp"
+#include "traces/read_report.hpp"
 #include "traces/text.hpp"
 #include "traces/time_format.hpp"
 
@@ -33,6 +36,25 @@ TraceReadOptions default_trace_read_options(const std::string& format, const std
   o.timezone = kDefaultSacctTimeZone;
   if (!users_from.empty()) o.user_default_accounts = read_user_default_accounts(users_from);
   return o;
+}
+
+void require_usable_trace(const ReadReport& report, double max_rejected_pct) {
+  const auto rejected = report.rejected();
+  const auto records = report.accepted + rejected;  // job records: folded steps are parts of jobs
+  if (records == 0) throw InputError(report.file, 0, "", "no job records: nothing to replay");
+  const double pct = 100.0 * static_cast<double>(rejected) / static_cast<double>(records);
+  if (report.accepted > 0 && pct <= max_rejected_pct) return;
+  std::string reasons;
+  for (const auto& [reason, n] : report.rejected_by_reason)
+    reasons += fmt::format("{}{} {}", reasons.empty() ? "" : ", ", n, reason);
+  const auto& first = *report.first_reject;  // rejected > 0 here
+  throw InputError(
+      report.first_reject_file.empty() ? report.file : report.first_reject_file, first.line, first.field,
+      fmt::format(
+          "{} ({} of the {} job records were rejected when read, {:.1f}% against at most {}%: {}; this is "
+          "the first; --rejects FILE lists them all)",
+          first.detail.empty() ? first.reason : first.detail, rejected, records, pct, max_rejected_pct,
+          reasons));
 }
 
 }  // namespace slurmtwin::experiments

@@ -22,4 +22,14 @@ std::map<std::string, std::string> read_user_default_accounts(const std::string&
 /// default ("" = no --users-from).
 TraceReadOptions default_trace_read_options(const std::string& format, const std::string& users_from);
 
+/// The share of a trace's job records (%) that may be refused — rejected when read, or at submit by
+/// the site — before a run on it is an error (`replay --max-rejected`): a run that refuses most of its
+/// jobs answers nothing about the site.
+inline constexpr double kDefaultMaxRejectedPct = 10;
+
+/// Fails closed on a trace read for a run: InputError (naming the first rejected record's file, line
+/// and field, and the count by reason) when no job record survived reading, when there was none, or
+/// when more than `max_rejected_pct` % of the job records (accepted + rejected) were rejected.
+void require_usable_trace(const ReadReport& report, double max_rejected_pct);
+
 }  // namespace slurmtwin::experiments

@@ -62,6 +62,7 @@ Trace load_sweep_trace(const SweepSpec& spec) {
     ReadReport report;
     trace =
         read_trace(spec.trace_paths, default_trace_read_options(spec.trace_format, spec.users_from), report);
+    require_usable_trace(report, kDefaultMaxRejectedPct);
   }
   apply_trace_window(trace, spec);
   return trace;

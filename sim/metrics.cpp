@@ -206,15 +206,15 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
   m.last_end = 0;
   Group rec_all;
   std::vector<double> start_errors;
-  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>>
-      ks_groups;                                                                  // part -> (sim, recorded)
-  std::map<Seconds, std::pair<std::vector<double>, std::vector<double>>> by_day;  // day -> (sim, recorded)
+  using Samples = std::pair<std::vector<double>, std::vector<double>>;  // (simulated, recorded) waits
+  std::vector<Samples> ks_groups(site.partitions.size());               // per partition index
+  std::map<Seconds, Samples> by_day;                                    // day -> (sim, recorded)
   // group -> (|start error|, simulated wait, recorded wait) sums and count
   struct Sums {
     double error = 0, simulated = 0, recorded = 0;
     std::uint64_t jobs = 0;
   };
-  std::map<std::string, Sums> fid_part, fid_qos;
+  std::vector<Sums> fid_part(site.partitions.size()), fid_qos(site.qos.size());  // per index
   std::map<Seconds, Sums> fid_week;  // week index from the replay's start
   for (const auto& j : state.jobs) {
     if (j.state == SimJobState::kRejected) {
@@ -256,8 +256,6 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
     const double run =
         static_cast<double>(std::max<Seconds>(0, (j.end == kUnsetTime ? state.now : j.end) - j.start));
     const double bsld = std::max(1.0, (wait + run) / std::max(run, static_cast<double>(kSlowdownTau)));
-    const auto& part = site.partitions[j.run_partition].name;
-    const auto& qos = site.qos[j.qos].name;
     for (auto* g : {&all, &by_part[j.run_partition], &by_acct[assoc_account[assoc]], &by_qos[j.qos]}) {
       g->waits.push_back(wait);
       g->bslds.push_back(bsld);
@@ -273,14 +271,14 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
       const double error = std::abs(static_cast<double>(j.start - r.start));
       start_errors.push_back(error);
       const Seconds week = std::max<Seconds>(0, r.submit - state.origin) / (7 * 86400);
-      for (auto* sums : {&fid_part[part], &fid_qos[qos], &fid_week[week]}) {
+      for (auto* sums : {&fid_part[j.run_partition], &fid_qos[j.qos], &fid_week[week]}) {
         sums->error += error;
         sums->simulated += wait;
         sums->recorded += rec_wait;
         ++sums->jobs;
       }
-      ks_groups[part].first.push_back(wait);
-      ks_groups[part].second.push_back(rec_wait);
+      ks_groups[j.run_partition].first.push_back(wait);
+      ks_groups[j.run_partition].second.push_back(rec_wait);
       auto& day = by_day[(r.submit - state.origin) / 86400];
       day.first.push_back(wait);
       day.second.push_back(rec_wait);
@@ -373,8 +371,13 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
     const auto d = distribution(start_errors);
     f.start_error_p50_abs = d.p50;
     f.start_error_p90_abs = d.p90;
+    // Partitions with jobs by name: the sums below add in that order, as they always have.
+    std::map<std::string, std::size_t> partitions_by_name;
+    for (std::size_t p = 0; p < ks_groups.size(); ++p)
+      if (!ks_groups[p].first.empty()) partitions_by_name.emplace(site.partitions[p].name, p);
     double sim_sum = 0, rec_sum = 0;
-    for (const auto& [part, g] : ks_groups) {
+    for (const auto& [part, p] : partitions_by_name) {
+      const auto& g = ks_groups[p];
       f.ks_by_partition[part] = ks_statistic(g.first, g.second);
       for (double w : g.first) sim_sum += w;
       for (double w : g.second) rec_sum += w;
@@ -410,8 +413,15 @@ ReplayMetrics compute_metrics(const SimState& state, const Trace& trace, const T
         g.mean_wait_deviation = s.recorded > 0 ? (s.simulated - s.recorded) / s.recorded : 0;
       }
     };
-    groups(fid_part, f.by_partition);
-    groups(fid_qos, f.by_qos);
+    // Named once here; a group with no job is left out, as before.
+    const auto named = [](const std::vector<Sums>& in, const auto& name_of) {
+      std::map<std::string, Sums> out;
+      for (std::size_t i = 0; i < in.size(); ++i)
+        if (in[i].jobs > 0) out.emplace(name_of(i), in[i]);
+      return out;
+    };
+    groups(named(fid_part, [&](std::size_t i) { return site.partitions[i].name; }), f.by_partition);
+    groups(named(fid_qos, [&](std::size_t i) { return site.qos[i].name; }), f.by_qos);
     std::map<std::string, Sums> by_week;  // named by the week's first day, YYYY-MM-DD
     for (const auto& [week, sums] : fid_week)
       by_week[format_timestamp(state.origin + week * 7 * 86400).substr(0, 10)] = sums;

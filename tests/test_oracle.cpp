@@ -622,7 +622,8 @@ constexpr std::array<KnownMiss, 2> kKnownMisses{{
     // QOS preemption by REQUEUE with PreemptExemptTime: runs 1 and 2 and the simulator agree (0.6/0.8
     // s, every factor). Run 3 branched at +166, where three jobs ended within 0.7 s in another order
     // (n1 freed last instead of n3): its next backfill cycle did not start j001 on n1 as runs 1-2 did on
-    // n3 (why not is not established), j001 started 82 s later, and from then users' usages differ, so
+    // n3 (likely: j021's plan takes the lowest-indexed nodes, n1 and n2), j001 started 82 s later, and
+    // from then users' usages differ, so
     // 48 sshare rows of run 3 are off; its starts still pass (2.7 s mean |Δstart|).
     {"21_preempt_qos_requeue", false, false, true, "run 3 branched on the sub-second order of three ends"},
 }};

@@ -18,7 +18,8 @@ ReadReport report_of(std::uint64_t accepted, std::uint64_t rejected, const std::
   report.file = file;
   ReadOptions lenient;
   RejectSink sink(report, lenient);
-  for (std::uint64_t k = 0; k < rejected; ++k) sink.reject(7 + k, "--time", "bad --time", "'zz' is not a time limit");
+  for (std::uint64_t k = 0; k < rejected; ++k)
+    sink.reject(7 + k, "--time", "bad --time", "'zz' is not a time limit");
   report.accepted = accepted;
   report.folded_by_kind["job step"] = 3;
   report.records = accepted + rejected + 3;
@@ -44,9 +45,10 @@ TEST_CASE("a trace is refused when more than the allowed share of its job record
   CHECK(two.rejects.empty());
   // 2 of 20 job records (the 3 folded steps are not job records): 10%, at the limit, passes.
   CHECK(refusal(two, 10).empty());
-  CHECK(refusal(report_of(17, 3), 10) ==
-        "t.events:7: --time: 'zz' is not a time limit (3 of the 20 job records were rejected when read, 15.0% "
-        "against at most 10%: 3 bad --time; this is the first; --rejects FILE lists them all)");
+  CHECK(
+      refusal(report_of(17, 3), 10) ==
+      "t.events:7: --time: 'zz' is not a time limit (3 of the 20 job records were rejected when read, 15.0% "
+      "against at most 10%: 3 bad --time; this is the first; --rejects FILE lists them all)");
   CHECK(refusal(report_of(17, 3), 15).empty());
   // None left: refused whatever the limit; no job record at all, too.
   CHECK(refusal(report_of(0, 1), 100).find("t.events:7: --time:") == 0);

@@ -231,6 +231,45 @@ TEST_CASE("a job whose time limit would overlap the reservation is not backfille
   }
 }
 
+TEST_CASE("a wide job's plan takes the lowest-indexed nodes, so which node is left free decides a backfill") {
+  // Oracle scenario 21, run 3 against runs 1-2 (docs/fidelity.md): 4 nodes x 8 CPUs, X1-X4 one whole node
+  // each from t=3 (n1-n4 in that order). X4 is planned to end at 3 + 246 = 249, the two others still
+  // running at 3 + 283 = 286. W (2 nodes, limit 120) waits above S (one node, limit 120, runs 60). One of
+  // n1 and n3 frees at 153; the main pass cannot start W, which blocks the partition for it, and the
+  // backfill cycle of that second tests W, then S. In the will-run test the running jobs leave in 30-s
+  // batches: 249's window runs to 270 + 30 = 300 and takes 286 with it, so W is planned at 286 on the
+  // lowest-indexed free nodes, n1 and n2 (cons_tres `_will_run_test`, `_eval_nodes`), whichever node is
+  // free now. S (153 + 120 > 286) may then use a free n3 but not a free n1.
+  const auto run = [](Seconds x1_runtime, Seconds x3_runtime) {
+    return replay(small_site(4, 8), make_trace({{0, 1, 8, x1_runtime, 283},
+                                                {0, 1, 8, 283, 283},
+                                                {0, 1, 8, x3_runtime, 283},
+                                                {0, 1, 8, 246, 246},
+                                                {10, 2, 16, 30, 120},
+                                                {11, 1, 8, 60, 120}}));
+  };
+  const auto cycle_at = [](const Run& r, Seconds t) {
+    const auto it = std::find(r.cycles.begin(), r.cycles.end(), t);
+    REQUIRE(it != r.cycles.end());
+    return static_cast<std::size_t>(it - r.cycles.begin());
+  };
+  SUBCASE("n3 left free: S is backfilled there at once") {
+    const auto r = run(283, 150);
+    CHECK(r.planned(cycle_at(r, 153), 4) == 286);
+    CHECK(r.start(5) == 153);
+    CHECK(r.by(5) == SchedulerPass::kBackfill);
+    CHECK(r.state->jobs[5].alloc.at(0).node == 2);  // n3
+    CHECK(r.start(4) == 249);                       // X4 ends at its limit; S has left n3 by 213
+  }
+  SUBCASE("n1 left free: W's plan holds it, S waits until W has run") {
+    const auto r = run(150, 283);
+    CHECK(r.planned(cycle_at(r, 153), 4) == 286);
+    CHECK(r.start(4) == 249);  // n1 and n4
+    CHECK(r.start(5) == 279);  // when W ends
+    CHECK(r.by(5) == SchedulerPass::kMain);
+  }
+}
+
 TEST_CASE("bf_max_job_test stops the cycle after that many jobs reached the will-run test") {
   // wide_job_scenario(1000): J2 is tested first at every cycle, J3 second.
   SUBCASE("bf_max_job_test = 1: only J2 is tested; J3 waits for the main pass") {

@@ -5,7 +5,8 @@
 # setting (the reference features). Figures: docs/log/surrogate.md, "New weeks". Run from the repository
 # root after `make`; writes into $OUT (default /tmp/new-weeks). About 20 min of replays with -j 2 on
 # the project's 2-core VM and 15-20 min of training. SEED (default 3) picks the synthetic trace;
-# PHASE4=0 leaves out the 4-phase targets (most of the replays).
+# PHASE4=0 leaves out the 4-phase targets (most of the replays). eval is given the trace so that its
+# per-group table names the accounts (docs/log/surrogate.md, "Per-group objectives on the new weeks").
 set -euo pipefail
 B=${B:-$PWD/build/experiments/slurmtwin}
 OUT=${OUT:-/tmp/new-weeks}
@@ -38,7 +39,7 @@ W="--window-jobs 384 --context-jobs 128 --reference"
 }
 $B surrogate train --data train$SUFFIX.stsd -o weeks$SUFFIX.ckpt --lr 1e-3 --steps 6000 --eval-every 250 \
   --patience 100 --settings-per-step 16 --within-weight 5 --ema 0.999
-$B surrogate eval --model weeks$SUFFIX.ckpt --data test$SUFFIX.stsd --part all \
+$B surrogate eval --model weeks$SUFFIX.ckpt --data test$SUFFIX.stsd --part all --trace test.stt \
   --noise-floor test${SUFFIX}_floor.stsd --bootstrap 200 --decision-orders 20 --json eval$SUFFIX.json
 # The expected-wait target: each job's wait averaged over 4 timer phases, and its floor 30 s later.
 [ "${PHASE4:-1}" = 0 ] && exit 0
@@ -48,7 +49,7 @@ $B surrogate eval --model weeks$SUFFIX.ckpt --data test$SUFFIX.stsd --part all \
   $B surrogate dataset --trace test.stt $W --settings 64 --design-seed 2 --phases 4 --start-offset 30 $P \
     -o test${SUFFIX}_p4_floor.stsd
 }
-$B surrogate eval --model weeks$SUFFIX.ckpt --data test${SUFFIX}_p4.stsd --part all \
+$B surrogate eval --model weeks$SUFFIX.ckpt --data test${SUFFIX}_p4.stsd --part all --trace test.stt \
   --noise-floor test${SUFFIX}_p4_floor.stsd --bootstrap 200 --decision-orders 20 --json eval${SUFFIX}_p4.json
 # TRAIN_PHASES=2: also a model trained on 2-phase targets of the training weeks (about 27 min more).
 if [ "${TRAIN_PHASES:-1}" = 2 ]; then
@@ -56,7 +57,7 @@ if [ "${TRAIN_PHASES:-1}" = 2 ]; then
   $B surrogate dataset --trace train.stt $W --settings $TRAIN_SETTINGS --phases 2 $P -o train${SUFFIX}_p2.stsd
   $B surrogate train --data train${SUFFIX}_p2.stsd -o weeks${SUFFIX}_p2.ckpt --lr 1e-3 --steps 6000 \
     --eval-every 250 --patience 100 --settings-per-step 16 --within-weight 5 --ema 0.999
-  $B surrogate eval --model weeks${SUFFIX}_p2.ckpt --data test${SUFFIX}_p4.stsd --part all \
+  $B surrogate eval --model weeks${SUFFIX}_p2.ckpt --data test${SUFFIX}_p4.stsd --part all --trace test.stt \
     --noise-floor test${SUFFIX}_p4_floor.stsd --bootstrap 200 --decision-orders 20 \
     --json eval${SUFFIX}_p2model_p4.json
 fi

@@ -444,6 +444,14 @@ TEST_CASE("surrogate eval scores the reference replay and another timer phase as
   CHECK(dj["decision"]["groups"][0]["name"].as<std::string>() == first_name);
   CHECK(dj["decision"]["groups"][0]["best_exact_s"].as<double>() ==
         doctest::Approx(group_best).epsilon(1e-3));
+  // Replays needed: a budget of the study (5 or 8 of the 9 settings; 0 for the transformer's first
+  // choice), or null when none gets within 1%.
+  for (const auto& g : dj["decision"]["groups"])
+    for (const char* key : {"surface_half", "surface_90", "transformer_top"})
+      if (!g[key].IsNull()) {
+        const auto n = g[key].as<int>();
+        CHECK((n == 5 || n == 8 || (n == 0 && std::string(key) == "transformer_top")));
+      }
   // Accounts are hash buckets unless eval is given the dataset's trace (the built-in workload of seed
   // 43, written out), which names them; another trace is refused.
   const auto last = dj["groups"][dj["groups"].size() - 1]["name"].as<std::string>();

@@ -448,23 +448,29 @@ void print_groups(const SurrogateEval& r, const std::vector<std::string>& names,
                              r.small_accounts, 100 * kMinAccountShare);
 }
 
+// A decision's setting is "found" within this % of the exact best (eval --decision-orders).
+constexpr double kWithin = 1.0;
+
 // Per group: the exact replays until the choice is within kWithin % of the group's own best, for the
 // surface alone (the fewest with which that share of the design orders gets there) and for the
-// transformer's top settings verified; 0 when its first choice with no replay already is.
+// transformer's top settings verified; 0 when its first choice with no replay already is. Printed
+// "-" and written null when no budget of the study gets there.
 void print_group_decisions(const DecisionStudy& d, const EvalResult& transformer,
                            const std::vector<std::string>& names, std::string& json) {
-  constexpr double kWithin = 1.0;
-  const auto surface_needs = [&](const std::vector<HybridRegret>& rows, double share) {
+  using Replays = std::optional<std::size_t>;
+  const auto surface_needs = [&](const std::vector<HybridRegret>& rows, double share) -> Replays {
     for (const auto& h : rows)
-      if (h.hit_rate(kWithin) >= share) return fmt::format("{}", h.budget);
-    return std::string("-");
+      if (h.hit_rate(kWithin) >= share) return h.budget;
+    return std::nullopt;
   };
-  const auto top_needs = [&](const DecisionStudy::Group& g, double first_choice_pct) {
-    if (first_choice_pct <= kWithin) return std::string("0");
+  const auto top_needs = [&](const DecisionStudy::Group& g, double first_choice_pct) -> Replays {
+    if (first_choice_pct <= kWithin) return 0;
     for (const auto& h : g.model_top)
-      if (h.regret_pct.front() <= kWithin) return fmt::format("{}", h.budget);
-    return std::string("-");
+      if (h.regret_pct.front() <= kWithin) return h.budget;
+    return std::nullopt;
   };
+  const auto text = [](Replays r) { return r ? fmt::format("{}", *r) : std::string("-"); };
+  const auto number = [](Replays r) { return r ? fmt::format("{}", *r) : std::string("null"); };
   std::size_t width = 12;
   for (const auto& name : names) width = std::max(width, name.size());
   std::cout << fmt::format(
@@ -476,11 +482,12 @@ void print_group_decisions(const DecisionStudy& d, const EvalResult& transformer
     const auto& dg = d.groups[g];
     const auto half = surface_needs(dg.surface, 0.5), most = surface_needs(dg.surface, 0.9);
     const auto top = top_needs(dg, transformer.groups[g].ranking.regret_pooled_pct);
-    std::cout << fmt::format("  {:<{}}  {:>13} / {:<19}  {}\n", names[g], width, half, most, top);
+    std::cout << fmt::format("  {:<{}}  {:>13} / {:<19}  {}\n", names[g], width, text(half), text(most),
+                             text(top));
     json += fmt::format(
-        "{}{{\"name\": \"{}\", \"best_exact_s\": {:.1f}, \"surface_half\": \"{}\", \"surface_90\": \"{}\", "
-        "\"transformer_top\": \"{}\"}}",
-        g == 0 ? "" : ", ", names[g], dg.best_exact, half, most, top);
+        "{}{{\"name\": \"{}\", \"best_exact_s\": {:.1f}, \"surface_half\": {}, \"surface_90\": {}, "
+        "\"transformer_top\": {}}}",
+        g == 0 ? "" : ", ", names[g], dg.best_exact, number(half), number(most), number(top));
   }
   json += "]";
 }
@@ -489,7 +496,6 @@ void print_group_decisions(const DecisionStudy& d, const EvalResult& transformer
 // with and without the transformer, beside the transformer's choice with none.
 void print_decision(const DecisionStudy& d, const EvalResult& transformer,
                     const std::vector<std::string>& names, std::string& json) {
-  constexpr double kWithin = 1.0;  // % of the best: "found"
   std::cout << fmt::format(
       "decision: the least mean wait among {} settings (best {:.0f} s); regret of the setting chosen, % of "
       "the best, over {} design orders (median / worst; share within {:.0f}%)\n"

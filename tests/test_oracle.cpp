@@ -622,7 +622,8 @@ constexpr std::array<KnownMiss, 2> kKnownMisses{{
     // QOS preemption by REQUEUE with PreemptExemptTime: runs 1 and 2 and the simulator agree (0.6/0.8
     // s, every factor). Run 3 branched at +166, where three jobs ended within 0.7 s in another order
     // (n1 freed last instead of n3): its next backfill cycle did not start j001 on n1 as runs 1-2 did on
-    // n3 (likely: j021's plan takes the lowest-indexed nodes, n1 and n2), j001 started 82 s later, and
+    // n3 (likely: j021's plan takes the lowest-indexed nodes, n1 and n2), j001's last run started 82 s later,
+    // and
     // from then users' usages differ, so
     // 48 sshare rows of run 3 are off; its starts still pass (2.7 s mean |Δstart|).
     {"21_preempt_qos_requeue", false, false, true, "run 3 branched on the sub-second order of three ends"},
@@ -657,6 +658,26 @@ TEST_CASE("every recorded real-Slurm scenario: the simulator within the real run
     CHECK(r.tau_ok == !miss.tau);
     CHECK(r.factors_ok == !miss.factors);
   }
+}
+
+TEST_CASE("a third real run is compared with the first and reported, not judged") {
+  const auto dir = recorded_dir() / "21_preempt_qos_requeue";
+  if (!std::filesystem::exists(dir / "run3" / "meta.txt")) {
+    MESSAGE("SKIPPED: no recording in " << dir.string());
+    return;
+  }
+  const auto r = experiments::evaluate_scenario(dir, experiments::Acceptance{});
+  REQUIRE(r.runs == 3);
+  REQUIRE(r.later_vs_first.size() == 1);
+  // sacct of runs 1 and 3 (first starts after each trace start): j024 227 vs 206, j011 206 vs 189.
+  CHECK(r.later_vs_first[0].max_abs_start == 21);
+  CHECK(r.later_vs_first[0].worst.at(0) == "j024 -21 s");
+  CHECK(r.later_vs_first[0].worst.at(1) == "j011 -17 s");
+  // The margins still add run 2's spread (1 s at most there), so run 3's branch counts against the twin.
+  CHECK(r.real_vs_real.max_abs_start == 1);
+  CHECK(experiments::fidelity_report({r}, {}, "")
+            .find("- real run 3 vs run 1 (not judged): mean/max |Δstart| "
+                  "2.5/21 s") != std::string::npos);
 }
 
 TEST_CASE("a recorded run's node lists: sacct's NodeList and the simulator's nodes, as hostlists") {

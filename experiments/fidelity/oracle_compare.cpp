@@ -928,6 +928,8 @@ ScenarioResult evaluate_scenario(const std::filesystem::path& dir, const Accepta
         res.title += (res.title.empty() ? "" : " ") + it->substr(2);
   }
   if (runs.size() >= 2) res.real_vs_real = compare_schedules(runs[0].schedule, runs[1].schedule);
+  for (std::size_t k = 2; k < runs.size(); ++k)
+    res.later_vs_first.push_back(compare_schedules(runs[0].schedule, runs[k].schedule));
   bool factors_ok = true;
   double sum_start = 0, sum_tau = 0;
   for (std::size_t k = 0; k < runs.size(); ++k) {
@@ -1011,6 +1013,13 @@ std::string fidelity_report(const std::vector<ScenarioResult>& results, const Ac
       return s.empty() ? std::string("none") : s;
     };
     out += fmt::format("- real run 2 vs run 1, largest |Δstart|: {}\n", join(r.real_vs_real.worst));
+    for (std::size_t k = 0; k < r.later_vs_first.size();
+         ++k) {  // not in the margins: the table's spread is run 2's
+      const auto& d = r.later_vs_first[k];
+      out += fmt::format(
+          "- real run {} vs run 1 (not judged): mean/max |Δstart| {:.1f}/{} s, τ {:.3f}; largest: {}\n",
+          k + 3, d.mean_abs_start, d.max_abs_start, d.tau, join(d.worst));
+    }
     for (std::size_t k = 0; k < r.sim_vs_real.size(); ++k) {
       const auto& d = r.sim_vs_real[k];
       const auto& f = r.factors[k];

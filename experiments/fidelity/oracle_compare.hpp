@@ -211,11 +211,12 @@ struct ScenarioResult {
   std::string name;
   std::string title;  // first comment line of sched.conf
   std::size_t runs = 0;
-  ScheduleDiff real_vs_real;              // run1 vs run2
-  std::vector<ScheduleDiff> sim_vs_real;  // simulator replaying run k vs run k
-  std::vector<FactorDiff> factors;        // per run
-  double sim_mean_abs_start = 0;          // mean over runs of sim_vs_real mean |Δstart|
-  double sim_tau = 1;                     // mean over runs of sim_vs_real tau
+  ScheduleDiff real_vs_real;                 // run1 vs run2: the spread the acceptance margins add to
+  std::vector<ScheduleDiff> later_vs_first;  // run 3, 4, ... vs run 1: reported, not judged
+  std::vector<ScheduleDiff> sim_vs_real;     // simulator replaying run k vs run k
+  std::vector<FactorDiff> factors;           // per run
+  double sim_mean_abs_start = 0;             // mean over runs of sim_vs_real mean |Δstart|
+  double sim_tau = 1;                        // mean over runs of sim_vs_real tau
   bool start_ok = false, tau_ok = false, factors_ok = false;
   bool accepted() const { return start_ok && tau_ok && factors_ok; }
 };

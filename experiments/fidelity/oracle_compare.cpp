@@ -1013,8 +1013,8 @@ std::string fidelity_report(const std::vector<ScenarioResult>& results, const Ac
       return s.empty() ? std::string("none") : s;
     };
     out += fmt::format("- real run 2 vs run 1, largest |Δstart|: {}\n", join(r.real_vs_real.worst));
-    for (std::size_t k = 0; k < r.later_vs_first.size();
-         ++k) {  // not in the margins: the table's spread is run 2's
+    // Not in the margins: the table's real-vs-real spread is run 2's.
+    for (std::size_t k = 0; k < r.later_vs_first.size(); ++k) {
       const auto& d = r.later_vs_first[k];
       out += fmt::format(
           "- real run {} vs run 1 (not judged): mean/max |Δstart| {:.1f}/{} s, τ {:.3f}; largest: {}\n",

@@ -39,6 +39,7 @@ struct Scratch {
   std::vector<std::uint32_t> slot;  // per cluster node: its index in the list + 1; 0: not listed
   std::vector<std::uint32_t> topo_weights;
   std::vector<std::int64_t> count;         // per switch: candidate nodes under it
+  std::vector<std::int64_t> cpu_count;     // per switch: their usable CPUs (cons_res)
   std::vector<std::uint32_t> lightest;     // per switch: the lowest Weight of a candidate under it
   std::vector<char> required;              // per switch: holds a node taken before the leaves are chosen
   std::vector<std::uint32_t> dist;         // per switch: hops summed from the switches used (kFar sticky)
@@ -94,6 +95,7 @@ struct Need {
 /// largest; a set is taken node by node in order (the best-fitting single node when one more node is
 /// needed), a node skipped when it is the last the job may use and cannot hold the rest; repeated
 /// until the request is met. Cuts of CPUs stay in `list` (Need::take). Appends the choice to `out`.
+/// select/cons_res's _eval_nodes is the same walk with sets that ignore Weight.
 bool evaluate(const sim::ClusterState& cluster, const sim::NodeRequest& r, std::vector<Usable>& list,
               Scratch& sc, std::vector<sim::NodeAlloc>& out) {
   Need need(r);
@@ -101,10 +103,14 @@ bool evaluate(const sim::ClusterState& cluster, const sim::NodeRequest& r, std::
   sc.sets.clear();
   sc.avail.resize(list.size());
   sc.taken.assign(list.size(), 0);
+  // select/cons_res's _eval_nodes does not split sets by Weight (_pick_best_nodes has already
+  // limited the nodes to the Weights tried so far): one weight for all.
+  const bool by_weight = !cluster.select_cons_res();
   for (std::size_t k = 0; k < list.size(); ++k) {
     sc.avail[k] = list[k].cpus;
-    if (sc.sets.empty() || list[k - 1].node + 1 != list[k].node || list[k - 1].weight != list[k].weight)
-      sc.sets.push_back({k, k, 0, 0, list[k].weight});
+    if (sc.sets.empty() || list[k - 1].node + 1 != list[k].node ||
+        (by_weight && list[k - 1].weight != list[k].weight))
+      sc.sets.push_back({k, k, 0, 0, by_weight ? list[k].weight : 0});
     auto& set = sc.sets.back();
     set.end = k + 1;
     set.cpus += list[k].cpus;
@@ -333,11 +339,99 @@ bool evaluate_switches(const sim::ClusterState& cluster, const sim::NodeRequest&
   return ok;
 }
 
+/// One evaluation of `list` under topology/tree as select/cons_res's _eval_nodes_topo (the same in
+/// Slurm 20.02 and 22.05; no required nodes, no --switches). Unlike cons_tres it counts CPUs: the
+/// switch to place in is the lowest-level one with enough CPUs and nodes (the fewest nodes among equals,
+/// the first in topology.conf order); then its leaves one at a time, the one with the fewest CPUs that
+/// holds the rest (else the one with the most), and in a leaf the node with the fewest CPUs that holds
+/// the rest (else the one with the most), the first in node order among equals. Appends to `out`.
+bool evaluate_switches_cons_res(const sim::ClusterState& cluster, const sim::NodeRequest& r,
+                                std::vector<Usable>& list, Scratch& sc, std::vector<sim::NodeAlloc>& out) {
+  const auto& tree = cluster.switch_tree();
+  const std::size_t switches = tree.switches.size();
+  constexpr auto kNone = std::numeric_limits<std::size_t>::max();
+  Need need(r);
+  out.clear();
+  // Per switch: the listed nodes under it and their CPUs (switches_node_cnt, switches_cpu_cnt).
+  sc.count.assign(switches, 0);
+  sc.cpu_count.assign(switches, 0);
+  for (const auto& u : list)
+    for (const auto i : tree.of_node[u.node]) {
+      ++sc.count[i];
+      sc.cpu_count[i] += u.cpus;
+    }
+  std::size_t top = kNone;
+  for (std::size_t j = 0; j < switches; ++j) {
+    if (sc.cpu_count[j] < need.cpus || sc.count[j] < need.nodes) continue;
+    if (top == kNone || tree.switches[j].level < tree.switches[top].level ||
+        (tree.switches[j].level == tree.switches[top].level && sc.count[j] < sc.count[top]))
+      top = j;
+  }
+  if (top == kNone) return false;
+  // The leaves whose listed nodes all lie under the top switch (in a tree: the leaves below it).
+  const auto under = [&](std::uint32_t node, std::size_t i) {
+    const auto& of = tree.of_node[node];
+    return std::binary_search(of.begin(), of.end(), static_cast<std::uint32_t>(i));
+  };
+  for (std::size_t j = 0; j < switches; ++j) {
+    if (tree.switches[j].level != 0 || sc.count[j] == 0) {
+      sc.count[j] = 0;
+      continue;
+    }
+    for (const auto& u : list)
+      if (under(u.node, j) && !under(u.node, top)) {
+        sc.count[j] = 0;
+        break;
+      }
+  }
+  sc.taken.assign(list.size(), 0);
+  while (need.max_nodes > 0 && !need.met()) {
+    std::size_t leaf = kNone;
+    bool leaf_sufficient = false;
+    for (std::size_t j = 0; j < switches; ++j) {
+      if (sc.count[j] == 0) continue;
+      const bool sufficient = sc.cpu_count[j] >= need.cpus && sc.count[j] >= need.nodes;
+      if (leaf == kNone || (sufficient && !leaf_sufficient) ||
+          (sufficient && sc.cpu_count[j] < sc.cpu_count[leaf]) ||
+          (!sufficient && sc.cpu_count[j] > sc.cpu_count[leaf])) {
+        leaf = j;
+        leaf_sufficient = sufficient;
+      }
+    }
+    if (leaf == kNone) break;
+    // Its nodes by best fit: the fewest CPUs that hold the rest, else the most (node order on ties).
+    sc.avail.assign(list.size(), 0);
+    for (std::size_t k = 0; k < list.size(); ++k)
+      if (!sc.taken[k] && under(list[k].node, leaf)) sc.avail[k] = list[k].cpus;
+    while (need.max_nodes > 0 && !need.met()) {
+      std::size_t fit = kNone;
+      bool fit_sufficient = false;
+      for (std::size_t k = 0; k < list.size(); ++k) {
+        if (sc.avail[k] == 0) continue;
+        const bool sufficient = static_cast<std::int64_t>(sc.avail[k]) >= need.cpus;
+        if (fit == kNone || (sufficient && !fit_sufficient) || (sufficient && sc.avail[k] < sc.avail[fit]) ||
+            (!sufficient && sc.avail[k] > sc.avail[fit])) {
+          fit = k;
+          fit_sufficient = sufficient;
+        }
+      }
+      if (fit == kNone) break;
+      const auto cpus = sc.avail[fit];
+      sc.avail[fit] = 0;
+      need.take(cluster, r, list[fit], cpus, out);
+      sc.taken[fit] = 1;
+    }
+    sc.count[leaf] = 0;
+  }
+  return need.met();
+}
+
 /// _eval_nodes's choice between the flat and the switch evaluation.
 bool evaluate_any(const sim::ClusterState& cluster, const sim::NodeRequest& r, std::vector<Usable>& list,
                   Scratch& sc, std::vector<sim::NodeAlloc>& out) {
-  return cluster.switch_tree().empty() ? evaluate(cluster, r, list, sc, out)
-                                       : evaluate_switches(cluster, r, list, sc, out);
+  if (cluster.switch_tree().empty()) return evaluate(cluster, r, list, sc, out);
+  return cluster.select_cons_res() ? evaluate_switches_cons_res(cluster, r, list, sc, out)
+                                   : evaluate_switches(cluster, r, list, sc, out);
 }
 
 /// cons_tres's choose_nodes: evaluate `list`; when that fails, drop the nodes with the fewest usable
@@ -396,7 +490,8 @@ std::optional<std::vector<sim::NodeAlloc>> choose(const sim::ClusterState& clust
   // A job on one node leaves out the nodes that cannot hold it all (can_job_run_on_node's
   // min_cpus_per_node): they split the flat evaluation's sets of consecutive nodes and do not count
   // towards a switch.
-  const std::uint32_t least = r.node_bound() == 1 ? r.total_cpus : 1;
+  // (cons_tres only: select/cons_res's can_job_run_on_node has no such test.)
+  const std::uint32_t least = r.node_bound() == 1 && !cluster.select_cons_res() ? r.total_cpus : 1;
   for (const auto weight : sc.weights) {
     sc.usable.clear();
     for (const auto& u : sc.all)
@@ -406,6 +501,12 @@ std::optional<std::vector<sim::NodeAlloc>> choose(const sim::ClusterState& clust
     if (choose_nodes(cluster, r, sc.usable, sc, out)) return out;
   }
   return std::nullopt;
+}
+
+/// Whether choose_single may stand in for choose(): under topology/flat with select/cons_tres (whose
+/// one-node candidates are only the nodes that hold the job; cons_res keeps the others in its sets).
+bool fast_single(const sim::ClusterState& cluster) {
+  return cluster.switch_tree().empty() && !cluster.select_cons_res();
 }
 
 /// The request takes all its CPUs on one node and evaluate() treats it simply: the node it gets is
@@ -502,7 +603,7 @@ std::optional<std::vector<sim::NodeAlloc>> select_nodes_in(const sim::ClusterSta
         if (const auto cpus = cluster.usable_cpus(n, r, r.per_node_ask()); cpus >= least) keep(n, cpus);
       }
   };
-  if (single_node_plain(r) && cluster.switch_tree().empty()) {  // no lists: choose_single
+  if (single_node_plain(r) && fast_single(cluster)) {  // no lists: choose_single
     sc.bits.assign(partition.size(), 0);
     sc.by_node.resize(cluster.nodes().size());
     visit([&](std::uint32_t n, std::uint32_t cpus) {
@@ -533,8 +634,7 @@ std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState&
                                                         const sim::NodeRequest& r,
                                                         const std::vector<std::uint64_t>& available,
                                                         const std::vector<std::uint32_t>& usable) {
-  if (single_node_plain(r) && cluster.switch_tree().empty())
-    return choose_single(cluster, r, available, usable);
+  if (single_node_plain(r) && fast_single(cluster)) return choose_single(cluster, r, available, usable);
   auto& sc = scratch;
   sc.all.clear();
   for (std::size_t w = 0; w < available.size(); ++w)

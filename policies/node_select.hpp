@@ -4,7 +4,10 @@
 // the tightest sufficient set (else the largest) taken node by node until the request is met.
 // topology/tree (_eval_nodes_topo): whole leaf switches, the tightest that holds the nodes still
 // needed (else the largest), near the ones used, nodes in node order. When that fails, the nodes with
-// the fewest usable CPUs are dropped and the choice is made again.
+// the fewest usable CPUs are dropped and the choice is made again. SelectType=select/cons_res (its
+// own job_test.c, the same in 20.02 and 22.05): a one-node job's candidates include nodes that cannot
+// hold it, flat sets ignore Weight, and under topology/tree switches and nodes are chosen by CPU
+// count (best fit).
 #include <optional>
 #include <vector>
 

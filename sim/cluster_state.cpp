@@ -33,6 +33,7 @@ ClusterState::ClusterState(const Site& site, bool core_granularity) : core_granu
   free_index_.assign(kFreeClasses, std::vector<std::uint64_t>(node_words_, 0));
   for (std::uint32_t i = 0; i < nodes_.size(); ++i) index_free(i);
   switch_tree_ = SwitchTree::of(site);
+  cons_res_ = site.scheduler.select_type == "select/cons_res";
   for (std::size_t i = 0; i < site.nodes.size(); ++i)
     for (const auto& g : site.nodes[i].gres) {
       const auto k = gres_kind(g.name);

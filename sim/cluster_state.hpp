@@ -60,6 +60,8 @@ class ClusterState {
   const std::vector<std::uint32_t>& weight_levels() const { return weight_levels_; }
   /// topology/tree's switches (empty: nodes are placed as under topology/flat).
   const SwitchTree& switch_tree() const { return switch_tree_; }
+  /// SelectType=select/cons_res: it places jobs under topology/tree by its own rules (node_select).
+  bool select_cons_res() const { return cons_res_; }
   /// Words of a node bitset (bit n%64 of word n/64 for node n).
   std::size_t node_words() const { return node_words_; }
   /// Nodes that may give some request `cpus` CPUs now (bitset, node_words() words): in service, not
@@ -120,6 +122,7 @@ class ClusterState {
   std::vector<std::uint32_t> weight_levels_;
   std::size_t node_words_ = 0;
   SwitchTree switch_tree_;
+  bool cons_res_ = false;
   std::vector<std::vector<std::string>> features_;
   std::vector<std::string> gres_names_;
   std::vector<std::string> constraint_text_;

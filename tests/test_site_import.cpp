@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tests/test_support.hpp"
+#include "traces/node_order.hpp"
 #include "traces/read_report.hpp"
 #include "traces/sacctmgr.hpp"
 #include "traces/site.hpp"
@@ -88,8 +89,11 @@ TEST_CASE("ub_medium slurm.conf imports nodes, partitions and priority settings 
   CHECK(b024.real_memory_mb == 754000);
   CHECK(b024.weight == 160);
   CHECK(b024.cpus == 40);  // CPUs=40 persists from the second DEFAULT line
-  CHECK(s.nodes.front().name == "n001");
-  CHECK(s.nodes.back().name == "b024");
+  // slurmctld's node table: by name (b, g, gn, m, n), not slurm.conf's order (n, gn, g, m, b)
+  CHECK(s.nodes.front().name == "b001");
+  CHECK(s.nodes[24].name == "g001");
+  CHECK(s.nodes[32].name == "gn001");
+  CHECK(s.nodes.back().name == "n087");
 
   REQUIRE(s.partitions.size() == 2);
   const auto& gc = s.partition("general-compute");
@@ -369,7 +373,40 @@ TEST_CASE("SchedulerParameters as slurmctld reads it: a doubled '=' and the old 
   CHECK(w.empty());
 }
 
-TEST_CASE("CPUs follow Slurm's inference from Boards, Sockets, SocketsPerBoard and CPUs") {
+TEST_CASE("nodes take slurmctld's order, by name, whatever order slurm.conf or a site YAML lists them in") {
+  // The micro cluster's slurm.conf (ubccr slurm_sim_tools) lists n[1-4], m[1-4], g1, b1; its real
+  // Slurm 20.02 run placed the first 12-CPU job, on an idle cluster, on b1: slurmctld sorts its node
+  // table with strnatcmp (read_config.c), and best-fit ties go to the lowest index.
+  std::vector<std::string> w;
+  const Site s = import_slurm_conf_text(
+      "NodeName=n[1-2] CPUs=12 RealMemory=48000\nNodeName=m[9-10] CPUs=12 RealMemory=48000\n"
+      "NodeName=g1 CPUs=12 RealMemory=48000 Gres=gpu:2\nNodeName=b1 CPUs=12 RealMemory=512000\n"
+      "PartitionName=normal Nodes=n[1-2],m[9-10],g1,b1 Default=YES\n",
+      "micro.conf", w);
+  std::vector<std::string> names;
+  for (const auto& n : s.nodes) names.push_back(n.name);
+  CHECK(names == std::vector<std::string>{"b1", "g1", "m9", "m10", "n1", "n2"});
+  CHECK(s.find_node("g1")->gres.size() == 1);  // each node keeps its own line's values
+  CHECK(s.find_node("b1")->real_memory_mb == 512000);
+  CHECK(nodes_in_slurmctld_order(s));
+
+  // The same nodes from a site YAML that lists them in the file's order.
+  auto yaml = site_to_yaml(s);
+  Site reversed = s;
+  std::reverse(reversed.nodes.begin(), reversed.nodes.end());
+  CHECK_FALSE(nodes_in_slurmctld_order(reversed));
+  CHECK_THROWS_AS(validate(reversed), std::invalid_argument);  // a hand-made site must be ordered
+  order_nodes_as_slurmctld(reversed);
+  CHECK(site_to_yaml(reversed) == yaml);
+  const Site read_back = parse_site_yaml(
+      "nodes:\n  - names: n[1-2]\n    cpus: 12\n    real_memory_mb: 48000\n"
+      "  - names: b1\n    cpus: 12\n    real_memory_mb: 512000\n"
+      "partitions:\n  - name: normal\n    nodes: n[1-2],b1\n    default: true\n",
+      "site.yaml");
+  CHECK(read_back.nodes.front().name == "b1");
+}
+
+TEST_CASE("CPUs follow Slurm\'s inference from Boards, Sockets, SocketsPerBoard and CPUs") {
   const char* conf = R"(
 NodeName=a1 Sockets=2 CoresPerSocket=8 ThreadsPerCore=2
 NodeName=b1 CPUs=24 CoresPerSocket=6
@@ -809,7 +846,7 @@ TEST_CASE("site YAML round-trips hand-made edge values: unset and unlimited time
   a.name = "x1";
   a.gres = {{"gpu", "", 3}, {"gpu", "a100", 1}};
   s.nodes.push_back(a);
-  a.name = "x3";  // x1, x3, x2: one group whose hostlist must keep this order
+  a.name = "x3";  // x1, x3, x2: written as one group in this order, read back as x1, x2, x3
   s.nodes.push_back(a);
   a.name = "x2";
   s.nodes.push_back(a);
@@ -849,7 +886,12 @@ TEST_CASE("site YAML round-trips hand-made edge values: unset and unlimited time
   s.scheduler.params.other["bf_licenses"] = "";
   s.scheduler.params.bf_interval = -1;
   const Site back = parse_site_yaml(site_to_yaml(s), "edge.yaml");
-  CHECK(back == s);
+  // Read back in slurmctld's node order (odd:name, x1, x2, x3), everything else as written.
+  CHECK(back != s);
+  Site ordered = s;
+  order_nodes_as_slurmctld(ordered);
+  CHECK(back == ordered);
+  CHECK(back.nodes.front().name == "odd:name");
 }
 
 TEST_CASE("site YAML loading reports unknown keys, bad types and invalid sites with the line") {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "traces/hostlist.hpp"
+#include "traces/node_order.hpp"
 #include "traces/site.hpp"
 #include "traces/text.hpp"
 #include "traces/time_format.hpp"
@@ -126,4 +127,31 @@ TEST_CASE("quantiles by selection equal the sorted interpolation, ties and one v
     CHECK(d.mean ==
           doctest::Approx(std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(n)));
   }
+}
+
+TEST_CASE("node names compare as Slurm's strnatcmp orders slurmctld's node table") {
+  // Each pair worked out by hand from strnatcmp's rules (src/common/strnatcmp.c): digit runs compare as
+  // numbers unless one starts with '0' (then digit by digit, a shorter run first), blanks are skipped,
+  // everything else by character code.
+  const auto before = [](std::string_view a, std::string_view b) {
+    return natural_compare(a, b) < 0 && natural_compare(b, a) > 0;
+  };
+  CHECK(before("n9", "n10"));        // 9 < 10: the longer run is the larger number
+  CHECK(before("node2", "node10"));  // not "node10" < "node2" as strcmp has it
+  CHECK(before("n19", "n21"));       // equal length: the first differing digit
+  CHECK(before("n01", "n1"));        // a leading zero: '0' < '1' digit by digit
+  CHECK(before("n010", "n09"));      // ... so 010 sorts before 09
+  CHECK(before("n001", "n0010"));    // ... and a run that ends first is the smaller
+  CHECK(before("b1", "g1"));         // the micro cluster's nodes: b1 g1 m1 n1, whatever slurm.conf lists
+  CHECK(before("g1", "m1"));
+  CHECK(before("g001", "gn001"));  // '0' (48) < 'n' (110)
+  CHECK(before("g001", "gpu1"));
+  CHECK(before("N1", "n1"));       // case matters: 'N' < 'n'
+  CHECK(before("n1", "n1a"));      // a prefix first
+  CHECK(before("r1n10", "r2n1"));  // the first run decides
+  CHECK(before("r1n2", "r1n10"));  // then the next
+  CHECK(natural_compare("n1", "n1") == 0);
+  CHECK(natural_compare("n 1", "n1") == 0);  // blanks are skipped
+  CHECK(natural_compare("", "") == 0);
+  CHECK(before("", "a"));
 }

@@ -113,6 +113,37 @@ TEST_CASE("topology/tree: inside a leaf nodes go in node order, with no best fit
   CHECK(chosen(with_busy(site, {4, 4}), nodes_cpus(1, 6)) == Names{"n3"});
 }
 
+TEST_CASE("select/cons_res under topology/tree: CPUs decide, and the best-fitting node of a leaf") {
+  // select/cons_res's own _eval_nodes_topo (Slurm 20.02 and 22.05 select/cons_res/job_test.c), worked
+  // by hand. Leaves s1 = n1, n2 and s2 = n3, n4 under top.
+  auto site = tree_site(
+      4, "SwitchName=s1 Nodes=n[1-2]\nSwitchName=s2 Nodes=n[3-4]\nSwitchName=top Switches=s[1-2]\n");
+  site.scheduler.select_type = "select/cons_res";
+  auto tres = site;
+  tres.scheduler.select_type = "select/cons_tres";
+  // n1 has 6 CPUs free, n2 4, n3 and n4 8; -N1 -n4. The lowest-level switch with the CPUs and the
+  // fewest nodes: s1 and s2 both have 2 nodes, the first (s1). In s1 the node with the fewest CPUs that
+  // hold 4: n2. (cons_tres takes s1's first node that can hold it: n1.)
+  CHECK(chosen(with_busy(site, {2, 4}), nodes_cpus(1, 4)) == Names{"n2"});
+  CHECK(chosen(with_busy(tres, {2, 4}), nodes_cpus(1, 4)) == Names{"n1"});
+  // n1 with 2 CPUs free, n2 and n3 idle, n4 full; -N1 -n4. cons_res counts n1 although it cannot hold
+  // the job (its can_job_run_on_node has no one-node test): s1 has 2 nodes, s2 1, so s2: n3. cons_tres
+  // leaves n1 out: one node in each leaf, the first leaf: n2.
+  CHECK(chosen(with_busy(site, {6, 0, 0, 8}), nodes_cpus(1, 4)) == Names{"n3"});
+  CHECK(chosen(with_busy(tres, {6, 0, 0, 8}), nodes_cpus(1, 4)) == Names{"n2"});
+  // n1 and n2 with 4 CPUs free, n3 8, n4 2. -N3 -n12: no leaf has 12 CPUs, so top (18, 4 nodes); of
+  // its leaves neither suffices, so the one with more CPUs, s2 (10 vs 8); in it the node with the most
+  // (none holds 12), n3: 8 (12 less one for each of the 2 nodes still needed leaves 10, so all 8),
+  // then n4: 2. Then s1 suffices for the last 2 CPUs: n1 and n2 hold them, the first, n1 (it gives 2).
+  const auto busy = with_busy(site, {4, 4, 0, 6});
+  CHECK(chosen(busy, nodes_cpus(3, 12)) == Names{"n3", "n4", "n1"});
+  // -N2 -n12: the same walk takes n3 (8) and n4 (2), 2 CPUs short, and may not take a third node.
+  // choose_nodes drops the nodes with at most 1, 2, ... CPUs: at 2, n4 (fails again: s1 holds 8 of the
+  // 12 on two nodes); at 4, n1 (two nodes left, the floor): top has n2 and n3; s2 (8 CPUs, but only
+  // one node) before s1 (4): n3 gives 8, then s1 suffices for 4: n2.
+  CHECK(chosen(busy, nodes_cpus(2, 12)) == Names{"n3", "n2"});
+}
+
 TEST_CASE("topology/tree: after the first leaf, the nearest one in hops") {
   // Three levels: L1 and L3 under A, L2 and L4 under B, A and B under R. -N3 on an idle cluster.
   // First leaf: none holds 3; comparing their parents (A and B, 4 nodes each, both hold 3, equal)

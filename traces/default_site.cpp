@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "traces/hostlist.hpp"
+#include "traces/node_order.hpp"
 
 namespace slurmtwin {
 namespace {
@@ -125,6 +126,7 @@ Site scaled_default_site(std::uint32_t cpu_nodes) {
   p.accounting_storage_enforce = {"associations", "limits", "qos"};
   p.accounting_storage_tres = {"gres/gpu"};
   p.params.bf_continue = true;
+  order_nodes_as_slurmctld(s);
   return s;
 }
 

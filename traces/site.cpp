@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <unordered_set>
 
+#include "traces/node_order.hpp"
 #include "traces/site_events.hpp"
 #include "traces/site_settings.hpp"
 #include "traces/text.hpp"
@@ -120,6 +121,9 @@ void validate(const Site& site) {
     if (n.real_memory_mb <= 0)
       throw std::invalid_argument(fmt::format("node '{}': RealMemory must be > 0", n.name));
   }
+  if (!nodes_in_slurmctld_order(site))
+    throw std::invalid_argument(
+        "nodes are not in slurmctld's order (by name, natural order): order_nodes_as_slurmctld");
   for (const auto& p : site.partitions) {
     for (const auto& n : p.nodes)
       if (!node_names.count(n))

@@ -12,6 +12,7 @@
 #include "traces/file_io.hpp"
 #include "traces/hostlist.hpp"
 #include "traces/input_limits.hpp"
+#include "traces/node_order.hpp"
 #include "traces/read_report.hpp"
 #include "traces/site_settings.hpp"
 #include "traces/text.hpp"
@@ -1133,6 +1134,7 @@ Site parse_site_yaml(std::string_view content, const std::string& file_name) {
   } catch (const YAML::Exception& e) {  // e.g. a key that is not a scalar
     throw InputError(file_name, static_cast<std::uint64_t>(std::max(e.mark.line + 1, 0)), "", e.msg);
   }
+  order_nodes_as_slurmctld(site);  // slurmctld's order, whatever order the file lists them in
   try {
     validate(site);
   } catch (const std::invalid_argument& e) {

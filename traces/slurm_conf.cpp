@@ -17,6 +17,7 @@
 #include "traces/file_io.hpp"
 #include "traces/hostlist.hpp"
 #include "traces/input_limits.hpp"
+#include "traces/node_order.hpp"
 #include "traces/read_report.hpp"
 #include "traces/scontrol_show.hpp"
 #include "traces/site_settings.hpp"
@@ -975,7 +976,9 @@ Site build_site(const ConfReader& reader, std::vector<std::string>& warnings, bo
                 std::string topology_conf = {}) {
   SiteBuilder builder(warnings, lenient, sources, version, std::move(topology_conf));
   for (const auto& line : reader.lines) builder.apply(line);
-  return builder.finish();
+  Site site = builder.finish();
+  order_nodes_as_slurmctld(site);
+  return site;
 }
 
 }  // namespace

@@ -332,6 +332,27 @@ TEST_CASE("a slurm.conf key slurmctld does not know is an error naming the key i
         0);
   // Nothing close: no suggestion.
   CHECK(err("Zzzzzzzzzz=1\n") == "typo.conf:1: Zzzzzzzzzz: unknown key 'Zzzzzzzzzz'; --lenient ignores it");
+  // Keys 21.08 removed: unknown to 22.05 (which says how to import an older site's file), known to the
+  // versions that read them (slurm_conf_options of 20.11.9 and 20.02.7), e.g. ubccr's micro cluster's
+  // slurm.conf for Slurm 20.02 has CacheGroups, CheckpointType and DefaultStoragePort.
+  CHECK(err("CacheGroups=0\n") ==
+        "typo.conf:1: CacheGroups: unknown key 'CacheGroups' (slurmctld read it up to 20.11: --slurm-version "
+        "for "
+        "an older site); --lenient ignores it");
+  const auto older = [](const std::string& conf, const std::string& version) {
+    SlurmConfigFiles files;
+    files.slurm_version = version;
+    const auto dir = testing::scratch_dir("older_keys");
+    files.slurm_conf = (dir / "slurm.conf").string();
+    write(files.slurm_conf, conf);
+    std::vector<std::string> w;
+    return import_slurm_config(files, w);
+  };
+  CHECK_NOTHROW(older("CacheGroups=0\nCheckpointType=checkpoint/none\nDefaultStoragePort=29001\n", "20.02"));
+  CHECK_NOTHROW(older("CacheGroups=0\n", "20.11"));
+  CHECK_THROWS_AS(older("CacheGroups=0\n", "21.08"), InputError);
+  CHECK_NOTHROW(older("MsgAggregationParams=WindowMsgs=1\n", "20.02"));
+  CHECK_THROWS_AS(older("MsgAggregationParams=WindowMsgs=1\n", "20.11"), InputError);
 
   // --lenient: a warning with the same words, and the setting keeps its default.
   std::vector<std::string> w;
@@ -343,6 +364,58 @@ TEST_CASE("a slurm.conf key slurmctld does not know is an error naming the key i
   CHECK(w[0] ==
         "typo.conf:1: unknown key 'PriorityWeightFairshar' (did you mean PriorityWeightFairshare?); "
         "ignored (--lenient)");
+}
+
+TEST_CASE("scheduling plugins: a name slurmctld lacks stops the import, one it has but not modelled warns") {
+  // A typo in SchedulerType used to turn backfill off without a word (backfill runs only for the exact
+  // name sched/backfill); slurmctld cannot load a plugin it does not have and refuses to start.
+  const auto err = [](const std::string& conf) {
+    return input_error([&] {
+      std::vector<std::string> w;
+      import_slurm_conf_text(conf, "p.conf", w);
+    });
+  };
+  CHECK(
+      err("SchedulerType=sched/backfil\n") ==
+      "p.conf:1: SchedulerType: slurmctld has no SchedulerType plugin 'sched/backfil' (it would not start); "
+      "known: sched/backfill, sched/builtin, sched/hold");
+  CHECK(err("SelectType=select/cons_tress\n").rfind("p.conf:1: SelectType: slurmctld has no SelectType", 0) ==
+        0);
+  CHECK(err("PriorityType=priority/fairshare\n").find("known: priority/multifactor, priority/basic") !=
+        std::string::npos);
+  CHECK(err("PreemptType=preempt/qso\n").find("preempt/qso") != std::string::npos);
+  CHECK(err("TopologyPlugin=topology/tre\n").find("known: topology/none, topology/default, topology/tree") !=
+        std::string::npos);
+  // Known plugins, modelled: no warning; the value is kept (lower case).
+  std::vector<std::string> w;
+  Site s = import_slurm_conf_text(
+      "SchedulerType=sched/builtin\nSelectType=Select/Cons_Res\nPreemptType=preempt/"
+      "qos\nTopologyPlugin=topology/none\n",
+      "p.conf", w);
+  CHECK(w.empty());
+  CHECK(s.scheduler.select_type == "select/cons_res");
+  CHECK(s.scheduler.topology_plugin == "topology/flat");
+  // Known, not modelled: one warning each saying what is done instead.
+  w.clear();
+  s = import_slurm_conf_text(
+      "SelectType=select/linear\nPriorityType=priority/basic\nTopologyPlugin=topology/3d_torus\n", "p.conf",
+      w);
+  REQUIRE(w.size() == 3);
+  CHECK(w[0] ==
+        "p.conf:1: SelectType=select/linear is not modelled: jobs are placed as under select/cons_tres, "
+        "not on whole nodes");
+  CHECK(w[1].rfind("p.conf:2: PriorityType=priority/basic is not modelled: priorities are computed by", 0) ==
+        0);
+  CHECK(w[2] ==
+        "p.conf:3: TopologyPlugin=topology/3d_torus is not modelled: jobs are placed as under topology/flat");
+  // A site YAML is held to the same names.
+  const auto yaml_err = input_error([] {
+    parse_site_yaml(
+        "nodes:\n  - names: n1\n    cpus: 1\n    real_memory_mb: 1\nscheduler:\n  scheduler_type: "
+        "sched/backfil\n",
+        "s.yaml");
+  });
+  CHECK(yaml_err.find("slurmctld has no SchedulerType plugin 'sched/backfil'") != std::string::npos);
 }
 
 TEST_CASE("a known slurm.conf key that changes scheduling but is not modelled says what it changes") {

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "traces/node_order.hpp"
+#include "traces/plugins.hpp"
 #include "traces/site_events.hpp"
 #include "traces/site_settings.hpp"
 #include "traces/text.hpp"
@@ -113,6 +114,7 @@ bool Site::places_by_switch() const {
 
 void validate(const Site& site) {
   check_site_settings(site.scheduler);
+  check_plugins(site.scheduler);
   std::unordered_set<std::string> node_names;
   for (const auto& n : site.nodes) {
     if (!node_names.insert(n.name).second)

@@ -18,6 +18,7 @@
 #include "traces/hostlist.hpp"
 #include "traces/input_limits.hpp"
 #include "traces/node_order.hpp"
+#include "traces/plugins.hpp"
 #include "traces/read_report.hpp"
 #include "traces/scontrol_show.hpp"
 #include "traces/site_settings.hpp"
@@ -457,10 +458,16 @@ class SiteBuilder {
   // --lenient makes it a warning); a known one that changes scheduling decisions is a warning naming
   // its effect; any other known key (paths, daemons, logging) changes nothing the simulator decides.
   void not_modelled(SlurmConfSection section, const std::string& kind, const Pair& p) {
-    if (!known_slurm_conf_key(section, p.key)) {
+    if (!known_slurm_conf_key(section, p.key, version_)) {
       const auto near = nearest_slurm_conf_key(section, p.key);
-      const auto what = fmt::format("unknown {}key '{}'{}", kind.empty() ? "" : kind + " ", p.key,
-                                    near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
+      const int last = section == SlurmConfSection::kGlobal ? last_version_reading(p.key) : 0;
+      const auto what =
+          last > 0 ? fmt::format(
+                         "unknown key '{}' (slurmctld read it up to {}.{:02}: --slurm-version for an "
+                         "older site)",
+                         p.key, last / 100, last % 100)
+                   : fmt::format("unknown {}key '{}'{}", kind.empty() ? "" : kind + " ", p.key,
+                                 near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
       if (!lenient_) fail(p, what + "; --lenient ignores it");
       warn_once("unknown:" + kind + ":" + p.key, p, what + "; ignored (--lenient)");
       return;
@@ -853,17 +860,26 @@ class SiteBuilder {
       s->fairshare_dampening_factor =
           static_cast<std::uint32_t>(to_int(p, 1, std::numeric_limits<std::uint16_t>::max()));
     };
-    const auto str = [&g](const char* key, std::string SchedulerSettings::*field, SchedulerSettings* ss) {
-      g[key] = [ss, field](const Pair& p) {
-        const auto v = text::trim(p.value);
+    // A plugin slurmctld lacks stops the import (slurmctld would not start); one it has that is not
+    // modelled is kept as written and warned about.
+    const auto plugin = [this, &g](const char* key, std::string SchedulerSettings::*field,
+                                   SchedulerSettings* ss) {
+      g[text::to_lower(key)] = [this, ss, field, key](const Pair& p) {
+        const auto v = text::to_lower(text::trim(p.value));
         if (v.empty()) fail(p, "empty value");
-        ss->*field = text::to_lower(v);
+        try {
+          if (const auto instead = check_plugin(key, v); !instead.empty())
+            warn_once(key, p, fmt::format("{}={} is not modelled: {}", key, v, instead));
+        } catch (const std::invalid_argument& e) {
+          fail(p, e.what());
+        }
+        ss->*field = v;
       };
     };
-    str("schedulertype", &SchedulerSettings::scheduler_type, s);
-    str("prioritytype", &SchedulerSettings::priority_type, s);
-    str("preempttype", &SchedulerSettings::preempt_type, s);
-    str("selecttype", &SchedulerSettings::select_type, s);
+    plugin("SchedulerType", &SchedulerSettings::scheduler_type, s);
+    plugin("PriorityType", &SchedulerSettings::priority_type, s);
+    plugin("PreemptType", &SchedulerSettings::preempt_type, s);
+    plugin("SelectType", &SchedulerSettings::select_type, s);
     g["schedulerparameters"] = [this, s](const Pair& p) {
       std::vector<std::string> unmodelled;
       try {
@@ -944,14 +960,16 @@ class SiteBuilder {
     g["jobrequeue"] = [s](const Pair& p) { s->job_requeue = to_bool(p); };
     g["topologyplugin"] = [this, s](const Pair& p) {
       auto v = text::to_lower(text::trim(p.value));
-      if (v == "topology/none" || v == "topology/default" || v.empty()) v = "topology/flat";  // older names
-      if (v != "topology/flat" && v != "topology/tree") {
-        // Kept as the flat plugin it is replayed as: the site YAML knows only the two modelled ones.
-        warn_once("TopologyPlugin", p,
-                  fmt::format("TopologyPlugin={} is not modelled: jobs are placed as under topology/flat",
-                              p.value));
-        v = "topology/flat";
+      if (v.empty()) v = "topology/none";
+      try {
+        if (const auto instead = check_plugin("TopologyPlugin", v); !instead.empty())
+          warn_once("TopologyPlugin", p,
+                    fmt::format("TopologyPlugin={} is not modelled: {}", p.value, instead));
+      } catch (const std::invalid_argument& e) {
+        fail(p, e.what());
       }
+      // The site YAML knows only the two modelled placements: every other is replayed as flat.
+      if (v != "topology/tree") v = "topology/flat";
       s->topology_plugin = v;
       topology_plugin_ = p;
     };

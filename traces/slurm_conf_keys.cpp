@@ -341,10 +341,43 @@ std::string nearest(const std::array<std::string_view, N>& keys, std::string_vie
 
 }  // namespace
 
-bool known_slurm_conf_key(SlurmConfSection section, std::string_view key) {
+// Global keys slurmctld no longer reads, with the last version that did (major * 100 + minor): the
+// difference of slurm_conf_options between each release's last tag (17.11.13 .. 21.08.8) and 22.05.8.
+// None changes a scheduling decision (checkpointing, storage defaults, caches, message aggregation).
+struct RemovedKey {
+  std::string_view key;
+  int last_version;
+};
+constexpr std::array<RemovedKey, 15> kRemovedGlobalKeys = {{
+    {"CacheGroups", 2011},
+    {"CheckpointType", 2011},
+    {"ChosLoc", 2002},
+    {"DefaultStorageHost", 2011},
+    {"DefaultStorageLoc", 2011},
+    {"DefaultStoragePass", 2011},
+    {"DefaultStoragePort", 2011},
+    {"DefaultStorageType", 2011},
+    {"DefaultStorageUser", 2011},
+    {"JobCheckpointDir", 2011},
+    {"Layouts", 2002},
+    {"MemLimitEnforce", 2011},
+    {"MsgAggregationParams", 2002},
+    {"SchedulerPort", 2011},
+    {"SchedulerRootFilter", 2011},
+}};
+
+int last_version_reading(std::string_view key) {
+  for (const auto& r : kRemovedGlobalKeys)
+    if (text::iequals(r.key, key)) return r.last_version;
+  return 0;
+}
+
+bool known_slurm_conf_key(SlurmConfSection section, std::string_view key, int version) {
   switch (section) {
     case SlurmConfSection::kGlobal:
-      return contains(kGlobalKeys, key);
+      if (contains(kGlobalKeys, key)) return true;
+      if (const int last = last_version_reading(key)) return version <= last;
+      return false;
     case SlurmConfSection::kNode:
       return contains(kNodeKeys, key) || text::iequals(key, "NodeName");
     case SlurmConfSection::kPartition:

@@ -936,11 +936,13 @@ class Planner {
   Seconds kill_wait_ = 30;
 };
 
-// Slurm _set_slot_time: reservation quantized to bf_resolution.
-std::pair<Seconds, Seconds> slot_time(Seconds start, Seconds limit, Seconds res) {
+// A reservation's slot quantized to bf_resolution: both ends rounded down (backfill.c of 20.02-24.05:
+// `end_reserve = (end_reserve / backfill_resolution) * backfill_resolution`), the end rounded up from
+// 24.11 on (_set_slot_time adds bf_resolution - 1 first).
+std::pair<Seconds, Seconds> slot_time(Seconds start, Seconds limit, Seconds res, bool end_up) {
   const Seconds end = start + limit;
   if (res <= 1) return {start, end};
-  return {start / res * res, (end + res - 1) / res * res};
+  return {start / res * res, (end + (end_up ? res - 1 : 0)) / res * res};
 }
 
 }  // namespace
@@ -975,6 +977,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
   BackfillStats stats;
   const Seconds now = s.now;
   const Seconds res = std::max<Seconds>(1, params_.bf_resolution);
+  const bool end_up = s.site.scheduler.slurm_version >= 2411;
   const Seconds window = std::max<Seconds>(60, params_.bf_window);
   const std::size_t node_count = s.cluster.nodes().size();
   const std::uint32_t max_test = cost_.enabled()
@@ -1155,7 +1158,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
           // in a later pass, once they are free.
           chosen.assign((node_count + 63) / 64, 0);
           for (auto n : victim_nodes) put(chosen, n);
-          const auto [start_q, end_q] = slot_time(now, limit, res);
+          const auto [start_q, end_q] = slot_time(now, limit, res, end_up);
           map.add(start_q, end_q, res, chosen);
           stats.planned.push_back({rec.job, now, true});
           ++stats.reserved;
@@ -1168,7 +1171,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       }
       chosen.assign((node_count + 63) / 64, 0);
       for (const auto& a : fit->alloc) put(chosen, a.node);
-      auto [start_q, end_q] = slot_time(fit->start, limit, res);
+      auto [start_q, end_q] = slot_time(fit->start, limit, res, end_up);
       if (fit->start > now && map.overlaps(start_q, end_q, chosen)) {
         later_start = fit->start + (fit->start == start_res ? res : 0);
         continue;

@@ -583,7 +583,11 @@ void Controller::handle(const BackfillTick&) {
   backfill_tick_pending_ = false;
   if (!backfill_enabled_ || !work_left() || stalled_) return;
   release_dependents();
-  if (!changed_since_backfill_ || state_.pending.empty()) {
+  // Before 22.05 every job queue build (each main pass and backfill cycle) marked the jobs changed
+  // while any pending job had a reason (job_scheduler.c build_job_queue; 22.05 marks only a new
+  // reason), so the backfill thread never idled while jobs pended: a cycle every bf_interval.
+  const bool idles = state_.site.scheduler.slurm_version >= 2205;
+  if ((idles && !changed_since_backfill_) || state_.pending.empty()) {
     // Slurm re-checks every second until something changes; the next change schedules the cycle.
     backfill_waiting_ = true;
     return;

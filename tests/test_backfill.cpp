@@ -119,18 +119,18 @@ TEST_CASE(
 TEST_CASE("backfill starts narrow jobs around a blocked wide job without delaying its reservation") {
   // First cycle, t=30. Queue: J2, J3, J4.
   //  J2: cannot start now; J1's planned end is 3 + 1000 = 1003 (the 30 s window from 1003 rounded up to
-  //      1020 holds only J1), so J2 is planned at 1003 and reserves n1+n2 over [960, 4620)
-  //      (floor(1003/60)*60 = 960, ceil(4603/60)*60 = 4620).
+  //      1020 holds only J1), so J2 is planned at 1003 and reserves n1+n2 over [960, 4560)
+  //      (floor(1003/60)*60 = 960, floor(4603/60)*60 = 4560: Slurm 22.05 rounds both ends down).
   //  J3: limit 600 -> it would end by 630 < 960: the reservation is not touched; it starts now on n2,
   //      the only node with free CPUs (kBackfill).
   //  J4: limit 1200 -> 1230 > 960: no node is free of reservations over [30, 1230]; the next time more
-  //      nodes are free is 4620 (end of J2's reservation), where it fits: planned at 4620, reserved.
+  //      nodes are free is 4560 (end of J2's reservation), where it fits: planned at 4560, reserved.
   SUBCASE("J1 runs to its limit: the wide job starts exactly at its planned time") {
     const auto r = replay(small_site(2, 4), make_trace(wide_job_scenario(1000)));
     REQUIRE(!r.cycles.empty());
     CHECK(r.cycles.front() == 30);
     CHECK(r.planned(0, 1) == 1003);
-    CHECK(r.planned(0, 3) == 4620);
+    CHECK(r.planned(0, 3) == 4560);
     CHECK(r.stats[0].started == 1);
     CHECK(r.stats[0].tested == 3);    // J2, J3 and J4 each reached the will-run test
     CHECK(r.stats[0].reserved == 2);  // J2 and J4
@@ -203,15 +203,42 @@ TEST_CASE("backfill cycle timing: first at bf_interval, then bf_interval after t
   }
 }
 
+TEST_CASE("Slurm versions: the reservation's end rounding and the backfill thread's idle check") {
+  // Slurm 24.11's _set_slot_time rounds a reservation's end up: J2 of the scenario above reserves
+  // [960, ceil(4603/60)*60 = 4620), so J4 is planned at 4620 rather than 4560.
+  auto site = small_site(2, 4);
+  site.scheduler.slurm_version = 2411;
+  CHECK(replay(site, make_trace(wide_job_scenario(1000))).planned(0, 3) == 4620);
+
+  // J1 holds n1 to 1003, J2 (both nodes) blocks the main pass; J3 (4 CPUs, limit 60 s) comes at 100.
+  // 22.05: after the cycle at 30 nothing changes, so the thread idles (re-checking each second) until
+  // J3's submission, and the cycle of that second starts it: 100. 20.02: every job queue build marked
+  // the jobs changed while a pending job had a reason, so the cycles never stop: 30, 60, 90, 120; J3
+  // waits for the one at 120.
+  const auto trace = make_trace({{0, 1, 4, 1000, 1000}, {0, 2, 8, 100, 3600}, {100, 1, 4, 10, 60}});
+  const auto now = replay(small_site(2, 4), trace);
+  CHECK(now.cycles.at(0) == 30);
+  CHECK(now.cycles.at(1) == 100);
+  CHECK(now.start(2) == 100);
+  CHECK(now.by(2) == SchedulerPass::kBackfill);
+  site = small_site(2, 4);
+  site.scheduler.slurm_version = 2002;
+  const auto old = replay(site, trace);
+  CHECK(std::vector<Seconds>(old.cycles.begin(), old.cycles.begin() + 4) ==
+        std::vector<Seconds>{30, 60, 90, 120});
+  CHECK(old.start(2) == 120);
+  CHECK(old.by(2) == SchedulerPass::kBackfill);
+}
+
 TEST_CASE("a job whose time limit would overlap the reservation is not backfilled, even if short") {
   SUBCASE("all nodes reserved") {
-    // J1 (n1, limit 1000, runs 1000) and the wide J2 as before: J2 reserves n1+n2 over [960, 4620).
-    // J3 would run only 50 s, but its limit 2000 -> 2030 > 960: not started at 30 (planned at 4620,
+    // J1 (n1, limit 1000, runs 1000) and the wide J2 as before: J2 reserves n1+n2 over [960, 4560).
+    // J3 would run only 50 s, but its limit 2000 -> 2030 > 960: not started at 30 (planned at 4560,
     // after J2's reservation). J1 ends 1003 -> J2 starts; J2 ends 1103 -> J3 starts (main pass).
     const auto r = replay(small_site(2, 4),
                           make_trace({{0, 1, 4, 1000, 1000}, {0, 2, 8, 100, 3600}, {0, 1, 1, 50, 2000}}));
     CHECK(r.planned(0, 1) == 1003);
-    CHECK(r.planned(0, 2) == 4620);
+    CHECK(r.planned(0, 2) == 4560);
     CHECK(r.stats[0].started == 0);
     CHECK(r.start(1) == 1003);
     CHECK(r.start(2) == 1103);

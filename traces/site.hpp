@@ -189,6 +189,9 @@ struct SchedulerParameters {
 
 /// Cluster-wide scheduling and priority settings (slurm.conf).
 struct SchedulerSettings {
+  // The site's Slurm, major * 100 + minor (2002 for 20.02): behaviour that changed between versions
+  // follows it (before 22.05 the backfill thread never idles while jobs pend).
+  int slurm_version = 2205;
   std::string scheduler_type = "sched/backfill";
   std::string priority_type = "priority/multifactor";
   std::uint32_t weight_age = 0;

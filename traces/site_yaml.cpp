@@ -15,6 +15,7 @@
 #include "traces/node_order.hpp"
 #include "traces/read_report.hpp"
 #include "traces/site_settings.hpp"
+#include "traces/slurm_conf.hpp"
 #include "traces/text.hpp"
 #include "traces/time_format.hpp"
 
@@ -287,6 +288,8 @@ void emit_assoc_common(YAML::Emitter& out, const Assoc& a) {
 
 void emit_scheduler(YAML::Emitter& out, const SchedulerSettings& s) {
   out << YAML::Key << "scheduler" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "slurm_version" << YAML::Value << YAML::DoubleQuoted
+      << fmt::format("{}.{:02}", s.slurm_version / 100, s.slurm_version % 100);
   out << YAML::Key << "scheduler_type" << YAML::Value << s.scheduler_type;
   out << YAML::Key << "priority_type" << YAML::Value << s.priority_type;
   out << YAML::Key << "priority_weight_age" << YAML::Value << s.weight_age;
@@ -896,7 +899,8 @@ void read_params(const Reader& r, const YAML::Node& m, SchedulerSettings& s) {
 
 SchedulerSettings read_scheduler(const Reader& r, const YAML::Node& m) {
   auto keys = setting_keys(false);
-  keys.insert({"scheduler_type",
+  keys.insert({"slurm_version",
+               "scheduler_type",
                "priority_type",
                "priority_weight_tres",
                "priority_flags",
@@ -928,7 +932,13 @@ SchedulerSettings read_scheduler(const Reader& r, const YAML::Node& m) {
     };
     if (const auto* st = find_site_setting_yaml(key, false))
       read_setting(r, v, key, *st, s);
-    else if (key == "scheduler_type")
+    else if (key == "slurm_version") {
+      try {
+        s.slurm_version = parse_slurm_version(r.scalar(v, key));
+      } catch (const std::invalid_argument& e) {
+        r.fail(v, key, e.what());
+      }
+    } else if (key == "scheduler_type")
       s.scheduler_type = r.scalar(v, key);
     else if (key == "priority_type")
       s.priority_type = r.scalar(v, key);

@@ -388,6 +388,7 @@ class SiteBuilder {
         version_(version),
         topology_conf_(std::move(topology_conf)) {
     init_globals();
+    site_.scheduler.slurm_version = version_;
     // Fair Tree became the default in 19.05: before, classic fair share unless PriorityFlags says FAIR_TREE.
     if (version_ < kFairTreeDefault) site_.scheduler.priority_flags.erase("FAIR_TREE");
   }

@@ -40,6 +40,7 @@ struct Scratch {
   std::vector<std::uint32_t> topo_weights;
   std::vector<std::int64_t> count;         // per switch: candidate nodes under it
   std::vector<std::int64_t> cpu_count;     // per switch: their usable CPUs (cons_res)
+  std::vector<char> outside;               // per switch (cons_res): has a listed node outside the top one
   std::vector<std::uint32_t> lightest;     // per switch: the lowest Weight of a candidate under it
   std::vector<char> required;              // per switch: holds a node taken before the leaves are chosen
   std::vector<std::uint32_t> dist;         // per switch: hops summed from the switches used (kFar sticky)
@@ -373,17 +374,12 @@ bool evaluate_switches_cons_res(const sim::ClusterState& cluster, const sim::Nod
     const auto& of = tree.of_node[node];
     return std::binary_search(of.begin(), of.end(), static_cast<std::uint32_t>(i));
   };
-  for (std::size_t j = 0; j < switches; ++j) {
-    if (tree.switches[j].level != 0 || sc.count[j] == 0) {
-      sc.count[j] = 0;
-      continue;
-    }
-    for (const auto& u : list)
-      if (under(u.node, j) && !under(u.node, top)) {
-        sc.count[j] = 0;
-        break;
-      }
-  }
+  sc.outside.assign(switches, 0);
+  for (const auto& u : list)
+    if (!under(u.node, top))
+      for (const auto i : tree.of_node[u.node]) sc.outside[i] = 1;
+  for (std::size_t j = 0; j < switches; ++j)
+    if (tree.switches[j].level != 0 || sc.outside[j]) sc.count[j] = 0;
   sc.taken.assign(list.size(), 0);
   while (need.max_nodes > 0 && !need.met()) {
     std::size_t leaf = kNone;

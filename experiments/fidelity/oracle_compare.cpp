@@ -12,7 +12,6 @@
 #include "sim/sim_job.hpp"
 #include "traces/csv.hpp"
 #include "traces/file_io.hpp"
-#include "traces/hostlist.hpp"
 #include "traces/read_report.hpp"
 #include "traces/site_import.hpp"
 #include "traces/text.hpp"
@@ -700,9 +699,9 @@ SimulatedRun simulate_recorded_run(const RecordedRun& run) {
     const auto name = trace.strings.name(trace.jobs[j.trace_index].name);
     auto& runs = out.schedule[name];
     const auto hostlist = [&](const auto& nodes, const auto& node_of) {
-      std::vector<std::string> names;
-      for (const auto& n : nodes) names.push_back(result.site.nodes[node_of(n)].name);
-      return compress_hostlist(names);
+      std::vector<std::uint32_t> indices;
+      for (const auto& n : nodes) indices.push_back(node_of(n));
+      return slurm_nodelist(result.site, std::move(indices));
     };
     for (const auto& p : j.past_runs)
       runs.push_back({rel(p.submit), rel(p.start), rel(p.end), "PREEMPTED", p.started_by,

@@ -233,12 +233,20 @@ ReplayResult run_replay(Site site, const Trace& trace, const ReplayOptions& opti
   return r;
 }
 
+std::string slurm_nodelist(const Site& site, std::vector<std::uint32_t> nodes) {
+  std::sort(nodes.begin(), nodes.end());
+  std::vector<std::string> names;
+  names.reserve(nodes.size());
+  for (const auto n : nodes) names.push_back(site.nodes[n].name);
+  return compress_hostlist(names);
+}
+
 namespace {
 
 std::string nodelist(const ReplayResult& r, const sim::SimJob& j) {
-  std::vector<std::string> names;
-  for (const auto& a : j.alloc) names.push_back(r.site.nodes[a.node].name);
-  return names.empty() ? std::string("None assigned") : compress_hostlist(names);
+  std::vector<std::uint32_t> nodes;
+  for (const auto& a : j.alloc) nodes.push_back(a.node);
+  return nodes.empty() ? std::string("None assigned") : slurm_nodelist(r.site, std::move(nodes));
 }
 
 std::string reasons(std::uint32_t bits) {
@@ -329,12 +337,10 @@ std::string jobs_sacct(const ReplayResult& r, const Trace& trace, const TimeZone
     rec.priority = run.priority;
     rec.restarts = restarts;
     rec.state = state;
-    std::vector<std::string> names;
-    for (auto n : run.nodes) names.push_back(r.site.nodes[n].name);
     if (run.start != kUnsetTime) rec.partition = out.partitions.intern(r.site.partitions[run.partition].name);
     out.jobs.push_back(std::move(rec));
-    nodes.push_back(names.empty() ? std::string("None assigned") : compress_hostlist(names));
-    node_counts.push_back(static_cast<std::uint32_t>(names.size()));
+    nodes.push_back(run.nodes.empty() ? std::string("None assigned") : slurm_nodelist(r.site, run.nodes));
+    node_counts.push_back(static_cast<std::uint32_t>(run.nodes.size()));
   };
   for (const auto& j : r.state->jobs) {
     const auto& input = trace.jobs[j.trace_index];

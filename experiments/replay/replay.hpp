@@ -97,6 +97,11 @@ ReplayResult run_replay(Site site, const Trace& trace, const ReplayOptions& opti
 std::vector<Seconds> phase_offsets(const Site& site, std::uint32_t phases, Seconds base = 0);
 
 /// Per-job results as CSV (one row per input job, in input order).
+/// A job's NodeList as sacct prints it: `nodes` (indices into site.nodes, in any order) in node-table
+/// order, compressed ("n[1-3],m4"); "" when empty. slurmctld keeps a job's nodes as a bitmap, so its
+/// NodeList lists them by index, not in the order they were chosen.
+std::string slurm_nodelist(const Site& site, std::vector<std::uint32_t> nodes);
+
 std::string jobs_csv(const ReplayResult& r, const Trace& trace);
 /// Per-job results as sacct --parsable2.
 /// The reasons most jobs were refused at submit for (at most `top`), each with its count and up to

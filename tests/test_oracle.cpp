@@ -700,29 +700,54 @@ TEST_CASE("a recorded run's node lists: sacct's NodeList and the simulator's nod
   CHECK(sim.schedule.at("j003").front().nodes == "n4");
 }
 
-TEST_CASE("node choice follows slurmctld's node table: by name, whatever order slurm.conf lists them in") {
-  // Scenario 22 lists n4, n3, n2, n1 in slurm.conf and in the partition. Real Slurm 22.05 (sacct
-  // NodeList, three runs) placed j001 on an idle cluster on n1 and every later job as if the nodes were
-  // listed n1-n4 (slurmctld sorts its node table by name); the simulator, placing by the file's order,
-  // put j001 on n4 and mirrored every placement (start times alike: the nodes are identical).
-  const auto root = recorded_dir() / "22_node_order";
-  if (!std::filesystem::exists(root / "run1" / "meta.txt")) {
-    MESSAGE("SKIPPED: no recording in " << root.string());
-    return;
-  }
+namespace {
+
+/// For each recorded run of `scenario`: every job's nodes as real Slurm's sacct listed them and as the
+/// simulator placed it; returns the runs read (0 when the scenario is not recorded).
+std::size_t check_node_lists(const std::string& scenario,
+                             const std::vector<std::pair<std::string, std::string>>& real_nodes) {
+  const auto root = recorded_dir() / scenario;
   std::size_t runs = 0;
   for (const auto* name : {"run1", "run2", "run3"}) {
     if (!std::filesystem::exists(root / name / "meta.txt")) continue;
     ++runs;
     CAPTURE(name);
     const auto run = experiments::read_recorded_run(root / name);
+    for (const auto& [job, nodes] : real_nodes) CHECK(run.schedule.at(job).front().nodes == nodes);
     const auto sim = experiments::simulate_recorded_run(run);
-    CHECK(run.schedule.at("j001").front().nodes == "n1");
-    CHECK(run.schedule.at("j004").front().nodes == "n[3-4]");
     for (const auto& [job, real] : run.schedule) {
       CAPTURE(job);
       CHECK(sim.schedule.at(job).front().nodes == real.front().nodes);
     }
+  }
+  return runs;
+}
+
+}  // namespace
+
+TEST_CASE("select/cons_res under topology/tree: the best-fitting node of a leaf, as real Slurm chose") {
+  // Scenario 23: n1 and n2 on leaf s1, n3 and n4 on s2; j001 holds 2 CPUs of n1, j002 4 of n2. Real
+  // Slurm 22.05's select/cons_res put j003 (-N1 -n4) on n2, the node of s1 with the fewest CPUs that
+  // hold it, in all three runs (cons_tres, and the simulator before 805d661, take s1's first node, n1:
+  // then j006 waits 98 s for n1 and the runs differ by 33 s mean |Δstart|).
+  const auto runs =
+      check_node_lists("23_cons_res_topology", {{"j003", "n2"}, {"j006", "n1"}, {"j007", "n[3-4]"}});
+  if (runs == 0) {
+    MESSAGE("SKIPPED: scenario 23 not recorded");
+    return;
+  }
+  CHECK(runs == 3);
+}
+
+TEST_CASE("node choice follows slurmctld's node table: by name, whatever order slurm.conf lists them in") {
+  // Scenario 22 lists n4, n3, n2, n1 in slurm.conf and in the partition. Real Slurm 22.05 (sacct
+  // NodeList, three runs) placed j001 on an idle cluster on n1 and every later job as if the nodes were
+  // listed n1-n4 (slurmctld sorts its node table by name); the simulator, placing by the file's order,
+  // put j001 on n4 and mirrored every placement (start times alike: the nodes are identical).
+  const auto runs = check_node_lists("22_node_order", {{"j001", "n1"}, {"j004", "n[3-4]"}});
+  if (runs == 0) {
+    MESSAGE("SKIPPED: scenario 22 not recorded");
+    return;
   }
   CHECK(runs == 3);
 }

@@ -11,6 +11,8 @@
 # A scenario is a directory with
 #   sched.conf         appended to conf/slurm.conf.in (priority, scheduler, preemption, partitions;
 #                      GresTypes=... when its nodes have GRES)
+#                      SelectType=... there replaces the template's SelectType and
+#                      SelectTypeParameters lines (give both)
 #   accounts.sacctmgr  sacctmgr commands, one a line
 #   jobs.csv           one job a line, submitted as `sbatch --wrap "sleep RUNTIME"` (see below)
 #   nodes.conf         optional: NodeName lines that replace the four default ones of
@@ -433,10 +435,14 @@ reset_for() {
   rm -rf "${ROOT:?}/state" && mkdir -p "$ROOT/state" && chown slurm:slurm "$ROOT/state"
   local nodes_conf=""
   [[ -f "$sc/nodes.conf" ]] && nodes_conf="$sc/nodes.conf" && check_nodes_conf "$nodes_conf"
+  # A sched.conf that sets SelectType (e.g. select/cons_res) replaces the template's two Select lines.
+  local own_select=""
+  grep -qE "^SelectType=" "$sc/sched.conf" && own_select=1
   {
     # The scenario's nodes.conf (if any) stands where the default NodeName lines stood.
     sed -e "s#@ROOT@#$ROOT#g" -e "s#@HOST@#$(hostname -s)#g" "$HERE/conf/slurm.conf.in" |
-      awk -v nc="$nodes_conf" -v name="$(basename "$sc")" '
+      awk -v nc="$nodes_conf" -v name="$(basename "$sc")" -v own_select="$own_select" '
+        /^SelectType(Parameters)?=/ && own_select { next }
         /^NodeName=/ && nc != "" {
           if (!done) {
             print "# ---- scenario " name ": nodes.conf"

@@ -715,9 +715,10 @@ std::size_t check_node_lists(const std::string& scenario,
     const auto run = experiments::read_recorded_run(root / name);
     for (const auto& [job, nodes] : real_nodes) CHECK(run.schedule.at(job).front().nodes == nodes);
     const auto sim = experiments::simulate_recorded_run(run);
-    for (const auto& [job, real] : run.schedule) {
+    for (const auto& entry : run.schedule) {
+      const std::string& job = entry.first;  // a plain name: CAPTURE cannot take a structured binding
       CAPTURE(job);
-      CHECK(sim.schedule.at(job).front().nodes == real.front().nodes);
+      CHECK(sim.schedule.at(job).front().nodes == entry.second.front().nodes);
     }
   }
   return runs;

@@ -39,13 +39,13 @@ TEST_CASE("Kendall tau-b on hand-computed orders") {
 TEST_CASE("compare_schedules: start and end differences, order, pass and end states") {
   using experiments::RunOutcome;
   experiments::Schedule a, b;
-  a["j001"] = {{0, 0, 70, "COMPLETED", SchedulerPass::kBackfill, ""}};
-  a["j002"] = {{3, 71, 106, "COMPLETED", SchedulerPass::kMain, ""}};
-  a["j003"] = {{5, 80, 100, "PREEMPTED", SchedulerPass::kMain, ""},
-               {100, 140, 160, "COMPLETED", SchedulerPass::kMain, ""}};
-  b["j001"] = {{0, 0, 70, "COMPLETED", SchedulerPass::kMain, ""}};
-  b["j002"] = {{3, 70, 105, "COMPLETED", SchedulerPass::kMain, ""}};
-  b["j003"] = {{5, 90, 150, "COMPLETED", SchedulerPass::kMain, ""}};
+  a["j001"] = {{0, 0, 70, "COMPLETED", SchedulerPass::kBackfill, "n1"}};
+  a["j002"] = {{3, 71, 106, "COMPLETED", SchedulerPass::kMain, "n[1-2]"}};
+  a["j003"] = {{5, 80, 100, "PREEMPTED", SchedulerPass::kMain, "n3"},
+               {100, 140, 160, "COMPLETED", SchedulerPass::kMain, "n4"}};
+  b["j001"] = {{0, 0, 70, "COMPLETED", SchedulerPass::kMain, "n1"}};
+  b["j002"] = {{3, 70, 105, "COMPLETED", SchedulerPass::kMain, "n[2-3]"}};
+  b["j003"] = {{5, 90, 150, "COMPLETED", SchedulerPass::kMain, ""}};  // no node list: not compared
   const auto d = experiments::compare_schedules(a, b);
   CHECK(d.jobs == 3);
   CHECK(d.mean_abs_start == doctest::Approx((0 + 1 + 10) / 3.0));
@@ -54,6 +54,8 @@ TEST_CASE("compare_schedules: start and end differences, order, pass and end sta
   CHECK(d.tau == doctest::Approx(1.0));                          // same order 0 < 70/71 < 80/90
   CHECK(d.pass_known == 3);
   CHECK(d.pass_equal == 2);
+  CHECK(d.nodes_known == 2);  // first runs with a node list on both sides: j001, j002
+  CHECK(d.nodes_equal == 1);  // j001
   CHECK(d.state_jobs == 3);
   CHECK(d.state_equal == 2);  // j003 was requeued in a only
   REQUIRE(!d.worst.empty());

@@ -775,6 +775,10 @@ ScheduleDiff compare_schedules(const Schedule& a, const Schedule& b) {
       ++d.pass_known;
       d.pass_equal += fa.pass == fb.pass ? 1 : 0;
     }
+    if (!fa.nodes.empty() && !fb.nodes.empty()) {
+      ++d.nodes_known;
+      d.nodes_equal += fa.nodes == fb.nodes ? 1 : 0;
+    }
   }
   d.mean_abs_start = d.jobs > 0 ? sum_start / static_cast<double>(d.jobs) : 0.0;
   d.mean_abs_end = ends > 0 ? sum_end / static_cast<double>(ends) : 0.0;
@@ -982,17 +986,20 @@ std::string fidelity_report(const std::vector<ScenarioResult>& results, const Ac
   out +=
       "| scenario | jobs | real vs real: mean/max \\|Δstart\\| s, τ | sim vs real (per run): mean/max "
       "\\|Δstart\\| s, "
-      "τ | pass equal | end states equal | sprio rows bad/compared | sshare rows bad/compared | verdict |\n"
-      "|---|---|---|---|---|---|---|---|---|\n";
+      "τ | pass equal | nodes equal | end states equal | sprio rows bad/compared | sshare rows bad/compared "
+      "| "
+      "verdict |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n";
   std::size_t accepted = 0;
   for (const auto& r : results) {
-    std::string sim, pass, states, sprio, sshare;
+    std::string sim, pass, nodes, states, sprio, sshare;
     for (std::size_t k = 0; k < r.sim_vs_real.size(); ++k) {
       const auto& d = r.sim_vs_real[k];
       const auto& f = r.factors[k];
       const auto sep = k == 0 ? "" : "; ";
       sim += fmt::format("{}{:.1f}/{} {:.3f}", sep, d.mean_abs_start, d.max_abs_start, d.tau);
       pass += fmt::format("{}{}/{}", sep, d.pass_equal, d.pass_known);
+      nodes += fmt::format("{}{}/{}", sep, d.nodes_equal, d.nodes_known);
       states += fmt::format("{}{}/{}", sep, d.state_equal, d.state_jobs);
       sprio += fmt::format("{}{}/{}", sep, f.job_rows_bad, f.job_rows);
       sshare += fmt::format("{}{}/{}", sep, f.share_rows_bad, f.share_rows);
@@ -1007,9 +1014,9 @@ std::string fidelity_report(const std::vector<ScenarioResult>& results, const Ac
       verdict += ")";
     }
     accepted += r.accepted() ? 1 : 0;
-    out += fmt::format("| {} | {} | {:.1f}/{} {:.3f} | {} | {} | {} | {} | {} | {} |\n", r.name,
+    out += fmt::format("| {} | {} | {:.1f}/{} {:.3f} | {} | {} | {} | {} | {} | {} | {} |\n", r.name,
                        r.sim_vs_real.empty() ? 0 : r.sim_vs_real.front().state_jobs, rr.mean_abs_start,
-                       rr.max_abs_start, rr.tau, sim, pass, states, sprio, sshare, verdict);
+                       rr.max_abs_start, rr.tau, sim, pass, nodes, states, sprio, sshare, verdict);
   }
   out += fmt::format("\n**{} of {} scenarios accepted.**\n\n", accepted, results.size());
   out += "## Per scenario\n\n";

@@ -170,6 +170,9 @@ struct ScheduleDiff {
   double tau = 1;                  // Kendall tau-b of the first-start order
   std::size_t pass_known = 0;      // jobs whose first run's pass is known in both
   std::size_t pass_equal = 0;      // ... and equal (main vs backfill)
+  std::size_t nodes_known = 0;     // jobs whose first run has a node list in both (started in both)
+  std::size_t nodes_equal = 0;     // ... and the same nodes (reported, not judged: on identical nodes
+                                   // real Slurm's own choice follows sub-second order)
   std::size_t state_equal = 0;     // jobs whose sequence of run end states is equal
   std::size_t state_jobs = 0;      // jobs compared for states
   std::vector<std::string> worst;  // "jNNN Δstart" of the largest differences (up to 5)

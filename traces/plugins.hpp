@@ -17,8 +17,8 @@ namespace slurmtwin {
 std::string check_plugin(std::string_view key, std::string_view value);
 
 /// check_plugin for each of `s`'s five plugins (TopologyPlugin as `s.topology_plugin`, where the site
-/// model writes the flat plugin as topology/flat); throws std::invalid_argument "KEY: ..." for the first
-/// unknown one. Plugins known but not modelled pass.
+/// model writes the flat plugin as topology/flat); throws check_plugin's std::invalid_argument (it names
+/// the key) for the first unknown one. Plugins known but not modelled pass.
 void check_plugins(const SchedulerSettings& s);
 
 }  // namespace slurmtwin

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "traces/job_record.hpp"
+#include "traces/slurm_version.hpp"
 
 namespace slurmtwin {
 
@@ -191,7 +192,7 @@ struct SchedulerParameters {
 struct SchedulerSettings {
   // The site's Slurm, major * 100 + minor (2002 for 20.02): behaviour that changed between versions
   // follows it (before 22.05 the backfill thread never idles while jobs pend).
-  int slurm_version = 2205;
+  int slurm_version = kModelledSlurmVersion;
   std::string scheduler_type = "sched/backfill";
   std::string priority_type = "priority/multifactor";
   std::uint32_t weight_age = 0;

@@ -15,7 +15,7 @@
 #include "traces/node_order.hpp"
 #include "traces/read_report.hpp"
 #include "traces/site_settings.hpp"
-#include "traces/slurm_conf.hpp"
+#include "traces/slurm_version.hpp"
 #include "traces/text.hpp"
 #include "traces/time_format.hpp"
 
@@ -289,7 +289,7 @@ void emit_assoc_common(YAML::Emitter& out, const Assoc& a) {
 void emit_scheduler(YAML::Emitter& out, const SchedulerSettings& s) {
   out << YAML::Key << "scheduler" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "slurm_version" << YAML::Value << YAML::DoubleQuoted
-      << fmt::format("{}.{:02}", s.slurm_version / 100, s.slurm_version % 100);
+      << slurm_version_text(s.slurm_version);
   out << YAML::Key << "scheduler_type" << YAML::Value << s.scheduler_type;
   out << YAML::Key << "priority_type" << YAML::Value << s.priority_type;
   out << YAML::Key << "priority_weight_age" << YAML::Value << s.weight_age;

@@ -33,7 +33,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kMaxIncludeDepth = 16;
-constexpr int kModelledVersion = 2205;  // the Slurm whose behaviour the simulator follows (real 22.05.8)
 
 /// One Key=Value of a logical line, with where it was written.
 struct Pair {
@@ -464,9 +463,8 @@ class SiteBuilder {
       const int last = section == SlurmConfSection::kGlobal ? last_version_reading(p.key) : 0;
       const auto what =
           last > 0 ? fmt::format(
-                         "unknown key '{}' (slurmctld read it up to {}.{:02}: --slurm-version for an "
-                         "older site)",
-                         p.key, last / 100, last % 100)
+                         "unknown key '{}' (slurmctld read it up to {}: --slurm-version for an older site)",
+                         p.key, slurm_version_text(last))
                    : fmt::format("unknown {}key '{}'{}", kind.empty() ? "" : kind + " ", p.key,
                                  near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
       if (!lenient_) fail(p, what + "; --lenient ignores it");
@@ -991,7 +989,7 @@ class SiteBuilder {
 };
 
 Site build_site(const ConfReader& reader, std::vector<std::string>& warnings, bool lenient,
-                std::vector<SettingSource>* sources = nullptr, int version = kModelledVersion,
+                std::vector<SettingSource>* sources = nullptr, int version = kModelledSlurmVersion,
                 std::string topology_conf = {}) {
   SiteBuilder builder(warnings, lenient, sources, version, std::move(topology_conf));
   for (const auto& line : reader.lines) builder.apply(line);
@@ -1085,18 +1083,6 @@ Site import_slurm_conf(const std::string& path, std::vector<std::string>& warnin
   return import_slurm_config(files, warnings, lenient);
 }
 
-int parse_slurm_version(std::string_view text) {
-  const auto parts = text::split(text::trim(text), '.');
-  // value_or(-1) rather than optionals compared after the fact: GCC 12 -O2 reports the latter as
-  // maybe-uninitialized under -Werror.
-  const std::int64_t major = parts.size() >= 2 ? text::parse_int(parts[0]).value_or(-1) : -1;
-  const std::int64_t minor = parts.size() >= 2 ? text::parse_int(parts[1]).value_or(-1) : -1;
-  if (major < 1 || major > 99 || minor < 0 || minor > 99)
-    throw std::invalid_argument(
-        fmt::format("'{}' is not a Slurm version (major.minor[.micro], e.g. 22.05)", text));
-  return static_cast<int>(major * 100 + minor);
-}
-
 Site import_slurm_config(const SlurmConfigFiles& files, std::vector<std::string>& warnings, bool lenient,
                          std::vector<SettingSource>* sources) {
   if (files.slurm_conf.empty() && files.scontrol_config.empty())
@@ -1124,7 +1110,7 @@ Site import_slurm_config(const SlurmConfigFiles& files, std::vector<std::string>
     reader.add(
         read_scontrol_partitions(read_input_file(files.scontrol_partitions), files.scontrol_partitions));
   const auto& version_text = !files.slurm_version.empty() ? files.slurm_version : reported_version;
-  const int version = version_text.empty() ? kModelledVersion : parse_slurm_version(version_text);
+  const int version = version_text.empty() ? kModelledSlurmVersion : parse_slurm_version(version_text);
   if (sources && !version_text.empty())
     sources->push_back({"SlurmVersion", version_text,
                         !files.slurm_version.empty() ? std::string("--slurm-version") : files.scontrol_config,

@@ -42,9 +42,6 @@ struct SlurmConfigFiles {
   std::string slurm_version;
 };
 
-/// "22.05.8" -> 2205 (major * 100 + minor); throws std::invalid_argument on anything else.
-int parse_slurm_version(std::string_view text);
-
 /// Imports a cluster from `files` (at least slurm_conf or scontrol_config; std::invalid_argument
 /// otherwise) as import_slurm_conf does. `sources`, when given, receives every global setting read with
 /// the file:line that set it last and its kind, the NodeName / PartitionName lines, then the modelled

@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "traces/slurm_version.hpp"
+
 namespace slurmtwin {
 
 enum class SlurmConfSection { kGlobal, kNode, kPartition };
@@ -12,7 +14,8 @@ enum class SlurmConfSection { kGlobal, kNode, kPartition };
 /// Whether slurmctld knows `key` (case-insensitive) in that part of slurm.conf. `version` (major * 100
 /// + minor, e.g. 2002) is the site's Slurm: keys that 21.08 removed (CacheGroups, CheckpointType, ...)
 /// are known to the versions that still read them.
-bool known_slurm_conf_key(SlurmConfSection section, std::string_view key, int version = 2205);
+bool known_slurm_conf_key(SlurmConfSection section, std::string_view key,
+                          int version = kModelledSlurmVersion);
 /// For a global key a later Slurm removed: the last version that read it (major * 100 + minor); else 0.
 int last_version_reading(std::string_view key);
 /// The known key closest to `key` by edit distance, when close enough to be a typo of it; "" if none.

@@ -16,6 +16,7 @@
 #include "traces/default_site.hpp"
 #include "traces/hostlist.hpp"
 #include "traces/readers.hpp"
+#include "traces/slurm_conf.hpp"
 #include "traces/synthetic.hpp"
 #include "traces/time_format.hpp"
 #include "traces/trace_io.hpp"
@@ -127,6 +128,27 @@ TEST_CASE("cons_tres rounds CPUs up to whole cores and a job with no memory requ
     CHECK(start_of(r, 1) == 3);
     CHECK(r.state->jobs[1].alloc[0].mem_mb == 100);
   }
+}
+
+TEST_CASE("slurm.conf's global DefMemPerCPU sets the memory of jobs without --mem") {
+  // One node, 8 CPUs, RealMemory=1000; DefMemPerCPU=150 in slurm.conf's global part, none on the
+  // partition. Eight 1-CPU jobs without --mem, 100 s each, submitted at 0: 150 MB each, so 6 fit
+  // (900 MB; a 7th would need 1050) and start at t=3 (batch_sched_delay); the other 2 start when the
+  // first ones end at 103. Before the global default was applied each took the node's whole memory
+  // and they ran one after another.
+  std::vector<std::string> w;
+  auto site = import_slurm_conf_text(
+      "DefMemPerCPU=150\nNodeName=n1 CPUs=8 RealMemory=1000\nPartitionName=p Nodes=n1 Default=YES\n",
+      "g.conf", w);
+  const auto accounts = small_site(1, 8);
+  site.qos = accounts.qos;
+  site.accounts = accounts.accounts;
+  site.users = accounts.users;
+  site.associations = accounts.associations;
+  std::vector<JobSpec> jobs(8, JobSpec{0, 1, 1, 100});
+  const auto r = replay(site, make_trace(jobs));
+  for (std::size_t i = 0; i < 8; ++i) CHECK(start_of(r, i) == (i < 6 ? 3 : 103));
+  CHECK(r.state->jobs[0].alloc[0].mem_mb == 150);
 }
 
 TEST_CASE("QOS MaxJobsPerUser keeps a job pending without blocking others") {

@@ -548,11 +548,56 @@ PartitionName=p5 Nodes=a1 MaxMemPerCPU=100 MaxMemPerNode=5000 DefMemPerNode=64 A
   CHECK(p4.over_time_limit == 300);
   CHECK(p4.tres_billing_weights.at("mem") == doctest::Approx(0.25 / 1024));
   const auto& p5 = s.partition("p5");
-  CHECK(p5.max_mem_per_cpu_mb == 0);  // MaxMemPerNode, written later, replaces MaxMemPerCPU
+  CHECK(p5.max_mem_per_cpu_mb == 0);  // MaxMemPerNode wins over MaxMemPerCPU
   CHECK(p5.max_mem_per_node_mb == 5000);
   CHECK(p5.def_mem_per_node_mb == 64);
   CHECK(p5.allow_qos == std::vector<std::string>{"high", "low"});
   CHECK(s.partition("p4").preempt_mode == PreemptMode::kUnset);
+}
+
+TEST_CASE("the global DefMemPerCPU/DefMemPerNode is the default of partitions without their own") {
+  // job_mgr.c (22.05): a job without --mem gets its partition's DefMem if set, else slurm.conf's.
+  // Read as slurmctld reads them: the per-node form wins over the per-CPU one in either order.
+  const char* conf = R"(
+DefMemPerCPU=2500
+NodeName=n[1-2] CPUs=8 RealMemory=16000
+PartitionName=inherits Nodes=ALL
+PartitionName=own Nodes=ALL DefMemPerNode=3000
+PartitionName=both Nodes=ALL DefMemPerNode=700 DefMemPerCPU=100
+PartitionName=DEFAULT DefMemPerCPU=50
+PartitionName=fromdefault Nodes=ALL
+)";
+  std::vector<std::string> w;
+  const Site s = import_slurm_conf_text(conf, "m.conf", w);
+  CHECK(s.partition("inherits").def_mem_per_cpu_mb == 2500);
+  CHECK(s.partition("inherits").def_mem_per_node_mb == 0);
+  CHECK(s.partition("own").def_mem_per_node_mb == 3000);
+  CHECK(s.partition("own").def_mem_per_cpu_mb == 0);
+  CHECK(s.partition("both").def_mem_per_node_mb == 700);
+  CHECK(s.partition("both").def_mem_per_cpu_mb == 0);
+  CHECK(s.partition("fromdefault").def_mem_per_cpu_mb == 50);
+  CHECK(w == std::vector<std::string>{"m.conf:6: DefMemPerCPU ignored, since it's mutually exclusive with "
+                                      "DefMemPerNode (as Slurm does)"});
+
+  // The global per-node form wins too, written before or after the per-CPU one.
+  w.clear();
+  const Site g = import_slurm_conf_text(
+      "DefMemPerNode=9000\nDefMemPerCPU=10\nNodeName=n1 CPUs=4\n"
+      "PartitionName=p Nodes=n1\n",
+      "g.conf", w);
+  CHECK(g.partition("p").def_mem_per_node_mb == 9000);
+  CHECK(g.partition("p").def_mem_per_cpu_mb == 0);
+  CHECK(w.size() == 1);
+  // A cap that is read but not enforced says so, once per partition, naming it.
+  w.clear();
+  import_slurm_conf_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1 MaxMemPerCPU=100\n", "x.conf", w);
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].rfind("x.conf:2: partition p: MaxMemPerCPU is not modelled: the memory cap is not enforced",
+                   0) == 0);
+  CHECK(input_error([] {
+          std::vector<std::string> v;
+          import_slurm_conf_text("DefMemPerCPU=lots\nNodeName=n1\n", "bad.conf", v);
+        }).rfind("bad.conf:1: DefMemPerCPU", 0) == 0);
 }
 
 TEST_CASE("node Gres values parse with types, comma lists, K suffixes and socket bindings") {

@@ -328,6 +328,10 @@ const Pair* get_last(const Table& t, std::string_view a, std::string_view b) {
   return pa->order > pb->order ? pa : pb;
 }
 
+std::int64_t mem_mb(const Pair& p) {
+  return to_int(p, 0, std::numeric_limits<std::int64_t>::max());
+}
+
 const std::set<std::string> kNodeKeys = {
     "nodename",       "cpus",           "procs",      "boards",       "sockets", "socketsperboard",
     "corespersocket", "threadspercore", "realmemory", "memspeclimit", "gres",    "weight",
@@ -409,6 +413,7 @@ class SiteBuilder {
 
   Site finish() {
     resolve_partitions();
+    apply_global_mem_default();
     read_topology();
     if (sources_) {
       for (const auto& [key, source] : global_sources_) sources_->push_back(source);
@@ -446,6 +451,30 @@ class SiteBuilder {
   std::map<std::string, SettingSource> global_sources_;  // lower-case key -> the pair that set it last
 
   std::vector<SettingSource> line_sources_;  // NodeName / PartitionName lines, in order
+  Table global_mem_;                         // the global DefMemPerNode / DefMemPerCPU as written
+
+  // Of the per-node and per-CPU forms of DefMem or MaxMem: the per-node one wins wherever both are
+  // written, whatever their order (read_config.c), with slurmctld's error as a warning.
+  const Pair* per_node_or_cpu(const Table& t, std::string_view node_key, std::string_view cpu_key) {
+    const auto* node = get(t, node_key);
+    const auto* cpu = get(t, cpu_key);
+    if (node && cpu)
+      warnings_.push_back(
+          fmt::format("{}:{}: {} ignored, since it's mutually exclusive with {} (as Slurm does)", cpu->file,
+                      cpu->line, cpu->key, node->key));
+    return node ? node : cpu;
+  }
+
+  // slurm.conf's DefMemPerNode/DefMemPerCPU is the default of every partition without one of its own
+  // (job_mgr.c: a job without --mem gets its partition's default if set, else the global one).
+  void apply_global_mem_default() {
+    const auto* def = per_node_or_cpu(global_mem_, "defmempernode", "defmempercpu");
+    if (!def) return;
+    const bool per_cpu = text::iequals(def->key, "DefMemPerCPU");
+    for (auto& part : site_.partitions)
+      if (part.def_mem_per_cpu_mb == 0 && part.def_mem_per_node_mb == 0)
+        (per_cpu ? part.def_mem_per_cpu_mb : part.def_mem_per_node_mb) = mem_mb(*def);
+  }
 
   void record_line(const ConfLine& l) {
     const auto& head = l.pairs.front();
@@ -656,12 +685,16 @@ class SiteBuilder {
     }
     if (const auto* p = get(t, "maxtime")) part.max_time = to_duration(*p);
     if (const auto* p = get(t, "defaulttime")) part.default_time = to_duration(*p);
-    const auto mem = [](const Pair& p) { return to_int(p, 0, std::numeric_limits<std::int64_t>::max()); };
-    if (const auto* p = get_last(t, "defmempercpu", "defmempernode")) {
-      (text::iequals(p->key, "DefMemPerCPU") ? part.def_mem_per_cpu_mb : part.def_mem_per_node_mb) = mem(*p);
-    }
-    if (const auto* p = get_last(t, "maxmempercpu", "maxmempernode")) {
-      (text::iequals(p->key, "MaxMemPerCPU") ? part.max_mem_per_cpu_mb : part.max_mem_per_node_mb) = mem(*p);
+    // The per-node form wins over the per-CPU one wherever either is written (read_config.c).
+    if (const auto* p = per_node_or_cpu(t, "defmempernode", "defmempercpu"))
+      (text::iequals(p->key, "DefMemPerCPU") ? part.def_mem_per_cpu_mb : part.def_mem_per_node_mb) =
+          mem_mb(*p);
+    if (const auto* p = per_node_or_cpu(t, "maxmempernode", "maxmempercpu")) {
+      (text::iequals(p->key, "MaxMemPerCPU") ? part.max_mem_per_cpu_mb : part.max_mem_per_node_mb) =
+          mem_mb(*p);
+      warn_once(
+          "maxmem:" + part.name, *p,
+          fmt::format("partition {}: {} is not modelled: {}", part.name, p->key, scheduling_effect(p->key)));
     }
     if (const auto* p = get(t, "minnodes")) part.min_nodes = to_u32(*p);
     if (const auto* p = get(t, "maxnodes")) part.max_nodes = to_u32_or_unlimited(*p, 0);
@@ -809,6 +842,11 @@ class SiteBuilder {
   void init_globals() {
     SchedulerSettings* const s = &site_.scheduler;
     auto& g = globals_;
+    for (const auto* key : {"defmempernode", "defmempercpu"})
+      g[key] = [this, key](const Pair& p) {
+        mem_mb(p);  // a bad value fails here, naming its line
+        global_mem_[key] = p;
+      };
     g["clustername"] = [this](const Pair& p) {
       if (text::trim(p.value).empty()) fail(p, "empty ClusterName");
       site_.cluster_name = text::to_lower(text::trim(p.value));  // slurmctld lower-cases it

@@ -1130,6 +1130,12 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       }
       if (!planner) planner.emplace(s, s.cluster, cache);
       auto fit = planner->will_run(j, avail, start_res, later_start, no_reserve);
+      // Only 22.05 on lets the thread idle, so only there does it matter; once is enough per cycle.
+      if (fit && fit->start == start_res && start_res > now && !stats.updated_jobs &&
+          s.site.scheduler.slurm_version >= 2205) {
+        const auto unclamped = planner->will_run(j, avail, now, later_start, no_reserve);
+        stats.updated_jobs = unclamped && unclamped->start < start_res;
+      }
       if ((!fit || fit->start > now) && start_res <= now && preemptor) {
         // It cannot start now as things are: preempting may let it (no_reserve jobs too: Slurm's
         // TEST_NOW_ONLY fails only without preemption candidates).

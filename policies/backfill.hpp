@@ -54,11 +54,15 @@ struct PlannedStart {
 
 /// What one backfill cycle did (counts, as Slurm's sdiag reports them).
 struct BackfillStats {
-  std::uint32_t examined = 0;         // records that passed limits and the bf_max_job_user/part counters
-  std::uint32_t tested = 0;           // job_test_cnt: jobs that reached the will-run test (bf_max_job_test)
-  std::uint32_t started = 0;          // jobs started now by this cycle
-  std::uint32_t reserved = 0;         // reservations added to the node-space map
-  std::uint32_t slots = 0;            // node-space map records at the end of the cycle
+  std::uint32_t examined = 0;  // records that passed limits and the bf_max_job_user/part counters
+  std::uint32_t tested = 0;    // job_test_cnt: jobs that reached the will-run test (bf_max_job_test)
+  std::uint32_t started = 0;   // jobs started now by this cycle
+  std::uint32_t reserved = 0;  // reservations added to the node-space map
+  std::uint32_t slots = 0;     // node-space map records at the end of the cycle
+  // A will-run test found a start earlier than the time it tested from (a retry after a reservation),
+  // so slurmctld moved that job's expected start and marked the jobs changed (backfill.c: start_res >
+  // start_time sets last_job_update): the next cycle has work even if nothing else happens.
+  bool updated_jobs = false;
   std::vector<PlannedStart> planned;  // future starts found, in queue order
 };
 

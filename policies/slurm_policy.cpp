@@ -455,10 +455,12 @@ void SlurmPolicy::main_pass(sim::SimState& s, sim::JobLauncher& launcher, bool f
   main_.run(s, launcher, full, queue, &queue_counts_, &unsettled_);
 }
 
-std::optional<Seconds> SlurmPolicy::backfill_pass(sim::SimState& s, sim::JobLauncher& launcher) {
+std::optional<SlurmPolicy::BackfillCycle> SlurmPolicy::backfill_pass(sim::SimState& s,
+                                                                     sim::JobLauncher& launcher) {
   if (site_.scheduler.scheduler_type != "sched/backfill") return std::nullopt;
   last_backfill_ = backfill_.run(s, launcher, sorted_queue(s), &profiles_);
-  return backfill_.cost_model().duration(site_.scheduler.params, last_backfill_.tested);
+  return BackfillCycle{backfill_.cost_model().duration(site_.scheduler.params, last_backfill_.tested),
+                       last_backfill_.updated_jobs};
 }
 
 }  // namespace slurmtwin::policies

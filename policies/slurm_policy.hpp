@@ -42,7 +42,7 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   void decay_tick(sim::SimState& state) override;
   void main_pass(sim::SimState& state, sim::JobLauncher& launcher, bool full) override;
   /// One sched/backfill cycle; false (backfill off) when SchedulerType is not sched/backfill.
-  std::optional<Seconds> backfill_pass(sim::SimState& state, sim::JobLauncher& launcher) override;
+  std::optional<BackfillCycle> backfill_pass(sim::SimState& state, sim::JobLauncher& launcher) override;
   /// Every queued job has one priority entry per requested partition, holding the priority the job
   /// shows; usages are finite and not negative; fair-share factors lie in [0, 1].
   void check_invariants(const sim::SimState& state) const override;

@@ -593,10 +593,11 @@ void Controller::handle(const BackfillTick&) {
     return;
   }
   changed_since_backfill_ = false;
-  const auto took = policy_.backfill_pass(state_, *this);
-  backfill_enabled_ = took.has_value();
+  const auto cycle = policy_.backfill_pass(state_, *this);
+  backfill_enabled_ = cycle.has_value();
+  if (cycle && cycle->updated_jobs) changed_since_backfill_ = true;
   // With a cycle cost model the next cycle counts bf_interval from the (later) end of this one.
-  last_backfill_end_ = state_.now + took.value_or(0);
+  last_backfill_end_ = state_.now + (cycle ? cycle->took : 0);
   for (auto* o : observers_) o->on_pass(state_, SchedulerPass::kBackfill, true);
   if (backfill_enabled_) schedule_backfill(last_backfill_end_ + state_.site.scheduler.params.bf_interval);
 }
@@ -604,10 +605,9 @@ void Controller::handle(const BackfillTick&) {
 void Controller::schedule_backfill(Seconds at) {
   if (backfill_tick_pending_) return;
   backfill_tick_pending_ = true;
-  // A change after this second's backfill cycle (a late end or submission) wakes an idle backfill
-  // thread at its next check, a second later.
-  const bool after_cycle = current_phase_ == phase(EventPhase::kLateBackfillEnd) ||
-                           current_phase_ == phase(EventPhase::kSubmitAfterPasses);
+  // A change after this second's backfill cycle (a late end or submission, a decay run) wakes an
+  // idle backfill thread at its next check, a second later.
+  const bool after_cycle = current_phase_ > phase(EventPhase::kBackfill);
   queue_.schedule(std::max(at, state_.now + (after_cycle ? 1 : 0)), phase(EventPhase::kBackfill), 0,
                   BackfillTick{});
 }
@@ -622,6 +622,9 @@ void Controller::note_change() {
 
 void Controller::handle(const DecayTick&) {
   policy_.decay_tick(state_);
+  // The decay thread recalculates every pending job's priority and marks the jobs changed
+  // (decay_apply_weighted_factors sets last_job_update), which an idle backfill thread sees.
+  if (!state_.pending.empty()) note_change();
   if (!work_left() || stalled_) return;
   // Without periodic full passes (sched_interval -1) slurmctld schedules only when something happens:
   // with nothing running, suspended or to come, no pass requested and no backfill cycle left to see

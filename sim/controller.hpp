@@ -95,9 +95,14 @@ class SchedulingPolicy {
   virtual void decay_tick(SimState& state) = 0;
   /// One main scheduling pass; `full` = whole queue (sched_interval) vs default_queue_depth.
   virtual void main_pass(SimState& state, JobLauncher& launcher, bool full) = 0;
-  /// One backfill cycle: how long it took (s; 0 = instantaneous), or nullopt when backfill is not
-  /// configured (the controller then stops its timer).
-  virtual std::optional<Seconds> backfill_pass(SimState& /*state*/, JobLauncher& /*launcher*/) {
+  /// What one backfill cycle did, for the controller's timing.
+  struct BackfillCycle {
+    Seconds took = 0;           // how long it took (s; 0 = instantaneous)
+    bool updated_jobs = false;  // it changed pending jobs' records: the next cycle has work
+  };
+  /// One backfill cycle, or nullopt when backfill is not configured (the controller then stops its
+  /// timer).
+  virtual std::optional<BackfillCycle> backfill_pass(SimState& /*state*/, JobLauncher& /*launcher*/) {
     return std::nullopt;
   }
   /// ControllerOptions::check_invariants: the policy's own state is consistent with `state` (throws

@@ -160,23 +160,48 @@ TEST_CASE("backfill starts narrow jobs around a blocked wide job without delayin
   }
 }
 
+// Cycles every `step` s from `first` to `last` (offsets), as the expected timer of a busy thread.
+std::vector<Seconds> every(Seconds first, Seconds step, Seconds last) {
+  std::vector<Seconds> out;
+  for (Seconds t = first; t <= last; t += step) out.push_back(t);
+  return out;
+}
+
 TEST_CASE("backfill cycle timing: first at bf_interval, then bf_interval after the last, only on change") {
+  // J4 (limit 1200) overlaps J2's reservation [960, 4560) on both nodes, so each cycle retries it at
+  // 4560 (TRY_LATER), where its will-run test finds room on n2 now: earlier than 4560, so slurmctld
+  // moves J4's expected start and marks the jobs changed (backfill.c: start_res > start_time ->
+  // last_job_update), and the next cycle has work although nothing was submitted, started or ended.
+  // That lasts while J2 holds its reservation: J1 ends at 703 and J2 starts; the next cycle finds J4
+  // alone, planned at J2's end (no retry), and after it the thread idles; J2 ends at 803 and J4 starts
+  // in that end's main pass.
   SUBCASE("bf_interval = 30") {
-    // 30: J3 backfilled (a change). 60: runs again because of that start; starts nothing. Nothing
-    // changes until J3 ends at 530 -> cycle at 530. J1 ends at 703 -> cycle at 703 (J4 still pending).
-    // J2 ends at 803 and J4 starts in the main pass: nothing pending, no more cycles.
+    // 30: J3 backfilled; then every 30 s to 690 (J4 retried each time) and 720 (J1's end and J2's start).
     const auto r = replay(small_site(2, 4), make_trace(wide_job_scenario(700)));
-    CHECK(r.cycles == std::vector<Seconds>{30, 60, 530, 703});
+    CHECK(r.cycles == every(30, 30, 720));
+    CHECK(r.stats.at(0).updated_jobs);
+    CHECK_FALSE(r.stats.back().updated_jobs);
+    CHECK(r.start(3) == 803);
   }
   SUBCASE("bf_interval = 100") {
-    // First cycle at 100: J3 backfilled then (ends 600). 200: runs because of that start. 600: J3's
-    // end. 703: J1's end (703 >= 600 + 100). J3 started at 100, so it no longer delays anything.
+    // First cycle at 100: J3 backfilled then (ends 600). Every 100 s to 700 (J4 retried), and 800.
     auto site = small_site(2, 4);
     site.scheduler.params.bf_interval = 100;
     const auto r = replay(site, make_trace(wide_job_scenario(700)));
-    CHECK(r.cycles == std::vector<Seconds>{100, 200, 600, 703});
+    CHECK(r.cycles == every(100, 100, 800));
     CHECK(r.start(2) == 100);
     CHECK(r.by(2) == SchedulerPass::kBackfill);
+  }
+  SUBCASE("nothing retried: the thread idles until something changes") {
+    // Without J4 no job is retried after a reservation: 30 (J3 backfilled), 60 (after that start),
+    // then only changes wake it: the decay runs at 300 and 600 (PriorityCalcPeriod 5 min; each
+    // recalculates J2's priority, which marks the jobs changed, after that second's check: the cycle
+    // runs a second later) and J3's end at 530. J1 ends at 703 and J2 starts in its main pass:
+    // nothing is left pending.
+    auto jobs = wide_job_scenario(700);
+    jobs.pop_back();
+    const auto r = replay(small_site(2, 4), make_trace(jobs));
+    CHECK(r.cycles == std::vector<Seconds>{30, 60, 301, 530, 601});
   }
   SUBCASE("with the cycle cost model, the next cycle counts bf_interval from the cycle's end") {
     // 0.5 tests/s. Cycle at 30 tests J2, J3 and J4 (3 will-run tests): 6 s of testing plus

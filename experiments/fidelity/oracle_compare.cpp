@@ -666,7 +666,7 @@ SimulatedRun simulate_recorded_run(const RecordedRun& run) {
   // only when it ran long enough for the cycle's phase to drift past its end (docs/fidelity.md,
   // item 6: every recorded backfill-to-backfill hand-over after 20-40 s came a second later, every
   // one after 75-150 s in the same second).
-  o.backfill_end_lag_below = kBackfillEndLagBelow;
+  o.backfill_end_lag_below = kBackfillEndLagCycles * std::max<Seconds>(1, site.scheduler.params.bf_interval);
   // Where each submission fell among the events of its second (docs/fidelity.md, item 7): before a
   // job end of that second (the pass the end triggers sees it), else after the passes that ran before.
   const auto main_loop = fit_loop(run.main_starts), backfill_loop = fit_loop(run.backfill_starts);

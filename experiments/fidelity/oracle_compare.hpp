@@ -142,10 +142,13 @@ RecordedRun read_recorded_run(const std::filesystem::path& dir);
 /// kept them, else a completed job's last start line plus its sleep and kJobEndLag.
 std::vector<double> end_instants(const RecordedRun& run);
 
-/// The oracle replay's ReplayOptions::backfill_end_lag_below (s): between the longest recorded run
-/// whose backfill-to-backfill hand-over came a second late (40 s) and the shortest that came in the
-/// same second (75 s).
-inline constexpr Seconds kBackfillEndLagBelow = 60;
+/// The oracle replay's ReplayOptions::backfill_end_lag_below, in backfill cycles (× bf_interval s):
+/// the cycle's sub-second phase drifts later by about a millisecond a cycle (its own duration: the
+/// thread sleeps bf_interval after each), a job it started ends ~0.06-0.1 s past that phase, so the
+/// cycle still comes first for some tens of cycles. Between the longest recorded run whose
+/// backfill-to-backfill hand-over came a second late (40 cycles of 1 s) and the shortest that came in
+/// the same second (75); scenario 24 (bf_interval=30) hands over 3 cycles (90 s) late.
+inline constexpr Seconds kBackfillEndLagCycles = 60;
 
 /// The simulator's replay of a recorded run: same site (its slurm.conf + accounts.sacctmgr), same
 /// submit instants, same controller start and decay-tick phase.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "sim/job_resolver.hpp"
 #include "traces/text.hpp"
 
 namespace slurmtwin::policies {
@@ -141,6 +142,7 @@ sim::PendingReason check_limits(const sim::SimState& s, const sim::SimJob& j, st
     return R::kPartitionNodeLimit;
   if (partition < s.partition_cpus.size() && j.request.total_cpus > s.partition_cpus[partition])
     return R::kPartitionConfig;
+  if (sim::memory_over_node_cap(s.site, part, j.request) > 0) return R::kPnMemLimit;
   const auto& l = s.site.qos[j.qos].limits;
   const auto& u = s.usage;
   const auto qi = j.qos;

@@ -304,6 +304,7 @@ std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterSt
     } else {
       req.mem_per_node_mb = r.mem_mb;
     }
+    apply_max_mem_per_cpu(part, req);
     for (const auto& g : r.gres) {
       const auto k = cluster.gres_kind(g.name);
       if (req.gres_per_node.size() <= k) req.gres_per_node.resize(k + 1, 0);
@@ -330,6 +331,42 @@ std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterSt
     out.push_back(std::move(j));
   }
   return out;
+}
+
+void apply_max_mem_per_cpu(const Partition& part, NodeRequest& req) {
+  const auto cap = part.max_mem_per_cpu_mb;
+  if (cap <= 0 || req.mem_per_cpu_mb <= cap) return;
+  const auto ratio = static_cast<std::uint32_t>((req.mem_per_cpu_mb + cap - 1) / cap);
+  const std::uint32_t tasks = req.total_cpus / req.cpus_per_task;
+  req.cpus_per_task *= ratio;
+  req.cpus_per_node *= ratio;  // --ntasks-per-node's CPUs (0 stays 0)
+  req.total_cpus = tasks * req.cpus_per_task;
+  req.mem_per_cpu_mb = (req.mem_per_cpu_mb + ratio - 1) / ratio;
+}
+
+std::int64_t memory_over_node_cap(const Site& site, const Partition& part, const NodeRequest& req) {
+  if (part.max_mem_per_node_mb <= 0) return 0;
+  const Node* first = part.nodes.empty() ? nullptr : site.find_node(part.nodes.front());
+  std::int64_t per_node = req.mem_per_node_mb;
+  if (req.mem_per_cpu_mb > 0) {
+    // CPUs per node as it counts them: a whole node's in an OverSubscribe=EXCLUSIVE partition or for
+    // --exclusive; else tasks per node (--ntasks-per-node, else 1; at least ceil(tasks / -N) with -N)
+    // times CPUs per task.
+    std::uint64_t cpus = 0;
+    if (part.oversubscribe == OverSubscribe::kExclusive || req.exclusive) {
+      cpus = first != nullptr ? first->cpus : 1;
+    } else {
+      const std::uint64_t tasks = req.total_cpus / req.cpus_per_task;
+      std::uint64_t per = req.cpus_per_node > 0 ? req.cpus_per_node / req.cpus_per_task : 1;
+      if (req.max_nodes != kUnboundedNodes)
+        per = std::max<std::uint64_t>(per, (tasks + req.max_nodes - 1) / req.max_nodes);
+      cpus = per * req.cpus_per_task;
+    }
+    per_node = req.mem_per_cpu_mb * static_cast<std::int64_t>(cpus);
+  } else if (per_node < 0) {
+    per_node = first != nullptr ? first->real_memory_mb - first->mem_spec_limit_mb : 0;  // a whole node's
+  }
+  return per_node > part.max_mem_per_node_mb ? per_node : 0;
 }
 
 std::size_t add_missing_associations(Site& site, const Trace& trace) {

@@ -21,6 +21,18 @@ struct ResolveOptions {
 std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterState& cluster,
                                  const ResolveOptions& options, std::vector<std::string>& users);
 
+/// MaxMemPerCPU (the partition's; the importer gives partitions without their own slurm.conf's), as
+/// slurmctld's job_limits_check applies it before it schedules a job (job_mgr.c _valid_pn_min_mem,
+/// 20.02-25.05): per-CPU memory over the cap gets ceil(mem / cap) times the CPUs per task and that
+/// much less memory per CPU. (Memory per node under a per-CPU cap would raise the CPUs per node: not
+/// modelled; the importer warns.)
+void apply_max_mem_per_cpu(const Partition& part, NodeRequest& req);
+
+/// The memory per node (MB) slurmctld's same check compares with partition `part`'s MaxMemPerNode
+/// when it is over it (a job it then holds for ever, reason MaxMemPerLimit), else 0: per-CPU memory
+/// times the CPUs it counts per node, or a whole node's memory.
+std::int64_t memory_over_node_cap(const Site& site, const Partition& part, const NodeRequest& req);
+
 /// Adds an association (with Fairshare=1) for every (user, account) of the trace that the site
 /// lacks, creating missing accounts under root; returns how many associations were added.
 std::size_t add_missing_associations(Site& site, const Trace& trace);

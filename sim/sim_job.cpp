@@ -62,6 +62,8 @@ const char* to_string(PendingReason reason) {
       return "Reservation";
     case PendingReason::kReqNodeNotAvail:
       return "ReqNodeNotAvail";
+    case PendingReason::kPnMemLimit:
+      return "MaxMemPerLimit";
     case PendingReason::kCount:
       break;
   }

@@ -49,6 +49,7 @@ enum class PendingReason : std::uint8_t {
   kPartitionConfig,  // more CPUs than the partition has (Slurm: ESLURM_TOO_MANY_REQUESTED_CPUS)
   kReservation,      // its --reservation is not active (not yet, or ended: then held for good)
   kReqNodeNotAvail,  // would not fit even if every node it may use (in service, not reserved) were idle
+  kPnMemLimit,       // memory per node over MaxMemPerNode: held for ever (Slurm: MaxMemPerLimit)
   kCount,            // number of reasons (array size; at most 32: SimJob::reasons_seen is a bit set)
 };
 const char* to_string(PendingReason reason);

@@ -782,3 +782,29 @@ TEST_CASE(
     CHECK(d.nodes_equal == 26);
   }
 }
+
+TEST_CASE("MaxMemPerCPU and MaxMemPerNode as real slurmctld applies them before scheduling a job") {
+  // Scenario 25: MaxMemPerCPU=1000 globally; j001-j004 (-N1 -n4 --mem-per-cpu=2000) got 8 CPUs each
+  // in real Slurm 22.05 (sacct ReqCPUS 8: ceil(2000/1000) = 2 CPUs per task), the four nodes were
+  // full and j005 (4 CPUs) waited 58 s for j001's end; in partition capped (MaxMemPerNode=6000) j006
+  // (--mem=7000) and j007 (-N1 -n4 --mem-per-cpu=2000: 8000 MB on its node) pended for ever
+  // (MaxMemPerLimit) while j008 (-n4 --mem-per-cpu=1000, no -N: counted 1000 MB a node) ran. The
+  // previous build gave them 4 CPUs, started j005 at once and ran j006/j007 (19 s mean |Δstart|).
+  const auto runs = check_node_lists("25_max_mem", {{"j001", "n1"}, {"j005", "n1"}, {"j006", ""}});
+  if (runs == 0) {
+    MESSAGE("SKIPPED: scenario 25 not recorded");
+    return;
+  }
+  CHECK(runs == 3);
+  const auto run = experiments::read_recorded_run(recorded_dir() / "25_max_mem" / "run1");
+  CHECK(run.never_started.at("j006") == "MaxMemPerLimit");
+  CHECK(run.never_started.at("j007") == "MaxMemPerLimit");
+  const auto sim = experiments::simulate_recorded_run(run);
+  for (const auto* job : {"j006", "j007"}) {
+    CAPTURE(job);
+    CHECK(sim.schedule.at(job).back().state == "PENDING");
+  }
+  const auto d = experiments::compare_schedules(run.schedule, sim.schedule);
+  CHECK(d.mean_abs_start <= 1.0);
+  CHECK(d.state_equal == 8);
+}

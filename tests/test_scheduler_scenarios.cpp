@@ -151,6 +151,48 @@ TEST_CASE("slurm.conf's global DefMemPerCPU sets the memory of jobs without --me
   CHECK(r.state->jobs[0].alloc[0].mem_mb == 150);
 }
 
+TEST_CASE("MaxMemPerCPU gives a job more CPUs per task, and over MaxMemPerNode a job is held for ever") {
+  // job_mgr.c _valid_pn_min_mem (22.05), as job_limits_check applies it before scheduling a job.
+  SUBCASE("per-CPU memory over MaxMemPerCPU: ceil(mem / cap) times the CPUs per task") {
+    // MaxMemPerCPU=100, -n2 --mem-per-cpu=250: ratio ceil(250/100) = 3, so 3 CPUs per task (6 in all)
+    // and ceil(250/3) = 84 MB per CPU (504 MB on the node).
+    auto site = small_site(1, 8);
+    site.partitions[0].max_mem_per_cpu_mb = 100;
+    auto trace = make_trace({{0, 1, 2, 100}});
+    trace.jobs[0].mem_mb = 250;
+    trace.jobs[0].mem_per_cpu = true;
+    const auto r = replay(site, trace);
+    CHECK(r.state->jobs[0].request.cpus_per_task == 3);
+    CHECK(r.state->jobs[0].alloc_cpus == 6);
+    CHECK(r.state->jobs[0].alloc.at(0).mem_mb == 504);
+    // Within the cap: unchanged.
+    trace.jobs[0].mem_mb = 100;
+    CHECK(replay(site, trace).state->jobs[0].alloc_cpus == 2);
+  }
+  SUBCASE("memory per node over MaxMemPerNode: pending for ever with reason MaxMemPerLimit") {
+    // Nodes of 8 CPUs and 1000 MB, MaxMemPerNode=500. J1 --mem=600: over. J2 -N1 -n3
+    // --mem-per-cpu=200: 3 tasks on its one node, 600 MB: over. J3 the same without -N: slurmctld
+    // counts one task per node, 200 MB: under, runs at t=3. J4 --mem=0 (the whole node, 1000 MB): over.
+    auto site = small_site(1, 8);
+    site.partitions[0].max_mem_per_node_mb = 500;
+    auto trace = make_trace({{0, 1, 1, 100}, {0, 1, 3, 100}, {0, 0, 3, 100}, {0, 1, 1, 100}});
+    trace.jobs[0].mem_mb = 600;
+    for (auto i : {1, 2}) {
+      trace.jobs[i].mem_mb = 200;
+      trace.jobs[i].mem_per_cpu = true;
+    }
+    trace.jobs[3].mem_mb = 0;
+    const auto r = replay(site, trace);
+    for (auto i : {0, 1, 3}) {
+      CAPTURE(i);
+      CHECK(r.state->jobs[i].state == sim::SimJobState::kPending);
+      CHECK(r.state->jobs[i].reason == sim::PendingReason::kPnMemLimit);
+    }
+    CHECK(std::string(to_string(sim::PendingReason::kPnMemLimit)) == "MaxMemPerLimit");
+    CHECK(start_of(r, 2) == 3);
+  }
+}
+
 TEST_CASE("QOS MaxJobsPerUser keeps a job pending without blocking others") {
   // QOS normal allows 1 running job per user. alice's J1 starts at t=3; alice's J2 waits
   // (QOSMaxJobsPerUserLimit) and does not block bob's J3, which starts at t=3 too; J2 starts when J1

@@ -588,12 +588,22 @@ PartitionName=fromdefault Nodes=ALL
   CHECK(g.partition("p").def_mem_per_node_mb == 9000);
   CHECK(g.partition("p").def_mem_per_cpu_mb == 0);
   CHECK(w.size() == 1);
-  // A cap that is read but not enforced says so, once per partition, naming it.
+  // MaxMemPerCPU/MaxMemPerNode likewise; a per-CPU cap says what of it is not modelled.
   w.clear();
-  import_slurm_conf_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1 MaxMemPerCPU=100\n", "x.conf", w);
+  const Site m = import_slurm_conf_text(
+      "MaxMemPerCPU=300\nNodeName=n1 CPUs=4\nPartitionName=p Nodes=n1 MaxMemPerNode=900\n"
+      "PartitionName=q Nodes=n1\n",
+      "x.conf", w);
+  CHECK(m.partition("p").max_mem_per_node_mb == 900);
+  CHECK(m.partition("p").max_mem_per_cpu_mb == 0);
+  CHECK(m.partition("q").max_mem_per_cpu_mb == 300);
   REQUIRE(w.size() == 1);
-  CHECK(w[0].rfind("x.conf:2: partition p: MaxMemPerCPU is not modelled: the memory cap is not enforced",
-                   0) == 0);
+  // UNLIMITED, as slurm.conf may say it: no cap.
+  CHECK(import_slurm_conf_text("NodeName=n1\nPartitionName=p Nodes=n1 MaxMemPerNode=UNLIMITED\n", "u.conf", w)
+            .partition("p")
+            .max_mem_per_node_mb == 0);
+  CHECK(w[0].rfind("MaxMemPerCPU=300 (partition q): a job asking more memory per CPU gets more CPUs", 0) ==
+        0);
   CHECK(input_error([] {
           std::vector<std::string> v;
           import_slurm_conf_text("DefMemPerCPU=lots\nNodeName=n1\n", "bad.conf", v);

@@ -85,7 +85,8 @@ std::vector<ConfRecord> read_scontrol_config(std::string_view content, const std
     // "NONE"/"UNLIMITED" are real values of some keys (PriorityUsageResetPeriod=NONE, OverTimeLimit);
     // for these two they only say that nothing is set.
     if ((text::iequals(key, "PreemptExemptTime") || text::iequals(key, "DefMemPerNode") ||
-         text::iequals(key, "DefMemPerCPU")) &&
+         text::iequals(key, "DefMemPerCPU") || text::iequals(key, "MaxMemPerNode") ||
+         text::iequals(key, "MaxMemPerCPU")) &&
         means_unset(value))
       continue;
     out.push_back({file_name, line_no, {{std::string(key), drop_unit(value), line_no}}});

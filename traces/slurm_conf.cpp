@@ -328,7 +328,10 @@ const Pair* get_last(const Table& t, std::string_view a, std::string_view b) {
   return pa->order > pb->order ? pa : pb;
 }
 
+/// A DefMem*/MaxMem* value in MB; UNLIMITED (or INFINITE), which slurmctld reads as no cap, is 0 (unset).
 std::int64_t mem_mb(const Pair& p) {
+  const auto v = text::trim(p.value);
+  if (text::iequals(v, "UNLIMITED") || text::iequals(v, "INFINITE")) return 0;
   return to_int(p, 0, std::numeric_limits<std::int64_t>::max());
 }
 
@@ -413,7 +416,7 @@ class SiteBuilder {
 
   Site finish() {
     resolve_partitions();
-    apply_global_mem_default();
+    apply_global_mem_settings();
     read_topology();
     if (sources_) {
       for (const auto& [key, source] : global_sources_) sources_->push_back(source);
@@ -451,7 +454,7 @@ class SiteBuilder {
   std::map<std::string, SettingSource> global_sources_;  // lower-case key -> the pair that set it last
 
   std::vector<SettingSource> line_sources_;  // NodeName / PartitionName lines, in order
-  Table global_mem_;                         // the global DefMemPerNode / DefMemPerCPU as written
+  Table global_mem_;                         // the global DefMem* / MaxMem* pairs as written
 
   // Of the per-node and per-CPU forms of DefMem or MaxMem: the per-node one wins wherever both are
   // written, whatever their order (read_config.c), with slurmctld's error as a warning.
@@ -465,15 +468,29 @@ class SiteBuilder {
     return node ? node : cpu;
   }
 
-  // slurm.conf's DefMemPerNode/DefMemPerCPU is the default of every partition without one of its own
-  // (job_mgr.c: a job without --mem gets its partition's default if set, else the global one).
-  void apply_global_mem_default() {
-    const auto* def = per_node_or_cpu(global_mem_, "defmempernode", "defmempercpu");
-    if (!def) return;
-    const bool per_cpu = text::iequals(def->key, "DefMemPerCPU");
-    for (auto& part : site_.partitions)
-      if (part.def_mem_per_cpu_mb == 0 && part.def_mem_per_node_mb == 0)
-        (per_cpu ? part.def_mem_per_cpu_mb : part.def_mem_per_node_mb) = mem_mb(*def);
+  // slurm.conf's DefMemPerNode/DefMemPerCPU and MaxMemPerNode/MaxMemPerCPU apply to every partition
+  // without its own (job_mgr.c: the partition's value if set, else the global one).
+  void apply_global_mem_settings() {
+    const auto inherit = [&](std::string_view node_key, std::string_view cpu_key,
+                             std::int64_t Partition::*per_cpu, std::int64_t Partition::*per_node) {
+      const auto* p = per_node_or_cpu(global_mem_, node_key, cpu_key);
+      if (!p) return;
+      const auto field = text::iequals(p->key, cpu_key) ? per_cpu : per_node;
+      for (auto& part : site_.partitions)
+        if (part.*per_cpu == 0 && part.*per_node == 0) part.*field = mem_mb(*p);
+    };
+    inherit("defmempernode", "defmempercpu", &Partition::def_mem_per_cpu_mb, &Partition::def_mem_per_node_mb);
+    inherit("maxmempernode", "maxmempercpu", &Partition::max_mem_per_cpu_mb, &Partition::max_mem_per_node_mb);
+    // A per-CPU cap also raises the CPUs per node of a job asking memory per node (--mem): not modelled.
+    for (const auto& part : site_.partitions)
+      if (part.max_mem_per_cpu_mb > 0) {
+        warnings_.push_back(fmt::format(
+            "MaxMemPerCPU={} (partition {}): a job asking more memory per CPU gets more CPUs per task, as in "
+            "Slurm; a job asking memory per node (--mem) is not raised to ceil(mem / MaxMemPerCPU) CPUs per "
+            "node (not modelled)",
+            part.max_mem_per_cpu_mb, part.name));
+        break;
+      }
   }
 
   void record_line(const ConfLine& l) {
@@ -689,13 +706,9 @@ class SiteBuilder {
     if (const auto* p = per_node_or_cpu(t, "defmempernode", "defmempercpu"))
       (text::iequals(p->key, "DefMemPerCPU") ? part.def_mem_per_cpu_mb : part.def_mem_per_node_mb) =
           mem_mb(*p);
-    if (const auto* p = per_node_or_cpu(t, "maxmempernode", "maxmempercpu")) {
+    if (const auto* p = per_node_or_cpu(t, "maxmempernode", "maxmempercpu"))
       (text::iequals(p->key, "MaxMemPerCPU") ? part.max_mem_per_cpu_mb : part.max_mem_per_node_mb) =
           mem_mb(*p);
-      warn_once(
-          "maxmem:" + part.name, *p,
-          fmt::format("partition {}: {} is not modelled: {}", part.name, p->key, scheduling_effect(p->key)));
-    }
     if (const auto* p = get(t, "minnodes")) part.min_nodes = to_u32(*p);
     if (const auto* p = get(t, "maxnodes")) part.max_nodes = to_u32_or_unlimited(*p, 0);
     // Priority= sets both PriorityJobFactor and PriorityTier; the explicit keys take precedence.
@@ -842,7 +855,7 @@ class SiteBuilder {
   void init_globals() {
     SchedulerSettings* const s = &site_.scheduler;
     auto& g = globals_;
-    for (const auto* key : {"defmempernode", "defmempercpu"})
+    for (const auto* key : {"defmempernode", "defmempercpu", "maxmempernode", "maxmempercpu"})
       g[key] = [this, key](const Pair& p) {
         mem_mb(p);  // a bad value fails here, naming its line
         global_mem_[key] = p;

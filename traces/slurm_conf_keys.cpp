@@ -303,8 +303,6 @@ constexpr std::array kSchedulingEffects = {
     Effect{"SchedulerTimeSlice", "gang time slicing is not modelled"},
     Effect{"PreemptParameters",
            "preemption tuning (reorder_count, strict_order, youngest_first, ...) is not modelled"},
-    Effect{"MaxMemPerCPU", "the memory cap is not enforced (Slurm raises the CPUs of a job over it)"},
-    Effect{"MaxMemPerNode", "the memory cap is not enforced (Slurm holds a job over it: MaxMemPerLimit)"},
     Effect{"DefCpuPerGPU", "CPUs per GPU defaults are not applied"},
     Effect{"DefMemPerGPU", "memory per GPU defaults are not applied"},
     Effect{"MaxJobCount", "the cap on jobs in the controller is not enforced"},

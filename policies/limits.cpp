@@ -142,7 +142,12 @@ sim::PendingReason check_limits(const sim::SimState& s, const sim::SimJob& j, st
     return R::kPartitionNodeLimit;
   if (partition < s.partition_cpus.size() && j.request.total_cpus > s.partition_cpus[partition])
     return R::kPartitionConfig;
-  if (sim::memory_over_node_cap(s.site, part, j.request) > 0) return R::kPnMemLimit;
+  if (part.max_mem_per_node_mb > 0) {
+    const auto& nodes = s.partition_nodes[partition];
+    if (sim::memory_over_node_cap(part, nodes.empty() ? nullptr : &s.site.nodes[nodes.front()], j.request) >
+        0)
+      return R::kPnMemLimit;
+  }
   const auto& l = s.site.qos[j.qos].limits;
   const auto& u = s.usage;
   const auto qi = j.qos;

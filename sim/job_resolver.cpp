@@ -344,9 +344,8 @@ void apply_max_mem_per_cpu(const Partition& part, NodeRequest& req) {
   req.mem_per_cpu_mb = (req.mem_per_cpu_mb + ratio - 1) / ratio;
 }
 
-std::int64_t memory_over_node_cap(const Site& site, const Partition& part, const NodeRequest& req) {
+std::int64_t memory_over_node_cap(const Partition& part, const Node* first, const NodeRequest& req) {
   if (part.max_mem_per_node_mb <= 0) return 0;
-  const Node* first = part.nodes.empty() ? nullptr : site.find_node(part.nodes.front());
   std::int64_t per_node = req.mem_per_node_mb;
   if (req.mem_per_cpu_mb > 0) {
     // CPUs per node as it counts them: a whole node's in an OverSubscribe=EXCLUSIVE partition or for

@@ -30,8 +30,9 @@ void apply_max_mem_per_cpu(const Partition& part, NodeRequest& req);
 
 /// The memory per node (MB) slurmctld's same check compares with partition `part`'s MaxMemPerNode
 /// when it is over it (a job it then holds for ever, reason MaxMemPerLimit), else 0: per-CPU memory
-/// times the CPUs it counts per node, or a whole node's memory.
-std::int64_t memory_over_node_cap(const Site& site, const Partition& part, const NodeRequest& req);
+/// times the CPUs it counts per node, or a whole node's memory. `first`: the partition's node of
+/// lowest index (slurmctld reads CPUs and memory per node off it), nullptr when it has none.
+std::int64_t memory_over_node_cap(const Partition& part, const Node* first, const NodeRequest& req);
 
 /// Adds an association (with Fairshare=1) for every (user, account) of the trace that the site
 /// lacks, creating missing accounts under root; returns how many associations were added.

@@ -328,6 +328,17 @@ const Pair* get_last(const Table& t, std::string_view a, std::string_view b) {
   return pa->order > pb->order ? pa : pb;
 }
 
+/// A DefMem*/MaxMem* pair: its two keys (lower case) and the partition's field for each.
+struct MemKeys {
+  std::string_view node_key, cpu_key;
+  std::int64_t Partition::*per_node;
+  std::int64_t Partition::*per_cpu;
+};
+constexpr MemKeys kDefMem{"defmempernode", "defmempercpu", &Partition::def_mem_per_node_mb,
+                          &Partition::def_mem_per_cpu_mb};
+constexpr MemKeys kMaxMem{"maxmempernode", "maxmempercpu", &Partition::max_mem_per_node_mb,
+                          &Partition::max_mem_per_cpu_mb};
+
 /// A DefMem*/MaxMem* value in MB; UNLIMITED (or INFINITE), which slurmctld reads as no cap, is 0 (unset).
 std::int64_t mem_mb(const Pair& p) {
   const auto v = text::trim(p.value);
@@ -468,19 +479,26 @@ class SiteBuilder {
     return node ? node : cpu;
   }
 
+  // Sets `part`'s field of pair `k` from `t` (the per-node form winning); false when `t` has neither.
+  bool read_mem(const Table& t, const MemKeys& k, Partition& part) {
+    const auto* p = per_node_or_cpu(t, k.node_key, k.cpu_key);
+    if (!p) return false;
+    part.*(text::iequals(p->key, k.cpu_key) ? k.per_cpu : k.per_node) = mem_mb(*p);
+    return true;
+  }
+
   // slurm.conf's DefMemPerNode/DefMemPerCPU and MaxMemPerNode/MaxMemPerCPU apply to every partition
   // without its own (job_mgr.c: the partition's value if set, else the global one).
   void apply_global_mem_settings() {
-    const auto inherit = [&](std::string_view node_key, std::string_view cpu_key,
-                             std::int64_t Partition::*per_cpu, std::int64_t Partition::*per_node) {
-      const auto* p = per_node_or_cpu(global_mem_, node_key, cpu_key);
-      if (!p) return;
-      const auto field = text::iequals(p->key, cpu_key) ? per_cpu : per_node;
+    for (const auto* k : {&kDefMem, &kMaxMem}) {
+      Partition global;
+      if (!read_mem(global_mem_, *k, global)) continue;
       for (auto& part : site_.partitions)
-        if (part.*per_cpu == 0 && part.*per_node == 0) part.*field = mem_mb(*p);
-    };
-    inherit("defmempernode", "defmempercpu", &Partition::def_mem_per_cpu_mb, &Partition::def_mem_per_node_mb);
-    inherit("maxmempernode", "maxmempercpu", &Partition::max_mem_per_cpu_mb, &Partition::max_mem_per_node_mb);
+        if (part.*k->per_cpu == 0 && part.*k->per_node == 0) {
+          part.*k->per_cpu = global.*k->per_cpu;
+          part.*k->per_node = global.*k->per_node;
+        }
+    }
     // A per-CPU cap also raises the CPUs per node of a job asking memory per node (--mem): not modelled.
     for (const auto& part : site_.partitions)
       if (part.max_mem_per_cpu_mb > 0) {
@@ -702,13 +720,8 @@ class SiteBuilder {
     }
     if (const auto* p = get(t, "maxtime")) part.max_time = to_duration(*p);
     if (const auto* p = get(t, "defaulttime")) part.default_time = to_duration(*p);
-    // The per-node form wins over the per-CPU one wherever either is written (read_config.c).
-    if (const auto* p = per_node_or_cpu(t, "defmempernode", "defmempercpu"))
-      (text::iequals(p->key, "DefMemPerCPU") ? part.def_mem_per_cpu_mb : part.def_mem_per_node_mb) =
-          mem_mb(*p);
-    if (const auto* p = per_node_or_cpu(t, "maxmempernode", "maxmempercpu"))
-      (text::iequals(p->key, "MaxMemPerCPU") ? part.max_mem_per_cpu_mb : part.max_mem_per_node_mb) =
-          mem_mb(*p);
+    read_mem(t, kDefMem, part);
+    read_mem(t, kMaxMem, part);
     if (const auto* p = get(t, "minnodes")) part.min_nodes = to_u32(*p);
     if (const auto* p = get(t, "maxnodes")) part.max_nodes = to_u32_or_unlimited(*p, 0);
     // Priority= sets both PriorityJobFactor and PriorityTier; the explicit keys take precedence.
@@ -855,11 +868,12 @@ class SiteBuilder {
   void init_globals() {
     SchedulerSettings* const s = &site_.scheduler;
     auto& g = globals_;
-    for (const auto* key : {"defmempernode", "defmempercpu", "maxmempernode", "maxmempercpu"})
-      g[key] = [this, key](const Pair& p) {
-        mem_mb(p);  // a bad value fails here, naming its line
-        global_mem_[key] = p;
-      };
+    for (const auto* k : {&kDefMem, &kMaxMem})
+      for (const auto key : {k->node_key, k->cpu_key})
+        g[std::string(key)] = [this, key](const Pair& p) {
+          mem_mb(p);  // a bad value fails here, naming its line
+          global_mem_[std::string(key)] = p;
+        };
     g["clustername"] = [this](const Pair& p) {
       if (text::trim(p.value).empty()) fail(p, "empty ClusterName");
       site_.cluster_name = text::to_lower(text::trim(p.value));  // slurmctld lower-cases it

@@ -622,6 +622,9 @@ void Controller::note_change() {
 
 void Controller::handle(const DecayTick&) {
   policy_.decay_tick(state_);
+  // A change the backfill thread has not yet seen, other than this run's own: that one cannot let
+  // anything start on a cluster where nothing runs, so it must not keep the replay going for ever.
+  const bool backfill_has_work = backfill_enabled_ && changed_since_backfill_;
   // The decay thread recalculates every pending job's priority and marks the jobs changed
   // (decay_apply_weighted_factors sets last_job_update), which an idle backfill thread sees.
   if (!state_.pending.empty()) note_change();
@@ -631,7 +634,7 @@ void Controller::handle(const DecayTick&) {
   // a change, nothing can start again (the decay thread alone would tick on for ever).
   if (state_.site.scheduler.params.sched_interval <= 0 && state_.running.empty() &&
       state_.suspended.empty() && future_submits_ == 0 && future_changes_ == 0 && !pass_requested_ &&
-      !(backfill_enabled_ && changed_since_backfill_)) {
+      !backfill_has_work) {
     stalled_ = true;
     return;
   }

@@ -133,3 +133,20 @@ TEST_CASE("without periodic passes and backfill, a replay whose pending jobs can
   CHECK(r.metrics.never_started == 1);
   CHECK(r.events < 100);
 }
+
+TEST_CASE("without periodic passes, a backfill thread woken only by the decay run lets the replay end") {
+  // Found by the scheduler fuzz target (a 10 s timeout in CI). As above, but with the backfill thread
+  // on (bf_interval 30): every decay run marks the pending job changed, which wakes the thread, so the
+  // stop rule's "a backfill cycle has a change still to see" held for ever and the decay thread ran
+  // through simulated time without end. A change made by the decay run itself gives an idle cluster
+  // nothing new to start (the cycle after job 2's end has seen the queue); the replay ends.
+  auto site = small_site(1, 2);
+  site.scheduler.params.sched_interval = -1;
+  site.scheduler.params.bf_interval = 30;
+  const auto r = testing::checked_replay(site, make_trace({{0, 1, 4, 100, 600}, {5, 1, 1, 100, 600}}));
+  const auto& jobs = r.state->jobs;
+  CHECK(jobs[0].start == kUnsetTime);
+  CHECK(jobs[1].start - kT0 == 6);
+  CHECK(r.metrics.never_started == 1);
+  CHECK(r.events < 100);
+}

@@ -1,6 +1,7 @@
 #include "policies/limits.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <optional>
 
 #include "sim/job_resolver.hpp"
@@ -97,41 +98,46 @@ void add(Tres& a, const Tres& b, std::int64_t sign) {
   for (std::size_t k = 0; k < a.size(); ++k) a[k] += sign * b[k];
 }
 
-// The accounts above a user association, from its own account up to root, built once per replay.
-const std::vector<std::uint32_t>& accounts_of(sim::SimState& s, std::size_t assoc) {
-  auto& chains = s.usage.assoc_accounts;
-  if (chains.size() != s.site.associations.size()) {
-    chains.assign(s.site.associations.size(), {});
-    for (std::size_t a = 0; a < chains.size(); ++a) {
-      const Account* acc = s.site.find_account(s.site.associations[a].account);
-      // A cycle cannot come from sacctmgr, but a hand-written site could hold one: stop at its size.
-      for (std::size_t depth = 0; acc != nullptr && depth <= s.site.accounts.size(); ++depth) {
-        chains[a].push_back(static_cast<std::uint32_t>(acc - s.site.accounts.data()));
-        if (acc->parent.empty()) break;
-        acc = s.site.find_account(acc->parent);
-      }
-    }
-  }
-  return chains[assoc];
-}
-
-const std::vector<std::uint32_t>& accounts_of(const sim::SimState& s, std::size_t assoc) {
-  static const std::vector<std::uint32_t> kNone;
-  return assoc < s.usage.assoc_accounts.size() ? s.usage.assoc_accounts[assoc] : kNone;
-}
-
-// An association's Max* limit: its own, else the nearest account's above it (sacctmgr gives a new
-// association its parent's Max* limits).
+// The first of `limits`' values that `get` finds set, in order.
 template <class Get>
-auto inherited(const sim::SimState& s, const UserAssoc& a, const std::vector<std::uint32_t>& accounts,
-               Get get) -> decltype(get(a.limits)) {
-  if (auto v = get(a.limits)) return v;
-  for (const auto acc : accounts)
-    if (auto v = get(s.site.accounts[acc].limits)) return v;
+auto first_set(const std::vector<const Limits*>& limits, Get get) -> decltype(get(*limits.front())) {
+  for (const auto* l : limits)
+    if (auto v = get(*l)) return v;
   return {};
 }
 
+// The tree above a user association (prepare_limits built it).
+const sim::LimitUsage::AssocChain& chain_of(const sim::SimState& s, std::size_t assoc) {
+  assert(assoc < s.usage.assoc_chains.size());
+  return s.usage.assoc_chains[assoc];
+}
+
 }  // namespace
+
+void prepare_limits(sim::SimState& s) {
+  auto& chains = s.usage.assoc_chains;
+  chains.assign(s.site.associations.size(), {});
+  for (std::size_t a = 0; a < chains.size(); ++a) {
+    auto& c = chains[a];
+    std::vector<const Limits*> up{&s.site.associations[a].limits};  // nearest first
+    const Account* acc = s.site.find_account(s.site.associations[a].account);
+    // A cycle cannot come from sacctmgr, but a hand-written site could hold one: stop at its size.
+    for (std::size_t depth = 0; acc != nullptr && depth <= s.site.accounts.size(); ++depth) {
+      c.accounts.push_back(static_cast<std::uint32_t>(acc - s.site.accounts.data()));
+      up.push_back(&acc->limits);
+      if (acc->parent.empty()) break;
+      acc = s.site.find_account(acc->parent);
+    }
+    c.max_wall = first_set(up, [](const Limits& x) { return x.max_wall; });
+    c.max_tres_per_job = first_set(up, [](const Limits& x) -> const TresMap* {
+      return x.max_tres_per_job.empty() ? nullptr : &x.max_tres_per_job;
+    });
+    c.max_jobs_per_user = first_set(up, [](const Limits& x) { return x.max_jobs_per_user; });
+    c.max_submit_jobs_per_user = first_set(up, [](const Limits& x) { return x.max_submit_jobs_per_user; });
+    c.grp = std::any_of(up.begin(), up.end(),
+                        [](const Limits* x) { return x->grp_jobs.has_value() || !x->grp_tres.empty(); });
+  }
+}
 
 sim::PendingReason check_limits(const sim::SimState& s, const sim::SimJob& j, std::uint16_t partition) {
   const auto& part = s.site.partitions[partition];
@@ -167,23 +173,16 @@ sim::PendingReason check_limits(const sim::SimState& s, const sim::SimJob& j, st
   }
   if (j.assoc < 0) return R::kNone;
   const auto ai = static_cast<std::size_t>(j.assoc);
-  const auto& a = s.site.associations[ai];
-  const auto& accounts = accounts_of(s, ai);
-  if (const auto wall = inherited(s, a, accounts, [](const Limits& x) { return x.max_wall; });
-      wall && j.time_limit != kUnlimited && j.time_limit > *wall)
-    return R::kAssocMaxWall;
-  if (const auto* per_job = inherited(s, a, accounts,
-                                      [](const Limits& x) -> const TresMap* {
-                                        return x.max_tres_per_job.empty() ? nullptr : &x.max_tres_per_job;
-                                      });
-      per_job != nullptr && over(*per_job, Tres{}, job) >= 0)
+  const auto& c = chain_of(s, ai);
+  if (c.max_wall && j.time_limit != kUnlimited && j.time_limit > *c.max_wall) return R::kAssocMaxWall;
+  if (c.max_tres_per_job != nullptr && over(*c.max_tres_per_job, Tres{}, job) >= 0)
     return R::kAssocMaxTresPerJob;
-  if (const auto cap = inherited(s, a, accounts, [](const Limits& x) { return x.max_jobs_per_user; });
-      cap && at(u.assoc_jobs, ai) >= *cap)
-    return R::kAssocMaxJobs;
+  if (c.max_jobs_per_user && at(u.assoc_jobs, ai) >= *c.max_jobs_per_user) return R::kAssocMaxJobs;
+  if (!c.grp) return R::kNone;
+  const auto& a = s.site.associations[ai];
   if (a.limits.grp_jobs && at(u.assoc_jobs, ai) >= *a.limits.grp_jobs) return R::kAssocGrpJobs;
   if (const int k = over(a.limits.grp_tres, at(u.assoc_tres, ai), job); k >= 0) return grp_reason(k, false);
-  for (const auto acc : accounts) {
+  for (const auto acc : c.accounts) {
     const auto& al = s.site.accounts[acc].limits;
     if (al.grp_jobs && at(u.account_jobs, acc) >= *al.grp_jobs) return R::kAssocGrpJobs;
     if (const int k = over(al.grp_tres, at(u.account_tres, acc), job); k >= 0) return grp_reason(k, false);
@@ -211,13 +210,11 @@ std::string check_submit_limits(const sim::SimState& s, const sim::SimJob& j) {
   if (j.assoc < 0) return {};
   const auto ai = static_cast<std::size_t>(j.assoc);
   const auto& a = s.site.associations[ai];
-  const auto& accounts = accounts_of(s, ai);
+  const auto& c = chain_of(s, ai);
   const auto submitted = get(s.usage.assoc_submit, 0, static_cast<std::uint32_t>(j.assoc));
-  if (const auto cap = inherited(s, a, accounts, [](const Limits& x) { return x.max_submit_jobs_per_user; });
-      cap && submitted >= *cap)
-    return "AssocMaxSubmitJobLimit";
+  if (c.max_submit_jobs_per_user && submitted >= *c.max_submit_jobs_per_user) return "AssocMaxSubmitJobLimit";
   if (a.limits.grp_submit_jobs && submitted >= *a.limits.grp_submit_jobs) return "AssocGrpSubmitJobsLimit";
-  for (const auto acc : accounts)
+  for (const auto acc : c.accounts)
     if (const auto& cap = s.site.accounts[acc].limits.grp_submit_jobs;
         cap && at(s.usage.account_submit, acc) >= *cap)
       return "AssocGrpSubmitJobsLimit";
@@ -229,7 +226,7 @@ void count_submit(sim::SimState& s, const sim::SimJob& j) {
   ++s.usage.qos_user_submit[{j.qos, kAllUsers}];
   if (j.assoc < 0) return;
   ++s.usage.assoc_submit[{0, static_cast<std::uint32_t>(j.assoc)}];
-  for (const auto acc : accounts_of(s, static_cast<std::size_t>(j.assoc))) {
+  for (const auto acc : chain_of(s, static_cast<std::size_t>(j.assoc)).accounts) {
     if (s.usage.account_submit.size() <= acc) s.usage.account_submit.resize(acc + 1, 0);
     ++s.usage.account_submit[acc];
   }
@@ -251,7 +248,7 @@ void count_running(sim::SimState& s, const sim::SimJob& j, std::int64_t sign) {
   if (u.assoc_jobs.size() <= ai) u.assoc_jobs.resize(ai + 1, 0);
   u.assoc_jobs[ai] += sign;
   add(at(u.assoc_tres, ai), job, sign);
-  for (const auto acc : accounts_of(s, ai)) {
+  for (const auto acc : chain_of(s, ai).accounts) {
     if (u.account_jobs.size() <= acc) u.account_jobs.resize(acc + 1, 0);
     u.account_jobs[acc] += sign;
     add(at(u.account_tres, acc), job, sign);
@@ -276,7 +273,7 @@ void count_withdrawn(sim::SimState& s, const sim::SimJob& j) {
   --u.qos_user_submit[{j.qos, kAllUsers}];
   if (j.assoc < 0) return;
   --u.assoc_submit[{0, static_cast<std::uint32_t>(j.assoc)}];
-  for (const auto acc : accounts_of(s, static_cast<std::size_t>(j.assoc))) --u.account_submit[acc];
+  for (const auto acc : chain_of(s, static_cast<std::size_t>(j.assoc)).accounts) --u.account_submit[acc];
 }
 
 }  // namespace slurmtwin::policies

@@ -5,6 +5,8 @@
 
 namespace slurmtwin::policies {
 
+/// Resolves every association's tree and inherited limits (LimitUsage::assoc_chains) before the first job.
+void prepare_limits(sim::SimState& state);
 /// The first limit that keeps `job` from starting in `partition` now, or PendingReason::kNone.
 sim::PendingReason check_limits(const sim::SimState& state, const sim::SimJob& job, std::uint16_t partition);
 /// The submit-time limit a new job would exceed (QOS MaxSubmitJobsPerUser / GrpSubmitJobs, association

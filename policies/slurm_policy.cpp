@@ -82,6 +82,7 @@ void SlurmPolicy::init(sim::SimState& state) {
   for (std::size_t p = 0; p < site_.partitions.size(); ++p)
     for (const auto n : state.partition_nodes[p]) state.partition_cpus[p] += state.cluster.node(n).cpus;
   entries_at_.assign(state.jobs.size(), kNoEntries);
+  prepare_limits(state);
 }
 
 namespace {

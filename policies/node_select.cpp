@@ -47,7 +47,8 @@ struct Scratch {
   std::vector<char> in_top, best, forced;  // per listed node
   // select_nodes_in's single-node path: the visited nodes (bitset) and their usable CPUs by node
   std::vector<std::uint64_t> bits;
-  std::vector<std::uint32_t> by_node;
+  std::vector<std::uint32_t> usable_of;
+  std::vector<std::uint32_t> by_node;  // choose_single: the nodes that hold the job, ascending
 };
 thread_local Scratch scratch;
 
@@ -499,65 +500,151 @@ std::optional<std::vector<sim::NodeAlloc>> choose(const sim::ClusterState& clust
   return std::nullopt;
 }
 
-/// Whether choose_single may stand in for choose(): under topology/flat with select/cons_tres (whose
-/// one-node candidates are only the nodes that hold the job; cons_res keeps the others in its sets).
-bool fast_single(const sim::ClusterState& cluster) {
-  return cluster.switch_tree().empty() && !cluster.select_cons_res();
-}
-
 /// The request takes all its CPUs on one node and evaluate() treats it simply: the node it gets is
 /// the best-fitting one of the first set (in evaluate's order of sets) that has a node with them all.
 bool single_node_plain(const sim::NodeRequest& r) {
   return r.node_bound() == 1 && r.min_nodes <= 1 && !r.exclusive && r.cpus_per_node == 0 && r.total_cpus > 0;
 }
 
-/// choose() for a single_node_plain request over the nodes set in `available` (ascending), without
-/// listing them. Only nodes that hold it all are candidates (the others split sets); the first Weight
-/// level that has one succeeds, where evaluate() tries the sets tightest first: the one chosen is the
-/// set of that Weight with the fewest CPUs (the first among equals), and in it the node with the
-/// fewest usable CPUs.
-std::optional<std::vector<sim::NodeAlloc>> choose_single(const sim::ClusterState& cluster,
-                                                         const sim::NodeRequest& r,
-                                                         const std::vector<std::uint64_t>& available,
-                                                         const std::vector<std::uint32_t>& usable) {
-  constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
-  const std::size_t words = available.size();
-  assert(words == cluster.node_words());
-  const auto for_each_node = [&](auto&& visit) {
-    for (std::size_t w = 0; w < words; ++w)
-      for (auto bits = available[w]; bits != 0; bits &= bits - 1)
-        visit(static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
-  };
-  std::uint32_t weight = kNone;  // the lightest Weight of a node that holds it all
-  for_each_node([&](std::uint32_t n) {
-    if (usable[n] >= r.total_cpus) weight = std::min(weight, cluster.node_weight(n));
+/// Calls `visit(n)` for every node set in `available`, ascending.
+template <class Visit>
+void for_each_set(const std::vector<std::uint64_t>& available, Visit&& visit) {
+  for (std::size_t w = 0; w < available.size(); ++w)
+    for (auto bits = available[w]; bits != 0; bits &= bits - 1)
+      visit(static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+}
+
+constexpr std::uint32_t kNoNode = std::numeric_limits<std::uint32_t>::max();
+
+/// The nodes set in `available` that hold all of a one-node job, ascending, into `holders`; returns
+/// the lightest Weight among them (kNoNode: none). Only they are cons_tres's candidates for it
+/// (choose()'s `least`), and choose() tries the Weight levels lightest first: the first level with one
+/// is the level evaluated with candidates, the holders of that Weight. One pass without branches on
+/// the CPUs (the backfill's will-run tests run it for most tests, over whole partitions).
+std::uint32_t find_holders(const sim::ClusterState& cluster, const sim::NodeRequest& r,
+                           const std::vector<std::uint64_t>& available,
+                           const std::vector<std::uint32_t>& usable, std::vector<std::uint32_t>& holders) {
+  holders.resize(cluster.nodes().size());
+  std::size_t count = 0;
+  std::uint32_t weight = kNoNode;
+  for_each_set(available, [&](std::uint32_t n) {
+    const bool holds = usable[n] >= r.total_cpus;
+    holders[count] = n;
+    count += holds ? 1 : 0;
+    weight = std::min(weight, holds ? cluster.node_weight(n) : kNoNode);
   });
-  if (weight == kNone) return std::nullopt;
+  holders.resize(count);
+  return weight;
+}
+
+/// choose() under topology/flat (select/cons_tres) for a single_node_plain request whose candidates
+/// are the `holders` of `weight`. The other nodes split sets; evaluate() tries the sets tightest first:
+/// the one chosen is the set with the fewest CPUs (the first among equals), and in it the node with
+/// the fewest usable CPUs.
+std::vector<sim::NodeAlloc> choose_single_flat(const sim::ClusterState& cluster, const sim::NodeRequest& r,
+                                               const std::vector<std::uint32_t>& holders,
+                                               const std::vector<std::uint32_t>& usable,
+                                               std::uint32_t weight) {
   std::uint64_t best_cpus = 0;
-  std::uint32_t best_node = kNone;
+  std::uint32_t best_node = kNoNode;
   std::uint64_t set_cpus = 0;
-  std::uint32_t set_node = kNone;  // best-fitting node of the current set that holds it all
-  std::uint32_t prev = kNone;      // last node of the current set
+  std::uint32_t set_node = kNoNode;  // best-fitting node of the current set
+  std::uint32_t prev = kNoNode;      // last node of the current set
   const auto end_set = [&] {
-    if (set_node != kNone && (best_node == kNone || set_cpus < best_cpus)) {
+    if (set_node != kNoNode && (best_node == kNoNode || set_cpus < best_cpus)) {
       best_cpus = set_cpus;
       best_node = set_node;
     }
     set_cpus = 0;
-    set_node = kNone;
-    prev = kNone;
+    set_node = kNoNode;
+    prev = kNoNode;
   };
-  for_each_node([&](std::uint32_t n) {
+  for (const auto n : holders) {
+    if (cluster.node_weight(n) != weight) continue;  // no candidate: splits sets (n != prev + 1 next)
     const auto cpus = usable[n];
-    if (cpus < r.total_cpus || cluster.node_weight(n) != weight) return;  // no candidate: splits sets
-    if (prev == kNone || n != prev + 1) end_set();
+    if (prev == kNoNode || n != prev + 1) end_set();
     set_cpus += cpus;
-    if (cpus >= r.total_cpus && (set_node == kNone || cpus < usable[set_node])) set_node = n;
+    if (set_node == kNoNode || cpus < usable[set_node]) set_node = n;
     prev = n;
-  });
+  }
   end_set();
   const auto alloc = cluster.round_cpus(best_node, r.total_cpus);
-  return std::vector<sim::NodeAlloc>{{best_node, alloc, cluster.memory_needed(best_node, r, alloc)}};
+  return {{best_node, alloc, cluster.memory_needed(best_node, r, alloc)}};
+}
+
+/// evaluate_switches worked through for a single_node_plain request (select/cons_tres) whose
+/// candidates are the `holders` of `weight`. All candidates weigh the same, so the top switch is the
+/// last in topology.conf order of the highest level above one of them; every leaf with a candidate
+/// under it holds the one node still needed, so the tightest wins: the first leaf with the fewest
+/// candidates under the top switch; in it nodes go in node order. nullopt when no candidate is under
+/// a switch (evaluate_switches fails there and choose() goes on to heavier nodes).
+std::optional<std::vector<sim::NodeAlloc>> choose_single_tree(const sim::ClusterState& cluster,
+                                                              const sim::NodeRequest& r,
+                                                              const std::vector<std::uint32_t>& holders,
+                                                              const std::vector<std::uint32_t>& usable,
+                                                              std::uint32_t weight) {
+  const auto& tree = cluster.switch_tree();
+  const std::size_t switches = tree.switches.size();
+  constexpr auto kNone = std::numeric_limits<std::size_t>::max();
+  auto& sc = scratch;
+  sc.count.assign(switches, 0);
+  for (const auto n : holders)
+    if (cluster.node_weight(n) == weight)
+      for (const auto i : tree.of_node[n]) ++sc.count[i];
+  std::size_t top = kNone;
+  for (std::size_t i = 0; i < switches; ++i)
+    if (sc.count[i] > 0 && (top == kNone || tree.switches[i].level >= tree.switches[top].level)) top = i;
+  if (top == kNone) return std::nullopt;
+  const auto candidate = [&](std::uint32_t n) {
+    const auto& of = tree.of_node[n];
+    return cluster.node_weight(n) == weight &&
+           std::binary_search(of.begin(), of.end(), static_cast<std::uint32_t>(top));
+  };
+  sc.count.assign(switches, 0);  // per leaf: candidates under the top switch
+  for (const auto n : holders)
+    if (candidate(n))
+      for (const auto i : tree.of_node[n])
+        if (tree.switches[i].level == 0) ++sc.count[i];
+  std::size_t leaf = kNone;
+  for (std::size_t i = 0; i < switches; ++i)
+    if (tree.switches[i].level == 0 && sc.count[i] > 0 && (leaf == kNone || sc.count[i] < sc.count[leaf]))
+      leaf = i;
+  if (leaf == kNone) return std::nullopt;
+  // The leaf's first candidate: its nodes and the holders are both ascending.
+  const auto& in_leaf = tree.switches[leaf].nodes;
+  auto h = holders.begin();
+  for (const auto n : in_leaf) {
+    h = std::lower_bound(h, holders.end(), n);
+    if (h == holders.end()) break;
+    if (*h != n || !candidate(n)) continue;
+    Need need(r);
+    Usable u{n, usable[n], weight};
+    std::vector<sim::NodeAlloc> out;
+    need.take(cluster, r, u, u.cpus, out);
+    return out;
+  }
+  return std::nullopt;
+}
+
+/// choose() for a single_node_plain request over the nodes set in `available` (ascending) with these
+/// usable CPUs, without lists where the walk is worked out (select/cons_tres); nullopt in `decided`
+/// when the general search must make the choice.
+struct SingleChoice {
+  bool decided = false;
+  std::optional<std::vector<sim::NodeAlloc>> alloc;
+};
+SingleChoice choose_single(const sim::ClusterState& cluster, const sim::NodeRequest& r,
+                           const std::vector<std::uint64_t>& available,
+                           const std::vector<std::uint32_t>& usable) {
+  assert(single_node_plain(r) && available.size() == cluster.node_words());
+  // select/cons_res's one-node candidates include nodes that cannot hold the job: not worked out.
+  if (cluster.select_cons_res()) return {};
+  auto& holders = scratch.by_node;
+  const auto weight = find_holders(cluster, r, available, usable, holders);
+  if (weight == kNoNode) return {true, std::nullopt};
+  if (cluster.switch_tree().empty()) return {true, choose_single_flat(cluster, r, holders, usable, weight)};
+  if (auto a = choose_single_tree(cluster, r, holders, usable, weight)) return {true, std::move(a)};
+  return {};
 }
 
 }  // namespace
@@ -599,14 +686,14 @@ std::optional<std::vector<sim::NodeAlloc>> select_nodes_in(const sim::ClusterSta
         if (const auto cpus = cluster.usable_cpus(n, r, r.per_node_ask()); cpus >= least) keep(n, cpus);
       }
   };
-  if (single_node_plain(r) && fast_single(cluster)) {  // no lists: choose_single
+  if (single_node_plain(r) && !cluster.select_cons_res()) {  // no lists: choose_single
     sc.bits.assign(partition.size(), 0);
-    sc.by_node.resize(cluster.nodes().size());
+    sc.usable_of.resize(cluster.nodes().size());
     visit([&](std::uint32_t n, std::uint32_t cpus) {
       sc.bits[n / 64] |= std::uint64_t{1} << (n % 64);
-      sc.by_node[n] = cpus;
+      sc.usable_of[n] = cpus;
     });
-    return choose_single(cluster, r, sc.bits, sc.by_node);
+    if (auto c = choose_single(cluster, r, sc.bits, sc.usable_of); c.decided) return std::move(c.alloc);
   }
   sc.all.clear();
   visit([&](std::uint32_t n, std::uint32_t cpus) { sc.all.push_back({n, cpus, cluster.node_weight(n)}); });
@@ -630,7 +717,8 @@ std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState&
                                                         const sim::NodeRequest& r,
                                                         const std::vector<std::uint64_t>& available,
                                                         const std::vector<std::uint32_t>& usable) {
-  if (single_node_plain(r) && fast_single(cluster)) return choose_single(cluster, r, available, usable);
+  if (single_node_plain(r))
+    if (auto c = choose_single(cluster, r, available, usable); c.decided) return std::move(c.alloc);
   auto& sc = scratch;
   sc.all.clear();
   for (std::size_t w = 0; w < available.size(); ++w)

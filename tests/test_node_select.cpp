@@ -7,6 +7,7 @@
 
 #include "policies/node_select.hpp"
 #include "sim/cluster_state.hpp"
+#include "traces/topology.hpp"
 
 using namespace slurmtwin;
 
@@ -409,4 +410,77 @@ TEST_CASE("select_nodes_in over the free-CPU index matches the search over the p
   CHECK(suspensions > 50);
   CHECK(resumptions > 20);
   CHECK(outages > 50);
+}
+
+// Under topology/tree (select/cons_tres) a single-node request takes a path without lists (the lightest
+// Weight that holds it, the top switch, the tightest leaf, the first node of it); on random trees of
+// three shapes (one top switch; two separate trees; a leaf directly under the top beside middle
+// switches), with nodes on no switch and three Weight levels, the set-bits path and select_nodes_in
+// must choose what the general search (evaluate_switches over lists) chooses.
+TEST_CASE("select_nodes under topology/tree: single-node requests match the general search") {
+  const char* const shapes[] = {
+      "SwitchName=s1 Nodes=n[0-9]\nSwitchName=s2 Nodes=n[10-24]\nSwitchName=s3 Nodes=n[25-29]\n"
+      "SwitchName=s4 Nodes=n[30-54]\nSwitchName=s5 Nodes=n[55-69]\nSwitchName=s6 Nodes=n[70-89]\n"
+      "SwitchName=m1 Switches=s[1-3]\nSwitchName=m2 Switches=s[4-6]\nSwitchName=top Switches=m[1-2]\n",
+      "SwitchName=s1 Nodes=n[0-29]\nSwitchName=s2 Nodes=n[30-44]\nSwitchName=t1 Switches=s[1-2]\n"
+      "SwitchName=s3 Nodes=n[45-59]\nSwitchName=s4 Nodes=n[60-89]\nSwitchName=t2 Switches=s[3-4]\n",
+      "SwitchName=s1 Nodes=n[0-19]\nSwitchName=s2 Nodes=n[20-39]\nSwitchName=m1 Switches=s[1-2]\n"
+      "SwitchName=s3 Nodes=n[40-79]\nSwitchName=top Switches=m1,s3\n"};
+  std::uint32_t fits = 0, misses = 0, above_lowest = 0;
+  for (std::size_t shape = 0; shape < std::size(shapes); ++shape) {
+    CAPTURE(shape);
+    Site site;
+    for (std::uint32_t i = 0; i < 100; ++i) {  // n90..n99 (and n80.. in the third) on no switch
+      Node n;
+      n.name = fmt::format("n{}", i);
+      n.cpus = i % 3 == 0 ? 16 : 8;
+      n.real_memory_mb = 4000;
+      n.weight = i % 7 == 0 ? 30 : (i % 4 == 0 ? 20 : 5);
+      site.nodes.push_back(n);
+    }
+    std::vector<std::string> warnings;
+    site.scheduler.topology_plugin = "topology/tree";
+    site.switches = read_topology_conf(shapes[shape], "topology.conf", site, warnings);
+    sim::ClusterState cluster(site, true);
+    REQUIRE_FALSE(cluster.switch_tree().empty());
+    std::mt19937 rng(9100 + static_cast<unsigned>(shape));
+    const auto pick = [&](std::uint32_t lo, std::uint32_t hi) {
+      return std::uniform_int_distribution<std::uint32_t>(lo, hi)(rng);
+    };
+    std::vector<std::uint32_t> all(site.nodes.size());
+    std::vector<std::uint64_t> partition(cluster.node_words(), 0);
+    for (std::uint32_t n = 0; n < all.size(); ++n) {
+      all[n] = n;
+      partition[n / 64] |= std::uint64_t{1} << (n % 64);
+    }
+    const auto random_request = [&](std::uint32_t most_nodes) {
+      sim::NodeRequest r;
+      r.min_nodes = pick(0, 1);
+      r.max_nodes = pick(1, most_nodes);
+      r.cpus_per_task = pick(1, 2);
+      r.total_cpus = r.cpus_per_task * pick(1, 8);
+      r.mem_per_cpu_mb = pick(0, 1) == 0 ? pick(50, 400) : 0;
+      return r;
+    };
+    for (int round = 0; round < 600; ++round) {
+      for (int k = 0; k < 8; ++k) {
+        const auto r = random_request(3);
+        if (auto a = policies::select_nodes(cluster, r, all)) cluster.allocate(r, *a);
+      }
+      const auto r = random_request(1);
+      const auto expected = check_set_bits_path(cluster, r, all, rng, 5);
+      CHECK(same(policies::select_nodes(cluster, r, all),
+                 policies::select_nodes_in(cluster, r, partition, {})));
+      if (expected) {
+        ++fits;
+        if (site.nodes[expected->front().node].weight > 5) ++above_lowest;
+      } else {
+        ++misses;
+      }
+      if (round % 25 == 24) cluster = sim::ClusterState(site, true);
+    }
+  }
+  CHECK(fits > 600);
+  CHECK(misses > 30);
+  CHECK(above_lowest > 30);
 }

@@ -48,7 +48,7 @@ struct Scratch {
   // select_nodes_in's single-node path: the visited nodes (bitset) and their usable CPUs by node
   std::vector<std::uint64_t> bits;
   std::vector<std::uint32_t> usable_of;
-  std::vector<std::uint32_t> by_node;  // choose_single: the nodes that hold the job, ascending
+  std::vector<std::uint32_t> holders;  // choose_single: the nodes that hold the job, ascending
 };
 thread_local Scratch scratch;
 
@@ -627,8 +627,8 @@ std::optional<std::vector<sim::NodeAlloc>> choose_single_tree(const sim::Cluster
 }
 
 /// choose() for a single_node_plain request over the nodes set in `available` (ascending) with these
-/// usable CPUs, without lists where the walk is worked out (select/cons_tres); nullopt in `decided`
-/// when the general search must make the choice.
+/// usable CPUs, without lists where the walk is worked out (select/cons_tres); `decided` false when
+/// the general search must make the choice.
 struct SingleChoice {
   bool decided = false;
   std::optional<std::vector<sim::NodeAlloc>> alloc;
@@ -639,7 +639,7 @@ SingleChoice choose_single(const sim::ClusterState& cluster, const sim::NodeRequ
   assert(single_node_plain(r) && available.size() == cluster.node_words());
   // select/cons_res's one-node candidates include nodes that cannot hold the job: not worked out.
   if (cluster.select_cons_res()) return {};
-  auto& holders = scratch.by_node;
+  auto& holders = scratch.holders;
   const auto weight = find_holders(cluster, r, available, usable, holders);
   if (weight == kNoNode) return {true, std::nullopt};
   if (cluster.switch_tree().empty()) return {true, choose_single_flat(cluster, r, holders, usable, weight)};

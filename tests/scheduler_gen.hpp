@@ -2,9 +2,10 @@
 // Random small sites and workloads for the scheduler's property test (test_scheduler_property.cpp)
 // and fuzz target (tests/fuzz/fuzz_scheduler.cpp): nodes with features, partitions with tiers and
 // preemption modes, QOS with preempt lists and limits, a two-level account tree, every scheduler
-// setting within the bounds of traces/site_settings.hpp; jobs with arrays, dependencies, begin times,
-// cancellations, time limits hit, impossible requests and names the site lacks, many in one second.
-// Every draw comes from a Draw: a seeded generator, or the fuzzer's bytes (0 once they run out).
+// setting within the bounds of traces/site_settings.hpp, topology/tree now and then (add_random_topology);
+// jobs with arrays, dependencies, begin times, cancellations, time limits hit, impossible requests and names
+// the site lacks, many in one second. Every draw comes from a Draw: a seeded generator, or the fuzzer's bytes
+// (0 once they run out).
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -199,6 +200,25 @@ inline Trace random_trace(Draw& d, const Site& site, Seconds t0 = 1'700'000'040)
     t.jobs.push_back(j);
   }
   return t;
+}
+
+/// Now and then topology/tree on `s`: leaf switches of 1-3 consecutive nodes (a node now and then on
+/// none), mostly under one top switch, else separate trees. Drawn after the trace, and never once the
+/// bytes run out (a draw of 0), so that the saved fuzz inputs keep making the cases they made.
+inline void add_random_topology(Draw& d, Site& s) {
+  if (d.chance(75)) return;
+  s.scheduler.topology_plugin = "topology/tree";
+  std::vector<std::string> leaves;
+  for (std::size_t i = 0; i < s.nodes.size();) {
+    Switch leaf;
+    leaf.name = fmt::format("s{}", leaves.size() + 1);
+    for (auto k = d.between(1, 3); k > 0 && i < s.nodes.size(); --k, ++i)
+      if (!d.chance(10)) leaf.nodes.push_back(s.nodes[i].name);
+    if (leaf.nodes.empty()) continue;
+    leaves.push_back(leaf.name);
+    s.switches.push_back(leaf);
+  }
+  if (leaves.size() > 1 && d.chance(70)) s.switches.push_back({"top", {}, leaves});
 }
 
 /// Replays a generated case with the invariants checked after every event; nullopt when Slurm would

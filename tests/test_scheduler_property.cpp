@@ -35,24 +35,27 @@ Outcome check_case(const Site& site, const Trace& trace) {
 
 TEST_CASE("property: random sites and workloads replay with every invariant held, deterministically") {
   // 300 seeded cases (about 5 s); `make fuzz` runs the same generator unseeded (fuzz_scheduler).
-  std::size_t replayed = 0, started = 0, jobs = 0, rejected = 0;
+  std::size_t replayed = 0, started = 0, jobs = 0, rejected = 0, by_switch = 0;
   for (std::uint64_t seed = 1; seed <= 300; ++seed) {
     CAPTURE(seed);
     std::mt19937_64 rng(seed);
     Draw d([&] { return rng(); });
-    const Site site = random_site(d);
+    Site site = random_site(d);
     const Trace trace = random_trace(d, site);
+    add_random_topology(d, site);
     const auto o = check_case(site, trace);
     replayed += o.replayed ? 1 : 0;
+    by_switch += o.replayed && site.places_by_switch() ? 1 : 0;
     started += o.started;
     jobs += o.jobs;
     rejected += o.rejected;
   }
   MESSAGE(replayed << " of 300 generated cases replayed; " << started << " of " << jobs << " jobs started, "
-                   << rejected << " refused at submit");
+                   << rejected << " refused at submit; " << by_switch << " placed by topology/tree");
   // The generator must exercise the scheduler, not only the refusals.
   CHECK(replayed >= 150);
   CHECK(started >= jobs / 4);
+  CHECK(by_switch >= 30);
 }
 
 }  // namespace slurmtwin::testing

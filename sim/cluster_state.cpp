@@ -148,6 +148,7 @@ std::uint32_t ClusterState::usable_cpus(std::uint32_t i, const NodeRequest& r, s
   }
   for (std::size_t k = 0; k < r.gres_per_node.size(); ++k)
     if (r.gres_per_node[k] > (k < gres_names_.size() ? free_gres[k] : 0)) return 0;
+  if (r.gres_mem_floor_mb > n.free_mem_mb) return 0;
   // Whole tasks only: at most the free CPUs, in multiples of cpus_per_task.
   const std::uint32_t cpt = std::max<std::uint32_t>(1, r.cpus_per_task);
   const std::uint32_t node_cpus = nodes_[i].cpus;

@@ -310,6 +310,7 @@ std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterSt
       if (req.gres_per_node.size() <= k) req.gres_per_node.resize(k + 1, 0);
       req.gres_per_node[k] += g.per_node ? g.count : (g.count + req.min_nodes - 1) / req.min_nodes;
     }
+    apply_gpu_defaults(cluster, part, r, req);
     req.features = cluster.constraint(trace.strings.name(r.constraints));
     // With EnforcePartLimits (ANY, or YES: every partition over; ALL: any partition over) slurmctld
     // refuses a request over the partition's size at submit; without it the job pends.
@@ -331,6 +332,27 @@ std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterSt
     out.push_back(std::move(j));
   }
   return out;
+}
+
+void apply_gpu_defaults(const ClusterState& cluster, const Partition& part, const JobRecord& r,
+                        NodeRequest& req) {
+  const auto gpu = cluster.find_gres_kind("gpu");
+  if (gpu >= req.gres_per_node.size() || req.gres_per_node[gpu] == 0) return;
+  const std::int64_t gpus = req.gres_per_node[gpu];
+  // Without --mem or --mem-per-cpu (JOB_MEM_SET), DefMemPerGPU replaces the per-CPU or per-node default;
+  // with them a node must still have that much free to be used.
+  if (part.def_mem_per_gpu_mb.value_or(0) > 0) {
+    req.gres_mem_floor_mb = *part.def_mem_per_gpu_mb * gpus;
+    if (r.mem_mb < 0) {
+      req.mem_per_cpu_mb = 0;
+      req.mem_per_node_mb = req.gres_mem_floor_mb;
+    }
+  }
+  // Only without -c; a trace cannot tell -c1 from none, so one CPU per task counts as none.
+  // (Slurm raises each node's CPUs; the total stands for it, exact for one-node jobs.)
+  if (r.cpus_per_task <= 1 && part.def_cpu_per_gpu.value_or(0) > 0)
+    req.total_cpus = static_cast<std::uint32_t>(std::max<std::int64_t>(
+        req.total_cpus, static_cast<std::int64_t>(req.min_nodes) * *part.def_cpu_per_gpu * gpus));
 }
 
 void apply_max_mem_per_cpu(const Partition& part, NodeRequest& req) {

@@ -21,6 +21,13 @@ struct ResolveOptions {
 std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterState& cluster,
                                  const ResolveOptions& options, std::vector<std::string>& users);
 
+/// select/cons_tres's per-GPU defaults of partition `part` for a job with GPUs (job_test.c
+/// _set_gpu_defaults, 22.05): without --mem/--mem-per-cpu DefMemPerGPU MB per GPU on each node, in place
+/// of the DefMemPer* default, and with them a node with that much free (the GRES filter); without -c
+/// at least DefCpuPerGPU CPUs per GPU on each node.
+void apply_gpu_defaults(const ClusterState& cluster, const Partition& part, const JobRecord& r,
+                        NodeRequest& req);
+
 /// MaxMemPerCPU (the partition's; the importer gives partitions without their own slurm.conf's), as
 /// slurmctld's job_limits_check applies it before it schedules a job (job_mgr.c _valid_pn_min_mem,
 /// 20.02-25.05): per-CPU memory over the cap gets ceil(mem / cap) times the CPUs per task and that

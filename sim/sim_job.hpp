@@ -68,8 +68,11 @@ struct NodeRequest {
   std::int64_t mem_per_node_mb = 0;         // used when !mem_per_cpu; -1 = all of each node's memory
   std::int64_t mem_per_cpu_mb = 0;          // > 0: memory scales with CPUs allocated on the node
   std::vector<std::int64_t> gres_per_node;  // indexed by ClusterState gres kind
-  bool exclusive = false;                   // whole nodes
-  std::uint32_t features = 0;               // index into the constraint table (0 = none)
+  // A node with less memory free is of no use (MB): DefMemPerGPU x GPUs per node, which cons_tres's GRES
+  // filter asks of a node even when the job gives --mem (gres_select_filter_remove_unusable).
+  std::int64_t gres_mem_floor_mb = 0;
+  bool exclusive = false;      // whole nodes
+  std::uint32_t features = 0;  // index into the constraint table (0 = none)
 
   /// The most nodes it may use: max_nodes, but never more nodes than tasks (cons_tres choose_nodes).
   std::uint32_t node_bound() const {

@@ -151,6 +151,43 @@ TEST_CASE("slurm.conf's global DefMemPerCPU sets the memory of jobs without --me
   CHECK(r.state->jobs[0].alloc[0].mem_mb == 150);
 }
 
+TEST_CASE("DefMemPerGPU and DefCpuPerGPU set the memory and CPUs of a GPU job without --mem or -c") {
+  // select/cons_tres _set_gpu_defaults (22.05). One node of 8 CPUs, 16000 MB and 4 GPUs; the partition
+  // has DefMemPerCPU=1000, DefMemPerGPU=6000 and DefCpuPerGPU=2. Four jobs at 0 (100 s each, equal
+  // priority, so in id order); the main pass at 3:
+  // J1 -n1 --gres=gpu:1: 2 CPUs (2 per GPU) and 6000 MB (per GPU, not 1000 per CPU): starts.
+  // J2 -n1 --gres=gpu:2 --mem=500: 4 CPUs and its own 500 MB, but the GRES filter asks 2 x 6000 MB free
+  //    of a node even so, and 10000 are: it waits for J1's end at 103 (backfill reserves the node).
+  // J3 -n3 --gres=gpu:1: 3 CPUs (more than 2 per GPU), 6000 MB; J4 -n1, no GPU: 1000 MB (DefMemPerCPU).
+  //    Both fit now but would cross J2's reservation (limit 3600 s): they start after it at 103, on
+  //    4 + 3 + 1 = 8 CPUs.
+  auto site = small_site(1, 8);
+  site.nodes[0].real_memory_mb = 16000;
+  site.nodes[0].gres.push_back({"gpu", "", 4});
+  auto& part = site.partitions[0];
+  part.def_mem_per_cpu_mb = 1000;
+  part.def_mem_per_gpu_mb = 6000;
+  part.def_cpu_per_gpu = 2;
+  auto trace = make_trace({{0, 1, 1, 100}, {0, 1, 1, 100}, {0, 1, 3, 100}, {0, 1, 1, 100}});
+  trace.jobs[0].gres.push_back({"gpu", "", 1, true});
+  trace.jobs[1].gres.push_back({"gpu", "", 2, true});
+  trace.jobs[1].mem_mb = 500;
+  trace.jobs[2].gres.push_back({"gpu", "", 1, true});
+  const auto r = replay(site, trace);
+  const auto& jobs = r.state->jobs;
+  CHECK(start_of(r, 0) == 3);
+  CHECK(jobs[0].alloc_cpus == 2);
+  CHECK(jobs[0].alloc.at(0).mem_mb == 6000);
+  CHECK(start_of(r, 1) == 103);
+  CHECK(jobs[1].alloc_cpus == 4);
+  CHECK(jobs[1].alloc.at(0).mem_mb == 500);
+  CHECK(start_of(r, 2) == 103);
+  CHECK(jobs[2].alloc_cpus == 3);
+  CHECK(jobs[2].alloc.at(0).mem_mb == 6000);
+  CHECK(start_of(r, 3) == 103);
+  CHECK(jobs[3].alloc.at(0).mem_mb == 1000);
+}
+
 TEST_CASE("MaxMemPerCPU gives a job more CPUs per task, and over MaxMemPerNode a job is held for ever") {
   // job_mgr.c _valid_pn_min_mem (22.05), as job_limits_check applies it before scheduling a job.
   SUBCASE("per-CPU memory over MaxMemPerCPU: ceil(mem / cap) times the CPUs per task") {

@@ -555,6 +555,43 @@ PartitionName=p5 Nodes=a1 MaxMemPerCPU=100 MaxMemPerNode=5000 DefMemPerNode=64 A
   CHECK(s.partition("p4").preempt_mode == PreemptMode::kUnset);
 }
 
+TEST_CASE("DefCpuPerGPU and DefMemPerGPU: the partition's own, else slurm.conf's, as slurmctld reads them") {
+  // read_config.c (22.05): a partition line's (or PartitionName=DEFAULT's) values go to its
+  // job_defaults_list, the global ones to slurm.conf's; _set_gpu_defaults takes the partition's when
+  // it has one (0 included), else the global one.
+  const char* conf = R"(
+DefCpuPerGPU=2
+DefMemPerGPU=4000
+NodeName=n[1-2] CPUs=8 RealMemory=16000 Gres=gpu:2
+PartitionName=inherits Nodes=ALL
+PartitionName=own Nodes=ALL DefMemPerGPU=6000 DefCPUPerGPU=3
+PartitionName=zero Nodes=ALL DefMemPerGPU=0
+)";
+  std::vector<std::string> w;
+  const Site s = import_slurm_conf_text(conf, "g.conf", w);
+  CHECK(s.partition("inherits").def_cpu_per_gpu == 2);
+  CHECK(s.partition("inherits").def_mem_per_gpu_mb == 4000);
+  CHECK(s.partition("own").def_cpu_per_gpu == 3);
+  CHECK(s.partition("own").def_mem_per_gpu_mb == 6000);
+  CHECK(s.partition("zero").def_mem_per_gpu_mb == 0);
+  CHECK(s.partition("zero").def_cpu_per_gpu == 2);
+  // No longer "not applied" warnings.
+  for (const auto& x : w) CHECK(x.find("GPU") == std::string::npos);
+  // Without either: unset.
+  const Site none = import_slurm_conf_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1\n", "n.conf", w);
+  CHECK_FALSE(none.partition("p").def_cpu_per_gpu.has_value());
+  CHECK_FALSE(none.partition("p").def_mem_per_gpu_mb.has_value());
+  // A value that is not a count fails, naming file, line and key.
+  try {
+    (void)import_slurm_conf_text("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1 DefMemPerGPU=lots\n", "b.conf",
+                                 w);
+    FAIL("accepted DefMemPerGPU=lots");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("b.conf:2") != std::string::npos);
+    CHECK(std::string(e.what()).find("DefMemPerGPU") != std::string::npos);
+  }
+}
+
 TEST_CASE("the global DefMemPerCPU/DefMemPerNode is the default of partitions without their own") {
   // job_mgr.c (22.05): a job without --mem gets its partition's DefMem if set, else slurm.conf's.
   // Read as slurmctld reads them: the per-node form wins over the per-CPU one in either order.

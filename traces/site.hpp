@@ -71,6 +71,11 @@ struct Partition {
   std::int64_t def_mem_per_node_mb = 0;
   std::int64_t max_mem_per_cpu_mb = 0;
   std::int64_t max_mem_per_node_mb = 0;
+  // select/cons_tres's per-GPU defaults (unset: slurm.conf's global ones, else none). A job with GPUs
+  // and without -c gets at least this many CPUs per GPU on each node; without --mem/--mem-per-cpu,
+  // this much memory per GPU on each node instead of DefMemPer* (job_test.c _set_gpu_defaults).
+  std::optional<std::int64_t> def_cpu_per_gpu;
+  std::optional<std::int64_t> def_mem_per_gpu_mb;
   std::uint32_t min_nodes = 0;
   std::uint32_t max_nodes = 0;  // 0 = unlimited
   std::uint16_t priority_job_factor = 1;

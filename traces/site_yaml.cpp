@@ -238,6 +238,11 @@ void emit_partitions(YAML::Emitter& out, const std::vector<Partition>& parts) {
     out << YAML::Key << "def_mem_per_node_mb" << YAML::Value << static_cast<long long>(p.def_mem_per_node_mb);
     out << YAML::Key << "max_mem_per_cpu_mb" << YAML::Value << static_cast<long long>(p.max_mem_per_cpu_mb);
     out << YAML::Key << "max_mem_per_node_mb" << YAML::Value << static_cast<long long>(p.max_mem_per_node_mb);
+    if (p.def_cpu_per_gpu)
+      out << YAML::Key << "def_cpu_per_gpu" << YAML::Value << static_cast<long long>(*p.def_cpu_per_gpu);
+    if (p.def_mem_per_gpu_mb)
+      out << YAML::Key << "def_mem_per_gpu_mb" << YAML::Value
+          << static_cast<long long>(*p.def_mem_per_gpu_mb);
     out << YAML::Key << "min_nodes" << YAML::Value << p.min_nodes;
     out << YAML::Key << "max_nodes" << YAML::Value << p.max_nodes;
     out << YAML::Key << "priority_job_factor" << YAML::Value << p.priority_job_factor;
@@ -601,6 +606,8 @@ std::vector<Partition> read_partitions(const Reader& r, const YAML::Node& seq) {
                  "def_mem_per_node_mb",
                  "max_mem_per_cpu_mb",
                  "max_mem_per_node_mb",
+                 "def_cpu_per_gpu",
+                 "def_mem_per_gpu_mb",
                  "min_nodes",
                  "max_nodes",
                  "priority_job_factor",
@@ -638,6 +645,10 @@ std::vector<Partition> read_partitions(const Reader& r, const YAML::Node& seq) {
         p.max_mem_per_cpu_mb = r.integer(v, key, 0, kI64);
       else if (key == "max_mem_per_node_mb")
         p.max_mem_per_node_mb = r.integer(v, key, 0, kI64);
+      else if (key == "def_cpu_per_gpu")
+        p.def_cpu_per_gpu = r.integer(v, key, 0, kU16);
+      else if (key == "def_mem_per_gpu_mb")
+        p.def_mem_per_gpu_mb = r.integer(v, key, 0, kI64);
       else if (key == "min_nodes")
         p.min_nodes = static_cast<std::uint32_t>(r.integer(v, key, 0, kU32));
       else if (key == "max_nodes")

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <filesystem>
 #include <functional>
@@ -339,6 +340,17 @@ constexpr MemKeys kDefMem{"defmempernode", "defmempercpu", &Partition::def_mem_p
 constexpr MemKeys kMaxMem{"maxmempernode", "maxmempercpu", &Partition::max_mem_per_node_mb,
                           &Partition::max_mem_per_cpu_mb};
 
+/// The per-GPU defaults (DefCpuPerGPU, DefMemPerGPU), partition line or global: the partition's field
+/// of each key (lower case), and its bound (slurmctld keeps CPUs per GPU in 16 bits).
+struct GpuDefault {
+  std::string_view key;
+  std::optional<std::int64_t> Partition::*field;
+  std::int64_t max;
+};
+constexpr std::array<GpuDefault, 2> kGpuDefaults = {
+    GpuDefault{"defcpupergpu", &Partition::def_cpu_per_gpu, std::numeric_limits<std::uint16_t>::max()},
+    GpuDefault{"defmempergpu", &Partition::def_mem_per_gpu_mb, std::numeric_limits<std::int64_t>::max()}};
+
 /// A DefMem*/MaxMem* value in MB; UNLIMITED (or INFINITE), which slurmctld reads as no cap, is 0 (unset).
 std::int64_t mem_mb(const Pair& p) {
   const auto v = text::trim(p.value);
@@ -351,19 +363,13 @@ const std::set<std::string> kNodeKeys = {
     "corespersocket", "threadspercore", "realmemory", "memspeclimit", "gres",    "weight",
     "feature",        "features",       "state"};
 
-const std::set<std::string> kPartitionKeys = {"partitionname", "nodes",
-                                              "default",       "state",
-                                              "maxtime",       "defaulttime",
-                                              "defmempercpu",  "defmempernode",
-                                              "maxmempercpu",  "maxmempernode",
-                                              "minnodes",      "maxnodes",
-                                              "priority",      "priorityjobfactor",
-                                              "prioritytier",  "oversubscribe",
-                                              "shared",        "exclusiveuser",
-                                              "allowqos",      "allowaccounts",
-                                              "denyaccounts",  "qos",
-                                              "preemptmode",   "gracetime",
-                                              "overtimelimit", "tresbillingweights"};
+const std::set<std::string> kPartitionKeys = {
+    "partitionname",     "nodes",         "default",           "state",        "maxtime",
+    "defaulttime",       "defmempercpu",  "defmempernode",     "maxmempercpu", "maxmempernode",
+    "defcpupergpu",      "defmempergpu",  "minnodes",          "maxnodes",     "priority",
+    "priorityjobfactor", "prioritytier",  "oversubscribe",     "shared",       "exclusiveuser",
+    "allowqos",          "allowaccounts", "denyaccounts",      "qos",          "preemptmode",
+    "gracetime",         "overtimelimit", "tresbillingweights"};
 
 const std::set<std::string> kNodeStates = {"CLOUD",  "DOWN", "DRAIN",   "FAIL",  "FAILING",
                                            "FUTURE", "IDLE", "UNKNOWN", "RESUME"};
@@ -427,7 +433,7 @@ class SiteBuilder {
 
   Site finish() {
     resolve_partitions();
-    apply_global_mem_settings();
+    apply_global_partition_defaults();
     read_topology();
     if (sources_) {
       for (const auto& [key, source] : global_sources_) sources_->push_back(source);
@@ -466,6 +472,7 @@ class SiteBuilder {
 
   std::vector<SettingSource> line_sources_;  // NodeName / PartitionName lines, in order
   Table global_mem_;                         // the global DefMem* / MaxMem* pairs as written
+  std::map<std::string_view, std::int64_t> global_gpu_defaults_;  // kGpuDefaults key -> global value
 
   // Of the per-node and per-CPU forms of DefMem or MaxMem: the per-node one wins wherever both are
   // written, whatever their order (read_config.c), with slurmctld's error as a warning.
@@ -489,7 +496,7 @@ class SiteBuilder {
 
   // slurm.conf's DefMemPerNode/DefMemPerCPU and MaxMemPerNode/MaxMemPerCPU apply to every partition
   // without its own (job_mgr.c: the partition's value if set, else the global one).
-  void apply_global_mem_settings() {
+  void apply_global_partition_defaults() {
     for (const auto* k : {&kDefMem, &kMaxMem}) {
       Partition global;
       if (!read_mem(global_mem_, *k, global)) continue;
@@ -499,6 +506,11 @@ class SiteBuilder {
           part.*k->per_node = global.*k->per_node;
         }
     }
+    // The global per-GPU defaults apply to every partition without its own (_set_gpu_defaults).
+    for (const auto& g : kGpuDefaults)
+      if (const auto it = global_gpu_defaults_.find(g.key); it != global_gpu_defaults_.end())
+        for (auto& part : site_.partitions)
+          if (!(part.*g.field)) part.*g.field = it->second;
     // A per-CPU cap also raises the CPUs per node of a job asking memory per node (--mem): not modelled.
     for (const auto& part : site_.partitions)
       if (part.max_mem_per_cpu_mb > 0) {
@@ -722,6 +734,8 @@ class SiteBuilder {
     if (const auto* p = get(t, "defaulttime")) part.default_time = to_duration(*p);
     read_mem(t, kDefMem, part);
     read_mem(t, kMaxMem, part);
+    for (const auto& g : kGpuDefaults)
+      if (const auto* p = get(t, g.key)) part.*g.field = to_int(*p, 0, g.max);
     if (const auto* p = get(t, "minnodes")) part.min_nodes = to_u32(*p);
     if (const auto* p = get(t, "maxnodes")) part.max_nodes = to_u32_or_unlimited(*p, 0);
     // Priority= sets both PriorityJobFactor and PriorityTier; the explicit keys take precedence.
@@ -874,6 +888,10 @@ class SiteBuilder {
           mem_mb(p);  // a bad value fails here, naming its line
           global_mem_[std::string(key)] = p;
         };
+    for (const auto& gd : kGpuDefaults)
+      g[std::string(gd.key)] = [this, gd](const Pair& p) {
+        global_gpu_defaults_[gd.key] = to_int(p, 0, gd.max);
+      };
     g["clustername"] = [this](const Pair& p) {
       if (text::trim(p.value).empty()) fail(p, "empty ClusterName");
       site_.cluster_name = text::to_lower(text::trim(p.value));  // slurmctld lower-cases it

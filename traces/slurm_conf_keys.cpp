@@ -303,8 +303,6 @@ constexpr std::array kSchedulingEffects = {
     Effect{"SchedulerTimeSlice", "gang time slicing is not modelled"},
     Effect{"PreemptParameters",
            "preemption tuning (reorder_count, strict_order, youngest_first, ...) is not modelled"},
-    Effect{"DefCpuPerGPU", "CPUs per GPU defaults are not applied"},
-    Effect{"DefMemPerGPU", "memory per GPU defaults are not applied"},
     Effect{"MaxJobCount", "the cap on jobs in the controller is not enforced"},
     Effect{"MaxArraySize", "the array size cap is not enforced"},
     Effect{"Licenses", "licenses are not modelled: jobs never wait for them"},

@@ -360,6 +360,34 @@ TEST_CASE("the real site files of scenario 17 (made by Slurm 22.05) import to th
   CHECK(count_containing(w3, "6 users added with their first association's account as default account") == 1);
 }
 
+TEST_CASE("scenario 26's real scontrol output carries the per-GPU defaults (JobDefaults) into the site") {
+  // Real Slurm 22.05 prints slurm.conf's DefCpuPerGPU=2 as `JobDefaults = DefCpuPerGPU=2` in scontrol
+  // show config and partition gpu's DefMemPerGPU=6000 as `JobDefaults=DefMemPerGPU=6000` in scontrol
+  // show partition (no slurm.conf key of that name: they were dropped before). Imported from those
+  // files, the partitions equal those imported from the slurm.conf the harness wrote.
+  const std::filesystem::path run =
+      std::filesystem::path(SLURMTWIN_SOURCE_DIR) / "tests/oracle/recorded/26_def_per_gpu/run1";
+  REQUIRE(std::filesystem::exists(run / "admin"));
+  const auto admin = [&](const char* name) { return (run / "admin" / name).string(); };
+  std::vector<std::string> w1, w2;
+  const Site made = import_site(
+      SiteFiles::conf_and_script((run / "slurm.conf").string(), (run / "accounts.sacctmgr").string(),
+                                 (run / "gres.conf").string()),
+      w1);
+  SiteFiles dumped;
+  dumped.cluster.scontrol_config = admin("scontrol-show-config.txt");
+  dumped.cluster.scontrol_nodes = admin("scontrol-show-nodes.txt");
+  dumped.cluster.scontrol_partitions = admin("scontrol-show-partition.txt");
+  dumped.qos_table = admin("sacctmgr-show-qos.txt");
+  dumped.sacctmgr_dump = admin("sacctmgr-dump.cfg");
+  const Site from_dump = import_site(dumped, w2);
+  CHECK(made.partition("gpu").def_mem_per_gpu_mb == 6000);
+  CHECK(made.partition("gpu").def_cpu_per_gpu == 2);
+  CHECK(made.partition("batch").def_cpu_per_gpu == 2);
+  CHECK_FALSE(made.partition("batch").def_mem_per_gpu_mb.has_value());
+  CHECK(from_dump.partitions == made.partitions);
+}
+
 TEST_CASE("end to end: scenario 17's admin files and its sacct dump replay to within real Slurm's spread") {
   // Issue 23, item 6: what an admin of the real cluster has (scontrol show, sacctmgr show qos and
   // dump, sacct -P as documented), imported with one call and replayed with the default timer phases:

@@ -27,6 +27,20 @@ std::string drop_unit(std::string_view v) {
   return std::string(v);
 }
 
+/// scontrol's JobDefaults: "(null)", or slurm.conf's per-GPU default keys as
+/// "DefCpuPerGPU=2,DefMemPerGPU=6000" (job_defaults_str, read_config.c). Pairs without '=' are kept as keys
+/// without value, for the reader to refuse with their line.
+std::vector<std::pair<std::string, std::string>> job_defaults(std::string_view value) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (value.empty() || value == "(null)") return out;
+  for (const auto part : text::split(value, ',')) {
+    const auto eq = part.find('=');
+    out.emplace_back(std::string(text::trim(part.substr(0, eq))),
+                     eq == std::string_view::npos ? "" : std::string(text::trim(part.substr(eq + 1))));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<ConfRecord> read_scontrol_records(std::string_view content, const std::string& file_name,
@@ -80,6 +94,10 @@ std::vector<ConfRecord> read_scontrol_config(std::string_view content, const std
     const auto key = text::trim(line.substr(0, eq));
     const auto value = text::trim(line.substr(eq + 1));
     if (version && key == "SLURM_VERSION") *version = std::string(value);
+    if (text::iequals(key, "JobDefaults")) {  // slurm.conf's DefCpuPerGPU/DefMemPerGPU, as one list
+      for (auto& [k, v] : job_defaults(value)) out.push_back({file_name, line_no, {{k, v, line_no}}});
+      continue;
+    }
     if (!known_slurm_conf_key(SlurmConfSection::kGlobal, key)) continue;  // BOOT_TIME, SLURM_VERSION, ...
     if (value.empty() || value == "(null)") continue;
     // "NONE"/"UNLIMITED" are real values of some keys (PriorityUsageResetPeriod=NONE, OverTimeLimit);
@@ -150,6 +168,10 @@ std::vector<ConfRecord> read_scontrol_partitions(std::string_view content, const
     for (auto& item : r.items) {
       const auto is = [&](std::string_view k) { return text::iequals(item.key, k); };
       if (std::any_of(kDerived.begin(), kDerived.end(), is)) continue;
+      if (is("JobDefaults")) {  // the partition's DefCpuPerGPU/DefMemPerGPU
+        for (auto& [k, v] : job_defaults(item.value)) kept.push_back({k, v, item.line});
+        continue;
+      }
       // scontrol prints a few fields slurm.conf has no key for (e.g. MaxCPUsPerSocket in some versions)
       if (!known_slurm_conf_key(SlurmConfSection::kPartition, item.key)) continue;
       if (std::any_of(kFlags.begin(), kFlags.end(), is) && text::iequals(item.value, "NO")) continue;

@@ -69,6 +69,20 @@ const char* const kQosTable =
     "high|100|00:05:00|low||requeue|DenyOnLimit||2.000000|cpu=16||||||cpu=8|||01:00:00|cpu=12|2|5|cpu=4|||\n"
     "low|10|00:00:00|||cluster|||1.000000|||||||||||||||||\n";
 
+/// What an admin of a recorded run's cluster can give instead of its slurm.conf and sacctmgr commands
+/// (made by real Slurm, in the run's admin/): scontrol show config/nodes/partition, sacctmgr show qos
+/// and sacctmgr dump.
+SiteFiles admin_files(const std::filesystem::path& run) {
+  const auto admin = [&](const char* name) { return (run / "admin" / name).string(); };
+  SiteFiles f;
+  f.cluster.scontrol_config = admin("scontrol-show-config.txt");
+  f.cluster.scontrol_nodes = admin("scontrol-show-nodes.txt");
+  f.cluster.scontrol_partitions = admin("scontrol-show-partition.txt");
+  f.qos_table = admin("sacctmgr-show-qos.txt");
+  f.sacctmgr_dump = admin("sacctmgr-dump.cfg");
+  return f;
+}
+
 }  // namespace
 
 TEST_CASE("sacctmgr show qos -P gives the QOS its sacctmgr commands made") {
@@ -335,12 +349,7 @@ TEST_CASE("the real site files of scenario 17 (made by Slurm 22.05) import to th
                       std::filesystem::exists(run / "gres.conf") ? (run / "gres.conf").string() : ""),
                   w1);
   // what an admin can give instead: scontrol show + sacctmgr show qos + sacctmgr dump
-  SiteFiles dumped;
-  dumped.cluster.scontrol_config = admin("scontrol-show-config.txt");
-  dumped.cluster.scontrol_nodes = admin("scontrol-show-nodes.txt");
-  dumped.cluster.scontrol_partitions = admin("scontrol-show-partition.txt");
-  dumped.qos_table = admin("sacctmgr-show-qos.txt");
-  dumped.sacctmgr_dump = admin("sacctmgr-dump.cfg");
+  const SiteFiles dumped = admin_files(run);
   const Site from_dump = import_site(dumped, w2);
   CHECK(from_dump.scheduler == made.scheduler);
   CHECK(from_dump.nodes == made.nodes);
@@ -374,13 +383,7 @@ TEST_CASE("scenario 26's real scontrol output carries the per-GPU defaults (JobD
       SiteFiles::conf_and_script((run / "slurm.conf").string(), (run / "accounts.sacctmgr").string(),
                                  (run / "gres.conf").string()),
       w1);
-  SiteFiles dumped;
-  dumped.cluster.scontrol_config = admin("scontrol-show-config.txt");
-  dumped.cluster.scontrol_nodes = admin("scontrol-show-nodes.txt");
-  dumped.cluster.scontrol_partitions = admin("scontrol-show-partition.txt");
-  dumped.qos_table = admin("sacctmgr-show-qos.txt");
-  dumped.sacctmgr_dump = admin("sacctmgr-dump.cfg");
-  const Site from_dump = import_site(dumped, w2);
+  const Site from_dump = import_site(admin_files(run), w2);
   CHECK(made.partition("gpu").def_mem_per_gpu_mb == 6000);
   CHECK(made.partition("gpu").def_cpu_per_gpu == 2);
   CHECK(made.partition("batch").def_cpu_per_gpu == 2);

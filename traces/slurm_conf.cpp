@@ -494,8 +494,9 @@ class SiteBuilder {
     return true;
   }
 
-  // slurm.conf's DefMemPerNode/DefMemPerCPU and MaxMemPerNode/MaxMemPerCPU apply to every partition
-  // without its own (job_mgr.c: the partition's value if set, else the global one).
+  // slurm.conf's DefMemPerNode/DefMemPerCPU, MaxMemPerNode/MaxMemPerCPU, DefCpuPerGPU and DefMemPerGPU
+  // apply to every partition without its own (job_mgr.c, job_test.c: the partition's value if set,
+  // else the global one).
   void apply_global_partition_defaults() {
     for (const auto* k : {&kDefMem, &kMaxMem}) {
       Partition global;

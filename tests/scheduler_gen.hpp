@@ -221,6 +221,16 @@ inline void add_random_topology(Draw& d, Site& s) {
   if (leaves.size() > 1 && d.chance(70)) s.switches.push_back({"top", {}, leaves});
 }
 
+/// Now and then per-GPU defaults (DefMemPerGPU, DefCpuPerGPU) on some partitions; drawn like
+/// add_random_topology, after it, and never once the bytes run out.
+inline void add_random_gpu_defaults(Draw& d, Site& s) {
+  if (d.chance(75)) return;
+  for (auto& p : s.partitions) {
+    if (d.chance(50)) p.def_mem_per_gpu_mb = d.pick(std::vector<std::int64_t>{0, 300, 3000});
+    if (d.chance(50)) p.def_cpu_per_gpu = d.between(0, 3);
+  }
+}
+
 /// Replays a generated case with the invariants checked after every event; nullopt when Slurm would
 /// refuse the site (validate), the replay refuses the trace as a whole (InputError) or stops a
 /// preemption cycle without end (sim::PreemptionCycle): the only acceptable failures. Any other exception

@@ -377,7 +377,6 @@ TEST_CASE("scenario 26's real scontrol output carries the per-GPU defaults (JobD
   const std::filesystem::path run =
       std::filesystem::path(SLURMTWIN_SOURCE_DIR) / "tests/oracle/recorded/26_def_per_gpu/run1";
   REQUIRE(std::filesystem::exists(run / "admin"));
-  const auto admin = [&](const char* name) { return (run / "admin" / name).string(); };
   std::vector<std::string> w1, w2;
   const Site made = import_site(
       SiteFiles::conf_and_script((run / "slurm.conf").string(), (run / "accounts.sacctmgr").string(),

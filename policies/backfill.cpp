@@ -1086,6 +1086,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       continue;
     }
     bool counted = false;
+    bool limited = false;            // held by a limit on its chosen nodes: depends on more than the request
     bool changed = false;            // started a job or added a reservation
     std::optional<Seconds> planned;  // start estimate found without a reservation
     Seconds later_start = now;       // TRY_LATER target; the first attempt is at now
@@ -1183,6 +1184,11 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
         continue;
       }
       if (fit->start <= now) {
+        // Over a limit on what the chosen nodes give it: skipped, no reservation (ESLURM_ACCOUNTING_POLICY).
+        if (check_selected_limits(s, j, rec.partition, fit->alloc) != sim::PendingReason::kNone) {
+          limited = true;
+          break;
+        }
         launcher.start_job(rec.job, rec.partition, std::move(fit->alloc), SchedulerPass::kBackfill);
         planner->started(rec.job);
         changed = true;
@@ -1210,7 +1216,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     if (stop_cycle) break;
     if (changed)
       memo.clear();
-    else if (!preemptor)
+    else if (!preemptor && !limited)
       memo.push_back({&j.request, rec.partition, limit, j.reservation, no_reserve, counted, planned});
   }
   stats.slots = static_cast<std::uint32_t>(map.size());

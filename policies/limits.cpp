@@ -11,10 +11,13 @@ namespace slurmtwin::policies {
 namespace {
 
 using Tres = sim::LimitUsage::Tres;
+using TresUsed = sim::LimitUsage::TresUsed;
 using R = sim::PendingReason;
 
 // The user key under which per-QOS totals over all users are kept.
 constexpr std::uint32_t kAllUsers = 0xFFFFFFFF;
+// A job without a time limit counts as Slurm's INFINITE minutes in TRES-minute limits.
+constexpr std::int64_t kInfiniteMinutes = 0xfffffffe;
 
 // TRES names of Tres's slots, as GrpTRES and friends spell them.
 constexpr std::array<const char*, 4> kTresNames = {"cpu", "mem", "node", "gres/gpu"};
@@ -29,6 +32,20 @@ std::int64_t tres_limit(const TresMap& m, const char* key) {
   if (m.empty()) return -1;  // the usual case: no need to build a key string to look up
   auto it = m.find(key);
   return it == m.end() ? -1 : it->second;
+}
+
+// TRES slots a limit map sets (bit k for kTresNames[k]).
+unsigned slots(const TresMap& m) {
+  unsigned out = 0;
+  if (m.empty()) return out;
+  for (std::size_t k = 0; k < kTresNames.size(); ++k)
+    if (m.count(kTresNames[k]) != 0) out |= 1u << k;
+  return out;
+}
+
+bool has_flag(const Qos& q, std::string_view flag) {
+  return std::any_of(q.flags.begin(), q.flags.end(),
+                     [&](const std::string& f) { return text::iequals(f, flag); });
 }
 
 // What the job counts against limits: what it was allocated once started, else what it asks for
@@ -66,12 +83,24 @@ class JobTres {
   std::optional<Tres> tres_;
 };
 
-// The first TRES slot where `used` + the job's TRES exceeds `limits` (-1 = none).
-int over(const TresMap& limits, const Tres& used, JobTres& job) {
+// The first TRES slot, of those not in `skip` (set by a QOS checked before), where `used` + the job's
+// TRES exceeds `limits` (-1 = none).
+int over(const TresMap& limits, const Tres& used, JobTres& job, unsigned skip = 0) {
   if (limits.empty()) return -1;
   const Tres& t = job.get();
   for (std::size_t k = 0; k < kTresNames.size(); ++k)
-    if (const auto cap = tres_limit(limits, kTresNames[k]); cap >= 0 && used[k] + t[k] > cap)
+    if (const auto cap = tres_limit(limits, kTresNames[k]);
+        cap >= 0 && !(skip >> k & 1u) && used[k] + t[k] > cap)
+      return static_cast<int>(k);
+  return -1;
+}
+
+// The first slot not in `skip` where `test(value, cap)` fails (-1 = none).
+template <class Fails>
+int first_failing(const TresMap& limits, unsigned skip, Fails fails) {
+  if (limits.empty()) return -1;
+  for (std::size_t k = 0; k < kTresNames.size(); ++k)
+    if (const auto cap = tres_limit(limits, kTresNames[k]); cap >= 0 && !(skip >> k & 1u) && fails(k, cap))
       return static_cast<int>(k);
   return -1;
 }
@@ -93,6 +122,11 @@ const Tres& at(const std::vector<Tres>& v, std::size_t i) {
 std::int64_t at(const std::vector<std::int64_t>& v, std::size_t i) {
   return i < v.size() ? v[i] : 0;
 }
+const Tres& at(const std::map<std::pair<std::uint16_t, std::uint32_t>, Tres>& m, std::uint16_t q,
+               std::uint32_t k) {
+  const auto it = m.find({q, k});
+  return it == m.end() ? kNoTres : it->second;
+}
 
 void add(Tres& a, const Tres& b, std::int64_t sign) {
   for (std::size_t k = 0; k < a.size(); ++k) a[k] += sign * b[k];
@@ -112,10 +146,84 @@ const sim::LimitUsage::AssocChain& chain_of(const sim::SimState& s, std::size_t 
   return s.usage.assoc_chains[assoc];
 }
 
+// The QOS that bind a job in a partition, in the order they set limits (acct_policy_set_qos_order):
+// the partition's first unless the job's has OverPartQOS; -1 = none.
+std::array<std::int32_t, 2> qos_order(const sim::SimState& s, const sim::SimJob& j, std::uint16_t partition) {
+  const auto& u = s.usage;
+  const std::int32_t pq = partition < u.partition_qos.size() ? u.partition_qos[partition] : -1;
+  const std::int32_t jq = j.qos;
+  if (pq < 0 || pq == jq) return {jq, -1};
+  if (u.over_part_qos[static_cast<std::size_t>(jq)]) return {jq, pq};
+  return {pq, jq};
+}
+
+// Minutes of a job's time limit as TRES-minute limits count them (job_tres_time_limit; a QOS with
+// UsageFactorSafe scales them by its UsageFactor).
+std::int64_t limit_minutes(const sim::SimState& s, const sim::SimJob& j) {
+  std::int64_t minutes = j.time_limit == kUnlimited ? kInfiniteMinutes : (j.time_limit + 59) / 60;
+  const auto& q = s.site.qos[j.qos];
+  if (q.usage_factor >= 0.0 && has_flag(q, "UsageFactorSafe") &&
+      (minutes != kInfiniteMinutes || q.usage_factor < 1.0))
+    minutes = static_cast<std::int64_t>(static_cast<double>(minutes) * q.usage_factor);
+  return minutes;
+}
+
+double usage_factor(const sim::SimState& s, const sim::SimJob& j) {
+  const double uf = s.site.qos[j.qos].usage_factor;
+  return uf >= 0.0 ? uf : 1.0;
+}
+
+// The TRES-minute checks of one QOS or association (acct_policy.c _validate_tres_usage_limits):
+// t = the job's TRES, tt = t x its time limit (minutes), used = TRES-minutes used, run = running
+// TRES-minutes. -1 = passes.
+int grp_minutes_fail(const TresMap& limits, unsigned skip, const Tres& tt, const Tres& used, const Tres& run,
+                     bool safe) {
+  return first_failing(limits, skip, [&](std::size_t k, std::int64_t cap) {
+    if (tt[k] != 0 && used[k] >= cap) return true;  // used up
+    return safe && (tt[k] > cap || (tt[k] != 0 && tt[k] + run[k] > cap - used[k]));
+  });
+}
+int run_minutes_fail(const TresMap& limits, unsigned skip, const Tres& tt, const Tres& run) {
+  return first_failing(limits, skip, [&](std::size_t k, std::int64_t cap) {
+    return tt[k] > cap || (tt[k] != 0 && tt[k] + run[k] > cap);
+  });
+}
+int max_fail(const TresMap& limits, unsigned skip, const Tres& v) {
+  return first_failing(limits, skip, [&](std::size_t k, std::int64_t cap) { return v[k] > cap; });
+}
+
+Tres minutes_of(const Tres& secs) {
+  Tres m{};
+  for (std::size_t k = 0; k < m.size(); ++k) m[k] = secs[k] / 60;
+  return m;
+}
+Tres minutes_of(const TresUsed& secs) {
+  Tres m{};
+  for (std::size_t k = 0; k < m.size(); ++k) m[k] = static_cast<std::int64_t>(secs[k] / 60.0);
+  return m;
+}
+const TresUsed kNoUse{};
+const TresUsed& at(const std::vector<TresUsed>& v, std::size_t i) {
+  return i < v.size() ? v[i] : kNoUse;
+}
+
+bool selected_limit_set(const Limits& l, bool qos, bool per_user_run_mins) {
+  return !l.grp_tres_mins.empty() || !l.grp_tres_run_mins.empty() || !l.max_tres_mins_per_job.empty() ||
+         !l.max_tres_per_node.empty() || (qos && !l.min_tres_per_job.empty()) ||
+         (qos && per_user_run_mins &&
+          (!l.max_tres_run_mins_per_user.empty() || !l.max_tres_run_mins_per_account.empty()));
+}
+bool tres_minutes_set(const Limits& l, bool per_user_run_mins) {
+  return !l.grp_tres_mins.empty() || !l.grp_tres_run_mins.empty() ||
+         (per_user_run_mins &&
+          (!l.max_tres_run_mins_per_user.empty() || !l.max_tres_run_mins_per_account.empty()));
+}
+
 }  // namespace
 
 void prepare_limits(sim::SimState& s) {
-  auto& chains = s.usage.assoc_chains;
+  auto& u = s.usage;
+  auto& chains = u.assoc_chains;
   chains.assign(s.site.associations.size(), {});
   for (std::size_t a = 0; a < chains.size(); ++a) {
     auto& c = chains[a];
@@ -129,13 +237,53 @@ void prepare_limits(sim::SimState& s) {
       acc = s.site.find_account(acc->parent);
     }
     c.max_wall = first_set(up, [](const Limits& x) { return x.max_wall; });
-    c.max_tres_per_job = first_set(up, [](const Limits& x) -> const TresMap* {
-      return x.max_tres_per_job.empty() ? nullptr : &x.max_tres_per_job;
-    });
+    const auto tres = [&](TresMap Limits::*field) {
+      return first_set(up, [field](const Limits& x) -> const TresMap* {
+        return (x.*field).empty() ? nullptr : &(x.*field);
+      });
+    };
+    c.max_tres_per_job = tres(&Limits::max_tres_per_job);
+    c.max_tres_per_node = tres(&Limits::max_tres_per_node);
+    c.max_tres_mins_per_job = tres(&Limits::max_tres_mins_per_job);
     c.max_jobs_per_user = first_set(up, [](const Limits& x) { return x.max_jobs_per_user; });
     c.max_submit_jobs_per_user = first_set(up, [](const Limits& x) { return x.max_submit_jobs_per_user; });
     c.grp = std::any_of(up.begin(), up.end(),
                         [](const Limits* x) { return x->grp_jobs.has_value() || !x->grp_tres.empty(); });
+    c.grp_minutes = std::any_of(up.begin(), up.end(), [](const Limits* x) {
+      return !x->grp_tres_mins.empty() || !x->grp_tres_run_mins.empty();
+    });
+  }
+
+  u.partition_qos.clear();
+  for (const auto& p : s.site.partitions) {
+    const Qos* q = p.qos.empty() ? nullptr : s.site.find_qos(p.qos);
+    u.partition_qos.push_back(q == nullptr ? -1 : static_cast<std::int32_t>(q - s.site.qos.data()));
+  }
+  u.over_part_qos.clear();
+  u.qos_no_decay.clear();
+  for (const auto& q : s.site.qos) {
+    u.over_part_qos.push_back(has_flag(q, "OverPartQOS"));
+    u.qos_no_decay.push_back(has_flag(q, "NoDecay"));
+  }
+  u.safe = s.site.scheduler.accounting_storage_enforce.count("safe") != 0;
+
+  // MaxTRESRunMinsPU/PA: read by every Slurm, enforced from 24.05 on.
+  const bool per_user_run_mins = s.site.scheduler.slurm_version >= 2405;
+  u.selected_limits = u.tres_minutes = false;
+  for (const auto& q : s.site.qos) {
+    u.selected_limits |= selected_limit_set(q.limits, true, per_user_run_mins);
+    u.tres_minutes |= tres_minutes_set(q.limits, per_user_run_mins);
+  }
+  const auto assoc_limits = [&](const Limits& l) {
+    u.selected_limits |= selected_limit_set(l, false, false);
+    u.tres_minutes |= tres_minutes_set(l, false);
+  };
+  for (const auto& a : s.site.associations) assoc_limits(a.limits);
+  for (const auto& a : s.site.accounts) assoc_limits(a.limits);
+  if (u.tres_minutes) {
+    u.qos_tres_used.assign(s.site.qos.size(), TresUsed{});
+    u.assoc_tres_used.assign(s.site.associations.size(), TresUsed{});
+    u.account_tres_used.assign(s.site.accounts.size(), TresUsed{});
   }
 }
 
@@ -154,53 +302,187 @@ sim::PendingReason check_limits(const sim::SimState& s, const sim::SimJob& j, st
         0)
       return R::kPnMemLimit;
   }
-  const auto& l = s.site.qos[j.qos].limits;
   const auto& u = s.usage;
-  const auto qi = j.qos;
   JobTres job(s, j);
-  // QOS limits first, then the association's and those of every account above it (Slurm's
-  // acct_policy_job_runnable_*: QOS, then associations from the user's upwards).
-  if (l.max_wall && j.time_limit != kUnlimited && j.time_limit > *l.max_wall) return R::kQosMaxWall;
-  if (over(l.max_tres_per_job, Tres{}, job) >= 0) return R::kQosMaxTresPerJob;
-  if (l.max_jobs_per_user && get(u.qos_user_jobs, qi, j.user) >= *l.max_jobs_per_user)
-    return R::kQosMaxJobsPerUser;
-  if (l.grp_jobs && at(u.qos_jobs, qi) >= *l.grp_jobs) return R::kQosGrpJobs;
-  if (const int k = over(l.grp_tres, at(u.qos_tres, qi), job); k >= 0) return grp_reason(k, true);
-  if (!l.max_tres_per_user.empty()) {
-    const auto it = u.qos_user_tres.find({qi, j.user});
-    if (over(l.max_tres_per_user, it == u.qos_user_tres.end() ? Tres{} : it->second, job) >= 0)
-      return R::kQosMaxTresPerUser;
+  // QOS limits first, in qos_order, then the association's and those of every account above it
+  // (Slurm's acct_policy_job_runnable_*: QOS, then associations from the user's upwards). What a QOS
+  // sets, a later QOS and the associations do not check again.
+  bool wall = false, max_jobs = false, grp_jobs = false;
+  unsigned max_tres = 0, grp_tres = 0, max_tres_pu = 0;
+  for (const auto qi : qos_order(s, j, partition)) {
+    if (qi < 0) continue;
+    const auto q = static_cast<std::uint16_t>(qi);
+    const auto& l = s.site.qos[q].limits;
+    if (l.max_wall && !wall) {
+      wall = true;
+      if (j.time_limit != kUnlimited && j.time_limit > *l.max_wall) return R::kQosMaxWall;
+    }
+    if (over(l.max_tres_per_job, Tres{}, job, max_tres) >= 0) return R::kQosMaxTresPerJob;
+    max_tres |= slots(l.max_tres_per_job);
+    if (l.max_jobs_per_user && !max_jobs) {
+      max_jobs = true;
+      if (get(u.qos_user_jobs, q, j.user) >= *l.max_jobs_per_user) return R::kQosMaxJobsPerUser;
+    }
+    if (l.grp_jobs && !grp_jobs) {
+      grp_jobs = true;
+      if (at(u.qos_jobs, q) >= *l.grp_jobs) return R::kQosGrpJobs;
+    }
+    if (const int k = over(l.grp_tres, at(u.qos_tres, q), job, grp_tres); k >= 0) return grp_reason(k, true);
+    grp_tres |= slots(l.grp_tres);
+    if (!l.max_tres_per_user.empty()) {
+      const auto it = u.qos_user_tres.find({q, j.user});
+      if (over(l.max_tres_per_user, it == u.qos_user_tres.end() ? Tres{} : it->second, job, max_tres_pu) >= 0)
+        return R::kQosMaxTresPerUser;
+      max_tres_pu |= slots(l.max_tres_per_user);
+    }
   }
   if (j.assoc < 0) return R::kNone;
   const auto ai = static_cast<std::size_t>(j.assoc);
   const auto& c = chain_of(s, ai);
-  if (c.max_wall && j.time_limit != kUnlimited && j.time_limit > *c.max_wall) return R::kAssocMaxWall;
-  if (c.max_tres_per_job != nullptr && over(*c.max_tres_per_job, Tres{}, job) >= 0)
+  if (!wall && c.max_wall && j.time_limit != kUnlimited && j.time_limit > *c.max_wall)
+    return R::kAssocMaxWall;
+  if (c.max_tres_per_job != nullptr && over(*c.max_tres_per_job, Tres{}, job, max_tres) >= 0)
     return R::kAssocMaxTresPerJob;
-  if (c.max_jobs_per_user && at(u.assoc_jobs, ai) >= *c.max_jobs_per_user) return R::kAssocMaxJobs;
+  if (!max_jobs && c.max_jobs_per_user && at(u.assoc_jobs, ai) >= *c.max_jobs_per_user)
+    return R::kAssocMaxJobs;
   if (!c.grp) return R::kNone;
   const auto& a = s.site.associations[ai];
-  if (a.limits.grp_jobs && at(u.assoc_jobs, ai) >= *a.limits.grp_jobs) return R::kAssocGrpJobs;
-  if (const int k = over(a.limits.grp_tres, at(u.assoc_tres, ai), job); k >= 0) return grp_reason(k, false);
+  if (!grp_jobs && a.limits.grp_jobs && at(u.assoc_jobs, ai) >= *a.limits.grp_jobs) return R::kAssocGrpJobs;
+  if (const int k = over(a.limits.grp_tres, at(u.assoc_tres, ai), job, grp_tres); k >= 0)
+    return grp_reason(k, false);
   for (const auto acc : c.accounts) {
     const auto& al = s.site.accounts[acc].limits;
-    if (al.grp_jobs && at(u.account_jobs, acc) >= *al.grp_jobs) return R::kAssocGrpJobs;
-    if (const int k = over(al.grp_tres, at(u.account_tres, acc), job); k >= 0) return grp_reason(k, false);
+    if (!grp_jobs && al.grp_jobs && at(u.account_jobs, acc) >= *al.grp_jobs) return R::kAssocGrpJobs;
+    if (const int k = over(al.grp_tres, at(u.account_tres, acc), job, grp_tres); k >= 0)
+      return grp_reason(k, false);
   }
+  return R::kNone;
+}
+
+sim::PendingReason check_selected_limits(const sim::SimState& s, const sim::SimJob& j,
+                                         std::uint16_t partition, const std::vector<sim::NodeAlloc>& alloc) {
+  const auto& u = s.usage;
+  if (!u.selected_limits || alloc.empty()) return R::kNone;
+  // What the chosen nodes give it (Slurm's tres_req_cnt after select), per job and per node, and
+  // times its time limit in minutes.
+  const auto gpu = s.cluster.find_gres_kind("gpu");
+  const auto& r = j.request;
+  const auto nodes = static_cast<std::int64_t>(alloc.size());
+  Tres t{0, 0, nodes, (gpu < r.gres_per_node.size() ? r.gres_per_node[gpu] : 0) * nodes};
+  for (const auto& a : alloc) {
+    t[0] += a.cpus;
+    t[1] += a.mem_mb;
+  }
+  Tres per_node{}, tt{};
+  const auto minutes = limit_minutes(s, j);
+  for (std::size_t k = 0; k < t.size(); ++k) {
+    per_node[k] = t[k] / nodes;
+    tt[k] = t[k] * minutes;
+  }
+  const bool per_user_run_mins = s.site.scheduler.slurm_version >= 2405;
+  const auto account = j.assoc < 0 ? 0u : chain_of(s, static_cast<std::size_t>(j.assoc)).accounts.front();
+  // acct_policy.c _qos_job_runnable_post_select's order, QOS by QOS; what a QOS sets, later ones and
+  // the associations skip.
+  unsigned mins = 0, run = 0, max_mins = 0, pn = 0, min = 0, pu = 0, pa = 0;
+  for (const auto qi : qos_order(s, j, partition)) {
+    if (qi < 0) continue;
+    const auto q = static_cast<std::uint16_t>(qi);
+    const auto& l = s.site.qos[q].limits;
+    const Tres run_mins = minutes_of(at(u.qos_run_secs, q));
+    if (const int k =
+            grp_minutes_fail(l.grp_tres_mins, mins, tt, minutes_of(at(u.qos_tres_used, q)), run_mins, u.safe);
+        k >= 0)
+      return sim::tres_reason(R::kQosGrpTresMins, k);
+    if (const int k = run_minutes_fail(l.grp_tres_run_mins, run, tt, run_mins); k >= 0)
+      return sim::tres_reason(R::kQosGrpTresRunMins, k);
+    if (const int k = max_fail(l.max_tres_mins_per_job, max_mins, tt); k >= 0)
+      return sim::tres_reason(R::kQosMaxTresMinsPerJob, k);
+    if (const int k = max_fail(l.max_tres_per_node, pn, per_node); k >= 0)
+      return sim::tres_reason(R::kQosMaxTresPerNode, k);
+    if (const int k = first_failing(l.min_tres_per_job, min,
+                                    [&](std::size_t x, std::int64_t cap) { return t[x] < cap; });
+        k >= 0)
+      return sim::tres_reason(R::kQosMinTres, k);
+    if (per_user_run_mins) {
+      if (const int k = run_minutes_fail(l.max_tres_run_mins_per_account, pa, tt,
+                                         minutes_of(at(u.qos_account_run_secs, q, account)));
+          k >= 0)
+        return sim::tres_reason(R::kQosMaxTresRunMinsPerAccount, k);
+      if (const int k = run_minutes_fail(l.max_tres_run_mins_per_user, pu, tt,
+                                         minutes_of(at(u.qos_user_run_secs, q, j.user)));
+          k >= 0)
+        return sim::tres_reason(R::kQosMaxTresRunMinsPerUser, k);
+      pa |= slots(l.max_tres_run_mins_per_account);
+      pu |= slots(l.max_tres_run_mins_per_user);
+    }
+    mins |= slots(l.grp_tres_mins);
+    run |= slots(l.grp_tres_run_mins);
+    max_mins |= slots(l.max_tres_mins_per_job);
+    pn |= slots(l.max_tres_per_node);
+    min |= slots(l.min_tres_per_job);
+  }
+  if (j.assoc < 0) return R::kNone;
+  const auto ai = static_cast<std::size_t>(j.assoc);
+  const auto& c = chain_of(s, ai);
+  // The user's association (its Max* limits as inherited), then every account above it (Grp* only).
+  const auto grp = [&](const Limits& l, const TresUsed& used, const Tres& run_secs) {
+    const Tres run_mins = minutes_of(run_secs);
+    if (const int k = grp_minutes_fail(l.grp_tres_mins, mins, tt, minutes_of(used), run_mins, u.safe); k >= 0)
+      return sim::tres_reason(R::kAssocGrpTresMins, k);
+    if (const int k = run_minutes_fail(l.grp_tres_run_mins, run, tt, run_mins); k >= 0)
+      return sim::tres_reason(R::kAssocGrpTresRunMins, k);
+    return R::kNone;
+  };
+  if (c.grp_minutes)
+    if (const auto why =
+            grp(s.site.associations[ai].limits, at(u.assoc_tres_used, ai), at(u.assoc_run_secs, ai));
+        why != R::kNone)
+      return why;
+  if (c.max_tres_mins_per_job != nullptr)
+    if (const int k = max_fail(*c.max_tres_mins_per_job, max_mins, tt); k >= 0)
+      return sim::tres_reason(R::kAssocMaxTresMinsPerJob, k);
+  if (c.max_tres_per_node != nullptr)
+    if (const int k = max_fail(*c.max_tres_per_node, pn, per_node); k >= 0)
+      return sim::tres_reason(R::kAssocMaxTresPerNode, k);
+  if (c.grp_minutes)
+    for (const auto acc : c.accounts)
+      if (const auto why =
+              grp(s.site.accounts[acc].limits, at(u.account_tres_used, acc), at(u.account_run_secs, acc));
+          why != R::kNone)
+        return why;
   return R::kNone;
 }
 
 std::string check_submit_limits(const sim::SimState& s, const sim::SimJob& j) {
   const auto& q = s.site.qos[j.qos].limits;
   // A QOS with Flags=DenyOnLimit refuses at submit a job over its per-job limits, which would
-  // otherwise pend for ever (seen on real Slurm 22.05: MaxWall, "Job violates accounting/QOS policy").
-  const auto& flags = s.site.qos[j.qos].flags;
-  if (std::any_of(flags.begin(), flags.end(),
-                  [](const std::string& f) { return text::iequals(f, "DenyOnLimit"); })) {
+  // otherwise pend for ever (seen on real Slurm 22.05: MaxWall, "Job violates accounting/QOS policy";
+  // MaxTRESPerNode, MaxTRESMins and MinTRESPerJob with the reason as squeue words it).
+  if (has_flag(s.site.qos[j.qos], "DenyOnLimit")) {
     if (q.max_wall && j.time_limit != kUnlimited && j.time_limit > *q.max_wall)
       return "QOSMaxWallDurationPerJobLimit";
     JobTres job(s, j);
     if (over(q.max_tres_per_job, Tres{}, job) >= 0) return "QOSMaxTRESPerJob";
+    // What it asks for: per node over its minimum node count, and times its time limit.
+    const Tres& t = job.get();
+    Tres per_node{}, tt{};
+    const auto minutes = limit_minutes(s, j);
+    for (std::size_t k = 0; k < t.size(); ++k) {
+      per_node[k] = t[k] / std::max<std::int64_t>(1, j.request.min_nodes);
+      tt[k] = t[k] * minutes;
+    }
+    if (const int k = max_fail(q.max_tres_per_node, 0, per_node); k >= 0)
+      return sim::to_string(sim::tres_reason(R::kQosMaxTresPerNode, k));
+    if (const int k =
+            first_failing(q.min_tres_per_job, 0, [&](std::size_t x, std::int64_t cap) { return t[x] < cap; });
+        k >= 0)
+      return sim::to_string(sim::tres_reason(R::kQosMinTres, k));
+    if (const int k = max_fail(q.max_tres_mins_per_job, 0, tt); k >= 0)
+      return sim::to_string(sim::tres_reason(R::kQosMaxTresMinsPerJob, k));
+    if (const int k = max_fail(q.grp_tres_mins, 0, tt); k >= 0)
+      return sim::to_string(sim::tres_reason(R::kQosGrpTresMins, k));
+    if (const int k = max_fail(q.grp_tres_run_mins, 0, tt); k >= 0)
+      return sim::to_string(sim::tres_reason(R::kQosGrpTresRunMins, k));
   }
   if (q.max_submit_jobs_per_user &&
       get(s.usage.qos_user_submit, j.qos, j.user) >= *q.max_submit_jobs_per_user)
@@ -234,15 +516,44 @@ void count_submit(sim::SimState& s, const sim::SimJob& j) {
 
 namespace {
 
+// Adds `v` x `sign` to a running-minutes total, which never goes below 0 (Slurm clamps an underflow).
+void add_run(Tres& total, const Tres& v, std::int64_t sign) {
+  for (std::size_t k = 0; k < total.size(); ++k) total[k] = std::max<std::int64_t>(0, total[k] + sign * v[k]);
+}
+
+// Adds (sign 1) or removes (-1) `secs` s of a running job's TRES from every running-minutes total it
+// counts in: its QOS (both, in qos_order), per user and account of each, its association and accounts.
+void count_run_secs(sim::SimState& s, const sim::SimJob& j, std::int64_t secs, std::int64_t sign) {
+  auto& u = s.usage;
+  Tres v = job_tres(s, j);
+  for (auto& x : v) x *= secs;
+  const auto account = j.assoc < 0 ? 0u : chain_of(s, static_cast<std::size_t>(j.assoc)).accounts.front();
+  for (const auto qi : qos_order(s, j, j.run_partition)) {
+    if (qi < 0) continue;
+    const auto q = static_cast<std::uint16_t>(qi);
+    add_run(at(u.qos_run_secs, q), v, sign);
+    add_run(u.qos_user_run_secs[{q, j.user}], v, sign);
+    add_run(u.qos_account_run_secs[{q, account}], v, sign);
+  }
+  if (j.assoc < 0) return;
+  const auto ai = static_cast<std::size_t>(j.assoc);
+  add_run(at(u.assoc_run_secs, ai), v, sign);
+  for (const auto acc : chain_of(s, ai).accounts) add_run(at(u.account_run_secs, acc), v, sign);
+}
+
 // Adds (sign 1) or removes (-1) a running job from every total it counts in.
 void count_running(sim::SimState& s, const sim::SimJob& j, std::int64_t sign) {
   auto& u = s.usage;
   const Tres job = job_tres(s, j);
-  u.qos_user_jobs[{j.qos, j.user}] += sign;
-  add(u.qos_user_tres[{j.qos, j.user}], job, sign);
-  if (u.qos_jobs.size() <= j.qos) u.qos_jobs.resize(j.qos + 1, 0);
-  u.qos_jobs[j.qos] += sign;
-  add(at(u.qos_tres, j.qos), job, sign);
+  for (const auto qi : qos_order(s, j, j.run_partition)) {
+    if (qi < 0) continue;
+    const auto q = static_cast<std::uint16_t>(qi);
+    u.qos_user_jobs[{q, j.user}] += sign;
+    add(u.qos_user_tres[{q, j.user}], job, sign);
+    if (u.qos_jobs.size() <= q) u.qos_jobs.resize(q + 1, 0);
+    u.qos_jobs[q] += sign;
+    add(at(u.qos_tres, q), job, sign);
+  }
   if (j.assoc < 0) return;
   const auto ai = static_cast<std::size_t>(j.assoc);
   if (u.assoc_jobs.size() <= ai) u.assoc_jobs.resize(ai + 1, 0);
@@ -255,14 +566,32 @@ void count_running(sim::SimState& s, const sim::SimJob& j, std::int64_t sign) {
   }
 }
 
+std::size_t index_of(const sim::SimState& s, const sim::SimJob& j) {
+  return static_cast<std::size_t>(&j - s.jobs.data());
+}
+
 }  // namespace
 
 void count_start(sim::SimState& s, const sim::SimJob& j) {
   count_running(s, j, 1);
+  if (!s.usage.tres_minutes) return;
+  // acct_policy_job_begin: the job's TRES x its time limit (s, x UsageFactor) join the running minutes.
+  auto& left = s.usage.job_run_secs;
+  if (left.size() < s.jobs.size()) left.resize(s.jobs.size(), 0);
+  const auto secs = static_cast<std::int64_t>(
+      static_cast<double>((j.time_limit == kUnlimited ? kInfiniteMinutes * 60 : j.time_limit)) *
+      usage_factor(s, j));
+  left[index_of(s, j)] = secs;
+  count_run_secs(s, j, secs, 1);
 }
 
 void count_end(sim::SimState& s, const sim::SimJob& j) {
   count_running(s, j, -1);
+  if (s.usage.tres_minutes) {  // what it had left of its time limit leaves with it
+    auto& left = s.usage.job_run_secs[index_of(s, j)];
+    count_run_secs(s, j, left, -1);
+    left = 0;
+  }
   // A requeued job stays submitted; one that is done leaves the submit counts.
   if (j.preempt != sim::PreemptAction::kRequeue) count_withdrawn(s, j);
 }
@@ -274,6 +603,52 @@ void count_withdrawn(sim::SimState& s, const sim::SimJob& j) {
   if (j.assoc < 0) return;
   --u.assoc_submit[{0, static_cast<std::uint32_t>(j.assoc)}];
   for (const auto acc : chain_of(s, static_cast<std::size_t>(j.assoc)).accounts) --u.account_submit[acc];
+}
+
+void charge_tres_minutes(sim::SimState& s, const sim::SimJob& j, Seconds from, Seconds to, double decayed,
+                         double undecayed) {
+  auto& u = s.usage;
+  if (!u.tres_minutes) return;
+  const Tres t = job_tres(s, j);
+  const auto charge = [&](TresUsed& used, double secs) {
+    for (std::size_t k = 0; k < used.size(); ++k) used[k] += static_cast<double>(t[k]) * secs;
+  };
+  for (const auto qi : qos_order(s, j, j.run_partition))
+    if (qi >= 0)
+      charge(u.qos_tres_used[static_cast<std::size_t>(qi)],
+             u.qos_no_decay[static_cast<std::size_t>(qi)] ? undecayed : decayed);
+  if (j.assoc >= 0) {
+    const auto ai = static_cast<std::size_t>(j.assoc);
+    charge(u.assoc_tres_used[ai], decayed);
+    for (const auto acc : chain_of(s, ai).accounts) charge(u.account_tres_used[acc], decayed);
+  }
+  // The seconds of [from, to] within its time limit (x UsageFactor) leave its running minutes.
+  const Seconds a = std::max(from, j.start);
+  const Seconds limit_end = j.time_limit == kUnlimited ? to : j.start + j.time_limit;
+  if (a >= limit_end) return;
+  auto& left = u.job_run_secs[index_of(s, j)];
+  const auto secs = std::min<std::int64_t>(
+      left, static_cast<std::int64_t>(static_cast<double>(std::min(to, limit_end) - a) * usage_factor(s, j)));
+  if (secs <= 0) return;
+  left -= secs;
+  count_run_secs(s, j, secs, -1);
+}
+
+void decay_tres_minutes(sim::SimState& s, double factor) {
+  auto& u = s.usage;
+  if (!u.tres_minutes) return;
+  for (std::size_t q = 0; q < u.qos_tres_used.size(); ++q)
+    if (!u.qos_no_decay[q])
+      for (auto& x : u.qos_tres_used[q]) x *= factor;
+  for (auto* v : {&u.assoc_tres_used, &u.account_tres_used})
+    for (auto& used : *v)
+      for (auto& x : used) x *= factor;
+}
+
+void reset_tres_minutes(sim::SimState& s) {
+  auto& u = s.usage;
+  for (auto* v : {&u.qos_tres_used, &u.assoc_tres_used, &u.account_tres_used})
+    std::fill(v->begin(), v->end(), TresUsed{});
 }
 
 }  // namespace slurmtwin::policies

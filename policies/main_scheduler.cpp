@@ -111,8 +111,7 @@ bool MainScheduler::settle_tail(sim::SimState& s, const std::vector<QueueRecord>
   }
   for (const auto ji : settle) {
     auto& j = s.jobs[ji];
-    j.reason = R::kPriority;
-    j.reasons_seen |= 1u << static_cast<unsigned>(R::kPriority);
+    j.note_reason(R::kPriority);
   }
   unsettled.retain([&](std::uint32_t ji) {
     const auto& j = s.jobs[ji];
@@ -148,8 +147,7 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
     for (auto n : left) open_parts += n > 0 ? 1 : 0;
   }
   const auto note = [&](sim::SimJob& j, R r) {
-    j.reason = r;
-    j.reasons_seen |= 1u << static_cast<unsigned>(r);
+    j.note_reason(r);
     if (r == R::kResources && unsettled != nullptr)
       unsettled->add(static_cast<std::uint32_t>(&j - s.jobs.data()));
   };
@@ -202,6 +200,11 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
     }
     auto alloc = select_nodes_in(s.cluster, j.request, s.partition_bits[rec.partition], *job_avail);
     if (alloc) {
+      // Limits on what the chosen nodes give it (select_nodes: acct_policy_job_runnable_post_select).
+      if (const auto why = check_selected_limits(s, j, rec.partition, *alloc); why != R::kNone) {
+        note(j, why);
+        continue;
+      }
       launcher.start_job(rec.job, rec.partition, std::move(*alloc), SchedulerPass::kMain);
       ++stats.started;
       continue;

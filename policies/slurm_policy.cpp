@@ -413,23 +413,32 @@ void SlurmPolicy::leave_queue(const sim::SimState& s, std::uint32_t job, bool ke
 
 void SlurmPolicy::on_end(sim::SimState& s, std::uint32_t job) {
   const auto& j = s.jobs[job];
-  if (last_decay_ != kUnsetTime && j.assoc >= 0 && tree_index_[static_cast<std::size_t>(j.assoc)] != kNoAssoc)
-    decay_.charge_slice(tree_, qos_usage_, charged(s, j), last_decay_, s.now, /*at_end=*/true);
+  if (last_decay_ != kUnsetTime && j.assoc >= 0 &&
+      tree_index_[static_cast<std::size_t>(j.assoc)] != kNoAssoc) {
+    const auto c = decay_.charge_slice(tree_, qos_usage_, charged(s, j), last_decay_, s.now, /*at_end=*/true);
+    charge_tres_minutes(s, j, last_decay_, s.now, c.wall, c.wall_nodecay);
+  }
   count_end(s, j);
 }
 
 void SlurmPolicy::decay_tick(sim::SimState& s) {
   const Seconds t = s.now;
-  if (usage_reset_due(reset_period_, last_decay_, t)) reset_usage(tree_, qos_usage_);
+  if (usage_reset_due(reset_period_, last_decay_, t)) {
+    reset_usage(tree_, qos_usage_);
+    reset_tres_minutes(s);
+  }
   if (last_decay_ != kUnsetTime && t > last_decay_) {
     decay_.decay(tree_, qos_usage_, t - last_decay_);
+    decay_tres_minutes(s, decay_.factor(t - last_decay_));
     // Running and suspended jobs: slurmctld's decay thread charges every job that has started and is
     // not pending or finished, so a suspended job keeps accruing usage (spec §2.6, §7.6).
     for (const auto* jobs : {&s.running, &s.suspended})
       for (auto ji : *jobs) {
         const auto& j = s.jobs[ji];
         if (tree_index_[static_cast<std::size_t>(j.assoc)] == kNoAssoc) continue;
-        decay_.charge_slice(tree_, qos_usage_, charged(s, j), last_decay_, t, /*at_end=*/false);
+        const auto c =
+            decay_.charge_slice(tree_, qos_usage_, charged(s, j), last_decay_, t, /*at_end=*/false);
+        charge_tres_minutes(s, j, last_decay_, t, c.wall, c.wall_nodecay);
       }
   }
   if (priority_.flags().fair_tree)

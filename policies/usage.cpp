@@ -65,8 +65,7 @@ void UsageDecay::decay(AssocTree& tree, std::vector<QosUsage>& qos_usage, Second
   }
 }
 
-SliceCharge UsageDecay::charge_slice(AssocTree& tree, std::vector<QosUsage>& qos_usage, const ChargedJob& job,
-                                     Seconds from, Seconds to, bool at_end) const {
+SliceCharge UsageDecay::slice(const ChargedJob& job, Seconds from, Seconds to, bool at_end) const {
   const Seconds a = std::max(from, job.start);
   Seconds b = to;
   if (at_end && job.end != kUnsetTime && b > job.end) b = job.end;
@@ -77,13 +76,19 @@ SliceCharge UsageDecay::charge_slice(AssocTree& tree, std::vector<QosUsage>& qos
   // pow, not factor(): Slurm does not floor the in-slice decay at DBL_MIN.
   c.wall = delta * std::pow(df_, delta) * uf;
   c.usage = c.wall * job.billing;
-  const double wall_nodecay = delta * uf;
-  const double usage_nodecay = wall_nodecay * job.billing;
+  c.wall_nodecay = delta * uf;
+  return c;
+}
+
+SliceCharge UsageDecay::charge_slice(AssocTree& tree, std::vector<QosUsage>& qos_usage, const ChargedJob& job,
+                                     Seconds from, Seconds to, bool at_end) const {
+  const SliceCharge c = slice(job, from, to, at_end);
+  const double usage_nodecay = c.wall_nodecay * job.billing;
   auto charge_qos = [&](std::int32_t q) {
     if (q < 0) return;
     auto& u = qos_usage.at(static_cast<std::size_t>(q));
     u.usage_raw += u.no_decay ? usage_nodecay : c.usage;
-    u.grp_used_wall += u.no_decay ? wall_nodecay : c.wall;
+    u.grp_used_wall += u.no_decay ? c.wall_nodecay : c.wall;
   };
   charge_qos(job.qos);
   if (job.partition_qos != job.qos) charge_qos(job.partition_qos);

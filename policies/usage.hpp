@@ -35,9 +35,10 @@ struct ChargedJob {
 
 /// The amounts one charge_slice added.
 struct SliceCharge {
-  Seconds delta = 0;   // charged seconds, max(0, b - a)
-  double wall = 0.0;   // delta * df^delta * usage_factor, s (added to grp_used_wall)
-  double usage = 0.0;  // wall * billing, billing-seconds (added to usage_raw)
+  Seconds delta = 0;          // charged seconds, max(0, b - a)
+  double wall = 0.0;          // delta * df^delta * usage_factor, s (added to grp_used_wall)
+  double usage = 0.0;         // wall * billing, billing-seconds (added to usage_raw)
+  double wall_nodecay = 0.0;  // delta * usage_factor, s (what a NoDecay QOS is charged)
 };
 
 /// Decay and charging at one PriorityDecayHalfLife: const configuration over AssocTree/QosUsage
@@ -62,6 +63,8 @@ class UsageDecay {
   /// different partition QOS (its own UsageFactor is not applied).
   SliceCharge charge_slice(AssocTree& tree, std::vector<QosUsage>& qos_usage, const ChargedJob& job,
                            Seconds from, Seconds to, bool at_end) const;
+  /// What charge_slice would charge, without charging it.
+  SliceCharge slice(const ChargedJob& job, Seconds from, Seconds to, bool at_end) const;
 
  private:
   double df_ = 1.0;

@@ -249,8 +249,7 @@ void Controller::handle(const Submit& e) {
 void Controller::queue_when_eligible(std::uint32_t job) {
   auto& j = state_.jobs[job];
   if (j.eligible > state_.now) {
-    j.reason = PendingReason::kBeginTime;
-    j.reasons_seen |= 1u << static_cast<unsigned>(PendingReason::kBeginTime);
+    j.note_reason(PendingReason::kBeginTime);
     ++future_submits_;  // still to come into the queue
     queue_.schedule(j.eligible, phase(EventPhase::kEligible), j.id, Eligible{job});
     return;
@@ -263,9 +262,8 @@ bool Controller::dependency_holds(std::uint32_t job) {
   const auto status = options_.dependencies->test(state_, job, retry_at);
   if (status == DependencyStatus::kSatisfied) return true;
   auto& j = state_.jobs[job];
-  j.reason = status == DependencyStatus::kNever ? PendingReason::kDependencyNeverSatisfied
-                                                : PendingReason::kDependency;
-  j.reasons_seen |= 1u << static_cast<unsigned>(j.reason);
+  j.note_reason(status == DependencyStatus::kNever ? PendingReason::kDependencyNeverSatisfied
+                                                   : PendingReason::kDependency);
   if (retry_at != kUnsetTime) {
     ++retests_pending_;
     queue_.schedule(retry_at, phase(EventPhase::kEligible), j.id, Retest{});

@@ -1,73 +1,95 @@
 #include "sim/sim_job.hpp"
 
+#include <array>
+
 namespace slurmtwin::sim {
 
-static_assert(static_cast<unsigned>(PendingReason::kCount) <= 32, "SimJob::reasons_seen holds 32 reasons");
+namespace {
+
+// squeue's words for the PendingReasons (slurm_protocol_defs.c job_reason_string), in enum order.
+constexpr std::array<const char*, static_cast<std::size_t>(PendingReason::kCount)> kReasonNames = {
+    "None",
+    "Priority",
+    "Resources",
+    "PartitionTimeLimit",
+    "PartitionNodeLimit",
+    "QOSMaxJobsPerUserLimit",
+    "QOSGrpJobsLimit",
+    "QOSGrpCpuLimit",
+    "QOSMaxCpuPerUserLimit",
+    "AssocMaxJobsLimit",
+    "AssocGrpCpuLimit",
+    "BeginTime",
+    "Dependency",
+    "DependencyNeverSatisfied",
+    "QOSGrpMemLimit",
+    "QOSGrpNodeLimit",
+    "QOSGrpGRES",
+    "QOSMaxTRESPerJob",
+    "QOSMaxWallDurationPerJobLimit",
+    "AssocGrpJobsLimit",
+    "AssocGrpMemLimit",
+    "AssocGrpNodeLimit",
+    "AssocGrpGRES",
+    "AssocMaxTRESPerJob",
+    "AssocMaxWallDurationPerJobLimit",
+    "PartitionConfig",
+    "Reservation",
+    "ReqNodeNotAvail",
+    "MaxMemPerLimit",
+    // the blocks of four (CPUs, memory, nodes, GPUs); the run-minutes per user/account ones as 24.05 words
+    // them
+    "QOSGrpCPUMinutesLimit",
+    "QOSGrpMemoryMinutes",
+    "QOSGrpNodeMinutes",
+    "QOSGrpGRESMinutes",
+    "QOSGrpCPURunMinutesLimit",
+    "QOSGrpMemoryRunMinutes",
+    "QOSGrpNodeRunMinutes",
+    "QOSGrpGRESRunMinutes",
+    "QOSMaxCpuMinutesPerJobLimit",
+    "QOSMaxMemoryMinutesPerJob",
+    "QOSMaxNodeMinutesPerJob",
+    "QOSMaxGRESMinutesPerJob",
+    "QOSMaxCpuPerNode",
+    "QOSMaxMemoryPerNode",
+    "QOSMaxUnknownPerNode",
+    "QOSMaxGRESPerNode",
+    "QOSMinCpuNotSatisfied",
+    "QOSMinMemory",
+    "QOSMinNode",
+    "QOSMinGRES",
+    "MaxCpuRunMinsPerUser",
+    "MaxMemoryRunMinsPerUser",
+    "MaxNodeRunMinsPerUser",
+    "MaxGRESRunMinsPerUser",
+    "MaxCpuRunMinsPerAccount",
+    "MaxMemoryRunMinsPerAccount",
+    "MaxNodeRunMinsPerAccount",
+    "MaxGRESRunMinsPerAccount",
+    "AssocGrpCPUMinutesLimit",
+    "AssocGrpMemMinutes",
+    "AssocGrpNodeMinutes",
+    "AssocGrpGRESMinutes",
+    "AssocGrpCPURunMinutesLimit",
+    "AssocGrpMemRunMinutes",
+    "AssocGrpNodeRunMinutes",
+    "AssocGrpGRESRunMinutes",
+    "AssocMaxCpuMinutesPerJobLimit",
+    "AssocMaxMemMinutesPerJob",
+    "AssocMaxNodeMinutesPerJob",
+    "AssocMaxGRESMinutesPerJob",
+    "AssocMaxCpuPerNode",
+    "AssocMaxMemPerNode",
+    "AssocMaxUnknownPerNode",
+    "AssocMaxGRESPerNode",
+};
+
+}  // namespace
 
 const char* to_string(PendingReason reason) {
-  switch (reason) {
-    case PendingReason::kNone:
-      return "None";
-    case PendingReason::kPriority:
-      return "Priority";
-    case PendingReason::kResources:
-      return "Resources";
-    case PendingReason::kPartitionTimeLimit:
-      return "PartitionTimeLimit";
-    case PendingReason::kPartitionNodeLimit:
-      return "PartitionNodeLimit";
-    case PendingReason::kQosMaxJobsPerUser:
-      return "QOSMaxJobsPerUserLimit";
-    case PendingReason::kQosGrpJobs:
-      return "QOSGrpJobsLimit";
-    case PendingReason::kQosGrpTres:
-      return "QOSGrpCpuLimit";
-    case PendingReason::kQosMaxTresPerUser:
-      return "QOSMaxCpuPerUserLimit";
-    case PendingReason::kAssocMaxJobs:
-      return "AssocMaxJobsLimit";
-    case PendingReason::kAssocGrpTres:
-      return "AssocGrpCpuLimit";
-    case PendingReason::kBeginTime:
-      return "BeginTime";
-    case PendingReason::kDependency:
-      return "Dependency";
-    case PendingReason::kDependencyNeverSatisfied:
-      return "DependencyNeverSatisfied";
-    case PendingReason::kQosGrpMem:
-      return "QOSGrpMemLimit";
-    case PendingReason::kQosGrpNode:
-      return "QOSGrpNodeLimit";
-    case PendingReason::kQosGrpGres:
-      return "QOSGrpGRES";
-    case PendingReason::kQosMaxTresPerJob:
-      return "QOSMaxTRESPerJob";
-    case PendingReason::kQosMaxWall:
-      return "QOSMaxWallDurationPerJobLimit";
-    case PendingReason::kAssocGrpJobs:
-      return "AssocGrpJobsLimit";
-    case PendingReason::kAssocGrpMem:
-      return "AssocGrpMemLimit";
-    case PendingReason::kAssocGrpNode:
-      return "AssocGrpNodeLimit";
-    case PendingReason::kAssocGrpGres:
-      return "AssocGrpGRES";
-    case PendingReason::kAssocMaxTresPerJob:
-      return "AssocMaxTRESPerJob";
-    case PendingReason::kAssocMaxWall:
-      return "AssocMaxWallDurationPerJobLimit";
-    case PendingReason::kPartitionConfig:
-      return "PartitionConfig";
-    case PendingReason::kReservation:
-      return "Reservation";
-    case PendingReason::kReqNodeNotAvail:
-      return "ReqNodeNotAvail";
-    case PendingReason::kPnMemLimit:
-      return "MaxMemPerLimit";
-    case PendingReason::kCount:
-      break;
-  }
-  return "None";
+  const auto i = static_cast<std::size_t>(reason);
+  return i < kReasonNames.size() ? kReasonNames[i] : "None";
 }
 
 }  // namespace slurmtwin::sim

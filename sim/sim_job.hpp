@@ -1,6 +1,7 @@
 #pragma once
 // A job as the simulator sees it: the trace request resolved against the site (partition, QOS and
 // association indices, CPUs, memory and GRES per node), plus its run-time state.
+#include <bitset>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -50,9 +51,26 @@ enum class PendingReason : std::uint8_t {
   kReservation,      // its --reservation is not active (not yet, or ended: then held for good)
   kReqNodeNotAvail,  // would not fit even if every node it may use (in service, not reserved) were idle
   kPnMemLimit,       // memory per node over MaxMemPerNode: held for ever (Slurm: MaxMemPerLimit)
-  kCount,            // number of reasons (array size; at most 32: SimJob::reasons_seen is a bit set)
+  // Limits checked once a job's nodes are chosen, one block of four per limit, in Tres slot order
+  // (CPUs, memory, nodes, GPUs): the reason of slot k is the block's first + k (tres_reason).
+  kQosGrpTresMins,                                 // GrpTRESMins used up
+  kQosGrpTresRunMins = kQosGrpTresMins + 4,        // GrpTRESRunMins: running jobs' TRES x time left
+  kQosMaxTresMinsPerJob = kQosGrpTresRunMins + 4,  // TRES x time limit over MaxTRESMinsPerJob
+  kQosMaxTresPerNode = kQosMaxTresMinsPerJob + 4,
+  kQosMinTres = kQosMaxTresPerNode + 4,                          // under MinTRESPerJob
+  kQosMaxTresRunMinsPerUser = kQosMinTres + 4,                   // Slurm >= 24.05
+  kQosMaxTresRunMinsPerAccount = kQosMaxTresRunMinsPerUser + 4,  // Slurm >= 24.05
+  kAssocGrpTresMins = kQosMaxTresRunMinsPerAccount + 4,
+  kAssocGrpTresRunMins = kAssocGrpTresMins + 4,
+  kAssocMaxTresMinsPerJob = kAssocGrpTresRunMins + 4,
+  kAssocMaxTresPerNode = kAssocMaxTresMinsPerJob + 4,
+  kCount = kAssocMaxTresPerNode + 4,  // number of reasons (SimJob::reasons_seen's size)
 };
 const char* to_string(PendingReason reason);
+/// The reason of TRES slot `slot` (0 CPUs, 1 memory, 2 nodes, 3 GPUs) in a block that starts at `first`.
+constexpr PendingReason tres_reason(PendingReason first, int slot) {
+  return static_cast<PendingReason>(static_cast<int>(first) + slot);
+}
 
 /// What preemption does to a victim (spec §7.4): end it (CANCEL), put it back in the queue (REQUEUE), or
 /// suspend it until its preemptor ends (SUSPEND).
@@ -126,7 +144,13 @@ struct SimJob {
   // run-time state
   SimJobState state = SimJobState::kFuture;
   PendingReason reason = PendingReason::kNone;
-  std::uint32_t reasons_seen = 0;            // bit set of PendingReason values seen while pending
+  std::bitset<static_cast<std::size_t>(PendingReason::kCount)> reasons_seen;  // PendingReasons seen pending
+  /// Records `r` as its reason now (and among those seen).
+  void note_reason(PendingReason r) {
+    reason = r;
+    reasons_seen.set(static_cast<std::size_t>(r));
+  }
+  bool has_seen(PendingReason r) const { return reasons_seen.test(static_cast<std::size_t>(r)); }
   std::uint32_t priority = 0;                // current priority (stored value, as Slurm)
   std::vector<std::uint32_t> part_priority;  // per requested partition
   std::uint16_t run_partition = 0;           // partition it started in

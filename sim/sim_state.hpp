@@ -39,14 +39,36 @@ struct LimitUsage {
     // new association its parent's Max* limits).
     std::optional<Seconds> max_wall;
     const TresMap* max_tres_per_job = nullptr;  // into the site; nullptr = none
+    const TresMap* max_tres_per_node = nullptr;
+    const TresMap* max_tres_mins_per_job = nullptr;
     std::optional<std::int64_t> max_jobs_per_user;
     std::optional<std::int64_t> max_submit_jobs_per_user;
-    bool grp = false;  // GrpJobs or GrpTRES on the association or an account above it
+    bool grp = false;          // GrpJobs or GrpTRES on the association or an account above it
+    bool grp_minutes = false;  // GrpTRESMins or GrpTRESRunMins there
   };
   std::vector<AssocChain> assoc_chains;
   std::vector<std::int64_t> account_jobs;    // running in the account's subtree
   std::vector<std::int64_t> account_submit;  // pending + running in the account's subtree
   std::vector<Tres> account_tres;            // running in the account's subtree
+
+  // Which QOS sets a limit first (acct_policy_set_qos_order): the partition's QOS (index into
+  // Site::qos, -1 = none) before the job's, unless the job's has Flags=OverPartQOS.
+  std::vector<std::int32_t> partition_qos;
+  std::vector<bool> over_part_qos;  // per QOS
+  std::vector<bool> qos_no_decay;   // per QOS: Flags=NoDecay (its TRES-minutes used never decay)
+  bool safe = false;                // AccountingStorageEnforce=safe
+  // Limits checked once a job's nodes are chosen: any set (else that check is skipped), and whether
+  // one reads TRES-minutes (else the totals below are not kept).
+  bool selected_limits = false;
+  bool tres_minutes = false;
+  // TRES-minutes: what jobs used (TRES-seconds, decayed as fair-share usage is; GrpTRESMins) and what
+  // running jobs have left of their time limit (TRES x s, GrpTRESRunMins), per QOS, user association
+  // and account (its subtree), and per (QOS, user) and (QOS, account) for MaxTRESRunMinsPU/PA.
+  using TresUsed = std::array<double, 4>;
+  std::vector<TresUsed> qos_tres_used, assoc_tres_used, account_tres_used;
+  std::vector<Tres> qos_run_secs, assoc_run_secs, account_run_secs;
+  std::map<std::pair<std::uint16_t, std::uint32_t>, Tres> qos_user_run_secs, qos_account_run_secs;
+  std::vector<std::int64_t> job_run_secs;  // per job: s of its time limit (x UsageFactor) not yet charged
 };
 
 struct SimState {

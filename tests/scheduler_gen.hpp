@@ -2,7 +2,8 @@
 // Random small sites and workloads for the scheduler's property test (test_scheduler_property.cpp)
 // and fuzz target (tests/fuzz/fuzz_scheduler.cpp): nodes with features, partitions with tiers and
 // preemption modes, QOS with preempt lists and limits, a two-level account tree, every scheduler
-// setting within the bounds of traces/site_settings.hpp, topology/tree now and then (add_random_topology);
+// setting within the bounds of traces/site_settings.hpp, topology/tree now and then (add_random_topology),
+// per-GPU defaults and TRES-minute limits with a partition QOS (add_random_gpu_defaults, _selected_limits);
 // jobs with arrays, dependencies, begin times, cancellations, time limits hit, impossible requests and names
 // the site lacks, many in one second. Every draw comes from a Draw: a seeded generator, or the fuzzer's bytes
 // (0 once they run out).
@@ -229,6 +230,32 @@ inline void add_random_gpu_defaults(Draw& d, Site& s) {
     if (d.chance(50)) p.def_mem_per_gpu_mb = d.pick(std::vector<std::int64_t>{0, 300, 3000});
     if (d.chance(50)) p.def_cpu_per_gpu = d.between(0, 3);
   }
+}
+
+/// Now and then the limits checked once nodes are chosen (TRES-minutes, per node, MinTRESPerJob) on the
+/// QOS and accounts, and a partition QOS; drawn like add_random_topology, after it, never once the bytes
+/// run out.
+inline void add_random_selected_limits(Draw& d, Site& s) {
+  if (d.chance(75)) return;
+  const auto cpus = [&](std::int64_t lo, std::int64_t hi) { return TresMap{{"cpu", d.between(lo, hi)}}; };
+  for (auto& q : s.qos) {
+    if (d.chance(25)) q.limits.grp_tres_run_mins = cpus(1, 400);
+    if (d.chance(20)) q.limits.grp_tres_mins = cpus(1, 400);
+    if (d.chance(15)) q.limits.max_tres_mins_per_job = cpus(1, 200);
+    if (d.chance(15)) q.limits.max_tres_per_node = cpus(1, 4);
+    if (d.chance(10)) q.limits.min_tres_per_job = cpus(1, 3);
+    if (d.chance(15)) q.limits.max_tres_run_mins_per_user = cpus(1, 300);
+    if (d.chance(10)) q.flags.insert(d.chance(50) ? "OverPartQOS" : "NoDecay");
+  }
+  for (auto& a : s.accounts) {
+    if (d.chance(20)) a.limits.grp_tres_run_mins = cpus(1, 400);
+    if (d.chance(15)) a.limits.grp_tres_mins = cpus(1, 400);
+    if (d.chance(10)) a.limits.max_tres_per_node = cpus(1, 4);
+  }
+  if (d.chance(30)) s.scheduler.slurm_version = 2405;
+  if (d.chance(20)) s.scheduler.accounting_storage_enforce.insert("safe");
+  if (!s.partitions.empty() && !s.qos.empty() && d.chance(50))
+    s.partitions[d.below(s.partitions.size())].qos = s.qos[d.below(s.qos.size())].name;
 }
 
 /// Replays a generated case with the invariants checked after every event; nullopt when Slurm would

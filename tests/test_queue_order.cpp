@@ -90,9 +90,7 @@ TEST_CASE("a full pass settles the records behind a blocked partition: Priority,
   o.check_invariants = true;
   const auto r =
       experiments::run_replay(site, make_trace({{0, 1, 4, 1000}, {0, 1, 3, 50}, {10, 1, 1, 10}}), o);
-  const auto seen = [&](std::size_t i, sim::PendingReason why) {
-    return (r.state->jobs[i].reasons_seen & (1u << static_cast<unsigned>(why))) != 0;
-  };
+  const auto seen = [&](std::size_t i, sim::PendingReason why) { return r.state->jobs[i].has_seen(why); };
   CHECK(r.state->jobs[0].start - kT0 == 3);
   CHECK(r.state->jobs[1].start - kT0 == 1003);
   CHECK(r.state->jobs[2].start - kT0 == 1003);

@@ -36,7 +36,7 @@ Outcome check_case(const Site& site, const Trace& trace) {
 
 TEST_CASE("property: random sites and workloads replay with every invariant held, deterministically") {
   // 300 seeded cases (about 5 s); `make fuzz` runs the same generator unseeded (fuzz_scheduler).
-  std::size_t replayed = 0, started = 0, jobs = 0, rejected = 0, by_switch = 0, gpu_defaults = 0;
+  std::size_t replayed = 0, started = 0, jobs = 0, rejected = 0, by_switch = 0, gpu_defaults = 0, minutes = 0;
   for (std::uint64_t seed = 1; seed <= 300; ++seed) {
     CAPTURE(seed);
     std::mt19937_64 rng(seed);
@@ -45,6 +45,7 @@ TEST_CASE("property: random sites and workloads replay with every invariant held
     const Trace trace = random_trace(d, site);
     add_random_topology(d, site);
     add_random_gpu_defaults(d, site);
+    add_random_selected_limits(d, site);
     const auto o = check_case(site, trace);
     replayed += o.replayed ? 1 : 0;
     by_switch += o.replayed && site.places_by_switch() ? 1 : 0;
@@ -54,18 +55,27 @@ TEST_CASE("property: random sites and workloads replay with every invariant held
     const bool gpu_jobs =
         std::any_of(trace.jobs.begin(), trace.jobs.end(), [](const JobRecord& j) { return !j.gres.empty(); });
     gpu_defaults += o.replayed && defaults && gpu_jobs ? 1 : 0;
+    minutes += o.replayed && std::any_of(site.qos.begin(), site.qos.end(),
+                                         [](const Qos& q) {
+                                           return !q.limits.grp_tres_run_mins.empty() ||
+                                                  !q.limits.grp_tres_mins.empty();
+                                         })
+                   ? 1
+                   : 0;
     started += o.started;
     jobs += o.jobs;
     rejected += o.rejected;
   }
   MESSAGE(replayed << " of 300 generated cases replayed; " << started << " of " << jobs << " jobs started, "
                    << rejected << " refused at submit; " << by_switch << " placed by topology/tree; "
-                   << gpu_defaults << " with GPU jobs under per-GPU defaults");
+                   << gpu_defaults << " with GPU jobs under per-GPU defaults; " << minutes
+                   << " under QOS TRES-minute limits");
   // The generator must exercise the scheduler, not only the refusals.
   CHECK(replayed >= 150);
   CHECK(started >= jobs / 4);
   CHECK(by_switch >= 30);
   CHECK(gpu_defaults >= 20);
+  CHECK(minutes >= 20);
 }
 
 }  // namespace slurmtwin::testing

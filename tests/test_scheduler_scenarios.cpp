@@ -55,9 +55,8 @@ TEST_CASE("a resource-blocked job blocks its partition: no lower-priority job st
   CHECK(r.state->jobs[0].alloc[0].node == 0);  // equal weights: the first node in slurm.conf order
   CHECK(r.state->jobs[1].alloc.size() == 2);
   // J3 saw both reasons while it waited.
-  const auto seen = r.state->jobs[2].reasons_seen;
-  CHECK((seen & (1u << static_cast<unsigned>(sim::PendingReason::kPriority))) != 0);
-  CHECK((seen & (1u << static_cast<unsigned>(sim::PendingReason::kResources))) != 0);
+  CHECK(r.state->jobs[2].has_seen(sim::PendingReason::kPriority));
+  CHECK(r.state->jobs[2].has_seen(sim::PendingReason::kResources));
 }
 
 TEST_CASE("a limited pass examines default_queue_depth + 1 records, the rest wait for the full pass") {
@@ -242,8 +241,7 @@ TEST_CASE("QOS MaxJobsPerUser keeps a job pending without blocking others") {
   CHECK(start_of(r, 0) == 3);
   CHECK(start_of(r, 2) == 3);
   CHECK(start_of(r, 1) == 103);
-  CHECK((r.state->jobs[1].reasons_seen &
-         (1u << static_cast<unsigned>(sim::PendingReason::kQosMaxJobsPerUser))) != 0);
+  CHECK(r.state->jobs[1].has_seen(sim::PendingReason::kQosMaxJobsPerUser));
 }
 
 TEST_CASE("jobs Slurm would refuse at submit are rejected with a reason and counted") {

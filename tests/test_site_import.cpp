@@ -875,7 +875,8 @@ TEST_CASE("association dumps (sacctmgr -P show assoc) rebuild the tree from Par 
   CHECK(s.qos.size() == 2);
   CHECK(s.find_qos("high")->priority == 10);
   CHECK(count_containing(w, "several clusters") == 1);
-  CHECK(count_containing(w, "GrpTRESMins") == 1);
+  CHECK(find_assoc(s, "dave", "chem")->limits.grp_tres_mins == TresMap{{"cpu", 60}});
+  CHECK(count_containing(w, "GrpTRESMins") == 0);  // read, and enforced (test_limits.cpp)
   CHECK_NOTHROW(validate(s));
 
   // Fail closed: a QOS the site does not define is not made up with priority 0 and no limits.

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <limits>
 #include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 #include "traces/file_io.hpp"
 #include "traces/read_report.hpp"
@@ -123,6 +125,12 @@ enum class Opt {
   kMaxTresPerUser,
   kMaxTresPerNode,
   kMaxWall,
+  kGrpTresMins,
+  kGrpTresRunMins,
+  kMaxTresMinsPerJob,
+  kMinTresPerJob,
+  kMaxTresRunMinsPerUser,
+  kMaxTresRunMinsPerAccount,
 };
 
 struct OptName {
@@ -140,6 +148,8 @@ const std::vector<OptName> kQosOpts = {
     {"GrpJobs", 4, Opt::kGrpJobs},
     {"GrpSubmitJobs", 4, Opt::kGrpSubmit},
     {"GrpTRES", 7, Opt::kGrpTres},
+    {"GrpTRESMins", 8, Opt::kGrpTresMins},
+    {"GrpTRESRunMins", 8, Opt::kGrpTresRunMins},
     {"MaxJobsPerUser", 4, Opt::kMaxJobs},
     {"MaxJobsPU", 0, Opt::kMaxJobs},
     {"MaxSubmitJobsPerUser", 4, Opt::kMaxSubmit},
@@ -152,6 +162,10 @@ const std::vector<OptName> kQosOpts = {
     {"MaxTRESPN", 0, Opt::kMaxTresPerNode},
     {"MaxTRESPerUser", 11, Opt::kMaxTresPerUser},
     {"MaxTRESPU", 0, Opt::kMaxTresPerUser},
+    {"MaxTRESMinsPerJob", 8, Opt::kMaxTresMinsPerJob},
+    {"MaxTRESRunMinsPA", 16, Opt::kMaxTresRunMinsPerAccount},
+    {"MaxTRESRunMinsPU", 8, Opt::kMaxTresRunMinsPerUser},
+    {"MinTRESPerJob", 7, Opt::kMinTresPerJob},
     {"MaxWall", 4, Opt::kMaxWall},
     {"MaxWallDurationPerJob", 0, Opt::kMaxWall},
     {"Preempt", 0, Opt::kPreempt},
@@ -181,6 +195,8 @@ const std::vector<OptName> kAssocOpts = {
     {"GrpJobs", 4, Opt::kGrpJobs},
     {"GrpSubmitJobs", 4, Opt::kGrpSubmit},
     {"GrpTRES", 7, Opt::kGrpTres},
+    {"GrpTRESMins", 8, Opt::kGrpTresMins},
+    {"GrpTRESRunMins", 8, Opt::kGrpTresRunMins},
     {"MaxJobs", 4, Opt::kMaxJobs},
     {"MaxSubmitJobs", 4, Opt::kMaxSubmit},
     {"MaxTRESPerJob", 7, Opt::kMaxTresPerJob},
@@ -188,6 +204,7 @@ const std::vector<OptName> kAssocOpts = {
     {"MaxTRESPJ", 0, Opt::kMaxTresPerJob},
     {"MaxTRESPerNode", 11, Opt::kMaxTresPerNode},
     {"MaxTRESPN", 0, Opt::kMaxTresPerNode},
+    {"MaxTRESMinsPerJob", 8, Opt::kMaxTresMinsPerJob},
     {"MaxWallDurationPerJob", 4, Opt::kMaxWall},
     {"Parent", 3, Opt::kParent},
     {"Partitions", 3, Opt::kPartition},
@@ -272,12 +289,28 @@ std::string to_admin_level(const Arg& a, const Where& w) {
   fail(w, a.key, fmt::format("'{}' is not None, Operator or Administrator", a.value));
 }
 
+// The options that set a TRES-count limit, and the field each sets.
+const std::array<std::pair<Opt, TresMap Limits::*>, 10> kTresOpts = {{
+    {Opt::kGrpTres, &Limits::grp_tres},
+    {Opt::kMaxTresPerJob, &Limits::max_tres_per_job},
+    {Opt::kMaxTresPerUser, &Limits::max_tres_per_user},
+    {Opt::kMaxTresPerNode, &Limits::max_tres_per_node},
+    {Opt::kGrpTresMins, &Limits::grp_tres_mins},
+    {Opt::kGrpTresRunMins, &Limits::grp_tres_run_mins},
+    {Opt::kMaxTresMinsPerJob, &Limits::max_tres_mins_per_job},
+    {Opt::kMinTresPerJob, &Limits::min_tres_per_job},
+    {Opt::kMaxTresRunMinsPerUser, &Limits::max_tres_run_mins_per_user},
+    {Opt::kMaxTresRunMinsPerAccount, &Limits::max_tres_run_mins_per_account},
+}};
+
 /// Applies a limit option to `l`; false when `opt` is not a limit.
 bool apply_limit(Opt opt, const Arg& a, const Where& w, Limits& l) {
-  switch (opt) {
-    case Opt::kGrpTres:
-      apply_tres(a, w, l.grp_tres);
+  for (const auto& [o, field] : kTresOpts)
+    if (o == opt) {
+      apply_tres(a, w, l.*field);
       return true;
+    }
+  switch (opt) {
     case Opt::kGrpJobs:
       l.grp_jobs = to_limit(a, w);
       return true;
@@ -289,15 +322,6 @@ bool apply_limit(Opt opt, const Arg& a, const Where& w, Limits& l) {
       return true;
     case Opt::kMaxSubmit:
       l.max_submit_jobs_per_user = to_limit(a, w);
-      return true;
-    case Opt::kMaxTresPerJob:
-      apply_tres(a, w, l.max_tres_per_job);
-      return true;
-    case Opt::kMaxTresPerUser:
-      apply_tres(a, w, l.max_tres_per_user);
-      return true;
-    case Opt::kMaxTresPerNode:
-      apply_tres(a, w, l.max_tres_per_node);
       return true;
     case Opt::kMaxWall: {
       if (text::trim(a.value) == "-1") {
@@ -990,6 +1014,7 @@ void clear_inherited(std::vector<Account>& accounts, std::vector<UserAssoc>& ass
       const Limits& l = a->limits;
       if (g.max.max_tres_per_job.empty()) g.max.max_tres_per_job = l.max_tres_per_job;
       if (g.max.max_tres_per_node.empty()) g.max.max_tres_per_node = l.max_tres_per_node;
+      if (g.max.max_tres_mins_per_job.empty()) g.max.max_tres_mins_per_job = l.max_tres_mins_per_job;
       if (!g.max.max_jobs_per_user) g.max.max_jobs_per_user = l.max_jobs_per_user;
       if (!g.max.max_submit_jobs_per_user) g.max.max_submit_jobs_per_user = l.max_submit_jobs_per_user;
       if (!g.max.max_wall) g.max.max_wall = l.max_wall;
@@ -1009,6 +1034,8 @@ void clear_inherited(std::vector<Account>& accounts, std::vector<UserAssoc>& ass
       l.max_tres_per_job.clear();
     if (!l.max_tres_per_node.empty() && l.max_tres_per_node == g.max.max_tres_per_node)
       l.max_tres_per_node.clear();
+    if (!l.max_tres_mins_per_job.empty() && l.max_tres_mins_per_job == g.max.max_tres_mins_per_job)
+      l.max_tres_mins_per_job.clear();
     if (l.max_jobs_per_user && l.max_jobs_per_user == g.max.max_jobs_per_user) l.max_jobs_per_user.reset();
     if (l.max_submit_jobs_per_user && l.max_submit_jobs_per_user == g.max.max_submit_jobs_per_user)
       l.max_submit_jobs_per_user.reset();
@@ -1080,6 +1107,10 @@ void import_assoc_dump_text(std::string_view content, const std::string& file_na
                                                               {"maxtresperjob", "maxtres"},
                                                               {"maxtrespernode", "maxtrespernode"},
                                                               {"maxtrespn", "maxtrespernode"},
+                                                              {"grptresmins", "grptresmins"},
+                                                              {"grptresrunmins", "grptresrunmins"},
+                                                              {"maxtresmins", "maxtresmins"},
+                                                              {"maxtresminsperjob", "maxtresmins"},
                                                               {"maxsubmit", "maxsubmit"},
                                                               {"maxsubmitjobs", "maxsubmit"},
                                                               {"maxwall", "maxwall"},
@@ -1140,11 +1171,17 @@ void import_assoc_dump_text(std::string_view content, const std::string& file_na
     };
     if (const auto v = arg("share", "Share"); !v.value.empty()) shares = to_shares(v, w);
     if (const auto v = arg("priority", "Priority"); !v.value.empty()) priority = to_u32(v, w);
-    const std::pair<const char*, Opt> limit_cols[] = {
-        {"grpjobs", Opt::kGrpJobs},       {"grptres", Opt::kGrpTres},
-        {"grpsubmit", Opt::kGrpSubmit},   {"maxjobs", Opt::kMaxJobs},
-        {"maxtres", Opt::kMaxTresPerJob}, {"maxtrespernode", Opt::kMaxTresPerNode},
-        {"maxsubmit", Opt::kMaxSubmit},   {"maxwall", Opt::kMaxWall}};
+    const std::pair<const char*, Opt> limit_cols[] = {{"grpjobs", Opt::kGrpJobs},
+                                                      {"grptres", Opt::kGrpTres},
+                                                      {"grpsubmit", Opt::kGrpSubmit},
+                                                      {"maxjobs", Opt::kMaxJobs},
+                                                      {"maxtres", Opt::kMaxTresPerJob},
+                                                      {"maxtrespernode", Opt::kMaxTresPerNode},
+                                                      {"maxsubmit", Opt::kMaxSubmit},
+                                                      {"maxwall", Opt::kMaxWall},
+                                                      {"grptresmins", Opt::kGrpTresMins},
+                                                      {"grptresrunmins", Opt::kGrpTresRunMins},
+                                                      {"maxtresmins", Opt::kMaxTresMinsPerJob}};
     for (const auto& [name, opt] : limit_cols) {
       const auto it = col.find(name);
       if (const auto v = arg(name, it == col.end() ? name : header[it->second].c_str()); !v.value.empty())

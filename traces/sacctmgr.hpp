@@ -26,7 +26,8 @@ void import_sacctmgr_script_text(std::string_view content, const std::string& fi
 /// separated header line, then one association per line) and replaces site.accounts and
 /// site.associations with it. Recognised columns (case-insensitive): Cluster, Account, User, Partition,
 /// Share|FairShare, Priority, GrpJobs, GrpTRES, GrpSubmit|GrpSubmitJobs, MaxJobs, MaxTRES|MaxTRESPerJob,
-/// MaxTRESPerNode, MaxSubmit|MaxSubmitJobs, MaxWall, QOS, Def QOS|DefaultQOS, Par Name|ParentName.
+/// MaxTRESPerNode, MaxTRESMins, GrpTRESMins, GrpTRESRunMins, MaxSubmit|MaxSubmitJobs, MaxWall, QOS,
+/// Def QOS|DefaultQOS, Par Name|ParentName.
 /// An account's parent is the Par Name column, else the `tree` indentation of Account, else root.
 /// An account's parent may also come from Lineage ("/dept/group/", Slurm 23.11+).
 /// Users not yet in site.users are added with their first association's account as default account
@@ -42,7 +43,7 @@ void import_assoc_dump_text(std::string_view content, const std::string& file_na
 /// A dump names QOS but does not define them: they must be in the site already (import_qos_table);
 /// an unknown one, a Parent not defined above, a second cluster or a line of another kind throw
 /// InputError naming file:line. Options that do not affect scheduling (Description, Organization,
-/// Coordinator, WCKeys) are ignored; limits not modelled (GrpTRESMins, GrpWall, ...) warn.
+/// Coordinator, WCKeys) are ignored; limits not modelled (GrpWall, MaxTRESRunMins, ...) warn.
 void import_sacctmgr_dump(const std::string& path, Site& site, std::vector<std::string>& warnings);
 /// The same from text; `file_name` names the content in messages.
 void import_sacctmgr_dump_text(std::string_view content, const std::string& file_name, Site& site,
@@ -51,7 +52,7 @@ void import_sacctmgr_dump_text(std::string_view content, const std::string& file
 /// Reads `sacctmgr -P show qos` (any column set with a Name column, in any order; -p's trailing '|'
 /// accepted) and replaces the site's QOS with its rows: Priority, GraceTime, Preempt, PreemptMode
 /// ("cluster" = unset), PreemptExemptTime, Flags, UsageFactor and the limits the simulator enforces.
-/// Columns not modelled that hold a value warn once each (MaxTRESPA, GrpWall, MinTRES, ...).
+/// Columns not modelled that hold a value warn once each (MaxTRESPA, GrpWall, ...).
 void import_qos_table(const std::string& path, Site& site, std::vector<std::string>& warnings);
 /// The same from text; `file_name` names the content in messages.
 void import_qos_table_text(std::string_view content, const std::string& file_name, Site& site,

@@ -3,6 +3,7 @@
 // scheduler settings. Defaults are those of current Slurm (see docs/site-schema.md and
 // ../shared/reference/slurm-scheduling-spec.md). Produced by the importers and the YAML loader,
 // validated once, then treated as const.
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -105,8 +106,33 @@ struct Limits {
   std::optional<std::int64_t> max_jobs_per_user;         // QOS MaxJobsPerUser / assoc MaxJobs
   std::optional<std::int64_t> max_submit_jobs_per_user;  // QOS MaxSubmitJobsPerUser / assoc MaxSubmitJobs
   std::optional<Seconds> max_wall;                       // per job, s
+  // TRES-minutes (a TRES count x minutes), checked once a job's nodes are chosen:
+  TresMap grp_tres_mins;               // GrpTRESMins: used (decayed, as fair-share usage) by the QOS/subtree
+  TresMap grp_tres_run_mins;           // GrpTRESRunMins: running jobs' TRES x time limit left
+  TresMap max_tres_mins_per_job;       // QOS MaxTRESMinsPerJob / assoc MaxTRESMins: TRES x time limit
+  TresMap min_tres_per_job;            // QOS MinTRESPerJob
+  TresMap max_tres_run_mins_per_user;  // QOS MaxTRESRunMinsPU (enforced from Slurm 24.05)
+  TresMap max_tres_run_mins_per_account;  // QOS MaxTRESRunMinsPA (enforced from Slurm 24.05)
   bool operator==(const Limits&) const = default;
 };
+
+/// Limits' TRES-count fields and their key in the site YAML (one table for writing and reading).
+struct TresLimitField {
+  const char* key;
+  TresMap Limits::*field;
+};
+inline constexpr std::array<TresLimitField, 10> kTresLimitFields = {{
+    {"grp_tres", &Limits::grp_tres},
+    {"max_tres_per_job", &Limits::max_tres_per_job},
+    {"max_tres_per_user", &Limits::max_tres_per_user},
+    {"max_tres_per_node", &Limits::max_tres_per_node},
+    {"grp_tres_mins", &Limits::grp_tres_mins},
+    {"grp_tres_run_mins", &Limits::grp_tres_run_mins},
+    {"max_tres_mins_per_job", &Limits::max_tres_mins_per_job},
+    {"min_tres_per_job", &Limits::min_tres_per_job},
+    {"max_tres_run_mins_per_user", &Limits::max_tres_run_mins_per_user},
+    {"max_tres_run_mins_per_account", &Limits::max_tres_run_mins_per_account},
+}};
 
 struct Qos {
   std::string name;

@@ -57,6 +57,12 @@ Site import_site(const SiteFiles& files, std::vector<std::string>& warnings,
       site.outages = read_node_events(read_input_file(files.node_events), files.node_events, zone);
   }
   validate(site);
+  if (site.scheduler.slurm_version < 2405)
+    for (const auto& q : site.qos)
+      if (!q.limits.max_tres_run_mins_per_user.empty() || !q.limits.max_tres_run_mins_per_account.empty())
+        warnings.push_back(fmt::format(
+            "QOS '{}': MaxTRESRunMinsPU/PA are read but not enforced: Slurm {} does not (24.05 does)", q.name,
+            slurm_version_text(site.scheduler.slurm_version)));
   if (sources) {
     std::string names;
     for (const auto& q : site.qos) names += (names.empty() ? "" : ",") + q.name;

@@ -159,12 +159,10 @@ void emit_limits(YAML::Emitter& out, const Limits& l) {
   const auto opt = [&](const char* key, const std::optional<std::int64_t>& v) {
     if (v) out << YAML::Key << key << YAML::Value << static_cast<long long>(*v);
   };
-  if (!l.grp_tres.empty()) emit_counts(out, "grp_tres", l.grp_tres);
+  for (const auto& f : kTresLimitFields)
+    if (!(l.*f.field).empty()) emit_counts(out, f.key, l.*f.field);
   opt("grp_jobs", l.grp_jobs);
   opt("grp_submit_jobs", l.grp_submit_jobs);
-  if (!l.max_tres_per_job.empty()) emit_counts(out, "max_tres_per_job", l.max_tres_per_job);
-  if (!l.max_tres_per_user.empty()) emit_counts(out, "max_tres_per_user", l.max_tres_per_user);
-  if (!l.max_tres_per_node.empty()) emit_counts(out, "max_tres_per_node", l.max_tres_per_node);
   opt("max_jobs_per_user", l.max_jobs_per_user);
   opt("max_submit_jobs_per_user", l.max_submit_jobs_per_user);
   if (l.max_wall) emit_duration(out, "max_wall_s", *l.max_wall);
@@ -470,26 +468,23 @@ class Reader {
   }
 
   Limits limits(const YAML::Node& n) const {
-    check_map(n, "limits",
-              {"grp_tres", "grp_jobs", "grp_submit_jobs", "max_tres_per_job", "max_tres_per_user",
-               "max_tres_per_node", "max_jobs_per_user", "max_submit_jobs_per_user", "max_wall_s"});
+    std::set<std::string> keys = {"grp_jobs", "grp_submit_jobs", "max_jobs_per_user",
+                                  "max_submit_jobs_per_user", "max_wall_s"};
+    for (const auto& f : kTresLimitFields) keys.emplace(f.key);
+    check_map(n, "limits", keys);
     Limits l;
     constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
     for (const auto& kv : n) {
       const auto key = kv.first.Scalar();
       const auto& v = kv.second;
-      if (key == "grp_tres")
-        l.grp_tres = counts(v, key);
+      const auto tres = std::find_if(kTresLimitFields.begin(), kTresLimitFields.end(),
+                                     [&](const TresLimitField& f) { return key == f.key; });
+      if (tres != kTresLimitFields.end())
+        l.*tres->field = counts(v, key);
       else if (key == "grp_jobs")
         l.grp_jobs = integer(v, key, 0, kMax);
       else if (key == "grp_submit_jobs")
         l.grp_submit_jobs = integer(v, key, 0, kMax);
-      else if (key == "max_tres_per_job")
-        l.max_tres_per_job = counts(v, key);
-      else if (key == "max_tres_per_user")
-        l.max_tres_per_user = counts(v, key);
-      else if (key == "max_tres_per_node")
-        l.max_tres_per_node = counts(v, key);
       else if (key == "max_jobs_per_user")
         l.max_jobs_per_user = integer(v, key, 0, kMax);
       else if (key == "max_submit_jobs_per_user")

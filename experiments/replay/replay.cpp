@@ -249,10 +249,10 @@ std::string nodelist(const ReplayResult& r, const sim::SimJob& j) {
   return nodes.empty() ? std::string("None assigned") : slurm_nodelist(r.site, std::move(nodes));
 }
 
-std::string reasons(std::uint32_t bits) {
+std::string reasons(const sim::SimJob& j) {
   std::string out;
   for (unsigned k = 1; k < static_cast<unsigned>(sim::PendingReason::kCount); ++k)
-    if (bits & (1u << k)) {
+    if (j.has_seen(static_cast<sim::PendingReason>(k))) {
       if (!out.empty()) out += ';';
       out += sim::to_string(static_cast<sim::PendingReason>(k));
     }
@@ -284,8 +284,7 @@ std::string jobs_csv(const ReplayResult& r, const Trace& trace) {
         j.eligible != kUnsetTime ? std::to_string(j.eligible) : "", started ? std::to_string(j.start) : "",
         j.end != kUnsetTime ? std::to_string(j.end) : "", started ? std::to_string(j.start - j.submit) : "",
         state, started ? nodelist(r, j) : "", j.alloc_cpus, j.priority_at_start, to_string(j.started_by),
-        j.restarts, reasons(j.reasons_seen), j.reject_reason,
-        rec.start != kUnsetTime ? std::to_string(rec.start) : "");
+        j.restarts, reasons(j), j.reject_reason, rec.start != kUnsetTime ? std::to_string(rec.start) : "");
   }
   return out;
 }

@@ -1,0 +1,206 @@
+// QOS and association limits on hand-made clusters, expected times computed by hand from
+// slurmctld 22.05's acct_policy.c (cited per case) and the decay thread's running-minutes charge
+// (priority_multifactor.c). Decay ticks fall at the controller start (kT0) and every
+// PriorityCalcPeriod after; with a pass every second a job submitted at kT0 starts at t=1, and what a
+// tick frees starts in the next second's pass (as on real Slurm: 27_run_mins, j003 and j006).
+#include <doctest/doctest.h>
+
+#include "replay_support.hpp"
+#include "scenario_support.hpp"
+
+using namespace slurmtwin;
+
+namespace {
+
+using testing::JobSpec;
+using testing::kT0;
+using testing::make_trace;
+using testing::small_site;
+using R = sim::PendingReason;
+
+// Two 8-CPU nodes, PriorityCalcPeriod 60 s, a pass every second (as the oracle's scenarios run).
+Site site_2x8() {
+  auto site = small_site(2, 8);
+  site.scheduler.calc_period = 60;
+  site.scheduler.params.sched_interval = 1;
+  site.scheduler.params.bf_interval = 1;
+  site.scheduler.params.bf_resolution = 1;
+  return site;
+}
+
+experiments::ReplayResult replay(const Site& site, const Trace& trace) {
+  return testing::checked_replay(site, trace);
+}
+
+Seconds start_of(const experiments::ReplayResult& r, std::size_t i) {
+  const auto& j = r.state->jobs[i];
+  return j.start == kUnsetTime ? kUnsetTime : j.start - kT0;
+}
+
+void set_qos(Trace& t, std::size_t job, const char* qos) {
+  t.jobs[job].qos = t.qos.intern(qos);
+}
+
+Qos& add_qos(Site& site, const char* name) {
+  Qos q;
+  q.name = name;
+  site.qos.push_back(q);
+  return site.qos.back();
+}
+
+}  // namespace
+
+TEST_CASE("GrpTRESRunMins: a job waits until running CPUs x time limit left, plus its own, fit") {
+  // QOS GrpTRESRunMins=cpu=24. J1 and J2 (4 CPUs, 3 min each) start at t=1: 2 x 4 x 180 s = 24
+  // CPU-min running. J3 (4 CPUs x 3 min = 12) does not fit: 24 + 12 > 24. The decay thread takes
+  // what ran off at each tick: at t=60, 2 x 4 x 59 s -> 968 s = 16 min (integer), 16 + 12 > 24;
+  // at t=120, 2 x 4 x 60 s more -> 488 s = 8 min, 8 + 12 <= 24: J3 starts at t=121,
+  // long before J1 and J2 end (t=151), where GrpTRES would have let it start.
+  auto site = site_2x8();
+  site.qos[0].limits.grp_tres_run_mins = {{"cpu", 24}};
+  const auto r = replay(site, make_trace({{0, 1, 4, 150, 180}, {0, 1, 4, 150, 180}, {0, 1, 4, 60, 180}}));
+  CHECK(start_of(r, 0) == 1);
+  CHECK(start_of(r, 1) == 1);
+  CHECK(start_of(r, 2) == 121);
+  CHECK(r.state->jobs[2].has_seen(R::kQosGrpTresRunMins));
+}
+
+TEST_CASE("an account's GrpTRESRunMins binds its users together") {
+  // Account acct GrpTRESRunMins=cpu=20: alice's J1 (4 CPUs x 3 min = 12) starts at t=1; bob's J2 (12)
+  // waits (12 + 12 > 20) with AssocGrpCPURunMinutesLimit; at t=60 J1 has 4 x 121 s = 484 s = 8 min
+  // left: 8 + 12 <= 20, J2 starts at t=61.
+  auto site = site_2x8();
+  site.accounts[1].limits.grp_tres_run_mins = {{"cpu", 20}};
+  JobSpec j2{0, 1, 4, 60, 180};
+  j2.user = "bob";
+  const auto r = replay(site, make_trace({{0, 1, 4, 100, 180}, j2}));
+  CHECK(start_of(r, 0) == 1);
+  CHECK(start_of(r, 1) == 61);
+  CHECK(r.state->jobs[1].has_seen(R::kAssocGrpTresRunMins));
+}
+
+TEST_CASE("MaxTRESPerNode, MaxTRESMinsPerJob and MinTRESPerJob hold a job for ever, and no other") {
+  // QOS MaxTRESPerNode=cpu=4: 8 CPUs on 1 node pend (QOSMaxCpuPerNode), 8 on 2 nodes (4 each) run.
+  // QOS mins MaxTRESMinsPerJob=cpu=20: 8 CPUs x 3 min = 24 pend, 4 x 5 = 20 run. QOS minq
+  // MinTRESPerJob=cpu=4: 2 CPUs pend (QOSMinCpuNotSatisfied), 4 run. Recorded on real Slurm 22.05:
+  // tests/oracle 28_tres_job_limits.
+  auto site = small_site(4, 8);
+  site.qos[0].limits.max_tres_per_node = {{"cpu", 4}};
+  add_qos(site, "mins").limits.max_tres_mins_per_job = {{"cpu", 20}};
+  add_qos(site, "minq").limits.min_tres_per_job = {{"cpu", 4}};
+  auto trace = make_trace({{0, 1, 8, 30, 120},
+                           {0, 2, 8, 30, 120},
+                           {0, 1, 8, 30, 180},
+                           {0, 1, 4, 30, 300},
+                           {0, 1, 2, 30, 120},
+                           {0, 1, 4, 30, 120}});
+  for (std::size_t i = 2; i < 4; ++i) set_qos(trace, i, "mins");
+  for (std::size_t i = 4; i < 6; ++i) set_qos(trace, i, "minq");
+  const auto r = replay(site, trace);
+  const auto& jobs = r.state->jobs;
+  CHECK(start_of(r, 0) == kUnsetTime);
+  CHECK(jobs[0].reason == R::kQosMaxTresPerNode);
+  CHECK(sim::to_string(jobs[0].reason) == std::string("QOSMaxCpuPerNode"));
+  CHECK(start_of(r, 1) == 3);
+  CHECK(jobs[1].alloc.size() == 2);
+  CHECK(start_of(r, 2) == kUnsetTime);
+  CHECK(sim::to_string(jobs[2].reason) == std::string("QOSMaxCpuMinutesPerJobLimit"));
+  CHECK(start_of(r, 3) == 3);
+  CHECK(start_of(r, 4) == kUnsetTime);
+  CHECK(sim::to_string(jobs[4].reason) == std::string("QOSMinCpuNotSatisfied"));
+  CHECK(start_of(r, 5) == 3);
+}
+
+TEST_CASE(
+    "a DenyOnLimit QOS refuses at submit what MaxTRESPerNode, MaxTRESMins or MinTRESPerJob would hold") {
+  // Real Slurm 22.05 (28_tres_job_limits, j011-j013): sbatch: error: QOSMaxCpuPerNode / ...
+  auto site = small_site(2, 8);
+  auto& q = site.qos[0];
+  q.flags.insert("DenyOnLimit");
+  q.limits.max_tres_per_node = {{"cpu", 4}};
+  q.limits.max_tres_mins_per_job = {{"cpu", 20}};
+  q.limits.min_tres_per_job = {{"cpu", 2}};
+  const auto r = replay(
+      site, make_trace({{0, 1, 8, 30, 120}, {0, 1, 4, 30, 360}, {0, 1, 1, 30, 120}, {0, 2, 8, 30, 120}}));
+  const auto& jobs = r.state->jobs;
+  CHECK(jobs[0].reject_reason == "QOSMaxCpuPerNode");
+  CHECK(jobs[1].reject_reason == "QOSMaxCpuMinutesPerJobLimit");
+  CHECK(jobs[2].reject_reason == "QOSMinCpuNotSatisfied");
+  CHECK(start_of(r, 3) == 3);
+  CHECK(r.metrics.rejected == 3);
+}
+
+TEST_CASE("GrpTRESMins: once a NoDecay QOS's jobs have used its CPU-minutes, its next jobs wait for good") {
+  // QOS gmins GrpTRESMins=cpu=7, NoDecay. J1 (4 CPUs) and J2 (2 CPUs) run 60 s from t=1: 6 CPU-min
+  // used at t=61. J3 (2 CPUs, t=100): 6 < 7, it starts although 6 + 2 x 2 min > 7 (without
+  // AccountingStorageEnforce=safe only what was used counts), runs 30 s: 7 used. J4 (t=200): 7 >= 7,
+  // held with QOSGrpCPUMinutesLimit. As real Slurm 22.05 did (28_tres_job_limits, j017-j021).
+  auto site = site_2x8();
+  auto& q = site.qos[0];
+  q.flags.insert("NoDecay");
+  q.limits.grp_tres_mins = {{"cpu", 7}};
+  const auto r = replay(
+      site, make_trace({{0, 1, 4, 60, 120}, {0, 1, 2, 60, 120}, {100, 1, 2, 30, 120}, {200, 1, 1, 30, 60}}));
+  CHECK(start_of(r, 2) == 100);
+  CHECK(start_of(r, 3) == kUnsetTime);
+  CHECK(sim::to_string(r.state->jobs[3].reason) == std::string("QOSGrpCPUMinutesLimit"));
+  SUBCASE("with AccountingStorageEnforce=safe a job starts only if its whole time limit fits") {
+    // J1 4 x 1 min and J2 2 x 1 min fit (4 + 2 <= 7); J3's 2 x 2 min do not fit the 1 left.
+    site.scheduler.accounting_storage_enforce.insert("safe");
+    const auto safe = replay(site, make_trace({{0, 1, 4, 60, 60}, {0, 1, 2, 60, 60}, {100, 1, 2, 30, 120}}));
+    CHECK(start_of(safe, 0) == 1);
+    CHECK(start_of(safe, 1) == 1);
+    CHECK(start_of(safe, 2) == kUnsetTime);
+  }
+}
+
+TEST_CASE("a limit the QOS sets replaces the association's, and the partition's QOS sets limits first") {
+  // acct_policy.c: qos_rec / qos_out_ptr hold what a QOS set; association checks skip those limits.
+  // alice's association MaxWall=3 min: a 10-min job in QOS normal pends (AssocMaxWall...), in QOS
+  // long (MaxWall=20 min) it runs. Partition p's QOS pq MaxTRESPerUser=cpu=8 binds every job in p,
+  // whatever its QOS: alice's J2 (1 CPU) and J3 (7) run, her J4 (1 more) waits for J2's end at t=33;
+  // QOS over (OverPartQOS, MaxTRESPerUser=cpu=12) sets that limit first for its own jobs: bob's 5 + 5
+  // CPUs run.
+  auto site = small_site(4, 8);
+  site.associations[0].limits.max_wall = 180;
+  add_qos(site, "long").limits.max_wall = 1200;
+  add_qos(site, "pq").limits.max_tres_per_user = {{"cpu", 8}};
+  auto& over = add_qos(site, "over");
+  over.flags.insert("OverPartQOS");
+  over.limits.max_tres_per_user = {{"cpu", 12}};
+  site.partitions[0].qos = "pq";
+  JobSpec b1{0, 1, 5, 100}, b2{0, 1, 5, 100};
+  b1.user = b2.user = "bob";
+  auto trace =
+      make_trace({{0, 1, 1, 30, 600}, {0, 1, 1, 30, 600}, {0, 1, 7, 100, 120}, {1, 1, 1, 30, 120}, b1, b2});
+  set_qos(trace, 1, "long");
+  set_qos(trace, 4, "over");
+  set_qos(trace, 5, "over");
+  const auto r = replay(site, trace);
+  CHECK(start_of(r, 0) == kUnsetTime);
+  CHECK(r.state->jobs[0].reason == R::kAssocMaxWall);
+  CHECK(start_of(r, 1) == 3);
+  CHECK(start_of(r, 2) == 3);
+  CHECK(r.state->jobs[3].has_seen(R::kQosMaxTresPerUser));  // alice: 8 of pq's 8 in use
+  CHECK(start_of(r, 3) == 33);
+  CHECK(start_of(r, 4) == 3);
+  CHECK(start_of(r, 5) == 3);
+}
+
+TEST_CASE("MaxTRESRunMinsPU binds from Slurm 24.05, while 22.05 reads it and starts the job") {
+  // QOS MaxTRESRunMinsPU=cpu=32: alice's J1 (4 CPUs x 5 min = 20) runs; J2 (20) would make 40. 22.05
+  // has no check for it (acct_policy.c reads max_tres_run_mins_pu nowhere): J2 starts at t=1. 24.05
+  // holds it until J1's time left fits: at the tick of t=60 J1 has 4 x 241 s = 16 min left (16 + 20 >
+  // 32), at t=120 4 x 181 s = 12 min: J2 starts at t=121. bob is not bound by alice's minutes.
+  auto site = site_2x8();
+  site.qos[0].limits.max_tres_run_mins_per_user = {{"cpu", 32}};
+  JobSpec b{0, 1, 4, 30, 300};
+  b.user = "bob";
+  const auto trace = make_trace({{0, 1, 4, 250, 300}, {0, 1, 4, 30, 300}, b});
+  CHECK(start_of(replay(site, trace), 1) == 1);
+  site.scheduler.slurm_version = 2405;
+  const auto r = replay(site, trace);
+  CHECK(start_of(r, 1) == 121);
+  CHECK(start_of(r, 2) == 1);
+  CHECK(sim::to_string(tres_reason(R::kQosMaxTresRunMinsPerUser, 0)) == std::string("MaxCpuRunMinsPerUser"));
+}

@@ -634,6 +634,43 @@ void charge_tres_minutes(sim::SimState& s, const sim::SimJob& j, Seconds from, S
   count_run_secs(s, j, secs, -1);
 }
 
+void find_limit_kills(sim::SimState& s) {
+  auto& u = s.usage;
+  u.limit_kills.clear();
+  if (!u.tres_minutes || u.safe) return;
+  // A TRES the job holds whose used minutes reached the limit (CUR_EXCEEDS); what a QOS sets, the
+  // associations skip.
+  const auto used_up = [](const TresMap& limits, unsigned skip, const Tres& t, const TresUsed& used) {
+    const Tres mins = minutes_of(used);
+    return first_failing(limits, skip,
+                         [&](std::size_t k, std::int64_t cap) { return t[k] != 0 && mins[k] >= cap; }) >= 0;
+  };
+  for (const auto ji : s.running) {
+    const auto& j = s.jobs[ji];
+    const Tres t = job_tres(s, j);
+    unsigned taken = 0;
+    bool kill = false;
+    for (const auto qi : qos_order(s, j, j.run_partition)) {
+      if (qi < 0 || kill) continue;
+      const auto& l = s.site.qos[static_cast<std::size_t>(qi)].limits;
+      kill = used_up(l.grp_tres_mins, taken, t, u.qos_tres_used[static_cast<std::size_t>(qi)]);
+      taken |= slots(l.grp_tres_mins);
+    }
+    if (!kill && j.assoc >= 0) {
+      const auto ai = static_cast<std::size_t>(j.assoc);
+      const auto& c = chain_of(s, ai);
+      if (c.grp_minutes) {
+        kill = used_up(s.site.associations[ai].limits.grp_tres_mins, taken, t, u.assoc_tres_used[ai]);
+        for (const auto acc : c.accounts)  // up to root, which the check leaves out
+          kill = kill ||
+                 (!s.site.accounts[acc].parent.empty() &&
+                  used_up(s.site.accounts[acc].limits.grp_tres_mins, taken, t, u.account_tres_used[acc]));
+      }
+    }
+    if (kill) u.limit_kills.push_back(ji);
+  }
+}
+
 void decay_tres_minutes(sim::SimState& s, double factor) {
   auto& u = s.usage;
   if (!u.tres_minutes) return;

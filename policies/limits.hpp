@@ -38,6 +38,10 @@ void count_withdrawn(sim::SimState& state, const sim::SimJob& job);
 /// running TRES-minutes. No-op unless a TRES-minutes limit is set.
 void charge_tres_minutes(sim::SimState& state, const sim::SimJob& job, Seconds from, Seconds to,
                          double decayed, double undecayed);
+/// The running jobs whose QOS, association or an account above it has used up a GrpTRESMins of a TRES
+/// they hold (acct_policy_job_time_out, every 30 s; not with AccountingStorageEnforce=safe): into
+/// state.usage.limit_kills.
+void find_limit_kills(sim::SimState& state);
 /// Multiplies TRES-minutes used by `factor` (QOS with NoDecay excepted), as fair-share usage decays.
 void decay_tres_minutes(sim::SimState& state, double factor);
 /// Sets TRES-minutes used to 0 (PriorityUsageResetPeriod).

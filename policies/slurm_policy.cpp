@@ -440,6 +440,7 @@ void SlurmPolicy::decay_tick(sim::SimState& s) {
             decay_.charge_slice(tree_, qos_usage_, charged(s, j), last_decay_, t, /*at_end=*/false);
         charge_tres_minutes(s, j, last_decay_, t, c.wall, c.wall_nodecay);
       }
+    find_limit_kills(s);
   }
   if (priority_.flags().fair_tree)
     compute_fair_tree(tree_, options_.fair_tree_ties);

@@ -620,6 +620,20 @@ void Controller::note_change() {
 
 void Controller::handle(const DecayTick&) {
   policy_.decay_tick(state_);
+  // Jobs over a limit that ends them end at the next time-limit check, TIMEOUT (job_time_limit).
+  for (const auto job : state_.usage.limit_kills) {
+    auto& j = state_.jobs[job];
+    const Seconds tick = std::max<Seconds>(1, options_.timeout_check_interval);
+    const Seconds base = state_.origin + options_.timeout_phase;
+    const Seconds check = base + (state_.now < base ? 0 : (state_.now - base) / tick + 1) * tick;
+    // (a preemption victim in its grace time ends as its preemption has it)
+    if (j.state != SimJobState::kRunning || j.preempt != PreemptAction::kNone || j.end <= check) continue;
+    queue_.cancel(j.end_event);
+    j.end = check;
+    j.end_state = JobState::kTimeout;
+    j.end_event = queue_.schedule(j.end, phase(EventPhase::kJobEnd), j.id, JobEnd{job});
+  }
+  state_.usage.limit_kills.clear();
   // A change the backfill thread has not yet seen, other than this run's own: that one cannot let
   // anything start on a cluster where nothing runs, so it must not keep the replay going for ever.
   const bool backfill_has_work = backfill_enabled_ && changed_since_backfill_;

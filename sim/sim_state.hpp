@@ -69,6 +69,9 @@ struct LimitUsage {
   std::vector<Tres> qos_run_secs, assoc_run_secs, account_run_secs;
   std::map<std::pair<std::uint16_t, std::uint32_t>, Tres> qos_user_run_secs, qos_account_run_secs;
   std::vector<std::int64_t> job_run_secs;  // per job: s of its time limit (x UsageFactor) not yet charged
+  // Running jobs the last decay run found over a limit that ends them (GrpTRESMins used up): the
+  // controller ends them at the next time-limit check, TIMEOUT (acct_policy_job_time_out).
+  std::vector<std::uint32_t> limit_kills;
 };
 
 struct SimState {

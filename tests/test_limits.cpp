@@ -204,3 +204,24 @@ TEST_CASE("MaxTRESRunMinsPU binds from Slurm 24.05, while 22.05 reads it and sta
   CHECK(start_of(r, 2) == 1);
   CHECK(sim::to_string(tres_reason(R::kQosMaxTresRunMinsPerUser, 0)) == std::string("MaxCpuRunMinsPerUser"));
 }
+
+TEST_CASE("GrpTRESMins used up while jobs run: they end at the next 30-s limit check, TIMEOUT") {
+  // QOS GrpTRESMins=cpu=5, NoDecay. J1 (4 CPUs) and J2 (2 CPUs) run from t=1; the decay run at t=60
+  // charges 6 x 59 s = 354 s = 5 CPU-min (integer): used up. slurmctld's limit check
+  // (acct_policy_job_time_out, every 30 s) ends every running job of the QOS holding CPUs at t=90,
+  // TIMEOUT; J3 (t=100) waits for good. With GrpTRESMins=cpu=6 the t=60 run finds 5 < 6 and the next,
+  // at t=120, 354 + 360 s = 11 min: they end at t=150.
+  auto site = site_2x8();
+  site.qos[0].flags.insert("NoDecay");
+  site.qos[0].limits.grp_tres_mins = {{"cpu", 5}};
+  const auto trace = make_trace({{0, 1, 4, 300, 600}, {0, 1, 2, 300, 600}, {100, 1, 1, 30, 120}});
+  const auto r = replay(site, trace);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK(r.state->jobs[i].end - kT0 == 90);
+    CHECK(r.state->jobs[i].end_state == JobState::kTimeout);
+  }
+  CHECK(start_of(r, 2) == kUnsetTime);
+  site.qos[0].limits.grp_tres_mins = {{"cpu", 6}};
+  const auto later = replay(site, trace);
+  CHECK(later.state->jobs[0].end - kT0 == 150);
+}

@@ -620,18 +620,24 @@ void Controller::note_change() {
 
 void Controller::handle(const DecayTick&) {
   policy_.decay_tick(state_);
-  // Jobs over a limit that ends them end at the next time-limit check, TIMEOUT (job_time_limit).
+  // Jobs over a limit that ends them end at the next time-limit check, TIMEOUT (job_time_limit): in
+  // this second when its check runs after the decay thread (limit_check_after_decay: seen on real
+  // Slurm, 30_grp_mins_kill), else at the next one.
+  const Seconds tick = std::max<Seconds>(1, options_.timeout_check_interval);
+  const Seconds base = state_.origin + options_.timeout_phase;
+  const bool now_too =
+      options_.limit_check_after_decay && state_.now >= base && (state_.now - base) % tick == 0;
+  const Seconds check =
+      now_too ? state_.now : base + (state_.now < base ? 0 : (state_.now - base) / tick + 1) * tick;
   for (const auto job : state_.usage.limit_kills) {
     auto& j = state_.jobs[job];
-    const Seconds tick = std::max<Seconds>(1, options_.timeout_check_interval);
-    const Seconds base = state_.origin + options_.timeout_phase;
-    const Seconds check = base + (state_.now < base ? 0 : (state_.now - base) / tick + 1) * tick;
     // (a preemption victim in its grace time ends as its preemption has it)
     if (j.state != SimJobState::kRunning || j.preempt != PreemptAction::kNone || j.end <= check) continue;
     queue_.cancel(j.end_event);
     j.end = check;
     j.end_state = JobState::kTimeout;
-    j.end_event = queue_.schedule(j.end, phase(EventPhase::kJobEnd), j.id, JobEnd{job});
+    j.end_event = queue_.schedule(j.end, phase(now_too ? EventPhase::kLateTimeout : EventPhase::kJobEnd),
+                                  j.id, JobEnd{job});
   }
   state_.usage.limit_kills.clear();
   // A change the backfill thread has not yet seen, other than this run's own: that one cannot let

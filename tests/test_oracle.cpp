@@ -839,7 +839,7 @@ TEST_CASE("DefCpuPerGPU and DefMemPerGPU as real select/cons_tres applies them")
 }
 
 TEST_CASE("TRES-minute and per-node limits, and a partition's QOS, as real Slurm 22.05 enforces them") {
-  // Scenarios 27-29, three real runs each. 27: QOS GrpTRESRunMins=cpu=24 held j003 (4 CPUs x 3 min)
+  // Scenarios 27-30, three real runs each. 27: QOS GrpTRESRunMins=cpu=24 held j003 (4 CPUs x 3 min)
   // while j001 and j002 (4 x 3 min each, ending at 150-151) ran, until the decay tick at about 116 had
   // taken their run off (start 117); account ga's GrpTRESRunMins=cpu=20 held j006 the same way, beside
   // j005 (ends 120); MaxTRESRunMinsPU, which 22.05 does not enforce, held nothing (j009 at once).
@@ -848,8 +848,11 @@ TEST_CASE("TRES-minute and per-node limits, and a partition's QOS, as real Slurm
   // 29: partition batch's QOS pq MaxWall=5 held a QOS long 10-minute job there (QOS first), QOS long
   // let a 10-minute job past an association's MaxWall=3 on partition open (and normal did not), and
   // QOS q24's GrpTRES=cpu=24 let u3 run 16 CPUs past its account's GrpTRES=cpu=12 (j011, j012), while
-  // its normal-QOS j013 waited for them. The previous build ignored all of it: 25.8, 17.8 and 15.4 s
-  // mean |Δstart| (τ 0.33, 0.72, 0.87), 8 and 2 end states wrong in 28 and 29.
+  // its normal-QOS j013 waited for them. 30: once QOS gk's (NoDecay) 5 CPU-minutes and account ak's 6
+  // were used up, the limit check in the second of the decay run that found it ended their running
+  // jobs (TIMEOUT at +57 and +117) and later jobs pended for good. The previous build ignored all of
+  // it: 25.8, 17.8 and 15.4 s mean |Δstart| (τ 0.33, 0.72, 0.87), 8, 2 and 5 end states wrong in 28,
+  // 29 and 30.
   const std::map<std::string, std::map<std::string, std::string>> held = {
       {"27_run_mins", {}},
       {"28_tres_job_limits",
@@ -860,6 +863,7 @@ TEST_CASE("TRES-minute and per-node limits, and a partition's QOS, as real Slurm
         {"j021", "QOSGrpCPUMinutesLimit"}}},
       {"29_partition_qos",
        {{"j004", "QOSMaxWallDurationPerJobLimit"}, {"j005", "AssocMaxWallDurationPerJobLimit"}}},
+      {"30_grp_mins_kill", {{"j006", "QOSGrpCPUMinutesLimit"}, {"j007", "AssocGrpCPUMinutesLimit"}}},
   };
   std::size_t runs = 0;
   for (const auto& [scenario, never] : held)
@@ -878,6 +882,13 @@ TEST_CASE("TRES-minute and per-node limits, and a partition's QOS, as real Slurm
         CHECK(real.at("j006").front().start < real.at("j005").front().end);
         CHECK(real.at("j009").front().start == real.at("j009").front().submit);
       }
+      if (scenario == "30_grp_mins_kill")  // ended by the limit check after the decay run that used it up
+        for (const auto* job : {"j001", "j002", "j004"}) {
+          CAPTURE(job);
+          const auto& r = real.at(job).front();
+          CHECK(r.state == "TIMEOUT");
+          CHECK(r.end - r.start < 150);  // its time limit is 300 s
+        }
       if (scenario == "29_partition_qos") {
         CHECK(real.at("j012").front().start == real.at("j012").front().submit);
         CHECK(real.at("j013").front().start >= real.at("j012").front().end - 1);
@@ -888,7 +899,13 @@ TEST_CASE("TRES-minute and per-node limits, and a partition's QOS, as real Slurm
       CHECK(d.mean_abs_start <= 0.5);
       CHECK(d.tau >= 0.99);
       CHECK(d.state_equal == real.size());
+      for (const auto& entry : real) {
+        const std::string& job = entry.first;
+        CAPTURE(job);
+        if (entry.second.front().state == "TIMEOUT")
+          CHECK(sim.schedule.at(job).front().end == entry.second.front().end);
+      }
     }
-  if (runs == 0) MESSAGE("SKIPPED: scenarios 27-29 not recorded");
-  CHECK((runs == 0 || runs == 9));
+  if (runs == 0) MESSAGE("SKIPPED: scenarios 27-30 not recorded");
+  CHECK((runs == 0 || runs == 12));
 }

@@ -662,6 +662,19 @@ SimulatedRun simulate_recorded_run(const RecordedRun& run) {
   for (const double c : run.limit_timeouts)
     for (const double t : run.ticks)
       if (std::floor(t) == std::floor(c)) o.limit_check_after_decay = t < c;
+  // A job an accounting limit ended (TIMEOUT before its time limit: GrpTRESMins used up; slurmctld
+  // logs no "Time limit exhausted" for it) in the second of a decay run, which found the limit used
+  // up: that second's check ran after the decay thread.
+  for (const auto& job : run.jobs) {
+    const auto it = run.schedule.find(job.name);
+    if (it == run.schedule.end()) continue;
+    for (const auto& r : it->second)
+      if (r.state == "TIMEOUT" && r.start != kUnsetTime && r.end != kUnsetTime &&
+          r.end < r.start + job.time_limit)
+        for (const double t : run.ticks)
+          if (static_cast<Seconds>(std::floor(t)) - run.trace_start == r.end)
+            o.limit_check_after_decay = true;
+  }
   // A job the backfill pass started frees its nodes for the backfill pass of the second it ends in
   // only when it ran long enough for the cycle's phase to drift past its end (docs/fidelity.md,
   // item 6: every recorded backfill-to-backfill hand-over after 20-40 s came a second later, every

@@ -484,17 +484,31 @@ std::string check_submit_limits(const sim::SimState& s, const sim::SimJob& j) {
     if (const int k = max_fail(q.grp_tres_run_mins, 0, tt); k >= 0)
       return sim::to_string(sim::tres_reason(R::kQosGrpTresRunMins, k));
   }
-  if (q.max_submit_jobs_per_user &&
-      get(s.usage.qos_user_submit, j.qos, j.user) >= *q.max_submit_jobs_per_user)
-    return "QOSMaxSubmitJobPerUserLimit";
-  if (q.grp_submit_jobs && get(s.usage.qos_user_submit, j.qos, kAllUsers) >= *q.grp_submit_jobs)
-    return "QOSGrpSubmitJobsLimit";
+  // Submit limits of its QOS and its (first) partition's, the first to set each deciding; what a QOS
+  // sets, the associations skip (acct_policy_validate).
+  bool max_submit = false, grp_submit = false;
+  for (const auto qi : qos_order(s, j, j.partitions.empty() ? 0 : j.partitions.front())) {
+    if (qi < 0) continue;
+    const auto qn = static_cast<std::uint16_t>(qi);
+    const auto& l = s.site.qos[qn].limits;
+    if (l.max_submit_jobs_per_user && !max_submit) {
+      max_submit = true;
+      if (get(s.usage.qos_user_submit, qn, j.user) >= *l.max_submit_jobs_per_user)
+        return "QOSMaxSubmitJobPerUserLimit";
+    }
+    if (l.grp_submit_jobs && !grp_submit) {
+      grp_submit = true;
+      if (get(s.usage.qos_user_submit, qn, kAllUsers) >= *l.grp_submit_jobs) return "QOSGrpSubmitJobsLimit";
+    }
+  }
   if (j.assoc < 0) return {};
   const auto ai = static_cast<std::size_t>(j.assoc);
   const auto& a = s.site.associations[ai];
   const auto& c = chain_of(s, ai);
   const auto submitted = get(s.usage.assoc_submit, 0, static_cast<std::uint32_t>(j.assoc));
-  if (c.max_submit_jobs_per_user && submitted >= *c.max_submit_jobs_per_user) return "AssocMaxSubmitJobLimit";
+  if (!max_submit && c.max_submit_jobs_per_user && submitted >= *c.max_submit_jobs_per_user)
+    return "AssocMaxSubmitJobLimit";
+  if (grp_submit) return {};
   if (a.limits.grp_submit_jobs && submitted >= *a.limits.grp_submit_jobs) return "AssocGrpSubmitJobsLimit";
   for (const auto acc : c.accounts)
     if (const auto& cap = s.site.accounts[acc].limits.grp_submit_jobs;
@@ -503,9 +517,26 @@ std::string check_submit_limits(const sim::SimState& s, const sim::SimJob& j) {
   return {};
 }
 
+namespace {
+
+// The QOS a job's submission counts in: its own and each of its partitions' (once each).
+std::vector<std::uint16_t> submit_qos(const sim::SimState& s, const sim::SimJob& j) {
+  std::vector<std::uint16_t> out{j.qos};
+  for (const auto p : j.partitions)
+    if (p < s.usage.partition_qos.size())
+      if (const auto pq = s.usage.partition_qos[p];
+          pq >= 0 && std::find(out.begin(), out.end(), static_cast<std::uint16_t>(pq)) == out.end())
+        out.push_back(static_cast<std::uint16_t>(pq));
+  return out;
+}
+
+}  // namespace
+
 void count_submit(sim::SimState& s, const sim::SimJob& j) {
-  ++s.usage.qos_user_submit[{j.qos, j.user}];
-  ++s.usage.qos_user_submit[{j.qos, kAllUsers}];
+  for (const auto q : submit_qos(s, j)) {
+    ++s.usage.qos_user_submit[{q, j.user}];
+    ++s.usage.qos_user_submit[{q, kAllUsers}];
+  }
   if (j.assoc < 0) return;
   ++s.usage.assoc_submit[{0, static_cast<std::uint32_t>(j.assoc)}];
   for (const auto acc : chain_of(s, static_cast<std::size_t>(j.assoc)).accounts) {
@@ -598,8 +629,10 @@ void count_end(sim::SimState& s, const sim::SimJob& j) {
 
 void count_withdrawn(sim::SimState& s, const sim::SimJob& j) {
   auto& u = s.usage;
-  --u.qos_user_submit[{j.qos, j.user}];
-  --u.qos_user_submit[{j.qos, kAllUsers}];
+  for (const auto q : submit_qos(s, j)) {
+    --u.qos_user_submit[{q, j.user}];
+    --u.qos_user_submit[{q, kAllUsers}];
+  }
   if (j.assoc < 0) return;
   --u.assoc_submit[{0, static_cast<std::uint32_t>(j.assoc)}];
   for (const auto acc : chain_of(s, static_cast<std::size_t>(j.assoc)).accounts) --u.account_submit[acc];

@@ -225,3 +225,25 @@ TEST_CASE("GrpTRESMins used up while jobs run: they end at the next 30-s limit c
   const auto later = replay(site, trace);
   CHECK(later.state->jobs[0].end - kT0 == 150);
 }
+
+TEST_CASE("a partition's QOS MaxSubmitJobsPerUser counts every job submitted to the partition") {
+  // Partition p's QOS pq MaxSubmitJobsPerUser=2: alice's third job (any QOS) is refused at submit,
+  // QOSMaxSubmitJobPerUserLimit; bob's first is not. QOS over (OverPartQOS, MaxSubmitJobsPerUser=5)
+  // sets the limit first for its jobs: alice's fourth, in QOS over, is accepted (3 submitted < 5).
+  auto site = small_site(2, 8);
+  add_qos(site, "pq").limits.max_submit_jobs_per_user = 2;
+  auto& over = add_qos(site, "over");
+  over.flags.insert("OverPartQOS");
+  over.limits.max_submit_jobs_per_user = 5;
+  site.partitions[0].qos = "pq";
+  JobSpec b{0, 1, 1, 100};
+  b.user = "bob";
+  auto trace = make_trace({{0, 1, 1, 100}, {0, 1, 1, 100}, {0, 1, 1, 100}, b, {0, 1, 1, 100}});
+  set_qos(trace, 4, "over");
+  const auto r = replay(site, trace);
+  const auto& jobs = r.state->jobs;
+  CHECK(jobs[2].reject_reason == "QOSMaxSubmitJobPerUserLimit");
+  CHECK(r.metrics.rejected == 1);
+  CHECK(start_of(r, 3) == 3);
+  CHECK(start_of(r, 4) == 3);
+}

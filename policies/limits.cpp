@@ -83,19 +83,8 @@ class JobTres {
   std::optional<Tres> tres_;
 };
 
-// The first TRES slot, of those not in `skip` (set by a QOS checked before), where `used` + the job's
-// TRES exceeds `limits` (-1 = none).
-int over(const TresMap& limits, const Tres& used, JobTres& job, unsigned skip = 0) {
-  if (limits.empty()) return -1;
-  const Tres& t = job.get();
-  for (std::size_t k = 0; k < kTresNames.size(); ++k)
-    if (const auto cap = tres_limit(limits, kTresNames[k]);
-        cap >= 0 && !(skip >> k & 1u) && used[k] + t[k] > cap)
-      return static_cast<int>(k);
-  return -1;
-}
-
-// The first slot not in `skip` where `test(value, cap)` fails (-1 = none).
+// The first TRES slot that `limits` sets, of those not in `skip` (set by a QOS checked before), for
+// which `fails(slot, cap)` (-1 = none).
 template <class Fails>
 int first_failing(const TresMap& limits, unsigned skip, Fails fails) {
   if (limits.empty()) return -1;
@@ -103,6 +92,13 @@ int first_failing(const TresMap& limits, unsigned skip, Fails fails) {
     if (const auto cap = tres_limit(limits, kTresNames[k]); cap >= 0 && !(skip >> k & 1u) && fails(k, cap))
       return static_cast<int>(k);
   return -1;
+}
+
+// The first TRES slot not in `skip` where `used` + the job's TRES exceeds `limits` (-1 = none).
+int over(const TresMap& limits, const Tres& used, JobTres& job, unsigned skip = 0) {
+  if (limits.empty()) return -1;
+  const Tres& t = job.get();
+  return first_failing(limits, skip, [&](std::size_t k, std::int64_t cap) { return used[k] + t[k] > cap; });
 }
 
 R grp_reason(int slot, bool qos) {

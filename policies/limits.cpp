@@ -243,6 +243,7 @@ void prepare_limits(sim::SimState& s) {
     c.max_tres_mins_per_job = tres(&Limits::max_tres_mins_per_job);
     c.max_jobs_per_user = first_set(up, [](const Limits& x) { return x.max_jobs_per_user; });
     c.max_submit_jobs_per_user = first_set(up, [](const Limits& x) { return x.max_submit_jobs_per_user; });
+    c.max_jobs_accrue = first_set(up, [](const Limits& x) { return x.max_jobs_accrue_per_user; });
     c.grp = std::any_of(up.begin(), up.end(),
                         [](const Limits* x) { return x->grp_jobs.has_value() || !x->grp_tres.empty(); });
     c.grp_minutes = std::any_of(up.begin(), up.end(), [](const Limits* x) {

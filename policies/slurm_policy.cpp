@@ -9,6 +9,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "policies/accrue.hpp"
 #include "policies/fair_tree.hpp"
 #include "policies/limits.hpp"
 
@@ -83,23 +84,33 @@ void SlurmPolicy::init(sim::SimState& state) {
     for (const auto n : state.partition_nodes[p]) state.partition_cpus[p] += state.cluster.node(n).cpus;
   entries_at_.assign(state.jobs.size(), kNoEntries);
   prepare_limits(state);
+  prepare_accrue(state, priority_.flags().accrue_always);
 }
 
 namespace {
 
+// What a job's age runs from once it has passed: its eligible time, or under accrue limits the time
+// it was counted (SimJob::accrue, unset until then).
+Seconds age_from(const sim::SimState& s, const sim::SimJob& j) {
+  return s.usage.accrue_limits ? j.accrue : j.eligible;
+}
+
 // The job's accrue time at `now`. An instant before a requeued job's (re)submit is one of its previous
 // run (a requeued job keeps the priority computed then, SlurmPolicy::on_submit): accrue from that run.
-Seconds job_accrue_time(const PriorityFlags& flags, const sim::SimJob& j, Seconds now) {
-  if (!j.past_runs.empty() && now < j.submit)
-    return accrue_time(flags, j.past_runs.back().submit, j.past_runs.back().eligible, now);
-  return accrue_time(flags, j.submit, j.eligible, now);
+Seconds job_accrue_time(const PriorityFlags& flags, const sim::SimState& s, const sim::SimJob& j,
+                        Seconds now) {
+  if (!j.past_runs.empty() && now < j.submit) {
+    const auto& run = j.past_runs.back();
+    return accrue_time(flags, run.submit, s.usage.accrue_limits ? run.accrue : run.eligible, now);
+  }
+  return accrue_time(flags, j.submit, age_from(s, j), now);
 }
 
 PriorityInput priority_input(const sim::SimState& s, const sim::SimJob& j, std::size_t k,
                              const PriorityFlags& flags, const AssocTree& tree, AssocIndex ti) {
   PriorityInput in;
   in.now = s.now;
-  in.accrue_time = job_accrue_time(flags, j, s.now);
+  in.accrue_time = job_accrue_time(flags, s, j, s.now);
   in.fs_factor = ti == kNoAssoc ? 0.0 : tree.node(ti).fs_factor;
   in.min_nodes = j.request.min_nodes;
   in.cpu_count = j.alloc_cpus > 0 ? j.alloc_cpus : j.request.total_cpus;
@@ -116,6 +127,7 @@ PriorityInput priority_input(const sim::SimState& s, const sim::SimJob& j, std::
 
 void SlurmPolicy::check_invariants(const sim::SimState& s) const {
   const auto fail = [](const std::string& what) { throw std::logic_error("policy invariant: " + what); };
+  check_accrue(s);
   for (const auto ji : s.pending) {
     const auto& j = s.jobs[ji];
     const auto at = ji < entries_at_.size() ? entries_at_[ji] : kNoEntries;
@@ -165,7 +177,7 @@ PriorityFactors SlurmPolicy::factors_at(const sim::SimState& s, std::uint32_t ji
   const auto& j = s.jobs[ji];
   auto in = priority_input(s, j, k, priority_.flags(), tree_, tree_index_[static_cast<std::size_t>(j.assoc)]);
   in.now = at;
-  in.accrue_time = job_accrue_time(priority_.flags(), j, at);
+  in.accrue_time = job_accrue_time(priority_.flags(), s, j, at);
   return priority_.compute(in);
 }
 
@@ -202,7 +214,7 @@ void SlurmPolicy::set_priority(sim::SimState& s, std::uint32_t ji) {
     auto& e = entries_[at + k];
     e.terms = PriorityModel::static_terms(f, in);
     e.submit = j.submit;
-    e.eligible = j.eligible;
+    e.eligible = age_from(s, j);
     e.tree = ti;
     e.job = ji;
     e.k = static_cast<std::uint16_t>(k);
@@ -219,7 +231,7 @@ void SlurmPolicy::update_priority(sim::SimState& s, std::uint32_t ji) {
   auto& j = s.jobs[ji];
   const auto ti = tree_index_[static_cast<std::size_t>(j.assoc)];
   const double fs = ti == kNoAssoc ? 0.0 : tree_.node(ti).fs_factor;
-  const auto accrue = accrue_time(priority_.flags(), j.submit, j.eligible, s.now);
+  const auto accrue = accrue_time(priority_.flags(), j.submit, age_from(s, j), s.now);
   const bool incr_only = priority_.flags().incr_only;
   auto* e = &entries_[entries_at_[ji]];
   std::uint32_t top = 0;
@@ -286,6 +298,7 @@ void SlurmPolicy::on_submit(sim::SimState& s, std::uint32_t job) {
   // lazily, only once they are a quarter of the queue or at a re-sort after a priority recalculation):
   // they go now, so that no pass finds it before it is eligible again, where it was before it ran.
   if (!j.past_runs.empty()) drop_records(job);
+  accrue_wait(s, job);
   if (j.past_runs.empty() || !options_.requeue_keeps_priority) {
     set_priority(s, job);
     return;
@@ -391,12 +404,14 @@ void SlurmPolicy::on_start(sim::SimState& s, std::uint32_t job) {
   j.billing =
       billable_tres(job_tres(s, j), site_.partitions[j.run_partition].tres_billing_weights, billing_mode_);
   count_start(s, j);
+  accrue_leave(s, job);
   // Its entries are not read again until a requeue (which computes them anew).
   leave_queue(s, job, /*keep_entries=*/priority_.flags().calculate_running);
 }
 
 void SlurmPolicy::on_cancel_pending(sim::SimState& s, std::uint32_t job) {
   count_withdrawn(s, s.jobs[job]);
+  accrue_leave(s, job);
   leave_queue(s, job, /*keep_entries=*/false);
 }
 
@@ -454,7 +469,21 @@ void SlurmPolicy::decay_tick(sim::SimState& s) {
   queue_stale_ = true;
 }
 
+void SlurmPolicy::count_accrue(sim::SimState& s) {
+  if (!s.usage.accrue_limits) return;
+  // The next recalculation computes the age of each job counted now from its accrue time.
+  for (const auto job : accrue_count(s)) {
+    if (entries_at_[job] == kNoEntries) continue;
+    auto* e = &entries_[entries_at_[job]];
+    for (std::size_t k = 0; k < s.jobs[job].partitions.size(); ++k) {
+      e[k].eligible = s.jobs[job].accrue;
+      e[k].age_final = false;
+    }
+  }
+}
+
 void SlurmPolicy::main_pass(sim::SimState& s, sim::JobLauncher& launcher, bool full) {
+  count_accrue(s);
   const auto& queue = sorted_queue(s);
   // Passes that never find every partition blocked do not prune the list: keep it near the queue's size.
   if (unsettled_.jobs().size() > 2 * s.pending.size() + 64)
@@ -469,6 +498,7 @@ void SlurmPolicy::main_pass(sim::SimState& s, sim::JobLauncher& launcher, bool f
 std::optional<SlurmPolicy::BackfillCycle> SlurmPolicy::backfill_pass(sim::SimState& s,
                                                                      sim::JobLauncher& launcher) {
   if (site_.scheduler.scheduler_type != "sched/backfill") return std::nullopt;
+  count_accrue(s);
   last_backfill_ = backfill_.run(s, launcher, sorted_queue(s), &profiles_);
   return BackfillCycle{backfill_.cost_model().duration(site_.scheduler.params, last_backfill_.tested),
                        last_backfill_.updated_jobs};

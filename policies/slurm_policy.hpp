@@ -76,6 +76,8 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   void update_priority(sim::SimState& state, std::uint32_t job);
   /// Recalculation of every queued job at a decay tick (the same arithmetic as update_priority).
   void recalculate_queued(sim::SimState& state);
+  /// Accrue limits: counts the jobs that may accrue age now (build_job_queue), at each pass's start.
+  void count_accrue(sim::SimState& state);
   /// The pending queue sorted by queue_before: rebuilt after priorities change, else merged with
   /// the jobs queued since the last pass.
   const std::vector<QueueRecord>& sorted_queue(const sim::SimState& state);
@@ -107,8 +109,8 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   /// recalculation is one sequential pass over them.
   struct PriorityEntry {
     StaticPriorityTerms terms;
-    Seconds submit = 0;  // the job's, for accrue_time (absolute s)
-    Seconds eligible = 0;
+    Seconds submit = 0;          // the job's, for accrue_time (absolute s)
+    Seconds eligible = 0;        // what its age runs from: eligible time, or accrue time under accrue limits
     AssocIndex tree = kNoAssoc;  // where its fair-share factor is read
     std::uint32_t job = 0;
     std::uint32_t priority = 0;  // last computed (= SimJob::part_priority[k])

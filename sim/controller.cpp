@@ -520,8 +520,16 @@ void Controller::requeue(std::uint32_t job) {
         "start on the freed nodes and preempts again, a cycle without end; the replay stops",
         j.id, kMaxRequeues, format_timestamp(state_.now), preemptors.empty() ? "?" : preemptors));
   }
-  PastRun run{j.submit, j.eligible,          j.start,     j.end, j.run_partition, j.alloc_cpus,
-              {},       j.priority_at_start, j.started_by};
+  PastRun run{.submit = j.submit,
+              .eligible = j.eligible,
+              .accrue = j.accrue,
+              .start = j.start,
+              .end = j.end,
+              .partition = j.run_partition,
+              .alloc_cpus = j.alloc_cpus,
+              .nodes = {},
+              .priority = j.priority_at_start,
+              .started_by = j.started_by};
   for (const auto& a : j.alloc) run.nodes.push_back(a.node);
   j.past_runs.push_back(std::move(run));
   ++j.restarts;
@@ -534,6 +542,7 @@ void Controller::requeue(std::uint32_t job) {
   j.reason = PendingReason::kBeginTime;
   j.submit = state_.now;
   j.eligible = state_.now + options_.requeue_delay + 1;
+  j.accrue = kUnsetTime;  // accrues again once eligible (job_mgr.c: requeue clears accrue_time)
   j.state = SimJobState::kPending;
   policy_.on_submit(state_, job);
   ++future_submits_;

@@ -114,6 +114,7 @@ struct NodeAlloc {
 struct PastRun {
   Seconds submit = kUnsetTime;
   Seconds eligible = kUnsetTime;
+  Seconds accrue = kUnsetTime;
   Seconds start = kUnsetTime;
   Seconds end = kUnsetTime;
   std::uint16_t partition = 0;
@@ -151,6 +152,9 @@ struct SimJob {
     reasons_seen.set(static_cast<std::size_t>(r));
   }
   bool has_seen(PendingReason r) const { return reasons_seen.test(static_cast<std::size_t>(r)); }
+  // Under accrue limits (GrpJobsAccrue, MaxJobsAccrue*): when its age started to accrue, once counted
+  // (absolute s); kUnsetTime = not yet (age 0). Unused without such limits.
+  Seconds accrue = kUnsetTime;
   std::uint32_t priority = 0;                // current priority (stored value, as Slurm)
   std::vector<std::uint32_t> part_priority;  // per requested partition
   std::uint16_t run_partition = 0;           // partition it started in

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,7 @@ struct LimitUsage {
     const TresMap* max_tres_mins_per_job = nullptr;
     std::optional<std::int64_t> max_jobs_per_user;
     std::optional<std::int64_t> max_submit_jobs_per_user;
+    std::optional<std::int64_t> max_jobs_accrue;  // MaxJobsAccrue
     bool grp = false;          // GrpJobs or GrpTRES on the association or an account above it
     bool grp_minutes = false;  // GrpTRESMins or GrpTRESRunMins there
   };
@@ -69,6 +71,13 @@ struct LimitUsage {
   std::vector<Tres> qos_run_secs, assoc_run_secs, account_run_secs;
   std::map<std::pair<std::uint16_t, std::uint32_t>, Tres> qos_user_run_secs, qos_account_run_secs;
   std::vector<std::int64_t> job_run_secs;  // per job: s of its time limit (x UsageFactor) not yet charged
+  // Accrue limits (GrpJobsAccrue, MaxJobsAccrue*; policies/accrue.hpp): kept only when one is set and
+  // enforced. Pending jobs counted as accruing age, per QOS, (QOS, account), (QOS, user), user
+  // association and account subtree; and the pending jobs not counted yet, in job-list order.
+  bool accrue_limits = false;
+  std::vector<std::int64_t> qos_accrue, assoc_accrue, account_accrue;
+  std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t> qos_account_accrue, qos_user_accrue;
+  std::set<std::uint32_t> accrue_waiting;
   // Running jobs the last decay run found over a limit that ends them (GrpTRESMins used up): the
   // controller ends them at the next time-limit check, TIMEOUT (acct_policy_job_time_out).
   std::vector<std::uint32_t> limit_kills;

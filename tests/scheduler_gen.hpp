@@ -258,6 +258,27 @@ inline void add_random_selected_limits(Draw& d, Site& s) {
     s.partitions[d.below(s.partitions.size())].qos = s.qos[d.below(s.qos.size())].name;
 }
 
+/// Now and then accrue limits (GrpJobsAccrue, MaxJobsAccruePU/PA, an association's MaxJobsAccrue) on
+/// the QOS, accounts and associations, with a weight on age; drawn like add_random_topology, after the
+/// others, never once the bytes run out.
+inline void add_random_accrue_limits(Draw& d, Site& s) {
+  if (d.chance(75)) return;
+  for (auto& q : s.qos) {
+    if (d.chance(25)) q.limits.grp_jobs_accrue = d.between(0, 3);
+    if (d.chance(25)) q.limits.max_jobs_accrue_per_user = d.between(1, 2);
+    if (d.chance(15)) q.limits.max_jobs_accrue_per_account = d.between(1, 3);
+  }
+  for (auto& a : s.accounts) {
+    if (d.chance(20)) a.limits.grp_jobs_accrue = d.between(1, 3);
+    if (d.chance(15)) a.limits.max_jobs_accrue_per_user = d.between(1, 2);
+  }
+  for (auto& a : s.associations)
+    if (d.chance(15)) a.limits.max_jobs_accrue_per_user = d.between(0, 2);
+  s.scheduler.accounting_storage_enforce.insert({"associations", "limits"});
+  if (s.scheduler.weight_age == 0) s.scheduler.weight_age = static_cast<std::uint32_t>(d.between(1, 10000));
+  if (d.chance(20)) s.scheduler.priority_flags.insert("ACCRUE_ALWAYS");
+}
+
 /// Replays a generated case with the invariants checked after every event; nullopt when Slurm would
 /// refuse the site (validate), the replay refuses the trace as a whole (InputError) or stops a
 /// preemption cycle without end (sim::PreemptionCycle): the only acceptable failures. Any other exception

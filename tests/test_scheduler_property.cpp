@@ -17,6 +17,7 @@ namespace {
 /// What one generated case did (for the summary): replayed, or refused with a clear error.
 struct Outcome {
   bool replayed = false;
+  bool accrue_held = false;  // a job counted for accrue limits after it became eligible
   std::size_t started = 0, jobs = 0, rejected = 0;
 };
 
@@ -29,14 +30,18 @@ Outcome check_case(const Site& site, const Trace& trace) {
   const auto again = replay_generated(site, trace);
   REQUIRE(again);
   CHECK(experiments::jobs_csv(*again, trace) == experiments::jobs_csv(*r, trace));
-  return {true, r->metrics.started, trace.jobs.size(), r->metrics.rejected};
+  const bool held = std::any_of(r->state->jobs.begin(), r->state->jobs.end(), [](const sim::SimJob& j) {
+    return j.accrue != kUnsetTime && j.accrue > j.eligible;
+  });
+  return {true, held, r->metrics.started, trace.jobs.size(), r->metrics.rejected};
 }
 
 }  // namespace
 
 TEST_CASE("property: random sites and workloads replay with every invariant held, deterministically") {
   // 300 seeded cases (about 5 s); `make fuzz` runs the same generator unseeded (fuzz_scheduler).
-  std::size_t replayed = 0, started = 0, jobs = 0, rejected = 0, by_switch = 0, gpu_defaults = 0, minutes = 0;
+  std::size_t replayed = 0, started = 0, jobs = 0, rejected = 0, by_switch = 0, gpu_defaults = 0, minutes = 0,
+              accrue = 0;
   for (std::uint64_t seed = 1; seed <= 300; ++seed) {
     CAPTURE(seed);
     std::mt19937_64 rng(seed);
@@ -46,6 +51,7 @@ TEST_CASE("property: random sites and workloads replay with every invariant held
     add_random_topology(d, site);
     add_random_gpu_defaults(d, site);
     add_random_selected_limits(d, site);
+    add_random_accrue_limits(d, site);
     const auto o = check_case(site, trace);
     replayed += o.replayed ? 1 : 0;
     by_switch += o.replayed && site.places_by_switch() ? 1 : 0;
@@ -62,6 +68,7 @@ TEST_CASE("property: random sites and workloads replay with every invariant held
                                          })
                    ? 1
                    : 0;
+    accrue += o.replayed && o.accrue_held ? 1 : 0;
     started += o.started;
     jobs += o.jobs;
     rejected += o.rejected;
@@ -69,13 +76,14 @@ TEST_CASE("property: random sites and workloads replay with every invariant held
   MESSAGE(replayed << " of 300 generated cases replayed; " << started << " of " << jobs << " jobs started, "
                    << rejected << " refused at submit; " << by_switch << " placed by topology/tree; "
                    << gpu_defaults << " with GPU jobs under per-GPU defaults; " << minutes
-                   << " under QOS TRES-minute limits");
+                   << " under QOS TRES-minute limits; " << accrue << " with jobs held back by accrue limits");
   // The generator must exercise the scheduler, not only the refusals.
   CHECK(replayed >= 150);
   CHECK(started >= jobs / 4);
   CHECK(by_switch >= 30);
   CHECK(gpu_defaults >= 20);
   CHECK(minutes >= 20);
+  CHECK(accrue >= 20);
 }
 
 }  // namespace slurmtwin::testing

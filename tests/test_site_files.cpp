@@ -411,7 +411,12 @@ TEST_CASE("scenarios 28 and 29's real admin files carry the TRES-minute, per-nod
     CHECK(from_dump.partitions == made.partitions);
     CHECK(sorted_accounts(from_dump.accounts) == sorted_accounts(made.accounts));
     CHECK(sorted_assocs(from_dump.associations) == sorted_assocs(made.associations));
-    CHECK(count_containing(w2, "sacctmgr-") == 0);  // no warning about the accounting files
+    // One warning about the accounting files: sacctmgr's default QOS columns lack the accrue limits
+    // and MaxTRESRunMinsPU/PA, so a limit there would not be seen.
+    CHECK(count_containing(w2, "sacctmgr-") == 1);
+    CHECK(count_containing(w2,
+                           "sacctmgr-show-qos.txt:1: no column GrpJobsAccrue, MaxJobsAccruePU, "
+                           "MaxJobsAccruePA, MaxTRESRunMinsPU, MaxTRESRunMinsPA") == 1);
   }
   std::vector<std::string> w;
   const auto run =
@@ -557,4 +562,54 @@ TEST_CASE("an Include of a named pipe is refused, not waited on for ever") {
       import_slurm_conf(conf, warnings),
       (conf + ":2: Include: " + fifo + ": is not a regular file (a pipe, device or socket)").c_str(),
       InputError);
+}
+
+TEST_CASE("scenario 31's real admin files carry the accrue limits, with every QOS column asked for") {
+  // sacctmgr dump writes an account's GrpJobsAccrue=2 and a user's MaxJobsAccrue=1; `sacctmgr show
+  // qos` prints a QOS's MaxJobsAccruePU and GrpJobsAccrue only when format= names them (the default
+  // columns leave them out, so that table loses them: said once, with the format to use); `show assoc`
+  // prints GrpJobsAccrue/MaxJobsAccrue when asked. Imported from the formatted files, the site equals
+  // the one the harness's slurm.conf and sacctmgr commands made.
+  const auto run =
+      std::filesystem::path(SLURMTWIN_SOURCE_DIR) / "tests/oracle/recorded/31_accrue_limits/run1";
+  REQUIRE(std::filesystem::exists(run / "admin"));
+  std::vector<std::string> w1, w2, w3, w4;
+  const Site made = import_site(
+      SiteFiles::conf_and_script((run / "slurm.conf").string(), (run / "accounts.sacctmgr").string()), w1);
+  CHECK(made.qos_named("acc").limits.max_jobs_accrue_per_user == 2);
+  CHECK(made.qos_named("gacc").limits.grp_jobs_accrue == 1);
+  auto files = admin_files(run);
+  files.qos_table = (run / "admin" / "sacctmgr-show-qos-format.txt").string();
+  const Site formatted = import_site(files, w2);
+  CHECK(formatted.qos == made.qos);
+  CHECK(sorted_accounts(formatted.accounts) == sorted_accounts(made.accounts));
+  CHECK(sorted_assocs(formatted.associations) == sorted_assocs(made.associations));
+  CHECK(count_containing(w2, "sacctmgr-") == 0);
+  CHECK(formatted.find_account("ga")->limits.grp_jobs_accrue == 2);
+  const auto u4 = std::find_if(formatted.associations.begin(), formatted.associations.end(),
+                               [](const UserAssoc& a) { return a.user == "u4"; });
+  REQUIRE(u4 != formatted.associations.end());
+  CHECK(u4->limits.max_jobs_accrue_per_user == 1);
+  // The association table with the two columns gives the same tree limits.
+  files.sacctmgr_dump.clear();
+  files.assoc_table = (run / "admin" / "sacctmgr-show-assoc-tree.txt").string();
+  const Site from_table = import_site(files, w3);
+  CHECK(sorted_accounts(from_table.accounts) == sorted_accounts(made.accounts));
+  CHECK(sorted_assocs(from_table.associations) == sorted_assocs(made.associations));
+  CHECK(count_containing(w3, "no column GrpJobsAccrue") == 0);
+  // sacctmgr's default QOS columns: the QOS limits are lost, and the import says so.
+  const Site plain = import_site(admin_files(run), w4);
+  CHECK(!plain.qos_named("acc").limits.max_jobs_accrue_per_user);
+  CHECK(count_containing(w4, "sacctmgr-show-qos.txt:1: no column GrpJobsAccrue") == 1);
+}
+
+TEST_CASE("the QOS export format the import warns with is the one the docs and the oracle harness use") {
+  // One format (kQosTableFormat): a copy that drifted would have admins export a table that loses limits.
+  const auto root = std::filesystem::path(SLURMTWIN_SOURCE_DIR);
+  for (const char* file : {"README.md", "docs/src/getting-started.md", "tests/oracle/oracle.sh"}) {
+    CAPTURE(file);
+    std::ifstream in(root / file);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(text.find(kQosTableFormat) != std::string::npos);
+  }
 }

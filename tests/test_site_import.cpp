@@ -749,6 +749,7 @@ TEST_CASE("sacctmgr scripts: quoting, flags, case, += / -=, limits, modify and r
   const char* script = R"(
 sacctmgr -i add qos high Priority=100 GrpTRES=cpu=64,gres/gpu=4 MaxWall=2-00:00:00 Flags=DenyOnLimit,nodecay
 ADD QOS Name=low UsageFactor=0.5 MaxTRESPerUser=cpu=8 MaxJobsPU=3 GraceTime=60 PreemptExemptTime=10:00
+add qos acc MaxJobsAccruePA=4 MaxJobsAccruePerU=2 GrpJobsA=6
 modify qos where name=high set Preempt=low PreemptMode=requeue GrpJobs=10
 modify qos high set GrpTRES=gres/gpu=-1
 add cluster Name=c1
@@ -758,7 +759,7 @@ add account old
 modify account where name=theory set qos-=low
 modify account name=physics set qos+=high
 add user alice Account=theory,physics Partition=p1 MaxJobs=5
-add user bob DefaultAccount=physics Account=theory Fairshare=parent
+add user bob DefaultAccount=physics Account=theory Fairshare=parent MaxJobsAccrue=1
 modify user where name=bob account=theory set qos=low MaxSubmitJobs=7
 modify user name=bob set DefaultAccount=theory AdminLevel=Operator
 remove account where name=old
@@ -768,7 +769,7 @@ list assoc tree
   Site s;
   std::vector<std::string> w;
   import_sacctmgr_script_text(script, "script.txt", s, w);
-  REQUIRE(s.qos.size() == 3);  // normal (fresh database), high, low
+  REQUIRE(s.qos.size() == 4);  // normal (fresh database), high, low, acc
   const auto& high = s.qos_named("high");
   CHECK(high.priority == 100);
   CHECK(high.limits.grp_tres == TresMap{{"cpu", 64}});
@@ -783,6 +784,11 @@ list assoc tree
   CHECK(low.limits.max_jobs_per_user == 3);
   CHECK(low.grace_time == 60);
   CHECK(low.preempt_exempt_time == 600);
+  // sacctmgr's shortest prefixes: MaxJobsAccruePerU (17 letters), GrpJobsA (8)
+  const auto& acc = s.qos_named("acc").limits;
+  CHECK(acc.max_jobs_accrue_per_account == 4);
+  CHECK(acc.max_jobs_accrue_per_user == 2);
+  CHECK(acc.grp_jobs_accrue == 6);
 
   CHECK(s.cluster_name == "c1");
   CHECK(s.find_account("root")->qos == std::vector<std::string>{"normal"});
@@ -801,6 +807,7 @@ list assoc tree
   CHECK(assoc_count(s, "bob") == 2);
   CHECK(find_assoc(s, "bob", "theory")->qos == std::vector<std::string>{"low"});
   CHECK(find_assoc(s, "bob", "theory")->limits.max_submit_jobs_per_user == 7);
+  CHECK(find_assoc(s, "bob", "theory")->limits.max_jobs_accrue_per_user == 1);
   CHECK(find_assoc(s, "bob", "physics")->qos.empty());
   CHECK(find_assoc(s, "bob", "physics")->shares.parent);
   CHECK(s.find_user("bob")->default_account == "theory");
@@ -876,7 +883,7 @@ TEST_CASE("association dumps (sacctmgr -P show assoc) rebuild the tree from Par 
   CHECK(s.find_qos("high")->priority == 10);
   CHECK(count_containing(w, "several clusters") == 1);
   CHECK(find_assoc(s, "dave", "chem")->limits.grp_tres_mins == TresMap{{"cpu", 60}});
-  CHECK(count_containing(w, "GrpTRESMins") == 0);  // read, and enforced (test_limits.cpp)
+  CHECK(count_containing(w, "column GrpTRESMins") == 0);  // read, and enforced (test_limits.cpp)
   CHECK_NOTHROW(validate(s));
 
   // Fail closed: a QOS the site does not define is not made up with priority 0 and no limits.
@@ -1035,6 +1042,9 @@ TEST_CASE("site YAML round-trips hand-made edge values: unset and unlimited time
   q.usage_factor = 0.1;
   q.limits.max_wall = 3600;
   q.limits.grp_jobs = 0;
+  q.limits.grp_jobs_accrue = 0;  // a limit of 0 is a limit, not "unset"
+  q.limits.max_jobs_accrue_per_user = 2;
+  q.limits.max_jobs_accrue_per_account = 3;
   q.preempt_exempt_time = 0;
   q.flags = {"NoDecay"};
   s.qos.push_back(q);
@@ -1047,6 +1057,7 @@ TEST_CASE("site YAML round-trips hand-made edge values: unset and unlimited time
   u.user = "123";
   u.account = "root";
   u.shares = {1, true};
+  u.limits.max_jobs_accrue_per_user = 1;
   s.associations.push_back(u);
   s.users.push_back({"123", "root", "None"});
   s.scheduler.params.other["bf_licenses"] = "";

@@ -131,6 +131,9 @@ enum class Opt {
   kMinTresPerJob,
   kMaxTresRunMinsPerUser,
   kMaxTresRunMinsPerAccount,
+  kGrpJobsAccrue,
+  kMaxJobsAccrue,
+  kMaxJobsAccruePerAccount,
 };
 
 struct OptName {
@@ -146,10 +149,15 @@ const std::vector<OptName> kQosOpts = {
     {"Flags", 2, Opt::kFlags},
     {"GraceTime", 3, Opt::kGraceTime},
     {"GrpJobs", 4, Opt::kGrpJobs},
+    {"GrpJobsAccrue", 8, Opt::kGrpJobsAccrue},
     {"GrpSubmitJobs", 4, Opt::kGrpSubmit},
     {"GrpTRES", 7, Opt::kGrpTres},
     {"GrpTRESMins", 8, Opt::kGrpTresMins},
     {"GrpTRESRunMins", 8, Opt::kGrpTresRunMins},
+    {"MaxJobsAccruePerAccount", 17, Opt::kMaxJobsAccruePerAccount},
+    {"MaxJobsAccruePA", 0, Opt::kMaxJobsAccruePerAccount},
+    {"MaxJobsAccruePerUser", 17, Opt::kMaxJobsAccrue},
+    {"MaxJobsAccruePU", 0, Opt::kMaxJobsAccrue},
     {"MaxJobsPerUser", 4, Opt::kMaxJobs},
     {"MaxJobsPU", 0, Opt::kMaxJobs},
     {"MaxSubmitJobsPerUser", 4, Opt::kMaxSubmit},
@@ -193,11 +201,13 @@ const std::vector<OptName> kAssocOpts = {
     {"FairShare", 1, Opt::kFairshare},
     {"Shares", 1, Opt::kFairshare},
     {"GrpJobs", 4, Opt::kGrpJobs},
+    {"GrpJobsAccrue", 8, Opt::kGrpJobsAccrue},
     {"GrpSubmitJobs", 4, Opt::kGrpSubmit},
     {"GrpTRES", 7, Opt::kGrpTres},
     {"GrpTRESMins", 8, Opt::kGrpTresMins},
     {"GrpTRESRunMins", 8, Opt::kGrpTresRunMins},
     {"MaxJobs", 4, Opt::kMaxJobs},
+    {"MaxJobsAccrue", 8, Opt::kMaxJobsAccrue},
     {"MaxSubmitJobs", 4, Opt::kMaxSubmit},
     {"MaxTRESPerJob", 7, Opt::kMaxTresPerJob},
     {"MaxTRES", 0, Opt::kMaxTresPerJob},
@@ -322,6 +332,15 @@ bool apply_limit(Opt opt, const Arg& a, const Where& w, Limits& l) {
       return true;
     case Opt::kMaxSubmit:
       l.max_submit_jobs_per_user = to_limit(a, w);
+      return true;
+    case Opt::kGrpJobsAccrue:
+      l.grp_jobs_accrue = to_limit(a, w);
+      return true;
+    case Opt::kMaxJobsAccrue:
+      l.max_jobs_accrue_per_user = to_limit(a, w);
+      return true;
+    case Opt::kMaxJobsAccruePerAccount:
+      l.max_jobs_accrue_per_account = to_limit(a, w);
       return true;
     case Opt::kMaxWall: {
       if (text::trim(a.value) == "-1") {
@@ -1017,6 +1036,7 @@ void clear_inherited(std::vector<Account>& accounts, std::vector<UserAssoc>& ass
       if (g.max.max_tres_mins_per_job.empty()) g.max.max_tres_mins_per_job = l.max_tres_mins_per_job;
       if (!g.max.max_jobs_per_user) g.max.max_jobs_per_user = l.max_jobs_per_user;
       if (!g.max.max_submit_jobs_per_user) g.max.max_submit_jobs_per_user = l.max_submit_jobs_per_user;
+      if (!g.max.max_jobs_accrue_per_user) g.max.max_jobs_accrue_per_user = l.max_jobs_accrue_per_user;
       if (!g.max.max_wall) g.max.max_wall = l.max_wall;
       name = a->parent;
     }
@@ -1039,6 +1059,8 @@ void clear_inherited(std::vector<Account>& accounts, std::vector<UserAssoc>& ass
     if (l.max_jobs_per_user && l.max_jobs_per_user == g.max.max_jobs_per_user) l.max_jobs_per_user.reset();
     if (l.max_submit_jobs_per_user && l.max_submit_jobs_per_user == g.max.max_submit_jobs_per_user)
       l.max_submit_jobs_per_user.reset();
+    if (l.max_jobs_accrue_per_user && l.max_jobs_accrue_per_user == g.max.max_jobs_accrue_per_user)
+      l.max_jobs_accrue_per_user.reset();
     if (l.max_wall && l.max_wall == g.max.max_wall) l.max_wall.reset();
   };
   std::vector<Given> from_parent;
@@ -1099,6 +1121,8 @@ void import_assoc_dump_text(std::string_view content, const std::string& file_na
                                                               {"fairshare", "share"},
                                                               {"priority", "priority"},
                                                               {"grpjobs", "grpjobs"},
+                                                              {"grpjobsaccrue", "grpjobsaccrue"},
+                                                              {"maxjobsaccrue", "maxjobsaccrue"},
                                                               {"grptres", "grptres"},
                                                               {"grpsubmit", "grpsubmit"},
                                                               {"grpsubmitjobs", "grpsubmit"},
@@ -1128,6 +1152,11 @@ void import_assoc_dump_text(std::string_view content, const std::string& file_na
     if (it != kAliases.end()) col[it->second] = i;
   }
   if (!col.count("account")) throw InputError(file_name, 1, "Account", "the header lacks an Account column");
+  if (!col.count("grpjobsaccrue") || !col.count("maxjobsaccrue"))
+    warnings.push_back(
+        fmt::format("{}:1: no column GrpJobsAccrue or MaxJobsAccrue (sacctmgr's default format "
+                    "leaves them out): an accrue limit there is not read; add them to format=",
+                    file_name));
   for (const auto& row : table.rows) {
     const auto line_no = row.line;
     const auto& fields = row.fields;
@@ -1181,7 +1210,9 @@ void import_assoc_dump_text(std::string_view content, const std::string& file_na
                                                       {"maxwall", Opt::kMaxWall},
                                                       {"grptresmins", Opt::kGrpTresMins},
                                                       {"grptresrunmins", Opt::kGrpTresRunMins},
-                                                      {"maxtresmins", Opt::kMaxTresMinsPerJob}};
+                                                      {"maxtresmins", Opt::kMaxTresMinsPerJob},
+                                                      {"grpjobsaccrue", Opt::kGrpJobsAccrue},
+                                                      {"maxjobsaccrue", Opt::kMaxJobsAccrue}};
     for (const auto& [name, opt] : limit_cols) {
       const auto it = col.find(name);
       if (const auto v = arg(name, it == col.end() ? name : header[it->second].c_str()); !v.value.empty())
@@ -1359,6 +1390,18 @@ void import_qos_table_text(std::string_view content, const std::string& file_nam
   if (std::none_of(table.header.begin(), table.header.end(),
                    [](const std::string& h) { return text::iequals(h, "Name"); }))
     throw InputError(file_name, 1, "Name", "the header lacks a Name column");
+  // sacctmgr's default columns leave these limits out: without them a QOS's limit there is not seen.
+  std::string missing;
+  for (const char* c :
+       {"GrpJobsAccrue", "MaxJobsAccruePU", "MaxJobsAccruePA", "MaxTRESRunMinsPU", "MaxTRESRunMinsPA"})
+    if (std::none_of(table.header.begin(), table.header.end(),
+                     [&](const std::string& h) { return text::iequals(h, c); }))
+      missing += fmt::format("{}{}", missing.empty() ? "" : ", ", c);
+  if (!missing.empty())
+    warnings.push_back(fmt::format(
+        "{}:1: no column {} (sacctmgr's default format leaves them out): a QOS limit there is not read; "
+        "export with `sacctmgr -P show qos format={}`",
+        file_name, missing, kQosTableFormat));
   std::vector<std::pair<std::uint64_t, std::vector<Arg>>> rows;
   for (const auto& row : table.rows) {
     std::vector<Arg> args;

@@ -52,8 +52,17 @@ void import_sacctmgr_dump_text(std::string_view content, const std::string& file
 /// Reads `sacctmgr -P show qos` (any column set with a Name column, in any order; -p's trailing '|'
 /// accepted) and replaces the site's QOS with its rows: Priority, GraceTime, Preempt, PreemptMode
 /// ("cluster" = unset), PreemptExemptTime, Flags, UsageFactor and the limits the simulator enforces.
-/// Columns not modelled that hold a value warn once each (MaxTRESPA, GrpWall, ...).
+/// Columns not modelled that hold a value warn once each (MaxTRESPA, GrpWall, ...); a table without
+/// the columns of enforced limits that sacctmgr leaves out by default warns once, naming them and
+/// kQosTableFormat.
 void import_qos_table(const std::string& path, Site& site, std::vector<std::string>& warnings);
+/// The `format=` of `sacctmgr -P show qos` that lists every QOS column the import reads: sacctmgr's
+/// default columns without the accrue limits and MaxTRESRunMinsPU/PA, which it leaves out.
+inline constexpr const char* kQosTableFormat =
+    "Name,Priority,GraceTime,Preempt,PreemptExemptTime,PreemptMode,Flags,UsageThres,UsageFactor,GrpTRES,"
+    "GrpTRESMins,GrpTRESRunMins,GrpJobs,GrpJobsAccrue,GrpSubmit,GrpWall,MaxTRES,MaxTRESPerNode,MaxTRESMins,"
+    "MaxWall,MaxTRESPU,MaxJobsPU,MaxJobsAccruePU,MaxSubmitPU,MaxTRESRunMinsPU,MaxTRESPA,MaxJobsPA,"
+    "MaxJobsAccruePA,MaxSubmitPA,MaxTRESRunMinsPA,MinTRES";
 /// The same from text; `file_name` names the content in messages.
 void import_qos_table_text(std::string_view content, const std::string& file_name, Site& site,
                            std::vector<std::string>& warnings);

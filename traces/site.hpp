@@ -106,6 +106,11 @@ struct Limits {
   std::optional<std::int64_t> max_jobs_per_user;         // QOS MaxJobsPerUser / assoc MaxJobs
   std::optional<std::int64_t> max_submit_jobs_per_user;  // QOS MaxSubmitJobsPerUser / assoc MaxSubmitJobs
   std::optional<Seconds> max_wall;                       // per job, s
+  // Accrue limits: how many pending jobs may accrue age (acct_policy_handle_accrue_time); the rest
+  // wait at age 0 until a counted one starts.
+  std::optional<std::int64_t> grp_jobs_accrue;              // GrpJobsAccrue (QOS or association subtree)
+  std::optional<std::int64_t> max_jobs_accrue_per_user;     // QOS MaxJobsAccruePU / assoc MaxJobsAccrue
+  std::optional<std::int64_t> max_jobs_accrue_per_account;  // QOS MaxJobsAccruePA
   // TRES-minutes (a TRES count x minutes), checked once a job's nodes are chosen:
   TresMap grp_tres_mins;               // GrpTRESMins: used (decayed, as fair-share usage) by the QOS/subtree
   TresMap grp_tres_run_mins;           // GrpTRESRunMins: running jobs' TRES x time limit left
@@ -115,6 +120,21 @@ struct Limits {
   TresMap max_tres_run_mins_per_account;  // QOS MaxTRESRunMinsPA (enforced from Slurm 24.05)
   bool operator==(const Limits&) const = default;
 };
+
+/// Limits' job-count fields and their key in the site YAML (one table for writing and reading).
+struct CountLimitField {
+  const char* key;
+  std::optional<std::int64_t> Limits::*field;
+};
+inline constexpr std::array<CountLimitField, 7> kCountLimitFields = {{
+    {"grp_jobs", &Limits::grp_jobs},
+    {"grp_submit_jobs", &Limits::grp_submit_jobs},
+    {"max_jobs_per_user", &Limits::max_jobs_per_user},
+    {"max_submit_jobs_per_user", &Limits::max_submit_jobs_per_user},
+    {"grp_jobs_accrue", &Limits::grp_jobs_accrue},
+    {"max_jobs_accrue_per_user", &Limits::max_jobs_accrue_per_user},
+    {"max_jobs_accrue_per_account", &Limits::max_jobs_accrue_per_account},
+}};
 
 /// Limits' TRES-count fields and their key in the site YAML (one table for writing and reading).
 struct TresLimitField {

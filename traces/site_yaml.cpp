@@ -161,10 +161,7 @@ void emit_limits(YAML::Emitter& out, const Limits& l) {
   };
   for (const auto& f : kTresLimitFields)
     if (!(l.*f.field).empty()) emit_counts(out, f.key, l.*f.field);
-  opt("grp_jobs", l.grp_jobs);
-  opt("grp_submit_jobs", l.grp_submit_jobs);
-  opt("max_jobs_per_user", l.max_jobs_per_user);
-  opt("max_submit_jobs_per_user", l.max_submit_jobs_per_user);
+  for (const auto& f : kCountLimitFields) opt(f.key, l.*f.field);
   if (l.max_wall) emit_duration(out, "max_wall_s", *l.max_wall);
   out << YAML::EndMap;
 }
@@ -468,9 +465,9 @@ class Reader {
   }
 
   Limits limits(const YAML::Node& n) const {
-    std::set<std::string> keys = {"grp_jobs", "grp_submit_jobs", "max_jobs_per_user",
-                                  "max_submit_jobs_per_user", "max_wall_s"};
+    std::set<std::string> keys = {"max_wall_s"};
     for (const auto& f : kTresLimitFields) keys.emplace(f.key);
+    for (const auto& f : kCountLimitFields) keys.emplace(f.key);
     check_map(n, "limits", keys);
     Limits l;
     constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
@@ -479,16 +476,12 @@ class Reader {
       const auto& v = kv.second;
       const auto tres = std::find_if(kTresLimitFields.begin(), kTresLimitFields.end(),
                                      [&](const TresLimitField& f) { return key == f.key; });
+      const auto count = std::find_if(kCountLimitFields.begin(), kCountLimitFields.end(),
+                                      [&](const CountLimitField& f) { return key == f.key; });
       if (tres != kTresLimitFields.end())
         l.*tres->field = counts(v, key);
-      else if (key == "grp_jobs")
-        l.grp_jobs = integer(v, key, 0, kMax);
-      else if (key == "grp_submit_jobs")
-        l.grp_submit_jobs = integer(v, key, 0, kMax);
-      else if (key == "max_jobs_per_user")
-        l.max_jobs_per_user = integer(v, key, 0, kMax);
-      else if (key == "max_submit_jobs_per_user")
-        l.max_submit_jobs_per_user = integer(v, key, 0, kMax);
+      else if (count != kCountLimitFields.end())
+        l.*count->field = integer(v, key, 0, kMax);
       else if (key == "max_wall_s")
         l.max_wall = duration(v, key);
     }

@@ -559,7 +559,9 @@ ADMIN_SACCT_FORMAT=JobID,JobIDRaw,JobName,User,Account,Partition,QOS,Submit,Elig
 # the default time window of a bare `show reservation` (since yesterday 00:00, up to now: a reservation
 # still to start is left out), so every reservation is listed.
 ADMIN_RESV_FORMAT=Cluster,Name,ID,TimeStart,TimeEnd,NodeNames,Flags,Associations,TRES,UnusedWall
-ADMIN_TREE_FORMAT=Cluster,Account,User,Partition,ParentName,Share,Priority,GrpJobs,GrpTRES,GrpSubmit,GrpWall,MaxJobs,MaxTRES,MaxTRESPerNode,MaxSubmit,MaxWall,QOS,DefaultQOS
+ADMIN_TREE_FORMAT=Cluster,Account,User,Partition,ParentName,Share,Priority,GrpJobs,GrpJobsAccrue,GrpTRES,GrpSubmit,GrpWall,MaxJobs,MaxJobsAccrue,MaxTRES,MaxTRESPerNode,MaxSubmit,MaxWall,QOS,DefaultQOS
+# Every QOS column the import reads (traces/sacctmgr.hpp kQosTableFormat; the default lacks some).
+ADMIN_QOS_FORMAT=Name,Priority,GraceTime,Preempt,PreemptExemptTime,PreemptMode,Flags,UsageThres,UsageFactor,GrpTRES,GrpTRESMins,GrpTRESRunMins,GrpJobs,GrpJobsAccrue,GrpSubmit,GrpWall,MaxTRES,MaxTRESPerNode,MaxTRESMins,MaxWall,MaxTRESPU,MaxJobsPU,MaxJobsAccruePU,MaxSubmitPU,MaxTRESRunMinsPU,MaxTRESPA,MaxJobsPA,MaxJobsAccruePA,MaxSubmitPA,MaxTRESRunMinsPA,MinTRES
 ADMIN_LOCAL_TZ=Europe/Berlin
 admin_export() {
   local out=$1/admin t0=$2 tmp
@@ -580,6 +582,7 @@ admin_export() {
     rm -f "$out/.err"
   }
   admin_to sacctmgr-show-qos.txt sacctmgr -P show qos
+  admin_to sacctmgr-show-qos-format.txt sacctmgr -P show qos format="$ADMIN_QOS_FORMAT"
   admin_to sacctmgr-show-assoc.txt sacctmgr -P show assoc
   admin_to sacctmgr-show-assoc-tree.txt sacctmgr -P show assoc tree withdeleted format="$ADMIN_TREE_FORMAT"
   # `show event all` is refused by 22.05 ("Unknown event type: 'all'"); All_Time lists every event.
@@ -612,6 +615,7 @@ $(slurmctld -V | awk '{print $2}') (cluster oracle) still ran; the harness state
 /var/lib/slurmtwin-oracle.
 sacctmgr-dump.cfg              sacctmgr -i dump oracle file=...
 sacctmgr-show-qos.txt          sacctmgr -P show qos
+sacctmgr-show-qos-format.txt   sacctmgr -P show qos format=$ADMIN_QOS_FORMAT
 sacctmgr-show-assoc.txt        sacctmgr -P show assoc
 sacctmgr-show-assoc-tree.txt   sacctmgr -P show assoc tree withdeleted format=$ADMIN_TREE_FORMAT
 sacctmgr-show-event.txt        sacctmgr -P show event All_Time

@@ -20,19 +20,11 @@ std::int64_t get(const std::map<Key, std::int64_t>& m, Key k) {
   return it == m.end() ? 0 : it->second;
 }
 
-// The account a user association belongs to (the first of its chain), or none.
-std::optional<std::uint32_t> account_of(const sim::SimState& s, const sim::SimJob& j) {
-  if (j.assoc < 0) return std::nullopt;
-  const auto& accounts = s.usage.assoc_chains[static_cast<std::size_t>(j.assoc)].accounts;
-  if (accounts.empty()) return std::nullopt;
-  return accounts.front();
-}
-
 // Whether the first accrue limit set for `j` (acct_policy.c _get_accrue_limits; later ones are not
 // looked at) has room for one more; nullopt when none is set.
 std::optional<bool> has_room(const sim::SimState& s, const sim::SimJob& j) {
   const auto& u = s.usage;
-  const auto account = account_of(s, j);
+  const auto account = sim::account_of(s, j);
   const auto& q = s.site.qos[j.qos].limits;
   if (q.grp_jobs_accrue) return u.qos_accrue[j.qos] < *q.grp_jobs_accrue;
   if (q.max_jobs_accrue_per_account && account)
@@ -55,7 +47,7 @@ std::optional<bool> has_room(const sim::SimState& s, const sim::SimJob& j) {
 // decided).
 void count(sim::LimitUsage& u, const sim::SimState& s, const sim::SimJob& j, std::int64_t sign) {
   u.qos_accrue[j.qos] += sign;
-  if (const auto account = account_of(s, j)) u.qos_account_accrue[{j.qos, *account}] += sign;
+  if (const auto account = sim::account_of(s, j)) u.qos_account_accrue[{j.qos, *account}] += sign;
   u.qos_user_accrue[{j.qos, j.user}] += sign;
   if (j.assoc < 0) return;
   u.assoc_accrue[static_cast<std::size_t>(j.assoc)] += sign;
@@ -71,7 +63,7 @@ bool prepare_accrue(sim::SimState& s, bool accrue_always) {
   for (const auto& q : s.site.qos) any |= accrue_limit_set(q.limits);
   for (const auto& a : s.site.associations) any |= accrue_limit_set(a.limits);
   for (const auto& a : s.site.accounts) any |= accrue_limit_set(a.limits);
-  u.accrue_limits = any && !accrue_always && s.site.scheduler.accounting_storage_enforce.count("limits") != 0;
+  u.accrue_limits = any && !accrue_always && u.enforced;
   u.qos_accrue.assign(u.accrue_limits ? s.site.qos.size() : 0, 0);
   u.assoc_accrue.assign(u.accrue_limits ? s.site.associations.size() : 0, 0);
   u.account_accrue.assign(u.accrue_limits ? s.site.accounts.size() : 0, 0);

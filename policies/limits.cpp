@@ -262,7 +262,11 @@ void prepare_limits(sim::SimState& s) {
     u.over_part_qos.push_back(has_flag(q, "OverPartQOS"));
     u.qos_no_decay.push_back(has_flag(q, "NoDecay"));
   }
-  u.safe = s.site.scheduler.accounting_storage_enforce.count("safe") != 0;
+  // Without AccountingStorageEnforce=limits (safe implies it) slurmctld checks no QOS or association
+  // limit: acct_policy.c returns before any (submit, queue, post-select, time-out kill, accrue).
+  const auto& enforce = s.site.scheduler.accounting_storage_enforce;
+  u.safe = enforce.count("safe") != 0;
+  u.enforced = u.safe || enforce.count("limits") != 0;
 
   // MaxTRESRunMinsPU/PA: read by every Slurm, enforced from 24.05 on.
   const bool per_user_run_mins = s.site.scheduler.slurm_version >= 2405;
@@ -277,6 +281,7 @@ void prepare_limits(sim::SimState& s) {
   };
   for (const auto& a : s.site.associations) assoc_limits(a.limits);
   for (const auto& a : s.site.accounts) assoc_limits(a.limits);
+  if (!u.enforced) u.selected_limits = u.tres_minutes = false;
   if (u.tres_minutes) {
     u.qos_tres_used.assign(s.site.qos.size(), TresUsed{});
     u.assoc_tres_used.assign(s.site.associations.size(), TresUsed{});
@@ -300,12 +305,14 @@ sim::PendingReason check_limits(const sim::SimState& s, const sim::SimJob& j, st
       return R::kPnMemLimit;
   }
   const auto& u = s.usage;
+  if (!u.enforced) return R::kNone;
   JobTres job(s, j);
   // QOS limits first, in qos_order, then the association's and those of every account above it
   // (Slurm's acct_policy_job_runnable_*: QOS, then associations from the user's upwards). What a QOS
   // sets, a later QOS and the associations do not check again.
-  bool wall = false, max_jobs = false, grp_jobs = false;
-  unsigned max_tres = 0, grp_tres = 0, max_tres_pu = 0;
+  bool wall = false, max_jobs = false, max_jobs_pa = false, grp_jobs = false;
+  unsigned max_tres = 0, grp_tres = 0, max_tres_pu = 0, max_tres_pa = 0;
+  const auto account = sim::account_of(s, j);
   for (const auto qi : qos_order(s, j, partition)) {
     if (qi < 0) continue;
     const auto q = static_cast<std::uint16_t>(qi);
@@ -316,6 +323,19 @@ sim::PendingReason check_limits(const sim::SimState& s, const sim::SimJob& j, st
     }
     if (over(l.max_tres_per_job, Tres{}, job, max_tres) >= 0) return R::kQosMaxTresPerJob;
     max_tres |= slots(l.max_tres_per_job);
+    // The account's jobs and TRES in the QOS (MaxJobsPA before MaxJobsPU, as _qos_job_runnable_pre_select).
+    if (l.max_jobs_per_account && !max_jobs_pa && account) {
+      max_jobs_pa = true;
+      if (get(u.qos_account_jobs, q, *account) >= *l.max_jobs_per_account) return R::kQosMaxJobsPerAccount;
+    }
+    if (!l.max_tres_per_account.empty() && account) {
+      const auto it = u.qos_account_tres.find({q, *account});
+      if (const int k = over(l.max_tres_per_account, it == u.qos_account_tres.end() ? Tres{} : it->second,
+                             job, max_tres_pa);
+          k >= 0)
+        return sim::tres_reason(R::kQosMaxTresPerAccount, k);
+      max_tres_pa |= slots(l.max_tres_per_account);
+    }
     if (l.max_jobs_per_user && !max_jobs) {
       max_jobs = true;
       if (get(u.qos_user_jobs, q, j.user) >= *l.max_jobs_per_user) return R::kQosMaxJobsPerUser;
@@ -451,6 +471,7 @@ sim::PendingReason check_selected_limits(const sim::SimState& s, const sim::SimJ
 }
 
 std::string check_submit_limits(const sim::SimState& s, const sim::SimJob& j) {
+  if (!s.usage.enforced) return "";
   const auto& q = s.site.qos[j.qos].limits;
   // A QOS with Flags=DenyOnLimit refuses at submit a job over its per-job limits, which would
   // otherwise pend for ever (seen on real Slurm 22.05: MaxWall, "Job violates accounting/QOS policy";
@@ -483,11 +504,17 @@ std::string check_submit_limits(const sim::SimState& s, const sim::SimJob& j) {
   }
   // Submit limits of its QOS and its (first) partition's, the first to set each deciding; what a QOS
   // sets, the associations skip (acct_policy_validate).
-  bool max_submit = false, grp_submit = false;
+  bool max_submit = false, max_submit_pa = false, grp_submit = false;
+  const auto account = sim::account_of(s, j);
   for (const auto qi : qos_order(s, j, j.partitions.empty() ? 0 : j.partitions.front())) {
     if (qi < 0) continue;
     const auto qn = static_cast<std::uint16_t>(qi);
     const auto& l = s.site.qos[qn].limits;
+    if (l.max_submit_jobs_per_account && !max_submit_pa && account) {
+      max_submit_pa = true;
+      if (get(s.usage.qos_account_submit, qn, *account) >= *l.max_submit_jobs_per_account)
+        return "MaxSubmitJobsPerAccount";
+    }
     if (l.max_submit_jobs_per_user && !max_submit) {
       max_submit = true;
       if (get(s.usage.qos_user_submit, qn, j.user) >= *l.max_submit_jobs_per_user)
@@ -530,9 +557,11 @@ std::vector<std::uint16_t> submit_qos(const sim::SimState& s, const sim::SimJob&
 }  // namespace
 
 void count_submit(sim::SimState& s, const sim::SimJob& j) {
+  const auto account = sim::account_of(s, j);
   for (const auto q : submit_qos(s, j)) {
     ++s.usage.qos_user_submit[{q, j.user}];
     ++s.usage.qos_user_submit[{q, kAllUsers}];
+    if (account) ++s.usage.qos_account_submit[{q, *account}];
   }
   if (j.assoc < 0) return;
   ++s.usage.assoc_submit[{0, static_cast<std::uint32_t>(j.assoc)}];
@@ -573,11 +602,16 @@ void count_run_secs(sim::SimState& s, const sim::SimJob& j, std::int64_t secs, s
 void count_running(sim::SimState& s, const sim::SimJob& j, std::int64_t sign) {
   auto& u = s.usage;
   const Tres job = job_tres(s, j);
+  const auto account = sim::account_of(s, j);
   for (const auto qi : qos_order(s, j, j.run_partition)) {
     if (qi < 0) continue;
     const auto q = static_cast<std::uint16_t>(qi);
     u.qos_user_jobs[{q, j.user}] += sign;
     add(u.qos_user_tres[{q, j.user}], job, sign);
+    if (account) {
+      u.qos_account_jobs[{q, *account}] += sign;
+      add(u.qos_account_tres[{q, *account}], job, sign);
+    }
     if (u.qos_jobs.size() <= q) u.qos_jobs.resize(q + 1, 0);
     u.qos_jobs[q] += sign;
     add(at(u.qos_tres, q), job, sign);
@@ -626,9 +660,11 @@ void count_end(sim::SimState& s, const sim::SimJob& j) {
 
 void count_withdrawn(sim::SimState& s, const sim::SimJob& j) {
   auto& u = s.usage;
+  const auto account = sim::account_of(s, j);
   for (const auto q : submit_qos(s, j)) {
     --u.qos_user_submit[{q, j.user}];
     --u.qos_user_submit[{q, kAllUsers}];
+    if (account) --u.qos_account_submit[{q, *account}];
   }
   if (j.assoc < 0) return;
   --u.assoc_submit[{0, static_cast<std::uint32_t>(j.assoc)}];

@@ -83,6 +83,11 @@ constexpr std::array<const char*, static_cast<std::size_t>(PendingReason::kCount
     "AssocMaxMemPerNode",
     "AssocMaxUnknownPerNode",
     "AssocMaxGRESPerNode",
+    "MaxCpuPerAccount",
+    "MaxMemoryPerAccount",
+    "MaxNodePerAccount",
+    "MaxGRESPerAccount",
+    "MaxJobsPerAccount",
 };
 
 }  // namespace

@@ -64,7 +64,9 @@ enum class PendingReason : std::uint8_t {
   kAssocGrpTresRunMins = kAssocGrpTresMins + 4,
   kAssocMaxTresMinsPerJob = kAssocGrpTresRunMins + 4,
   kAssocMaxTresPerNode = kAssocMaxTresMinsPerJob + 4,
-  kCount = kAssocMaxTresPerNode + 4,  // number of reasons (SimJob::reasons_seen's size)
+  kQosMaxTresPerAccount = kAssocMaxTresPerNode + 4,  // QOS MaxTRESPerAccount (squeue: MaxCpuPerAccount, ...)
+  kQosMaxJobsPerAccount = kQosMaxTresPerAccount + 4,
+  kCount,  // number of reasons (SimJob::reasons_seen's size)
 };
 const char* to_string(PendingReason reason);
 /// The reason of TRES slot `slot` (0 CPUs, 1 memory, 2 nodes, 3 GPUs) in a block that starts at `first`.

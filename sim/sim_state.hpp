@@ -21,6 +21,9 @@ struct LimitUsage {
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t> qos_user_jobs;    // (qos, user) -> running
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t> qos_user_submit;  // pending + running
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::array<std::int64_t, 4>> qos_user_tres;  // see Tres
+  // (qos, account) -> running jobs, pending + running jobs, running TRES: a QOS's per-account limits
+  std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t> qos_account_jobs, qos_account_submit;
+  std::map<std::pair<std::uint16_t, std::uint32_t>, std::array<std::int64_t, 4>> qos_account_tres;
   std::vector<std::int64_t> qos_jobs;    // running per QOS
   std::vector<std::int64_t> assoc_jobs;  // running per user association
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t>
@@ -58,6 +61,7 @@ struct LimitUsage {
   std::vector<std::int32_t> partition_qos;
   std::vector<bool> over_part_qos;  // per QOS
   std::vector<bool> qos_no_decay;   // per QOS: Flags=NoDecay (its TRES-minutes used never decay)
+  bool enforced = true;             // AccountingStorageEnforce=limits (or safe): else no limit is checked
   bool safe = false;                // AccountingStorageEnforce=safe
   // Limits checked once a job's nodes are chosen: any set (else that check is skipped), and whether
   // one reads TRES-minutes (else the totals below are not kept).
@@ -100,5 +104,13 @@ struct SimState {
   Seconds now = 0;
   Seconds origin = 0;  // controller start (timer phase reference)
 };
+
+/// The site account (index into Site::accounts) of a job's association, nullopt without one.
+inline std::optional<std::uint32_t> account_of(const SimState& s, const SimJob& j) {
+  if (j.assoc < 0 || static_cast<std::size_t>(j.assoc) >= s.usage.assoc_chains.size()) return std::nullopt;
+  const auto& accounts = s.usage.assoc_chains[static_cast<std::size_t>(j.assoc)].accounts;
+  if (accounts.empty()) return std::nullopt;
+  return accounts.front();
+}
 
 }  // namespace slurmtwin::sim

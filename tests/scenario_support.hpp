@@ -22,10 +22,12 @@ inline constexpr Seconds kT0 = 1'700'000'040;
 
 /// `nodes` nodes with `cpus` CPUs (`threads_per_core` threads per core) and 1000 MB each, one partition
 /// "p" over all of them with DefMemPerCPU=100; QOS normal; users alice and bob in account acct; all
-/// priority weights 0 (every priority is 1: FIFO by submit time, then job id).
+/// priority weights 0 (every priority is 1: FIFO by submit time, then job id); limits enforced
+/// (AccountingStorageEnforce=associations,limits,qos, as most sites and the oracle's run).
 inline Site small_site(std::uint32_t nodes, std::uint32_t cpus, std::uint32_t threads_per_core = 1) {
   Site s;
   s.cluster_name = "test";
+  s.scheduler.accounting_storage_enforce = {"associations", "limits", "qos"};
   for (const auto& name : expand_hostlist(fmt::format("n[1-{}]", nodes))) {
     Node n;
     n.name = name;

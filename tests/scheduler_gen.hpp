@@ -131,7 +131,8 @@ inline Site random_site(Draw& d) {
                         ? PreemptMode::kOff
                         : d.pick(std::vector<PreemptMode>{PreemptMode::kCancel, PreemptMode::kRequeue,
                                                           PreemptMode::kSuspendGang});
-  if (d.chance(30)) sc.accounting_storage_enforce = {"associations", "limits", "qos"};
+  // Most sites enforce their limits; the others show that Slurm then checks none.
+  if (d.chance(80)) sc.accounting_storage_enforce = {"associations", "limits", "qos"};
   if (d.chance(20)) sc.priority_flags.insert("SMALL_RELATIVE_TO_TIME");
   // Every table setting: mostly Slurm's default, else a value within its bounds, kept small enough
   // that timers fire within the workload (counts up to 1,000, times up to an hour).
@@ -274,9 +275,19 @@ inline void add_random_accrue_limits(Draw& d, Site& s) {
   }
   for (auto& a : s.associations)
     if (d.chance(15)) a.limits.max_jobs_accrue_per_user = d.between(0, 2);
-  s.scheduler.accounting_storage_enforce.insert({"associations", "limits"});
   if (s.scheduler.weight_age == 0) s.scheduler.weight_age = static_cast<std::uint32_t>(d.between(1, 10000));
   if (d.chance(20)) s.scheduler.priority_flags.insert("ACCRUE_ALWAYS");
+}
+
+/// Now and then a QOS's per-account limits (MaxJobsPA, MaxSubmitJobsPA, MaxTRESPA); drawn like
+/// add_random_topology, after the others, never once the bytes run out.
+inline void add_random_account_limits(Draw& d, Site& s) {
+  if (d.chance(75)) return;
+  for (auto& q : s.qos) {
+    if (d.chance(30)) q.limits.max_jobs_per_account = d.between(0, 3);
+    if (d.chance(20)) q.limits.max_submit_jobs_per_account = d.between(1, 6);
+    if (d.chance(25)) q.limits.max_tres_per_account = TresMap{{"cpu", d.between(1, 12)}};
+  }
 }
 
 /// Replays a generated case with the invariants checked after every event; nullopt when Slurm would

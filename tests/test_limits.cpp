@@ -247,3 +247,65 @@ TEST_CASE("a partition's QOS MaxSubmitJobsPerUser counts every job submitted to 
   CHECK(start_of(r, 3) == 3);
   CHECK(start_of(r, 4) == 3);
 }
+
+TEST_CASE("without AccountingStorageEnforce=limits no QOS or association limit is checked") {
+  // acct_policy.c returns before every check unless limits (or safe) is enforced: at submit
+  // (acct_policy_validate, MaxSubmitJobs), in the queue (MaxJobs, GrpTRES, MaxWall) and after node
+  // selection. Real Slurm 22.05 ran every job of scenario 32 at once under such limits.
+  auto site = site_2x8();
+  site.qos[0].limits.max_jobs_per_user = 1;
+  site.qos[0].limits.max_wall = 60;
+  site.accounts[1].limits.grp_tres = {{"cpu", 4}};
+  site.associations[0].limits.max_submit_jobs_per_user = 1;
+  const auto trace = make_trace({{0, 1, 4, 100, 180}, {0, 1, 4, 100, 180}, {0, 1, 4, 100, 180}});
+  SUBCASE("enforced: one job at a time, the others refused or held") {
+    const auto r = replay(site, trace);
+    CHECK(start_of(r, 0) == kUnsetTime);  // MaxWall 60 s < its 180-s limit: held for good
+    CHECK(r.state->jobs[1].state == sim::SimJobState::kRejected);  // MaxSubmitJobs=1
+    CHECK(r.state->jobs[0].has_seen(R::kQosMaxWall));
+  }
+  SUBCASE("associations only (Slurm's default is none): every job at once") {
+    site.scheduler.accounting_storage_enforce = {"associations"};
+    const auto r = replay(site, trace);
+    for (std::size_t i = 0; i < 3; ++i) CHECK(start_of(r, i) == 1);
+  }
+}
+
+TEST_CASE("a QOS's per-account limits bind one account's users together, each account apart") {
+  // acct_policy.c keeps a QOS's usage per account (used_limits_acct): MaxJobsPerAccount and
+  // MaxTRESPerAccount hold a job while its account's running jobs in the QOS reach them, and
+  // MaxSubmitJobsPerAccount refuses it at submit. alice and bob share account acct; carol has her own.
+  auto site = site_2x8();
+  site.accounts.push_back({"other", "root", {1, false}, 0, {}, "", {}});
+  site.users.push_back({"carol", "other", "None"});
+  site.associations.push_back({"carol", "other", "", {1, false}, 0, {}, "", {}});
+  JobSpec bob{0, 1, 4, 100, 180};
+  bob.user = "bob";
+  JobSpec carol{0, 1, 4, 100, 180};
+  carol.user = "carol";
+  auto trace = make_trace({{0, 1, 4, 100, 180}, bob, carol});
+  trace.jobs[2].account = trace.accounts.intern("other");
+  SUBCASE("MaxJobsPerAccount=1: bob waits for alice's job; carol's account runs beside it") {
+    site.qos[0].limits.max_jobs_per_account = 1;
+    const auto r = replay(site, trace);
+    CHECK(start_of(r, 0) == 1);
+    CHECK(start_of(r, 2) == 1);
+    CHECK(start_of(r, 1) >= 101);  // J1 ends at 101
+    CHECK(r.state->jobs[1].has_seen(R::kQosMaxJobsPerAccount));
+  }
+  SUBCASE("MaxTRESPerAccount=cpu=6: 4 + 4 CPUs of acct do not fit, carol's 4 do") {
+    site.qos[0].limits.max_tres_per_account = {{"cpu", 6}};
+    const auto r = replay(site, trace);
+    CHECK(start_of(r, 2) == 1);
+    CHECK(start_of(r, 1) >= 101);
+    CHECK(r.state->jobs[1].has_seen(sim::tres_reason(R::kQosMaxTresPerAccount, 0)));
+    CHECK(std::string(sim::to_string(sim::tres_reason(R::kQosMaxTresPerAccount, 0))) == "MaxCpuPerAccount");
+  }
+  SUBCASE("MaxSubmitJobsPerAccount=1: bob's job is refused, carol's is not") {
+    site.qos[0].limits.max_submit_jobs_per_account = 1;
+    const auto r = replay(site, trace);
+    CHECK(r.state->jobs[1].state == sim::SimJobState::kRejected);
+    CHECK(r.state->jobs[1].reject_reason == "MaxSubmitJobsPerAccount");
+    CHECK(start_of(r, 2) == 1);
+  }
+}

@@ -945,3 +945,61 @@ TEST_CASE("accrue limits as real Slurm 22.05 counts them: later jobs overtake th
   if (runs == 0) MESSAGE("SKIPPED: scenario 31 not recorded");
   CHECK((runs == 0 || runs == 3));
 }
+
+TEST_CASE("limits that AccountingStorageEnforce does not enforce: real Slurm 22.05 checks none of them") {
+  // Scenario 32, three real runs, AccountingStorageEnforce=associations: QOS capped's MaxJobsPU=1,
+  // MaxSubmitPU=1, GrpTRES=cpu=8 and MaxWall=1 min, account ga's GrpJobs=1 and user us's
+  // MaxSubmitJobs=1 held or refused nothing: j001-j006 started within a second of their submit (j001
+  // with a 3-minute limit), and j007 waited only for nodes. The previous build enforced them all: 3
+  // jobs refused, 1 pending for ever, 27.8-28.0 s mean |Δstart|, τ 0.333.
+  std::size_t runs = 0;
+  for (const std::string name : {"run1", "run2", "run3"}) {
+    const auto dir = recorded_dir() / "32_limits_not_enforced" / name;
+    if (!std::filesystem::exists(dir / "meta.txt")) continue;
+    ++runs;
+    CAPTURE(name);
+    const auto run = experiments::read_recorded_run(dir);
+    CHECK(run.never_started.empty());
+    for (const auto* job : {"j001", "j002", "j003", "j004", "j005", "j006"}) {
+      CAPTURE(job);
+      const auto& r = run.schedule.at(job).front();
+      CHECK(r.state == "COMPLETED");
+      CHECK(r.start - r.submit <= 1);
+    }
+    const auto sim = experiments::simulate_recorded_run(run);
+    const auto d = experiments::compare_schedules(run.schedule, sim.schedule);
+    CHECK(d.mean_abs_start <= 0.5);
+    CHECK(d.tau >= 0.99);
+    CHECK(d.state_equal == run.schedule.size());
+  }
+  if (runs == 0) MESSAGE("SKIPPED: scenario 32 not recorded");
+  CHECK((runs == 0 || runs == 3));
+}
+
+TEST_CASE("a QOS's per-account limits as real Slurm 22.05 enforces them") {
+  // Scenario 33, three real runs. QOS pa: MaxJobsPerAccount=2 held u1's j003 while u1's j001 and u2's
+  // j002 ran (until +60); MaxTRESPerAccount=cpu=12 held u3's second 8-CPU job j005 (account a2: 8 + 8)
+  // until j004 ended (+73), though a1's two jobs ran beside it; MaxSubmitJobsPerAccount=4 refused j007,
+  // a1's fifth; j008 (QOS normal, account a1) was not counted. The previous build read none of the three
+  // ("not modelled"): 31.0 s mean |Δstart|, τ 0.524, j007 run instead of refused.
+  std::size_t runs = 0;
+  for (const std::string name : {"run1", "run2", "run3"}) {
+    const auto dir = recorded_dir() / "33_qos_per_account" / name;
+    if (!std::filesystem::exists(dir / "meta.txt")) continue;
+    ++runs;
+    CAPTURE(name);
+    const auto run = experiments::read_recorded_run(dir);
+    const auto& real = run.schedule;
+    CHECK(real.at("j003").front().start >= real.at("j001").front().end);
+    CHECK(real.at("j005").front().start >= real.at("j004").front().end);
+    CHECK(real.at("j008").front().start - real.at("j008").front().submit <= 1);
+    CHECK(real.at("j007").front().state == "REJECTED");
+    const auto sim = experiments::simulate_recorded_run(run);
+    const auto d = experiments::compare_schedules(real, sim.schedule);
+    CHECK(d.mean_abs_start <= 0.5);
+    CHECK(d.tau >= 0.99);
+    CHECK(d.state_equal == real.size());
+  }
+  if (runs == 0) MESSAGE("SKIPPED: scenario 33 not recorded");
+  CHECK((runs == 0 || runs == 3));
+}

@@ -52,6 +52,7 @@ TEST_CASE("property: random sites and workloads replay with every invariant held
     add_random_gpu_defaults(d, site);
     add_random_selected_limits(d, site);
     add_random_accrue_limits(d, site);
+    add_random_account_limits(d, site);
     const auto o = check_case(site, trace);
     replayed += o.replayed ? 1 : 0;
     by_switch += o.replayed && site.places_by_switch() ? 1 : 0;

@@ -58,7 +58,7 @@ const char* const kQosScript =
     "add qos low Priority=10\n"
     "add qos high Priority=100 Preempt=low PreemptMode=requeue GraceTime=300 Flags=DenyOnLimit UsageFactor=2 "
     "GrpTRES=cpu=16 MaxTRESPerJob=cpu=8 MaxWall=01:00:00 MaxTRESPerUser=cpu=12 MaxJobsPerUser=2 "
-    "MaxSubmitJobsPerUser=5\n";
+    "MaxSubmitJobsPerUser=5 MaxTRESPerAccount=cpu=4\n";
 
 // `sacctmgr -P show qos` of the same QOS, 22.05's default columns (Preempt names a later row).
 const char* const kQosTable =
@@ -101,8 +101,7 @@ TEST_CASE("sacctmgr show qos -P gives the QOS its sacctmgr commands made") {
   CHECK(high.preempt == std::vector<std::string>{"low"});
   CHECK(high.limits.max_wall == 3600);
   CHECK(from_table.find_qos("normal")->preempt_mode == PreemptMode::kUnset);  // "cluster"
-  // MaxTRESPA (per account) is a limit the simulator does not enforce: said, not dropped silently
-  CHECK(count_containing(w2, "qos.txt:3: sacctmgr qos option MaxTRESPA is not modelled") == 1);
+  CHECK(high.limits.max_tres_per_account == TresMap{{"cpu", 4}});             // the MaxTRESPA column
 
   CHECK(input_error([] {
           Site s;
@@ -612,4 +611,47 @@ TEST_CASE("the QOS export format the import warns with is the one the docs and t
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     CHECK(text.find(kQosTableFormat) != std::string::npos);
   }
+}
+
+TEST_CASE("limits in the accounting files that AccountingStorageEnforce leaves unenforced are named") {
+  // Scenario 32's real files: AccountingStorageEnforce=associations, limits on QOS capped, account ga
+  // and user us. Slurm stores them and checks none; the import says so once, naming where they are.
+  const auto run =
+      std::filesystem::path(SLURMTWIN_SOURCE_DIR) / "tests/oracle/recorded/32_limits_not_enforced/run1";
+  REQUIRE(std::filesystem::exists(run / "admin"));
+  std::vector<std::string> w;
+  auto files = admin_files(run);
+  files.qos_table = (run / "admin" / "sacctmgr-show-qos-format.txt").string();
+  const Site s = import_site(files, w);
+  CHECK(s.scheduler.accounting_storage_enforce == std::set<std::string>{"associations"});
+  CHECK(s.qos_named("capped").limits.max_jobs_per_user == 1);
+  CHECK(count_containing(w,
+                         "limits are set (QOS capped, account ga, 1 user association(s)) but "
+                         "AccountingStorageEnforce lacks 'limits'") == 1);
+  // Enforced (the harness's usual configuration): no such warning.
+  std::vector<std::string> w2;
+  import_site(admin_files(std::filesystem::path(SLURMTWIN_SOURCE_DIR) /
+                          "tests/oracle/recorded/31_accrue_limits/run1"),
+              w2);
+  CHECK(count_containing(w2, "AccountingStorageEnforce lacks") == 0);
+}
+
+TEST_CASE("scenario 33's real QOS table carries the per-account limits") {
+  // `sacctmgr show qos` prints MaxTRESPA, MaxJobsPA and MaxSubmitPA among its default columns: read,
+  // the QOS equal those the sacctmgr commands made, with nothing said about them.
+  const auto run =
+      std::filesystem::path(SLURMTWIN_SOURCE_DIR) / "tests/oracle/recorded/33_qos_per_account/run1";
+  REQUIRE(std::filesystem::exists(run / "admin"));
+  std::vector<std::string> w1, w2;
+  const Site made = import_site(
+      SiteFiles::conf_and_script((run / "slurm.conf").string(), (run / "accounts.sacctmgr").string()), w1);
+  const auto& pa = made.qos_named("pa").limits;
+  CHECK(pa.max_jobs_per_account == 2);
+  CHECK(pa.max_submit_jobs_per_account == 4);
+  CHECK(pa.max_tres_per_account == TresMap{{"cpu", 12}});
+  auto files = admin_files(run);
+  files.qos_table = (run / "admin" / "sacctmgr-show-qos-format.txt").string();
+  const Site formatted = import_site(files, w2);
+  CHECK(formatted.qos == made.qos);
+  CHECK(count_containing(w2, "sacctmgr-") == 0);
 }

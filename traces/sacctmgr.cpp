@@ -134,6 +134,9 @@ enum class Opt {
   kGrpJobsAccrue,
   kMaxJobsAccrue,
   kMaxJobsAccruePerAccount,
+  kMaxJobsPerAccount,
+  kMaxSubmitPerAccount,
+  kMaxTresPerAccount,
 };
 
 struct OptName {
@@ -158,14 +161,20 @@ const std::vector<OptName> kQosOpts = {
     {"MaxJobsAccruePA", 0, Opt::kMaxJobsAccruePerAccount},
     {"MaxJobsAccruePerUser", 17, Opt::kMaxJobsAccrue},
     {"MaxJobsAccruePU", 0, Opt::kMaxJobsAccrue},
+    {"MaxJobsPerAccount", 11, Opt::kMaxJobsPerAccount},
+    {"MaxJobsPA", 0, Opt::kMaxJobsPerAccount},
     {"MaxJobsPerUser", 4, Opt::kMaxJobs},
     {"MaxJobsPU", 0, Opt::kMaxJobs},
+    {"MaxSubmitJobsPerAccount", 17, Opt::kMaxSubmitPerAccount},
+    {"MaxSubmitJobsPA", 0, Opt::kMaxSubmitPerAccount},
     {"MaxSubmitJobsPerUser", 4, Opt::kMaxSubmit},
     {"MaxSubmitJobsPU", 0, Opt::kMaxSubmit},
     {"MaxSubmitJobs", 0, Opt::kMaxSubmit},
     {"MaxTRESPerJob", 7, Opt::kMaxTresPerJob},
     {"MaxTRES", 0, Opt::kMaxTresPerJob},
     {"MaxTRESPJ", 0, Opt::kMaxTresPerJob},
+    {"MaxTRESPerAccount", 11, Opt::kMaxTresPerAccount},
+    {"MaxTRESPA", 0, Opt::kMaxTresPerAccount},
     {"MaxTRESPerNode", 11, Opt::kMaxTresPerNode},
     {"MaxTRESPN", 0, Opt::kMaxTresPerNode},
     {"MaxTRESPerUser", 11, Opt::kMaxTresPerUser},
@@ -300,10 +309,11 @@ std::string to_admin_level(const Arg& a, const Where& w) {
 }
 
 // The options that set a TRES-count limit, and the field each sets.
-const std::array<std::pair<Opt, TresMap Limits::*>, 10> kTresOpts = {{
+const std::array<std::pair<Opt, TresMap Limits::*>, 11> kTresOpts = {{
     {Opt::kGrpTres, &Limits::grp_tres},
     {Opt::kMaxTresPerJob, &Limits::max_tres_per_job},
     {Opt::kMaxTresPerUser, &Limits::max_tres_per_user},
+    {Opt::kMaxTresPerAccount, &Limits::max_tres_per_account},
     {Opt::kMaxTresPerNode, &Limits::max_tres_per_node},
     {Opt::kGrpTresMins, &Limits::grp_tres_mins},
     {Opt::kGrpTresRunMins, &Limits::grp_tres_run_mins},
@@ -332,6 +342,12 @@ bool apply_limit(Opt opt, const Arg& a, const Where& w, Limits& l) {
       return true;
     case Opt::kMaxSubmit:
       l.max_submit_jobs_per_user = to_limit(a, w);
+      return true;
+    case Opt::kMaxJobsPerAccount:
+      l.max_jobs_per_account = to_limit(a, w);
+      return true;
+    case Opt::kMaxSubmitPerAccount:
+      l.max_submit_jobs_per_account = to_limit(a, w);
       return true;
     case Opt::kGrpJobsAccrue:
       l.grp_jobs_accrue = to_limit(a, w);

@@ -101,11 +101,14 @@ struct Limits {
   std::optional<std::int64_t> grp_jobs;
   std::optional<std::int64_t> grp_submit_jobs;
   TresMap max_tres_per_job;
-  TresMap max_tres_per_user;  // QOS MaxTRESPerUser
+  TresMap max_tres_per_user;     // QOS MaxTRESPerUser
+  TresMap max_tres_per_account;  // QOS MaxTRESPerAccount: running jobs of one account in the QOS
   TresMap max_tres_per_node;
-  std::optional<std::int64_t> max_jobs_per_user;         // QOS MaxJobsPerUser / assoc MaxJobs
-  std::optional<std::int64_t> max_submit_jobs_per_user;  // QOS MaxSubmitJobsPerUser / assoc MaxSubmitJobs
-  std::optional<Seconds> max_wall;                       // per job, s
+  std::optional<std::int64_t> max_jobs_per_user;            // QOS MaxJobsPerUser / assoc MaxJobs
+  std::optional<std::int64_t> max_submit_jobs_per_user;     // QOS MaxSubmitJobsPerUser / assoc MaxSubmitJobs
+  std::optional<std::int64_t> max_jobs_per_account;         // QOS MaxJobsPerAccount (running)
+  std::optional<std::int64_t> max_submit_jobs_per_account;  // QOS MaxSubmitJobsPerAccount
+  std::optional<Seconds> max_wall;                          // per job, s
   // Accrue limits: how many pending jobs may accrue age (acct_policy_handle_accrue_time); the rest
   // wait at age 0 until a counted one starts.
   std::optional<std::int64_t> grp_jobs_accrue;              // GrpJobsAccrue (QOS or association subtree)
@@ -126,11 +129,13 @@ struct CountLimitField {
   const char* key;
   std::optional<std::int64_t> Limits::*field;
 };
-inline constexpr std::array<CountLimitField, 7> kCountLimitFields = {{
+inline constexpr std::array<CountLimitField, 9> kCountLimitFields = {{
     {"grp_jobs", &Limits::grp_jobs},
     {"grp_submit_jobs", &Limits::grp_submit_jobs},
     {"max_jobs_per_user", &Limits::max_jobs_per_user},
     {"max_submit_jobs_per_user", &Limits::max_submit_jobs_per_user},
+    {"max_jobs_per_account", &Limits::max_jobs_per_account},
+    {"max_submit_jobs_per_account", &Limits::max_submit_jobs_per_account},
     {"grp_jobs_accrue", &Limits::grp_jobs_accrue},
     {"max_jobs_accrue_per_user", &Limits::max_jobs_accrue_per_user},
     {"max_jobs_accrue_per_account", &Limits::max_jobs_accrue_per_account},
@@ -141,10 +146,11 @@ struct TresLimitField {
   const char* key;
   TresMap Limits::*field;
 };
-inline constexpr std::array<TresLimitField, 10> kTresLimitFields = {{
+inline constexpr std::array<TresLimitField, 11> kTresLimitFields = {{
     {"grp_tres", &Limits::grp_tres},
     {"max_tres_per_job", &Limits::max_tres_per_job},
     {"max_tres_per_user", &Limits::max_tres_per_user},
+    {"max_tres_per_account", &Limits::max_tres_per_account},
     {"max_tres_per_node", &Limits::max_tres_per_node},
     {"grp_tres_mins", &Limits::grp_tres_mins},
     {"grp_tres_run_mins", &Limits::grp_tres_run_mins},

@@ -15,6 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   testing::add_random_gpu_defaults(d, site);
   testing::add_random_selected_limits(d, site);
   testing::add_random_accrue_limits(d, site);
+  testing::add_random_account_limits(d, site);
   if (const auto r = testing::replay_generated(site, trace))
     if (const auto why = testing::schedule_violation(*r, trace); !why.empty()) fuzz::fail(why);
   return 0;

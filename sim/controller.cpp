@@ -520,18 +520,7 @@ void Controller::requeue(std::uint32_t job) {
         "start on the freed nodes and preempts again, a cycle without end; the replay stops",
         j.id, kMaxRequeues, format_timestamp(state_.now), preemptors.empty() ? "?" : preemptors));
   }
-  PastRun run{.submit = j.submit,
-              .eligible = j.eligible,
-              .accrue = j.accrue,
-              .start = j.start,
-              .end = j.end,
-              .partition = j.run_partition,
-              .alloc_cpus = j.alloc_cpus,
-              .nodes = {},
-              .priority = j.priority_at_start,
-              .started_by = j.started_by};
-  for (const auto& a : j.alloc) run.nodes.push_back(a.node);
-  j.past_runs.push_back(std::move(run));
+  j.past_runs.push_back(current_run(j));
   ++j.restarts;
   j.alloc.clear();
   j.alloc_cpus = 0;

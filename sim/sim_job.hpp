@@ -187,6 +187,22 @@ struct SimJob {
   std::uint32_t slot = 0;  // position in SimState::pending or ::running (controller bookkeeping)
 };
 
+/// The job's current (or last) run as a record: what a requeue keeps in SimJob::past_runs.
+inline PastRun current_run(const SimJob& j) {
+  PastRun run{.submit = j.submit,
+              .eligible = j.eligible,
+              .accrue = j.accrue,
+              .start = j.start,
+              .end = j.end,
+              .partition = j.run_partition,
+              .alloc_cpus = j.alloc_cpus,
+              .nodes = {},
+              .priority = j.priority_at_start,
+              .started_by = j.started_by};
+  for (const auto& a : j.alloc) run.nodes.push_back(a.node);
+  return run;
+}
+
 /// Whether a job is in the scheduling queue at `now`: pending and eligible. A requeued job and one
 /// waiting for --begin or a dependency are pending but out of the queue (squeue: BeginTime,
 /// Dependency); no pass may start them (spec §7.5).

@@ -65,6 +65,17 @@ struct JobSpec {
   const char* user = "alice";
 };
 
+/// small_site with the oracle scenarios' timers: PriorityCalcPeriod 60 s (decay runs at kT0 + 60 k),
+/// a main pass and a backfill cycle every second, bf_resolution 1 s.
+inline Site every_second_site(std::uint32_t nodes, std::uint32_t cpus) {
+  auto site = small_site(nodes, cpus);
+  site.scheduler.calc_period = 60;
+  site.scheduler.params.sched_interval = 1;
+  site.scheduler.params.bf_interval = 1;
+  site.scheduler.params.bf_resolution = 1;
+  return site;
+}
+
 /// Jobs 1..N in partition "p", account acct.
 inline Trace make_trace(const std::vector<JobSpec>& specs) {
   Trace t;

@@ -15,19 +15,13 @@ namespace {
 using testing::JobSpec;
 using testing::kT0;
 using testing::make_trace;
-using testing::small_site;
 
 // Two 8-CPU nodes, a pass every second, a decay run (priority recalculation) every 60 s from kT0,
-// age the only priority factor (1000 at PriorityMaxAge, 1,000 s), limits enforced.
+// age the only priority factor (1000 at PriorityMaxAge, 1,000 s), limits enforced (small_site).
 Site site_2x8() {
-  auto site = small_site(2, 8);
-  site.scheduler.calc_period = 60;
-  site.scheduler.params.sched_interval = 1;
-  site.scheduler.params.bf_interval = 1;
-  site.scheduler.params.bf_resolution = 1;
+  auto site = testing::every_second_site(2, 8);
   site.scheduler.weight_age = 1000;
   site.scheduler.max_age = 1000;
-  site.scheduler.accounting_storage_enforce = {"associations", "limits"};
   return site;
 }
 

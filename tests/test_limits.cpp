@@ -20,12 +20,7 @@ using R = sim::PendingReason;
 
 // Two 8-CPU nodes, PriorityCalcPeriod 60 s, a pass every second (as the oracle's scenarios run).
 Site site_2x8() {
-  auto site = small_site(2, 8);
-  site.scheduler.calc_period = 60;
-  site.scheduler.params.sched_interval = 1;
-  site.scheduler.params.bf_interval = 1;
-  site.scheduler.params.bf_resolution = 1;
-  return site;
+  return testing::every_second_site(2, 8);
 }
 
 experiments::ReplayResult replay(const Site& site, const Trace& trace) {

@@ -345,18 +345,7 @@ std::string jobs_sacct(const ReplayResult& r, const Trace& trace, const TimeZone
     const auto& input = trace.jobs[j.trace_index];
     for (std::size_t k = 0; k < j.past_runs.size(); ++k)
       add(input, j.past_runs[k], static_cast<std::uint32_t>(k), JobState::kPreempted);
-    sim::PastRun last{.submit = j.submit,
-                      .eligible = j.eligible,
-                      .accrue = j.accrue,
-                      .start = j.start,
-                      .end = j.end,
-                      .partition = j.run_partition,
-                      .alloc_cpus = j.alloc_cpus,
-                      .nodes = {},
-                      .priority = j.priority_at_start,
-                      .started_by = j.started_by};
-    for (const auto& a : j.alloc) last.nodes.push_back(a.node);
-    add(input, last, j.restarts,
+    add(input, sim::current_run(j), j.restarts,
         j.state == sim::SimJobState::kDone       ? j.end_state
         : j.state == sim::SimJobState::kRunning  ? JobState::kRunning
         : j.state == sim::SimJobState::kRejected ? JobState::kCancelled

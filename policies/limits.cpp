@@ -20,7 +20,7 @@ constexpr std::uint32_t kAllUsers = 0xFFFFFFFF;
 constexpr std::int64_t kInfiniteMinutes = 0xfffffffe;
 
 // TRES names of Tres's slots, as GrpTRES and friends spell them.
-constexpr std::array<const char*, 4> kTresNames = {"cpu", "mem", "node", "gres/gpu"};
+constexpr const auto& kTresNames = kLimitTres;
 
 std::int64_t get(const std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t>& m, std::uint16_t q,
                  std::uint32_t u) {

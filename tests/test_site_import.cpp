@@ -1088,3 +1088,39 @@ TEST_CASE("site YAML loading reports unknown keys, bad types and invalid sites w
   CHECK(err("nodes:\n  - names: n1\npartitions:\n  - name: p\n    nodes: n2\n") ==
         "s.yaml: invalid site: partition 'p': unknown node 'n2'");
 }
+
+TEST_CASE("limits read but not enforced are named: billing and other TRES, and all without enforce=limits") {
+  // QOS and association TRES limits count cpu, mem, node and gres/gpu; GrpTRES=billing=100 or a
+  // license is kept in the site but checked by nothing, so the import (and a replay of the YAML) says so.
+  Site s;
+  s.scheduler.accounting_storage_enforce = {"associations", "limits"};
+  Qos q;
+  q.name = "b";
+  q.limits.grp_tres = {{"billing", 100}, {"cpu", 8}};
+  s.qos.push_back(q);
+  Account a;
+  a.name = "root";
+  a.parent = "";
+  a.limits.max_tres_per_job = {{"license/matlab", 2}};
+  s.accounts.push_back(a);
+  UserAssoc u;
+  u.user = "u";
+  u.account = "root";
+  u.limits.grp_tres = {{"gres/tmpdisk", 5}};
+  s.associations.push_back(u);
+  auto w = unenforced_limits(s);
+  REQUIRE(w.size() == 1);
+  CHECK(
+      w[0] ==
+      "limits on TRES billing, gres/tmpdisk, license/matlab (QOS b, account root, 1 user association(s)) are "
+      "read but not enforced: the replay counts cpu, mem, node, gres/gpu only");
+  s.qos[0].limits.grp_tres = {{"cpu", 8}};
+  s.accounts[0].limits = {};
+  s.associations[0].limits = {};
+  CHECK(unenforced_limits(s).empty());
+  // Without AccountingStorageEnforce=limits none is enforced, by Slurm or the replay: one warning.
+  s.scheduler.accounting_storage_enforce = {"associations"};
+  w = unenforced_limits(s);
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].find("limits are set (QOS b) but AccountingStorageEnforce lacks 'limits'") == 0);
+}

@@ -1,8 +1,10 @@
 #include "traces/site.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <set>
 #include <stdexcept>
 #include <unordered_set>
 
@@ -10,6 +12,7 @@
 #include "traces/plugins.hpp"
 #include "traces/site_events.hpp"
 #include "traces/site_settings.hpp"
+#include "traces/slurm_version.hpp"
 #include "traces/text.hpp"
 #include "traces/topology.hpp"
 
@@ -155,6 +158,58 @@ void validate(const Site& site) {
           fmt::format("user '{}': unknown default account '{}'", u.name, u.default_account));
   validate_site_events(site);
   validate_topology(site);
+}
+
+std::vector<std::string> unenforced_limits(const Site& site) {
+  std::vector<std::string> out;
+  const auto& enforce = site.scheduler.accounting_storage_enforce;
+  // Every holder of limits, named as an admin would ("QOS x", "account y"); user associations counted.
+  std::vector<std::pair<std::string, const Limits*>> holders;
+  for (const auto& q : site.qos) holders.emplace_back("QOS " + q.name, &q.limits);
+  for (const auto& a : site.accounts) holders.emplace_back("account " + a.name, &a.limits);
+  const auto users = [&](auto pred) {
+    return std::count_if(site.associations.begin(), site.associations.end(),
+                         [&](const UserAssoc& a) { return pred(a.limits); });
+  };
+  const auto where = [&](auto pred) {
+    std::vector<std::string> w;
+    for (const auto& [name, l] : holders)
+      if (pred(*l)) w.push_back(name);
+    if (const auto n = users(pred); n > 0) w.push_back(fmt::format("{} user association(s)", n));
+    return w;
+  };
+  // Slurm checks no QOS or association limit unless AccountingStorageEnforce has limits (or safe,
+  // which implies it): the limits of the accounting files are then only stored.
+  if (enforce.count("limits") == 0 && enforce.count("safe") == 0) {
+    if (const auto w = where([](const Limits& l) { return l != Limits{}; }); !w.empty())
+      out.push_back(
+          fmt::format("limits are set ({}) but AccountingStorageEnforce lacks 'limits': Slurm "
+                      "enforces none of them, and neither does the replay",
+                      fmt::join(w, ", ")));
+    return out;
+  }
+  // TRES the limits do not count (billing, licenses, other GRES): kept, not enforced.
+  std::set<std::string> other;
+  const auto odd = [&](const Limits& l) {
+    bool any = false;
+    for (const auto& f : kTresLimitFields)
+      for (const auto& [tres, count] : l.*f.field)
+        if (std::find(kLimitTres.begin(), kLimitTres.end(), tres) == kLimitTres.end()) {
+          other.insert(tres);
+          any = true;
+        }
+    return any;
+  };
+  if (const auto w = where(odd); !w.empty())
+    out.push_back(fmt::format("limits on TRES {} ({}) are read but not enforced: the replay counts {} only",
+                              fmt::join(other, ", "), fmt::join(w, ", "), fmt::join(kLimitTres, ", ")));
+  if (site.scheduler.slurm_version < 2405)
+    for (const auto& q : site.qos)
+      if (!q.limits.max_tres_run_mins_per_user.empty() || !q.limits.max_tres_run_mins_per_account.empty())
+        out.push_back(fmt::format(
+            "QOS '{}': MaxTRESRunMinsPU/PA are read but not enforced: Slurm {} does not (24.05 does)", q.name,
+            slurm_version_text(site.scheduler.slurm_version)));
+  return out;
 }
 
 Seconds over_time_limit(const Site& site, std::size_t partition) {

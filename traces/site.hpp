@@ -141,6 +141,11 @@ inline constexpr std::array<CountLimitField, 9> kCountLimitFields = {{
     {"max_jobs_accrue_per_account", &Limits::max_jobs_accrue_per_account},
 }};
 
+/// The TRES that QOS and association TRES limits count (in this order: the replay's slots); a limit on
+/// another TRES (billing, a license, another GRES) is read and kept but not enforced
+/// (unenforced_limits says so).
+inline constexpr std::array<const char*, 4> kLimitTres = {"cpu", "mem", "node", "gres/gpu"};
+
 /// Limits' TRES-count fields and their key in the site YAML (one table for writing and reading).
 struct TresLimitField {
   const char* key;
@@ -361,6 +366,11 @@ Seconds over_time_limit(const Site& site, std::size_t partition);
 /// Checks cross references (partition nodes exist, QOS names, account parents, user default
 /// accounts); throws std::invalid_argument naming the first problem.
 void validate(const Site& site);
+
+/// One warning for each kind of limit the site sets that the replay, as Slurm, reads without
+/// enforcing: limits at all without AccountingStorageEnforce=limits (Slurm does not either), TRES
+/// outside kLimitTres (billing, licenses, other GRES), MaxTRESRunMinsPU/PA before Slurm 24.05.
+std::vector<std::string> unenforced_limits(const Site& site);
 
 /// Parses "cpu=10,mem=2G,gres/gpu=2,node=1" (memory converted to MB). Throws std::invalid_argument.
 TresMap parse_tres_counts(std::string_view text);

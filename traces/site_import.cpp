@@ -1,9 +1,7 @@
 #include "traces/site_import.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
-#include <algorithm>
 #include <stdexcept>
 
 #include "traces/file_io.hpp"
@@ -59,30 +57,7 @@ Site import_site(const SiteFiles& files, std::vector<std::string>& warnings,
       site.outages = read_node_events(read_input_file(files.node_events), files.node_events, zone);
   }
   validate(site);
-  if (site.scheduler.slurm_version < 2405)
-    for (const auto& q : site.qos)
-      if (!q.limits.max_tres_run_mins_per_user.empty() || !q.limits.max_tres_run_mins_per_account.empty())
-        warnings.push_back(fmt::format(
-            "QOS '{}': MaxTRESRunMinsPU/PA are read but not enforced: Slurm {} does not (24.05 does)", q.name,
-            slurm_version_text(site.scheduler.slurm_version)));
-  // Slurm checks no QOS or association limit unless AccountingStorageEnforce has limits (or safe,
-  // which implies it): the limits of the accounting files are then only stored.
-  if (site.scheduler.accounting_storage_enforce.count("limits") == 0 &&
-      site.scheduler.accounting_storage_enforce.count("safe") == 0) {
-    std::vector<std::string> with;
-    for (const auto& q : site.qos)
-      if (q.limits != Limits{}) with.push_back("QOS " + q.name);
-    for (const auto& a : site.accounts)
-      if (a.limits != Limits{}) with.push_back("account " + a.name);
-    const auto users = std::count_if(site.associations.begin(), site.associations.end(),
-                                     [](const UserAssoc& a) { return a.limits != Limits{}; });
-    if (users > 0) with.push_back(fmt::format("{} user association(s)", users));
-    if (!with.empty())
-      warnings.push_back(
-          fmt::format("limits are set ({}) but AccountingStorageEnforce lacks 'limits': Slurm "
-                      "enforces none of them, and neither does the replay",
-                      fmt::join(with, ", ")));
-  }
+  for (auto& w : unenforced_limits(site)) warnings.push_back(std::move(w));
   if (sources) {
     std::string names;
     for (const auto& q : site.qos) names += (names.empty() ? "" : ",") + q.name;

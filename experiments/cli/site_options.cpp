@@ -75,7 +75,11 @@ Site load_site(const po::variables_map& vm, std::vector<std::string>& warnings,
   if (!imported && !files.paths().empty())
     throw po::error(
         "the site's files need --slurm-conf or --scontrol-config (the cluster's configuration) with them");
-  if (!yaml.empty()) return load_site_yaml(yaml);
+  if (!yaml.empty()) {
+    Site site = load_site_yaml(yaml);
+    for (auto& w : unenforced_limits(site)) warnings.push_back(fmt::format("{}: {}", yaml, w));
+    return site;
+  }
   if (!files.sacctmgr_script.empty() + !files.sacctmgr_dump.empty() + !files.assoc_table.empty() > 1)
     throw po::error("give the associations one way: --sacctmgr, --sacctmgr-dump or --assoc-dump");
   if (imported) return import_site(files, warnings, sources);

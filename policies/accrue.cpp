@@ -15,11 +15,6 @@ bool accrue_limit_set(const Limits& l) {
   return l.grp_jobs_accrue || l.max_jobs_accrue_per_user || l.max_jobs_accrue_per_account;
 }
 
-std::int64_t get(const std::map<Key, std::int64_t>& m, Key k) {
-  const auto it = m.find(k);
-  return it == m.end() ? 0 : it->second;
-}
-
 // Whether the first accrue limit set for `j` (acct_policy.c _get_accrue_limits; later ones are not
 // looked at) has room for one more; nullopt when none is set.
 std::optional<bool> has_room(const sim::SimState& s, const sim::SimJob& j) {
@@ -28,9 +23,9 @@ std::optional<bool> has_room(const sim::SimState& s, const sim::SimJob& j) {
   const auto& q = s.site.qos[j.qos].limits;
   if (q.grp_jobs_accrue) return u.qos_accrue[j.qos] < *q.grp_jobs_accrue;
   if (q.max_jobs_accrue_per_account && account)
-    return get(u.qos_account_accrue, {j.qos, *account}) < *q.max_jobs_accrue_per_account;
+    return sim::count_at(u.qos_account_accrue, j.qos, *account) < *q.max_jobs_accrue_per_account;
   if (q.max_jobs_accrue_per_user)
-    return get(u.qos_user_accrue, {j.qos, j.user}) < *q.max_jobs_accrue_per_user;
+    return sim::count_at(u.qos_user_accrue, j.qos, j.user) < *q.max_jobs_accrue_per_user;
   if (j.assoc < 0) return std::nullopt;
   const auto a = static_cast<std::size_t>(j.assoc);
   const auto& chain = u.assoc_chains[a];
@@ -57,7 +52,7 @@ void count(sim::LimitUsage& u, const sim::SimState& s, const sim::SimJob& j, std
 
 }  // namespace
 
-bool prepare_accrue(sim::SimState& s, bool accrue_always) {
+void prepare_accrue(sim::SimState& s, bool accrue_always) {
   auto& u = s.usage;
   bool any = false;
   for (const auto& q : s.site.qos) any |= accrue_limit_set(q.limits);
@@ -70,7 +65,6 @@ bool prepare_accrue(sim::SimState& s, bool accrue_always) {
   u.qos_account_accrue.clear();
   u.qos_user_accrue.clear();
   u.accrue_waiting.clear();
-  return u.accrue_limits;
 }
 
 void accrue_wait(sim::SimState& s, std::uint32_t job) {

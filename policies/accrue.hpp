@@ -12,9 +12,10 @@
 
 namespace slurmtwin::policies {
 
-/// Whether accrue limits apply to this site (sets SimState::usage.accrue_limits); call after
-/// prepare_limits (which says whether limits are enforced). `accrue_always`: PriorityFlags=ACCRUE_ALWAYS.
-bool prepare_accrue(sim::SimState& state, bool accrue_always);
+/// Sets SimState::usage.accrue_limits (whether accrue limits apply to this site) and empties the counts;
+/// call after prepare_limits (which says whether limits are enforced). `accrue_always`:
+/// PriorityFlags=ACCRUE_ALWAYS.
+void prepare_accrue(sim::SimState& state, bool accrue_always);
 /// A job pends anew (submitted, or requeued): it waits to be counted. No-op when accrue limits are off.
 void accrue_wait(sim::SimState& state, std::uint32_t job);
 /// build_job_queue's pass over the waiting jobs, in job-list order: each eligible one whose deciding

@@ -22,12 +22,6 @@ constexpr std::int64_t kInfiniteMinutes = 0xfffffffe;
 // TRES names of Tres's slots, as GrpTRES and friends spell them.
 constexpr const auto& kTresNames = kLimitTres;
 
-std::int64_t get(const std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t>& m, std::uint16_t q,
-                 std::uint32_t u) {
-  auto it = m.find({q, u});
-  return it == m.end() ? 0 : it->second;
-}
-
 std::int64_t tres_limit(const TresMap& m, const char* key) {
   if (m.empty()) return -1;  // the usual case: no need to build a key string to look up
   auto it = m.find(key);
@@ -258,6 +252,10 @@ void prepare_limits(sim::SimState& s) {
   }
   u.over_part_qos.clear();
   u.qos_no_decay.clear();
+  u.account_limits = std::any_of(s.site.qos.begin(), s.site.qos.end(), [](const Qos& q) {
+    return q.limits.max_jobs_per_account || q.limits.max_submit_jobs_per_account ||
+           !q.limits.max_tres_per_account.empty();
+  });
   for (const auto& q : s.site.qos) {
     u.over_part_qos.push_back(has_flag(q, "OverPartQOS"));
     u.qos_no_decay.push_back(has_flag(q, "NoDecay"));
@@ -326,7 +324,8 @@ sim::PendingReason check_limits(const sim::SimState& s, const sim::SimJob& j, st
     // The account's jobs and TRES in the QOS (MaxJobsPA before MaxJobsPU, as _qos_job_runnable_pre_select).
     if (l.max_jobs_per_account && !max_jobs_pa && account) {
       max_jobs_pa = true;
-      if (get(u.qos_account_jobs, q, *account) >= *l.max_jobs_per_account) return R::kQosMaxJobsPerAccount;
+      if (sim::count_at(u.qos_account_jobs, q, *account) >= *l.max_jobs_per_account)
+        return R::kQosMaxJobsPerAccount;
     }
     if (!l.max_tres_per_account.empty() && account) {
       const auto it = u.qos_account_tres.find({q, *account});
@@ -338,7 +337,7 @@ sim::PendingReason check_limits(const sim::SimState& s, const sim::SimJob& j, st
     }
     if (l.max_jobs_per_user && !max_jobs) {
       max_jobs = true;
-      if (get(u.qos_user_jobs, q, j.user) >= *l.max_jobs_per_user) return R::kQosMaxJobsPerUser;
+      if (sim::count_at(u.qos_user_jobs, q, j.user) >= *l.max_jobs_per_user) return R::kQosMaxJobsPerUser;
     }
     if (l.grp_jobs && !grp_jobs) {
       grp_jobs = true;
@@ -512,24 +511,25 @@ std::string check_submit_limits(const sim::SimState& s, const sim::SimJob& j) {
     const auto& l = s.site.qos[qn].limits;
     if (l.max_submit_jobs_per_account && !max_submit_pa && account) {
       max_submit_pa = true;
-      if (get(s.usage.qos_account_submit, qn, *account) >= *l.max_submit_jobs_per_account)
+      if (sim::count_at(s.usage.qos_account_submit, qn, *account) >= *l.max_submit_jobs_per_account)
         return "MaxSubmitJobsPerAccount";
     }
     if (l.max_submit_jobs_per_user && !max_submit) {
       max_submit = true;
-      if (get(s.usage.qos_user_submit, qn, j.user) >= *l.max_submit_jobs_per_user)
+      if (sim::count_at(s.usage.qos_user_submit, qn, j.user) >= *l.max_submit_jobs_per_user)
         return "QOSMaxSubmitJobPerUserLimit";
     }
     if (l.grp_submit_jobs && !grp_submit) {
       grp_submit = true;
-      if (get(s.usage.qos_user_submit, qn, kAllUsers) >= *l.grp_submit_jobs) return "QOSGrpSubmitJobsLimit";
+      if (sim::count_at(s.usage.qos_user_submit, qn, kAllUsers) >= *l.grp_submit_jobs)
+        return "QOSGrpSubmitJobsLimit";
     }
   }
   if (j.assoc < 0) return {};
   const auto ai = static_cast<std::size_t>(j.assoc);
   const auto& a = s.site.associations[ai];
   const auto& c = chain_of(s, ai);
-  const auto submitted = get(s.usage.assoc_submit, 0, static_cast<std::uint32_t>(j.assoc));
+  const auto submitted = sim::count_at(s.usage.assoc_submit, 0, static_cast<std::uint32_t>(j.assoc));
   if (!max_submit && c.max_submit_jobs_per_user && submitted >= *c.max_submit_jobs_per_user)
     return "AssocMaxSubmitJobLimit";
   if (grp_submit) return {};
@@ -557,7 +557,9 @@ std::vector<std::uint16_t> submit_qos(const sim::SimState& s, const sim::SimJob&
 }  // namespace
 
 void count_submit(sim::SimState& s, const sim::SimJob& j) {
-  const auto account = sim::account_of(s, j);
+  // (per-account totals only where a QOS reads them)
+  std::optional<std::uint32_t> account;
+  if (s.usage.account_limits) account = sim::account_of(s, j);
   for (const auto q : submit_qos(s, j)) {
     ++s.usage.qos_user_submit[{q, j.user}];
     ++s.usage.qos_user_submit[{q, kAllUsers}];
@@ -602,7 +604,8 @@ void count_run_secs(sim::SimState& s, const sim::SimJob& j, std::int64_t secs, s
 void count_running(sim::SimState& s, const sim::SimJob& j, std::int64_t sign) {
   auto& u = s.usage;
   const Tres job = job_tres(s, j);
-  const auto account = sim::account_of(s, j);
+  std::optional<std::uint32_t> account;
+  if (u.account_limits) account = sim::account_of(s, j);
   for (const auto qi : qos_order(s, j, j.run_partition)) {
     if (qi < 0) continue;
     const auto q = static_cast<std::uint16_t>(qi);
@@ -660,7 +663,9 @@ void count_end(sim::SimState& s, const sim::SimJob& j) {
 
 void count_withdrawn(sim::SimState& s, const sim::SimJob& j) {
   auto& u = s.usage;
-  const auto account = sim::account_of(s, j);
+  // (per-account totals only where a QOS reads them)
+  std::optional<std::uint32_t> account;
+  if (s.usage.account_limits) account = sim::account_of(s, j);
   for (const auto q : submit_qos(s, j)) {
     --u.qos_user_submit[{q, j.user}];
     --u.qos_user_submit[{q, kAllUsers}];

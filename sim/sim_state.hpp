@@ -21,7 +21,8 @@ struct LimitUsage {
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t> qos_user_jobs;    // (qos, user) -> running
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t> qos_user_submit;  // pending + running
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::array<std::int64_t, 4>> qos_user_tres;  // see Tres
-  // (qos, account) -> running jobs, pending + running jobs, running TRES: a QOS's per-account limits
+  // (qos, account) -> running jobs, pending + running jobs, running TRES: a QOS's per-account limits,
+  // kept only when a QOS sets one (account_limits)
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t> qos_account_jobs, qos_account_submit;
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::array<std::int64_t, 4>> qos_account_tres;
   std::vector<std::int64_t> qos_jobs;    // running per QOS
@@ -61,6 +62,7 @@ struct LimitUsage {
   std::vector<std::int32_t> partition_qos;
   std::vector<bool> over_part_qos;  // per QOS
   std::vector<bool> qos_no_decay;   // per QOS: Flags=NoDecay (its TRES-minutes used never decay)
+  bool account_limits = false;      // a QOS sets MaxJobsPA, MaxSubmitJobsPA or MaxTRESPA
   bool enforced = true;             // AccountingStorageEnforce=limits (or safe): else no limit is checked
   bool safe = false;                // AccountingStorageEnforce=safe
   // Limits checked once a job's nodes are chosen: any set (else that check is skipped), and whether
@@ -104,6 +106,13 @@ struct SimState {
   Seconds now = 0;
   Seconds origin = 0;  // controller start (timer phase reference)
 };
+
+/// A (QOS, user or account) count of LimitUsage's maps, 0 where none was kept.
+inline std::int64_t count_at(const std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t>& m,
+                             std::uint16_t q, std::uint32_t k) {
+  const auto it = m.find({q, k});
+  return it == m.end() ? 0 : it->second;
+}
 
 /// The site account (index into Site::accounts) of a job's association, nullopt without one.
 inline std::optional<std::uint32_t> account_of(const SimState& s, const SimJob& j) {

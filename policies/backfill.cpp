@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "policies/array_tasks.hpp"
 #include "policies/limits.hpp"
 #include "policies/node_select.hpp"
 #include "policies/preemption.hpp"
@@ -1037,6 +1038,11 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     std::optional<Seconds> planned;  // start estimate without a reservation
   };
   std::vector<Outcome> memo;  // since the last start or reservation
+  ArrayReject arrays;
+  // The array whose tasks got the last reservations and how many in a row: at bf_max_job_array_resv
+  // its record is done for the cycle (backfill.c test_array_job_id / test_array_count).
+  std::uint64_t resv_array = 0;
+  std::uint32_t resv_in_row = 0;
   const bool may_preempt = preemption_ != nullptr && preemption_->enabled();
   std::vector<bool> avail_nodes;            // scratch: avail for preemption
   std::vector<std::uint32_t> victim_nodes;  // scratch
@@ -1046,6 +1052,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     auto& j = s.jobs[rec.job];
     if (!sim::in_queue(j, now)) continue;
     if (reserved && !reservations_->may_run_now(s, j, now)) continue;  // not queued (job_independent)
+    if (arrays.skip(s, rec.job, rec.partition) || sim::array_capped(s, j)) continue;
     j.priority = rec.priority;
     if (check_limits(s, j, rec.partition) != sim::PendingReason::kNone) continue;
     const bool no_reserve =
@@ -1085,6 +1092,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       }
       continue;
     }
+    const auto started_before = stats.started, reserved_before = stats.reserved;
     bool counted = false;
     bool limited = false;            // held by a limit on its chosen nodes: depends on more than the request
     bool changed = false;            // started a job or added a reservation
@@ -1212,6 +1220,13 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       stats.planned.back().reserved = true;
       ++stats.reserved;
       break;
+    }
+    if (stats.started > started_before) {
+      arrays.accept();
+    } else if (stats.reserved > reserved_before && j.array_task >= 0) {
+      resv_in_row = resv_array == j.id ? resv_in_row + 1 : 1;
+      resv_array = j.id;
+      if (resv_in_row < params_.bf_max_job_array_resv) arrays.accept();
     }
     if (stop_cycle) break;
     if (changed)

@@ -29,7 +29,7 @@
 //
 // Approximations (documented in docs/simulator.md): passes take no simulated time (bf_max_time,
 // yields and bf_continue have no effect); bf_busy_nodes does not change node choice; array tasks are
-// separate jobs (bf_max_job_array_resv unused); no licenses, --time-min,
+// tried as Slurm tries an array record (array_tasks.hpp, bf_max_job_array_resv); no licenses, --time-min,
 // node features requiring reboot or exclusive-user filtering. Preemption: a job that cannot start now
 // but could after preempting (cons_tres removing the preemption candidates) preempts them as the main
 // scheduler does; with SUSPEND victims it starts at once, otherwise the victims' nodes are reserved for

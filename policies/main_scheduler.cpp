@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "policies/array_tasks.hpp"
 #include "policies/limits.hpp"
 #include "policies/node_select.hpp"
 #include "policies/preemption.hpp"
@@ -151,6 +152,7 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
     if (r == R::kResources && unsettled != nullptr)
       unsettled->add(static_cast<std::uint32_t>(&j - s.jobs.data()));
   };
+  ArrayReject arrays;
   for (std::size_t at = 0; at < queue.size(); ++at) {
     const auto& rec = queue[at];
     if (!full || (bulk_tail && !settled)) {
@@ -166,6 +168,14 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
     // A job whose reservation is not active is not queued (job_independent): no depth, no block.
     if (reservations_ && !reservations_->may_run_now(s, j, s.now)) {
       note(j, R::kReservation);
+      continue;
+    }
+    if (arrays.skip(s, rec.job, rec.partition)) {
+      note(j, arrays.reason(s));
+      continue;
+    }
+    if (sim::array_capped(s, j)) {  // before any depth is counted (job_array_start_test)
+      note(j, R::kJobArrayTaskLimit);
       continue;
     }
     if (params_.partition_job_depth > 0 && ++part_depth[rec.partition] > params_.partition_job_depth) {
@@ -207,6 +217,7 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
       }
       launcher.start_job(rec.job, rec.partition, std::move(*alloc), SchedulerPass::kMain);
       ++stats.started;
+      arrays.accept();
       continue;
     }
     // Nodes it may not use (reserved, out of service) are not "busy": if it would not fit even with
@@ -219,6 +230,7 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
     note(j, R::kResources);
     if (const auto p = try_preemption(s, launcher, rec, avail); p == Preempted::kStarted) {
       ++stats.started;
+      arrays.accept();
       continue;
     } else if (p == Preempted::kWaiting) {
       ++stats.preempted;

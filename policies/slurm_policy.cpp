@@ -83,6 +83,9 @@ void SlurmPolicy::init(sim::SimState& state) {
   for (std::size_t p = 0; p < site_.partitions.size(); ++p)
     for (const auto n : state.partition_nodes[p]) state.partition_cpus[p] += state.cluster.node(n).cpus;
   entries_at_.assign(state.jobs.size(), kNoEntries);
+  std::size_t arrays = 0;
+  for (const auto& j : state.jobs) arrays = std::max(arrays, static_cast<std::size_t>(j.array_slot + 1));
+  state.array_running.assign(arrays, 0);
   prepare_limits(state);
   prepare_accrue(state, priority_.flags().accrue_always);
 }
@@ -404,6 +407,7 @@ void SlurmPolicy::on_start(sim::SimState& s, std::uint32_t job) {
   j.billing =
       billable_tres(job_tres(s, j), site_.partitions[j.run_partition].tres_billing_weights, billing_mode_);
   count_start(s, j);
+  if (j.array_slot >= 0) ++s.array_running[static_cast<std::size_t>(j.array_slot)];
   accrue_leave(s, job);
   // Its entries are not read again until a requeue (which computes them anew).
   leave_queue(s, job, /*keep_entries=*/priority_.flags().calculate_running);
@@ -434,6 +438,7 @@ void SlurmPolicy::on_end(sim::SimState& s, std::uint32_t job) {
     charge_tres_minutes(s, j, last_decay_, s.now, c.wall, c.wall_nodecay);
   }
   count_end(s, j);
+  if (j.array_slot >= 0) --s.array_running[static_cast<std::size_t>(j.array_slot)];
 }
 
 void SlurmPolicy::decay_tick(sim::SimState& s) {

@@ -137,6 +137,7 @@ std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterSt
   const SiteIndex idx(site);
   const NodeClasses classes(site, cluster);
   std::unordered_map<NameIndex, std::uint32_t> user_of;
+  std::unordered_map<std::uint64_t, std::int32_t> array_slot_of;  // capped array job id -> SimJob::array_slot
   std::vector<SimJob> out;
   out.reserve(trace.jobs.size());
   for (std::uint32_t t = 0; t < trace.jobs.size(); ++t) {
@@ -145,6 +146,11 @@ std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterSt
     j.trace_index = t;
     j.id = r.job_id;
     j.array_task = r.array_task;
+    if (r.array_task >= 0 && r.array_max_running > 0) {
+      j.array_cap = r.array_max_running;
+      j.array_slot =
+          array_slot_of.try_emplace(r.job_id, static_cast<std::int32_t>(array_slot_of.size())).first->second;
+    }
     j.submit = r.submit;
     j.cancel = r.cancel;
     j.nice = r.nice;

@@ -88,6 +88,7 @@ constexpr std::array<const char*, static_cast<std::size_t>(PendingReason::kCount
     "MaxNodePerAccount",
     "MaxGRESPerAccount",
     "MaxJobsPerAccount",
+    "JobArrayTaskLimit",
 };
 
 }  // namespace

@@ -66,7 +66,8 @@ enum class PendingReason : std::uint8_t {
   kAssocMaxTresPerNode = kAssocMaxTresMinsPerJob + 4,
   kQosMaxTresPerAccount = kAssocMaxTresPerNode + 4,  // QOS MaxTRESPerAccount (squeue: MaxCpuPerAccount, ...)
   kQosMaxJobsPerAccount = kQosMaxTresPerAccount + 4,
-  kCount,  // number of reasons (SimJob::reasons_seen's size)
+  kJobArrayTaskLimit,  // its array's --array=...%N tasks run (job_array_start_test)
+  kCount,              // number of reasons (SimJob::reasons_seen's size)
 };
 const char* to_string(PendingReason reason);
 /// The reason of TRES slot `slot` (0 CPUs, 1 memory, 2 nodes, 3 GPUs) in a block that starts at `first`.
@@ -130,6 +131,10 @@ struct SimJob {
   std::uint32_t trace_index = 0;  // index in Trace::jobs
   std::uint64_t id = 0;           // job id (order tie-breaker)
   std::int32_t array_task = -1;
+  // --array=...%N: at most array_cap of its array's tasks run at once; array_slot indexes
+  // SimState::array_running (-1: no cap).
+  std::uint32_t array_cap = 0;
+  std::int32_t array_slot = -1;
   std::vector<std::uint16_t> partitions;  // site partition indices, in request order
   std::uint16_t qos = 0;                  // site QOS index
   std::int32_t assoc = -1;                // user association index in the association tree

@@ -103,9 +103,17 @@ struct SimState {
   std::vector<std::vector<std::uint64_t>> partition_bits;   // per partition: its nodes as a node bitset
   std::vector<std::uint64_t> partition_cpus;                // per partition: CPUs of its nodes
   LimitUsage usage;
+  std::vector<std::uint32_t>
+      array_running;  // per capped array (SimJob::array_slot): tasks started, not ended
   Seconds now = 0;
   Seconds origin = 0;  // controller start (timer phase reference)
 };
+
+/// Whether `j` is a task of an array whose cap (--array=...%N) is reached: it may not start now
+/// (job_array_start_test; a suspended task still counts, it has not ended).
+inline bool array_capped(const SimState& s, const SimJob& j) {
+  return j.array_slot >= 0 && s.array_running[static_cast<std::size_t>(j.array_slot)] >= j.array_cap;
+}
 
 /// A (QOS, user or account) count of LimitUsage's maps, 0 where none was kept.
 inline std::int64_t count_at(const std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t>& m,

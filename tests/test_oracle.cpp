@@ -430,6 +430,26 @@ std::string jobs_csv_error(const std::string& csv) {
 
 }  // namespace
 
+TEST_CASE("scenario jobs.csv: an array line is one job per task, jNNN_TASK, with its cap") {
+  const auto dir = testing::scratch_dir("oracle_jobs_array");
+  const auto path = write_text(dir, "jobs.csv",
+                               "offset,user,account,partition,qos,cpus,limit_min,runtime_s,array\n"
+                               "0,u1,a1,batch,normal,1,1,10,1-5:2%2\n"
+                               "1,u1,a1,batch,normal,1,1,10,\n");
+  const auto jobs = experiments::read_scenario_jobs(path);
+  REQUIRE(jobs.size() == 4);
+  CHECK(jobs[0].name == "j001_1");
+  CHECK(jobs[2].name == "j001_5");
+  CHECK(jobs[2].array_of == "j001");
+  CHECK(jobs[2].array_task == 5);
+  CHECK(jobs[2].array_cap == 2);
+  CHECK(jobs[3].name == "j002");  // the next line's number, not the next job's
+  CHECK(jobs[3].array_task == -1);
+  CHECK(jobs_csv_error("offset,user,account,partition,qos,cpus,limit_min,runtime_s,array\n"
+                       "0,u1,a1,batch,normal,1,1,10,3-1\n")
+            .find("array") != std::string::npos);
+}
+
 TEST_CASE("scenario jobs.csv: columns by name, empty cells for options not given") {
   const auto dir = testing::scratch_dir("oracle_jobs_columns");
   // Columns in another order than the old fixed one; a comment line (skipped, as oracle.sh does).
@@ -614,7 +634,7 @@ struct KnownMiss {
 };
 // 02 and 10 were redesigned away from Fair Tree near-ties and recorded anew; 05 follows from
 // ReplayOptions::backfill_end_lag_below.
-constexpr std::array<KnownMiss, 2> kKnownMisses{{
+constexpr std::array<KnownMiss, 3> kKnownMisses{{
     // 44 jobs, preemption and backfill: from ~120 s on the schedule follows ±1 s races (real run 2 vs
     // run 1: up to 40 s apart), and so do the users' usages; their Fair Tree ranks at ~300 s differ
     // between the real runs themselves (u2/u3 swap; those rows are not judged), and by +299.5 s the
@@ -629,6 +649,12 @@ constexpr std::array<KnownMiss, 2> kKnownMisses{{
     // from then users' usages differ, so
     // 48 sshare rows of run 3 are off; its starts still pass (2.7 s mean |Δstart|).
     {"21_preempt_qos_requeue", false, false, true, "run 3 branched on the sub-second order of three ends"},
+    // Job arrays: every start within 0.4 s (τ 1.000) in all three runs, every factor of runs 1 and 2.
+    // In run 3 a backfill cycle 0.33 s after j009's submission started its first two tasks (main passes
+    // did in runs 1 and 2), and the age of its capped remaining tasks then counted from +220 (when the
+    // cap lifted) instead of their submission at +200: 8 sprio rows at +239..244 show 0.0283 where runs
+    // 1 and 2 and the simulator show 0.0617 (age weight 100: 3 priority points). Not modelled.
+    {"34_job_arrays", false, false, true, "run 3: a capped array's age restarts after a backfill split"},
 }};
 
 TEST_CASE("every recorded real-Slurm scenario: the simulator within the real run-to-run spread") {
@@ -1001,5 +1027,42 @@ TEST_CASE("a QOS's per-account limits as real Slurm 22.05 enforces them") {
     CHECK(d.state_equal == real.size());
   }
   if (runs == 0) MESSAGE("SKIPPED: scenario 33 not recorded");
+  CHECK((runs == 0 || runs == 3));
+}
+
+TEST_CASE("job arrays as real Slurm 22.05 schedules them: task caps and bf_max_job_array_resv") {
+  // Scenario 34, three real runs (4 nodes x 8 CPUs, bf_max_job_array_resv=2). The whole-node array
+  // j005 (tasks 0-3, QOS hi) pends from +3; backfill reserved nodes for two of its tasks only, so j006
+  // (4 CPUs, 3 min) started at once in n2's free half. j007 (0-5%2), j009 (0-5%2) and j012 (1,3,5%2)
+  // never ran more than two tasks at once. The previous build ignored the cap and bf_max_job_array_resv
+  // (its replay of run 1: 15.7 s mean |Δstart|, τ 0.761 without the cap; 11.0 s, τ 0.909 without the
+  // reservation cut, j006 started at +70).
+  std::size_t runs = 0;
+  for (const std::string name : {"run1", "run2", "run3"}) {
+    const auto dir = recorded_dir() / "34_job_arrays" / name;
+    if (!std::filesystem::exists(dir / "meta.txt")) continue;
+    ++runs;
+    CAPTURE(name);
+    const auto run = experiments::read_recorded_run(dir);
+    const auto& real = run.schedule;
+    REQUIRE(real.size() == 31);  // 7 single jobs, 24 tasks
+    CHECK(real.at("j006").front().start == 6);
+    // At most two tasks of a capped array at once: each task starts no earlier than the end of the
+    // task two before it.
+    for (const auto& [array, tasks] : {std::pair{"j007", std::vector<int>{0, 1, 2, 3, 4, 5}},
+                                       std::pair{"j009", std::vector<int>{0, 1, 2, 3, 4, 5}},
+                                       std::pair{"j012", std::vector<int>{1, 3, 5}}})
+      for (std::size_t k = 2; k < tasks.size(); ++k)
+        CHECK(real.at(fmt::format("{}_{}", array, tasks[k])).front().start >=
+              real.at(fmt::format("{}_{}", array, tasks[k - 2])).front().end);
+    // The log names each task by its array and its own id: "JobId=17_0(18)".
+    CHECK(run.task_ids.count({run.job_ids.at("j009"), 0}) == 1);
+    const auto sim = experiments::simulate_recorded_run(run);
+    const auto d = experiments::compare_schedules(real, sim.schedule);
+    CHECK(d.mean_abs_start <= 0.5);
+    CHECK(d.tau >= 0.99);
+    CHECK(d.state_equal == real.size());
+  }
+  if (runs == 0) MESSAGE("SKIPPED: scenario 34 not recorded");
   CHECK((runs == 0 || runs == 3));
 }

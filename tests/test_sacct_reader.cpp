@@ -528,7 +528,8 @@ constexpr const char* kJson2108 = R"({
       "user": "alice"
     },
     {
-      "account": "acct1", "array": {"job_id": 1002, "task_id": 3, "task": null},
+      "account": "acct1",
+      "array": {"job_id": 1002, "task_id": 3, "task": null, "limits": {"max": {"running": {"tasks": 4}}}},
       "het": {"job_id": 0, "job_offset": null},
       "job_id": 1005, "name": "sweep", "partition": "cpu", "priority": 10, "qos": "normal",
       "required": {"CPUs": 2, "memory": 9223372036854777808},
@@ -621,6 +622,8 @@ TEST_CASE("sacct --json, Slurm 21.08/22.05 shape") {
   CHECK(b->mem_per_cpu);
   CHECK(b->time_limit == kUnlimited);  // INFINITE as a plain number
   CHECK(b->state == JobState::kFailed);
+  CHECK(b->array_max_running == 4);  // --array=...%4
+  CHECK(a->array_max_running == 0);
 }
 
 TEST_CASE("sacct --json, Slurm 23.x shape: number objects, state lists, het, pending array, bad jobs") {
@@ -704,4 +707,26 @@ TEST_CASE("SubmitLine gives the sbatch options sacct has no column for, and Rese
   CHECK(run.report.rejected_by_reason.at("bad SubmitLine") == 1);
   REQUIRE(run.report.rejects.size() == 1);
   CHECK(run.report.rejects[0].detail == "bad SubmitLine 'sbatch -c x job.sh': -c needs a count");
+}
+
+TEST_CASE("SubmitLine's --array / -a gives an array's task cap (%N)") {
+  Run run;
+  parse(run,
+        "JobID|User|Account|Partition|Submit|Start|End|Timelimit|State|ReqCPUS|SubmitLine\n"
+        "7_0|a|x|p|2026-01-01T00:00:00|2026-01-01T00:00:01|2026-01-01T00:01:00|10|COMPLETED|1|"
+        "sbatch --array=0-9%2 job.sh\n"
+        "8_1|a|x|p|2026-01-01T00:00:00|2026-01-01T00:00:01|2026-01-01T00:01:00|10|COMPLETED|1|"
+        "sbatch -a 1-3%4 job.sh\n"
+        "9_1|a|x|p|2026-01-01T00:00:00|2026-01-01T00:00:01|2026-01-01T00:01:00|10|COMPLETED|1|"
+        "sbatch --array 1-3 job.sh -all\n"
+        "10_1|a|x|p|2026-01-01T00:00:00|2026-01-01T00:00:01|2026-01-01T00:01:00|10|COMPLETED|1|"
+        "sbatch --array=0-9%x job.sh\n");
+  REQUIRE(find(run.trace, 7, 0) != nullptr);
+  CHECK(find(run.trace, 7, 0)->array_max_running == 2);
+  CHECK(find(run.trace, 8, 1)->array_max_running == 4);
+  CHECK(find(run.trace, 9, 1)->array_max_running == 0);  // no cap; "-all" is the script's argument
+  // An --array sbatch would refuse is a bad field, not a silent "no cap".
+  CHECK(find(run.trace, 10, 1) == nullptr);
+  REQUIRE(run.report.rejects.size() == 1);
+  CHECK(run.report.rejects[0].detail == "bad SubmitLine 'sbatch --array=0-9%x job.sh': bad --array '0-9%x'");
 }

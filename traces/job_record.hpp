@@ -51,8 +51,10 @@ struct GresRequest {
 /// One job request plus its recorded outcome. Names (user, account, partitions, QOS) are indices into
 /// the owning Trace's dictionaries so that a million-job trace stays compact.
 struct JobRecord {
-  std::uint64_t job_id = 0;         // base job id (array master id for array tasks)
-  std::int32_t array_task = -1;     // array task id, -1 when not an array task
+  std::uint64_t job_id = 0;      // base job id (array master id for array tasks)
+  std::int32_t array_task = -1;  // array task id, -1 when not an array task
+  std::uint32_t array_max_running =
+      0;                            // --array=...%N: at most N of the array's tasks run at once; 0 = no cap
   std::int32_t het_component = -1;  // het job component (+N), -1 when not a het job
   NameIndex user = kNoName;
   NameIndex account = kNoName;

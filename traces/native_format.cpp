@@ -47,6 +47,7 @@ std::string encode_native_trace(const Trace& t, bool with_source) {
     for (auto s : {j.submit, j.eligible, j.start, j.end, j.runtime, j.time_limit, j.cancel}) w.put(s);
     w.put(j.reservation);
     w.put(j.reservation_id);
+    w.put(j.array_max_running);
     for (auto c : {j.nodes, j.tasks, j.tasks_per_node, j.cpus_per_task, j.req_cpus, j.alloc_cpus}) w.put(c);
     w.put(j.mem_mb);
     w.put(static_cast<std::uint8_t>(j.mem_per_cpu | (j.exclusive << 1)));
@@ -107,6 +108,7 @@ Trace decode_native_trace(const std::string& bytes, const std::string& file) {
                                      "{}-entry dictionary",
                                      j.job_id, j.reservation, t.strings.size()));
     }
+    if (version >= 4) j.array_max_running = r.get<std::uint32_t>();
     for (auto* p : {&j.nodes, &j.tasks, &j.tasks_per_node, &j.cpus_per_task, &j.req_cpus, &j.alloc_cpus})
       *p = r.get<std::uint32_t>();
     j.mem_mb = r.get<std::int64_t>();

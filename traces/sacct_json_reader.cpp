@@ -159,6 +159,16 @@ JobRecord read_job(const YAML::Node& j, Trace& trace, bool& pending_array) {
       } else {
         pending_array = true;  // the not yet started tasks ("task": "5-10%2") as one pending record
       }
+      // --array=...%N (dbv0.0.38: array/limits/max/running/tasks; 0 = no cap)
+      if (const auto l = a["limits"]; l && l.IsMap())
+        if (const auto m = l["max"]; m && m.IsMap())
+          if (const auto r = m["running"]; r && r.IsMap()) {
+            const auto cap = number(r["tasks"], "array.limits.max.running.tasks");
+            if (cap.set && !cap.infinite) {
+              if (cap.value > 1'000'000) bad("array.limits.max.running.tasks", "more than a million tasks");
+              job.array_max_running = static_cast<std::uint32_t>(cap.value);
+            }
+          }
     }
   }
   if (const auto h = j["het"]; h && h.IsMap()) {

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "traces/array_spec.hpp"
 #include "traces/read_report.hpp"
 #include "traces/readers.hpp"
 #include "traces/sacct_common.hpp"
@@ -395,27 +396,38 @@ struct BadField {
   std::string detail;
 };
 
+// The value of `option` at words[i] ("--cpus-per-task=4", "--cpus-per-task 4", "-c4", "-c 4"), moving
+// i past a separate value; nullopt when words[i] is not that option.
+std::optional<std::string_view> option_value(const std::vector<std::string_view>& words,
+                                             std::string_view option, std::size_t& i) {
+  const auto w = words[i];
+  if (w == option) {
+    if (i + 1 >= words.size()) return std::nullopt;
+    return words[++i];
+  }
+  if (w.starts_with(option) && w.size() > option.size() && (w[option.size()] == '=' || option.size() == 2))
+    return w.substr(option.size() + (w[option.size()] == '=' ? 1 : 0));
+  return std::nullopt;
+}
+
+// The N of an --array spec's "%N" (at most N tasks run at once), 0 without one.
+std::uint32_t array_task_cap(std::string_view spec, std::string_view line) {
+  const auto parsed = parse_array_spec(spec);
+  if (!parsed) throw BadField{"SubmitLine", fmt::format("bad SubmitLine '{}': bad --array '{}'", line, spec)};
+  return parsed->max_running;
+}
+
 /// The sbatch options sacct has no column for, from SubmitLine ("sbatch --exclusive -c 4 job.sh"):
-/// --exclusive (the node-exclusive form, not =user/=mcs/=topo), --ntasks-per-node and --cpus-per-task /
-/// -c. Options given in the script's #SBATCH lines are not in SubmitLine; a script argument spelt like
-/// one of these options would be read as it. Throws BadField on a bad count.
+/// --exclusive (the node-exclusive form, not =user/=mcs/=topo), --ntasks-per-node, --cpus-per-task /
+/// -c, and the task cap of --array / -a ("0-9%2": at most 2 tasks at once). Options given in the script's
+/// #SBATCH lines are not in SubmitLine; a script argument spelt like one of these options would be read as
+/// it. Throws BadField on a bad count.
 void read_submit_line(std::string_view line, JobRecord& j) {
   const auto words = text::split_ws(line);
-  // The count of `option` at words[i] ("--cpus-per-task=4", "--cpus-per-task 4", "-c4", "-c 4"),
-  // moving i past a separate value; nullopt when words[i] is not that option.
   const auto count = [&](std::string_view option, std::size_t& i) -> std::optional<std::uint32_t> {
-    std::string_view value;
-    const auto w = words[i];
-    if (w == option) {
-      if (i + 1 >= words.size()) return std::nullopt;
-      value = words[++i];
-    } else if (w.starts_with(option) && w.size() > option.size() &&
-               (w[option.size()] == '=' || option.size() == 2)) {
-      value = w.substr(option.size() + (w[option.size()] == '=' ? 1 : 0));
-    } else {
-      return std::nullopt;
-    }
-    const auto n = text::parse_int(value);
+    const auto value = option_value(words, option, i);
+    if (!value) return std::nullopt;
+    const auto n = text::parse_int(*value);
     if (!n || *n < 1 || *n > 1'000'000)
       throw BadField{"SubmitLine", fmt::format("bad SubmitLine '{}': {} needs a count", line, option)};
     return static_cast<std::uint32_t>(*n);
@@ -429,6 +441,11 @@ void read_submit_line(std::string_view line, JobRecord& j) {
       j.cpus_per_task = *c;
     } else if (const auto c2 = count("-c", i)) {
       j.cpus_per_task = *c2;
+    } else if (const auto spec = option_value(words, "--array", i)) {
+      j.array_max_running = array_task_cap(*spec, line);
+    } else if (const bool separate = words[i] == "-a"; const auto a = option_value(words, "-a", i)) {
+      // "-aX" that is no array spec is a script argument (sbatch refuses a bad --array).
+      if (separate || parse_array_spec(*a)) j.array_max_running = array_task_cap(*a, line);
     }
   }
 }

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+#include <vector>
+
 #include "traces/time_format.hpp"
 
 namespace slurmtwin {
@@ -39,9 +43,34 @@ std::string req_tres(const JobRecord& j) {
   return out + fmt::format(",node={}", std::max<std::uint32_t>(1, j.nodes));
 }
 
-/// What sacct has no column for, as SubmitLine shows it (the sacct reader reads these options back).
-std::string submit_line(const JobRecord& j) {
+/// Per array job id with a task cap (--array=...%N), its task ids as sbatch's --array spells them
+/// ("0-3,7"), with the cap ("0-3,7%2").
+std::map<std::uint64_t, std::string> capped_array_specs(const Trace& t) {
+  std::map<std::uint64_t, std::vector<std::int32_t>> tasks;
+  for (const auto& j : t.jobs)
+    if (j.array_task >= 0 && j.array_max_running > 0) tasks[j.job_id].push_back(j.array_task);
+  std::map<std::uint64_t, std::string> out;
+  for (auto& [id, ids] : tasks) {
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    std::string spec;
+    for (std::size_t a = 0; a < ids.size();) {
+      auto b = a;
+      while (b + 1 < ids.size() && ids[b + 1] == ids[b] + 1) ++b;
+      spec += fmt::format("{}{}", spec.empty() ? "" : ",", ids[a]);
+      if (b > a) spec += fmt::format("-{}", ids[b]);
+      a = b + 1;
+    }
+    out[id] = spec;
+  }
+  return out;
+}
+
+/// What sacct has no column for, as SubmitLine shows it (the sacct reader reads these options back);
+/// `array_spec` is the task ids of its array when it is a task of an array with a cap.
+std::string submit_line(const JobRecord& j, const std::string* array_spec) {
   std::string opts;
+  if (array_spec) opts += fmt::format(" --array={}%{}", *array_spec, j.array_max_running);
   if (j.exclusive) opts += " --exclusive";
   if (j.tasks_per_node > 0) opts += fmt::format(" --ntasks-per-node={}", j.tasks_per_node);
   if (j.cpus_per_task > 1) opts += fmt::format(" --cpus-per-task={}", j.cpus_per_task);
@@ -72,8 +101,11 @@ std::string format_sacct_parsable(const Trace& t, const std::vector<std::string>
   };
   std::string out = kSacctWriterColumns;
   out += '\n';
+  const auto array_specs = capped_array_specs(t);
   for (std::size_t i = 0; i < t.jobs.size(); ++i) {
     const auto& j = t.jobs[i];
+    const auto spec =
+        j.array_task >= 0 && j.array_max_running > 0 ? array_specs.find(j.job_id) : array_specs.end();
     const bool ran = j.start != kUnsetTime && j.end != kUnsetTime;
     const Seconds elapsed = ran ? j.end - j.start : 0;
     const auto limit_min = j.time_limit == kUnsetTime || j.time_limit == kUnlimited
@@ -97,7 +129,8 @@ std::string format_sacct_parsable(const Trace& t, const std::vector<std::string>
         nodelists && i < nodelists->size() ? (*nodelists)[i] : std::string("None assigned"),
         j.priority < 0 ? std::string("") : std::to_string(j.priority), flags(j.started_by), j.restarts,
         t.strings.name(j.constraints), t.strings.name(j.reservation),
-        j.reservation_id == 0 ? std::string() : std::to_string(j.reservation_id), submit_line(j));
+        j.reservation_id == 0 ? std::string() : std::to_string(j.reservation_id),
+        submit_line(j, spec == array_specs.end() ? nullptr : &spec->second));
   }
   return out;
 }

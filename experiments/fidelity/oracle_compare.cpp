@@ -10,9 +10,11 @@
 #include <tuple>
 
 #include "sim/sim_job.hpp"
+#include "traces/array_spec.hpp"
 #include "traces/csv.hpp"
 #include "traces/file_io.hpp"
 #include "traces/read_report.hpp"
+#include "traces/sacct_common.hpp"
 #include "traces/site_import.hpp"
 #include "traces/text.hpp"
 #include "traces/time_format.hpp"
@@ -235,7 +237,7 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
   static const std::set<std::string> kColumns = {
       "offset",          "user",     "account",        "partition", "qos",       "nodes", "cpus",
       "ntasks_per_node", "mem_mb",   "mem_per_cpu_mb", "limit_min", "runtime_s", "gres",  "constraint",
-      "dependency",      "cancel_s", "reservation"};
+      "dependency",      "cancel_s", "reservation",    "array"};
   {
     std::set<std::string> seen;
     for (const auto& name : r.fields) {
@@ -254,7 +256,7 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
              c_mem = header.find("mem_mb"), c_mpc = header.find("mem_per_cpu_mb"),
              c_gres = header.find("gres"), c_cons = header.find("constraint"),
              c_dep = header.find("dependency"), c_cancel = header.find("cancel_s"),
-             c_resv = header.find("reservation");
+             c_resv = header.find("reservation"), c_array = header.find("array");
   // An optional column's cell, trimmed; empty when the column or the cell is absent.
   const auto cell = [&](std::optional<std::size_t> c) {
     return c && *c < r.fields.size() ? std::string(text::trim(r.fields[*c])) : std::string();
@@ -267,12 +269,13 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
   };
   constexpr std::int64_t kMaxCount = 1'000'000;
   std::vector<ScenarioJob> jobs;
+  std::size_t lines = 0;
   while (next()) {
     if (r.fields.size() > header.size())
       throw InputError(path, r.line, "line",
                        fmt::format("{} fields, the header has {}", r.fields.size(), header.size()));
     ScenarioJob j;
-    j.name = fmt::format("j{:03d}", jobs.size() + 1);
+    j.name = fmt::format("j{:03d}", ++lines);
     j.offset = int_field(r, c_off, path, "offset");
     j.user = text_field(r, c_user, path, "user");
     j.account = text_field(r, c_acct, path, "account");
@@ -316,6 +319,20 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
     if (const auto v = cell(c_cancel); !v.empty()) {
       j.cancel = number(v, "cancel_s", 0);
       if (j.cancel < j.offset) throw InputError(path, r.line, "cancel_s", "before the job's offset");
+    }
+    if (const auto v = cell(c_array); !v.empty()) {
+      const auto spec = parse_array_spec(v);
+      if (!spec || spec->tasks.size() > kMaxCount)
+        throw InputError(path, r.line, "array", fmt::format("'{}' is not N[-M[:STEP]][,...][%MAX]", v));
+      for (const auto task : spec->tasks) {
+        auto t = j;
+        t.name = fmt::format("{}_{}", j.name, task);
+        t.array_of = j.name;
+        t.array_task = task;
+        t.array_cap = spec->max_running;
+        jobs.push_back(std::move(t));
+      }
+      continue;
     }
     jobs.push_back(std::move(j));
   }
@@ -425,9 +442,23 @@ RecordedRun read_recorded_run(const std::filesystem::path& dir) {
       if (whole == kUnsetTime || l[20] != '.' || !ms)
         throw InputError(file_of(events), line_no, "timestamp", "expected [YYYY-MM-DDTHH:MM:SS.mmm]");
       const double at = static_cast<double>(whole) + static_cast<double>(*ms) / 1000.0;
-      const auto id = text::parse_int(rest.substr(0, rest.find(' ')));
+      // "5", or an array task "5_0(9)": array 5, task 0, its own id 9 (the key of the maps below).
+      auto word = rest.substr(0, rest.find(' '));
+      std::optional<std::int64_t> task, own;
+      if (const auto us = word.find('_'); us != std::string_view::npos) {
+        const auto open = word.find('(', us);
+        if (open == std::string_view::npos || word.back() != ')')
+          throw InputError(file_of(events), line_no, "JobId", "expected ID or ID_TASK(ID)");
+        task = text::parse_int(word.substr(us + 1, open - us - 1));
+        own = text::parse_int(word.substr(open + 1, word.size() - open - 2));
+        if (!task || !own || *task < 0 || *task > std::numeric_limits<std::int32_t>::max() || *own <= 0)
+          throw InputError(file_of(events), line_no, "JobId", "expected ID_TASK(ID)");
+        word = word.substr(0, us);
+      }
+      const auto id = text::parse_int(word);
       if (!id || *id <= 0) throw InputError(file_of(events), line_no, "JobId", "expected a job id");
-      const auto job = static_cast<std::uint64_t>(*id);
+      const auto job = static_cast<std::uint64_t>(own ? *own : *id);
+      if (task) run.task_ids[{static_cast<std::uint64_t>(*id), static_cast<std::int32_t>(*task)}] = job;
       switch (marker->second) {
         case Kind::kTimeout:
           run.limit_timeouts.push_back(at);
@@ -450,7 +481,12 @@ RecordedRun read_recorded_run(const std::filesystem::path& dir) {
     }
   }
 
-  // sacct -D -X -P: one record per run; JobName is the scenario's jNNN.
+  // The tasks of each array line, by the line's jNNN.
+  std::map<std::string, std::vector<const ScenarioJob*>> tasks_of;
+  for (const auto& j : run.jobs)
+    if (!j.array_of.empty()) tasks_of[j.array_of].push_back(&j);
+  // sacct -D -X -P: one record per run; JobName is the scenario's jNNN, JobID ID or, for an array
+  // task, ID_TASK (ID_[TASKS] for tasks that never started).
   const auto sacct = dir / "sacct.txt";
   const auto content = read_input_file(sacct.string());
   csv::Reader reader(content, file_of(sacct), '|');
@@ -465,9 +501,21 @@ RecordedRun read_recorded_run(const std::filesystem::path& dir) {
   const auto c_nodes = h.find("NodeList");  // optional: older recordings lack it
   while (reader.next(r)) {
     if (r.fields.size() < h.size()) throw InputError(f, r.line, "record", "too few fields");
-    const auto name = r.fields[c_name];
-    const auto id = text::parse_int(r.fields[c_id]);
-    if (!id) throw InputError(f, r.line, "JobID", "bad job id");
+    const auto id = sacct_detail::parse_sacct_job_id(text::trim(r.fields[c_id]));
+    if (!id || !id->step.empty() || id->het_component >= 0)
+      throw InputError(f, r.line, "JobID", "bad job id");
+    std::vector<std::string> names;  // the scenario jobs the record is of
+    if (id->array_task >= 0) {
+      names.push_back(fmt::format("{}_{}", r.fields[c_name], id->array_task));
+    } else if (id->pending_array) {
+      const auto inner = text::trim(r.fields[c_id]);
+      const auto spec =
+          parse_array_spec(inner.substr(inner.find('[') + 1, inner.size() - inner.find('[') - 2));
+      if (!spec) throw InputError(f, r.line, "JobID", "bad array task list");
+      for (const auto task : spec->tasks) names.push_back(fmt::format("{}_{}", r.fields[c_name], task));
+    } else {
+      names.push_back(r.fields[c_name]);
+    }
     RunOutcome o;
     const auto submit = sacct_time(r.fields[c_submit], f, r.line, "Submit");
     const auto rel = [&](Seconds t) { return t == kUnsetTime ? kUnsetTime : t - run.trace_start; };
@@ -478,9 +526,12 @@ RecordedRun read_recorded_run(const std::filesystem::path& dir) {
         std::string(text::split_ws(r.fields[c_state]).empty() ? "" : text::split_ws(r.fields[c_state])[0]);
     o.pass = pass_of(r.fields[c_flags]);
     if (c_nodes && o.start != kUnsetTime) o.nodes = r.fields[*c_nodes];
-    run.job_ids[name] = static_cast<std::uint64_t>(*id);
-    if (!run.submit_times.count(name) || submit < run.submit_times[name]) run.submit_times[name] = submit;
-    run.schedule[name].push_back(o);
+    run.job_ids[r.fields[c_name]] = id->job_id;
+    for (const auto& name : names) {
+      run.job_ids[name] = id->job_id;
+      if (!run.submit_times.count(name) || submit < run.submit_times[name]) run.submit_times[name] = submit;
+      run.schedule[name].push_back(o);
+    }
   }
   for (auto& [name, runs] : run.schedule)
     std::stable_sort(runs.begin(), runs.end(),
@@ -495,17 +546,25 @@ RecordedRun read_recorded_run(const std::filesystem::path& dir) {
       const auto w = text::split_ws(l);
       if (w.size() < 3)
         throw InputError(file_of(submits), line_no, "line", "expected NAME ID EPOCH [OFFSET]");
-      const auto name = std::string(w[0]);
       const auto at = parse_epoch(w[2], file_of(submits), line_no, "epoch");
-      if (w[1] != "REFUSED") {
-        run.submit_returned[name] = at;
-        continue;
+      // An array line's sbatch submitted all its tasks.
+      std::vector<std::string> names{std::string(w[0])};
+      if (const auto it = tasks_of.find(names[0]); it != tasks_of.end()) {
+        names.clear();
+        for (const auto* t : it->second) names.push_back(t->name);
       }
-      run.refused.insert(name);
-      const auto it = run.submit_times.find(name);
-      const Seconds submit = it != run.submit_times.end() ? it->second : static_cast<Seconds>(std::floor(at));
-      run.schedule[name] = {RunOutcome{
-          submit - run.trace_start, kUnsetTime, kUnsetTime, "REJECTED", SchedulerPass::kUnknown, {}}};
+      for (const auto& name : names) {
+        if (w[1] != "REFUSED") {
+          run.submit_returned[name] = at;
+          continue;
+        }
+        run.refused.insert(name);
+        const auto it = run.submit_times.find(name);
+        const Seconds submit =
+            it != run.submit_times.end() ? it->second : static_cast<Seconds>(std::floor(at));
+        run.schedule[name] = {RunOutcome{
+            submit - run.trace_start, kUnsetTime, kUnsetTime, "REJECTED", SchedulerPass::kUnknown, {}}};
+      }
     }
   }
   // Jobs the harness cancelled because they could never start ("jNNN ID REASON" in never-started.txt):
@@ -517,6 +576,19 @@ RecordedRun read_recorded_run(const std::filesystem::path& dir) {
       const auto w = text::split_ws(l);
       if (w.size() < 2) throw InputError(file_of(never), line_no, "line", "expected NAME ID [REASON]");
       const auto name = std::string(w[0]);
+      const auto reason = w.size() > 2 ? std::string(w[2]) : std::string();
+      // An array line ("j005 5_[2-3] REASON"): its tasks that never started.
+      if (const auto tasks = tasks_of.find(name); tasks != tasks_of.end()) {
+        for (const auto* t : tasks->second) {
+          auto& runs = run.schedule[t->name];
+          if (runs.empty() || runs.back().start == kUnsetTime || runs.back().end == runs.back().start) {
+            if (!runs.empty())
+              runs.back().start = runs.back().end = kUnsetTime, runs.back().state = "PENDING";
+            run.never_started[t->name] = reason;
+          }
+        }
+        continue;
+      }
       const auto it = run.schedule.find(name);
       if (it == run.schedule.end() || it->second.empty())
         throw InputError(file_of(never), line_no, "NAME", fmt::format("{} has no sacct record", name));
@@ -526,7 +598,7 @@ RecordedRun read_recorded_run(const std::filesystem::path& dir) {
                          fmt::format("{} ran ({} to {})", name, last.start, last.end));
       last.start = last.end = kUnsetTime;
       last.state = "PENDING";
-      run.never_started[name] = w.size() > 2 ? std::string(w[2]) : std::string();
+      run.never_started[name] = reason;
     }
   }
   run.sprio = read_samples<RealSprioRow>(dir / "sprio.txt", parse_sprio);
@@ -574,6 +646,8 @@ JobRecord scenario_job_request(const ScenarioJob& j, Trace& trace) {
   rec.gres = j.gres;
   if (!j.constraint.empty()) rec.constraints = trace.strings.intern(j.constraint);
   if (!j.reservation.empty()) rec.reservation = trace.strings.intern(j.reservation);
+  rec.array_task = j.array_task;
+  rec.array_max_running = j.array_cap;
   return rec;
 }
 
@@ -593,13 +667,20 @@ std::optional<double> submit_instant(const RecordedRun& run, const std::string& 
 std::vector<double> end_instants(const RecordedRun& run) {
   std::vector<double> ends;
   for (const auto& job : run.jobs) {
-    const auto id = run.job_ids.find(job.name);
-    if (id == run.job_ids.end()) continue;
-    if (const auto it = run.ended_logged.find(id->second); it != run.ended_logged.end()) {
+    const auto found = run.job_ids.find(job.name);
+    if (found == run.job_ids.end()) continue;
+    // An array task is logged by its own job id.
+    auto key = found->second;
+    if (job.array_task >= 0) {
+      const auto own = run.task_ids.find({key, job.array_task});
+      if (own == run.task_ids.end()) continue;
+      key = own->second;
+    }
+    if (const auto it = run.ended_logged.find(key); it != run.ended_logged.end()) {
       ends.insert(ends.end(), it->second.begin(), it->second.end());
       continue;
     }
-    const auto started = run.started_logged.find(id->second);
+    const auto started = run.started_logged.find(key);
     const auto runs = run.schedule.find(job.name);
     if (started != run.started_logged.end() && runs != run.schedule.end() && !runs->second.empty() &&
         runs->second.back().state == "COMPLETED")

@@ -21,8 +21,13 @@ namespace slurmtwin::experiments {
 
 /// One line of a scenario's jobs.csv: what was submitted (sbatch options) and how long it sleeps.
 struct ScenarioJob {
-  std::string name;    // jNNN, the sbatch --job-name (NNN = 1-based line among the jobs)
-  Seconds offset = 0;  // submit offset after the trace start, s
+  // jNNN, the sbatch --job-name (NNN = 1-based line among the jobs); a task of an array line is
+  // jNNN_TASK (sacct: JobName jNNN, JobID ID_TASK)
+  std::string name;
+  std::string array_of;          // a task of an array line: that line's jNNN; empty otherwise
+  std::int32_t array_task = -1;  // its task id
+  std::uint32_t array_cap = 0;   // the line's --array=...%N; 0: none
+  Seconds offset = 0;            // submit offset after the trace start, s
   std::string user, account, partition, qos;
   std::uint32_t nodes = 0;           // -N; 0: not given (empty cell or no column)
   std::uint32_t cpus = 1;            // -n, one CPU per task (nodes * tasks_per_node when -n was not given)
@@ -42,9 +47,9 @@ struct ScenarioJob {
 /// Reads a scenario jobs.csv. Columns are found by the header's names, in any order (the format is
 /// documented at the top of tests/oracle/oracle.sh): offset, user, account, partition, qos, cpus,
 /// limit_min, runtime_s are required; nodes, ntasks_per_node, mem_mb, mem_per_cpu_mb, gres,
-/// constraint, dependency, cancel_s, reservation are optional, and an empty cell means the option was not
-/// given. Lines starting with # are skipped (as the harness does). Unknown columns, quoted fields and bad
-/// fields throw InputError naming file, line and column.
+/// constraint, dependency, cancel_s, reservation, array are optional, and an empty cell means the option
+/// was not given. An array line gives one job per task. Lines starting with # are skipped (as the harness
+/// does). Unknown columns, quoted fields and bad fields throw InputError naming file, line and column.
 std::vector<ScenarioJob> read_scenario_jobs(const std::string& path);
 
 /// The request of a scenario job as a trace record (no ids or times): nodes 0 when -N was not given
@@ -118,17 +123,20 @@ struct RecordedRun {
   std::vector<double> limit_timeouts;             // epoch s of every "Time limit exhausted" (when logged)
   Seconds cred_expire = 120;                      // AuthInfo cred_expire of its slurm.conf (requeue delay)
   std::vector<ScenarioJob> jobs;                  // the scenario
-  std::map<std::string, std::uint64_t> job_ids;   // name -> Slurm job id
+  std::map<std::string, std::uint64_t> job_ids;   // name -> Slurm job id (an array's, for its tasks)
   std::map<std::string, Seconds> submit_times;    // name -> sacct Submit of the first run (epoch s)
   std::set<std::string> refused;                  // jobs sbatch refused (submits.txt: REFUSED)
   std::map<std::string, double> submit_returned;  // name -> epoch s at which sbatch returned
   std::map<std::uint64_t, double> submit_logged;  // Slurm job id -> epoch s of slurmctld's submit line
   std::vector<double> main_starts;      // epoch s of every "sched: Allocate" (a main pass started a job)
   std::vector<double> backfill_starts;  // epoch s of every "sched/backfill: _start_job"
-  std::map<std::uint64_t, std::vector<double>> started_logged;  // Slurm job id -> epoch s of its starts
-  std::map<std::uint64_t, std::vector<double>> ended_logged;    // ... of its "_job_complete: ... done"
-  std::map<std::string, std::string> never_started;             // job -> its pending reason when cancelled
-                                                                // (never-started.txt)
+  // Slurm job id -> epoch s of its starts, and of its "_job_complete: ... done"; an array task by its
+  // own job id, which the log gives beside its array's ("JobId=5_0(9)": task_ids[{5, 0}] = 9).
+  std::map<std::uint64_t, std::vector<double>> started_logged;
+  std::map<std::uint64_t, std::vector<double>> ended_logged;
+  std::map<std::pair<std::uint64_t, std::int32_t>, std::uint64_t> task_ids;
+  std::map<std::string, std::string> never_started;  // job -> its pending reason when cancelled
+                                                     // (never-started.txt)
   Schedule schedule;  // real outcome; a refused job: one run, "REJECTED" (the simulator's word), no
                       // start; a never-started one: its sacct run as "PENDING", no start or end
   std::vector<Sampled<RealSprioRow>> sprio;

@@ -41,6 +41,9 @@
 #                    `scancel --state=PENDING` if it still pends then (a running or ended job is left
 #                    alone); an empty cell (or no column): never. What happened is in cancels.txt.
 #   reservation      -> --reservation=NAME (an advanced reservation of admin.csv); empty: none
+#   array            -> --array=SPEC: task ids as N, N-M, N-M:STEP, joined by ',', then an optional
+#                    %MAX (at most MAX tasks run at once), e.g. 0-5%2; every task sleeps runtime_s.
+#                    sacct lists each task as ID_TASK with the line's jNNN as its name
 # admin.csv has the header line `offset,command` (lines starting with # are skipped); the offset is
 # everything before the first comma, the command everything after it (commas allowed there: Flags=A,B):
 #   offset           seconds after the trace start, the clock of jobs.csv's offsets; non-decreasing
@@ -287,7 +290,7 @@ check_nodes_conf() {
 # read_jobs JOBS_CSV: checks a scenario's jobs.csv (its columns by the header's names) and fills
 # JOB_OFF, JOB_USER, JOB_RUNTIME, JOB_DEP, JOB_CANCEL (cancel_s, empty: none) and JOB_OPTS (sbatch
 # options, one word each) per job.
-JOB_COLUMNS=" offset user account partition qos nodes cpus ntasks_per_node mem_mb mem_per_cpu_mb limit_min runtime_s gres constraint dependency cancel_s reservation "
+JOB_COLUMNS=" offset user account partition qos nodes cpus ntasks_per_node mem_mb mem_per_cpu_mb limit_min runtime_s gres constraint dependency cancel_s reservation array "
 read_jobs() {
   local f=$1 line lno=0 c k
   local -A col=()
@@ -324,12 +327,12 @@ read_jobs() {
       done
       continue
     fi
-    local off user acct part qos nodes cpus tpn mem mpc limit runtime gres cons dep cancel resv
+    local off user acct part qos nodes cpus tpn mem mpc limit runtime gres cons dep cancel resv array
     cell off offset; cell user user; cell acct account; cell part partition; cell qos qos
     cell nodes nodes; cell cpus cpus; cell tpn ntasks_per_node; cell mem mem_mb; cell mpc mem_per_cpu_mb
     cell limit limit_min; cell runtime runtime_s; cell gres gres; cell cons constraint; cell dep dependency
-    cell cancel cancel_s; cell resv reservation
-    for c in off user acct part qos nodes cpus tpn mem mpc limit runtime gres cons dep cancel resv; do
+    cell cancel cancel_s; cell resv reservation; cell array array
+    for c in off user acct part qos nodes cpus tpn mem mpc limit runtime gres cons dep cancel resv array; do
       [[ ${!c} != *[[:space:]]* ]] || bad "$c" "no blanks inside a field"
     done
     uint "$off" offset 0
@@ -358,6 +361,11 @@ read_jobs() {
     if [[ -n $resv ]]; then
       [[ $resv =~ ^[A-Za-z0-9_.-]+$ ]] || bad reservation "'$resv' is not a reservation name"
       opts+=" --reservation=$resv"
+    fi
+    if [[ -n $array ]]; then
+      local range='(0|[1-9][0-9]{0,5})(-(0|[1-9][0-9]{0,5})(:[1-9][0-9]{0,5})?)?'
+      [[ $array =~ ^$range(,$range)*(%[1-9][0-9]{0,5})?$ ]] || bad array "'$array' is not N[-M[:STEP]][,...][%MAX]"
+      opts+=" --array=$array"
     fi
     [[ -z $cancel ]] || uint "$cancel" cancel_s "$off"
     JOB_OFF+=("$off") JOB_USER+=("$user") JOB_RUNTIME+=("$runtime") JOB_DEP+=("$dep") JOB_CANCEL+=("$cancel")

@@ -9,8 +9,10 @@
 // (0 once they run out).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -290,6 +292,21 @@ inline void add_random_account_limits(Draw& d, Site& s) {
   }
 }
 
+/// Now and then an array with a task cap (--array=...%N, N 1-2): a job and the 1-5 after it become
+/// its tasks 0.., the same request submitted together. Drawn last, and never once the bytes run out.
+inline void add_random_array_caps(Draw& d, Trace& t) {
+  if (t.jobs.size() < 2 || d.chance(50)) return;
+  const auto first = static_cast<std::size_t>(d.below(t.jobs.size() - 1));
+  const auto tasks = std::min<std::size_t>(t.jobs.size() - first, static_cast<std::size_t>(d.between(2, 6)));
+  const auto cap = static_cast<std::uint32_t>(d.between(1, 2));
+  for (std::size_t n = 0; n < tasks; ++n) {
+    auto& j = t.jobs[first + n];
+    if (n > 0) j = t.jobs[first];
+    j.array_task = static_cast<std::int32_t>(n);
+    j.array_max_running = cap;
+  }
+}
+
 /// Replays a generated case with the invariants checked after every event; nullopt when Slurm would
 /// refuse the site (validate), the replay refuses the trace as a whole (InputError) or stops a
 /// preemption cycle without end (sim::PreemptionCycle): the only acceptable failures. Any other exception
@@ -323,6 +340,25 @@ inline std::string schedule_violation(const experiments::ReplayResult& r, const 
     if (j.start < rec.submit || j.start < rec.eligible)
       return fmt::format("job {} started before it was submitted or eligible", j.id);
     if (j.end != kUnsetTime && j.end < j.start) return fmt::format("job {} ended before it started", j.id);
+  }
+  // A capped array never has more tasks started and not ended than its cap (runs before a requeue too).
+  std::map<std::uint64_t, std::vector<std::pair<Seconds, int>>> edges;  // array id -> (time, +1 / -1)
+  std::map<std::uint64_t, std::uint32_t> cap;
+  for (const auto& j : r.state->jobs) {
+    const auto& rec = trace.jobs[j.trace_index];
+    if (rec.array_task < 0 || rec.array_max_running == 0) continue;
+    cap[rec.job_id] = rec.array_max_running;
+    auto& e = edges[rec.job_id];
+    for (const auto& p : j.past_runs) e.insert(e.end(), {{p.start, 1}, {p.end, -1}});
+    if (j.start != kUnsetTime)
+      e.insert(e.end(), {{j.start, 1}, {j.end == kUnsetTime ? kUnlimited : j.end, -1}});
+  }
+  for (auto& [id, e] : edges) {
+    std::sort(e.begin(), e.end());  // at one instant ends (-1) before starts
+    int running = 0;
+    for (const auto& [t, step] : e)
+      if ((running += step) > static_cast<int>(cap[id]))
+        return fmt::format("array {} ran {} tasks at once, over its cap {}", id, running, cap[id]);
   }
   return "";
 }

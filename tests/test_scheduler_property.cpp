@@ -18,6 +18,7 @@ namespace {
 struct Outcome {
   bool replayed = false;
   bool accrue_held = false;  // a job counted for accrue limits after it became eligible
+  bool cap_held = false;     // an array task pended with JobArrayTaskLimit
   std::size_t started = 0, jobs = 0, rejected = 0;
 };
 
@@ -33,7 +34,10 @@ Outcome check_case(const Site& site, const Trace& trace) {
   const bool held = std::any_of(r->state->jobs.begin(), r->state->jobs.end(), [](const sim::SimJob& j) {
     return j.accrue != kUnsetTime && j.accrue > j.eligible;
   });
-  return {true, held, r->metrics.started, trace.jobs.size(), r->metrics.rejected};
+  const bool capped = std::any_of(r->state->jobs.begin(), r->state->jobs.end(), [](const sim::SimJob& j) {
+    return j.has_seen(sim::PendingReason::kJobArrayTaskLimit);
+  });
+  return {true, held, capped, r->metrics.started, trace.jobs.size(), r->metrics.rejected};
 }
 
 }  // namespace
@@ -41,18 +45,19 @@ Outcome check_case(const Site& site, const Trace& trace) {
 TEST_CASE("property: random sites and workloads replay with every invariant held, deterministically") {
   // 300 seeded cases (about 5 s); `make fuzz` runs the same generator unseeded (fuzz_scheduler).
   std::size_t replayed = 0, started = 0, jobs = 0, rejected = 0, by_switch = 0, gpu_defaults = 0, minutes = 0,
-              accrue = 0;
+              accrue = 0, capped = 0;
   for (std::uint64_t seed = 1; seed <= 300; ++seed) {
     CAPTURE(seed);
     std::mt19937_64 rng(seed);
     Draw d([&] { return rng(); });
     Site site = random_site(d);
-    const Trace trace = random_trace(d, site);
+    Trace trace = random_trace(d, site);
     add_random_topology(d, site);
     add_random_gpu_defaults(d, site);
     add_random_selected_limits(d, site);
     add_random_accrue_limits(d, site);
     add_random_account_limits(d, site);
+    add_random_array_caps(d, trace);
     const auto o = check_case(site, trace);
     replayed += o.replayed ? 1 : 0;
     by_switch += o.replayed && site.places_by_switch() ? 1 : 0;
@@ -70,6 +75,7 @@ TEST_CASE("property: random sites and workloads replay with every invariant held
                    ? 1
                    : 0;
     accrue += o.replayed && o.accrue_held ? 1 : 0;
+    capped += o.replayed && o.cap_held ? 1 : 0;
     started += o.started;
     jobs += o.jobs;
     rejected += o.rejected;
@@ -77,7 +83,8 @@ TEST_CASE("property: random sites and workloads replay with every invariant held
   MESSAGE(replayed << " of 300 generated cases replayed; " << started << " of " << jobs << " jobs started, "
                    << rejected << " refused at submit; " << by_switch << " placed by topology/tree; "
                    << gpu_defaults << " with GPU jobs under per-GPU defaults; " << minutes
-                   << " under QOS TRES-minute limits; " << accrue << " with jobs held back by accrue limits");
+                   << " under QOS TRES-minute limits; " << accrue << " with jobs held back by accrue limits; "
+                   << capped << " with array tasks held by their cap");
   // The generator must exercise the scheduler, not only the refusals.
   CHECK(replayed >= 150);
   CHECK(started >= jobs / 4);
@@ -85,6 +92,7 @@ TEST_CASE("property: random sites and workloads replay with every invariant held
   CHECK(gpu_defaults >= 20);
   CHECK(minutes >= 20);
   CHECK(accrue >= 20);
+  CHECK(capped >= 10);
 }
 
 }  // namespace slurmtwin::testing

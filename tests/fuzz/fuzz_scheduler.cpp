@@ -10,12 +10,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace slurmtwin;
   auto d = testing::bytes_draw(data, size);
   Site site = testing::random_site(d);
-  const Trace trace = testing::random_trace(d, site);
+  Trace trace = testing::random_trace(d, site);
   testing::add_random_topology(d, site);
   testing::add_random_gpu_defaults(d, site);
   testing::add_random_selected_limits(d, site);
   testing::add_random_accrue_limits(d, site);
   testing::add_random_account_limits(d, site);
+  testing::add_random_array_caps(d, trace);
   if (const auto r = testing::replay_generated(site, trace))
     if (const auto why = testing::schedule_violation(*r, trace); !why.empty()) fuzz::fail(why);
   return 0;

@@ -469,43 +469,100 @@ sim::PendingReason check_selected_limits(const sim::SimState& s, const sim::SimJ
   return R::kNone;
 }
 
-std::string check_submit_limits(const sim::SimState& s, const sim::SimJob& j) {
-  if (!s.usage.enforced) return "";
-  const auto& q = s.site.qos[j.qos].limits;
-  // A QOS with Flags=DenyOnLimit refuses at submit a job over its per-job limits, which would
-  // otherwise pend for ever (seen on real Slurm 22.05: MaxWall, "Job violates accounting/QOS policy";
-  // MaxTRESPerNode, MaxTRESMins and MinTRESPerJob with the reason as squeue words it).
-  if (has_flag(s.site.qos[j.qos], "DenyOnLimit")) {
-    if (q.max_wall && j.time_limit != kUnlimited && j.time_limit > *q.max_wall)
-      return "QOSMaxWallDurationPerJobLimit";
-    JobTres job(s, j);
-    if (over(q.max_tres_per_job, Tres{}, job) >= 0) return "QOSMaxTRESPerJob";
-    // What it asks for: per node over its minimum node count, and times its time limit.
-    const Tres& t = job.get();
-    Tres per_node{}, tt{};
-    const auto minutes = limit_minutes(s, j);
-    for (std::size_t k = 0; k < t.size(); ++k) {
-      per_node[k] = t[k] / std::max<std::int64_t>(1, j.request.min_nodes);
-      tt[k] = t[k] * minutes;
-    }
-    if (const int k = max_fail(q.max_tres_per_node, 0, per_node); k >= 0)
-      return sim::to_string(sim::tres_reason(R::kQosMaxTresPerNode, k));
-    if (const int k =
-            first_failing(q.min_tres_per_job, 0, [&](std::size_t x, std::int64_t cap) { return t[x] < cap; });
-        k >= 0)
-      return sim::to_string(sim::tres_reason(R::kQosMinTres, k));
-    if (const int k = max_fail(q.max_tres_mins_per_job, 0, tt); k >= 0)
-      return sim::to_string(sim::tres_reason(R::kQosMaxTresMinsPerJob, k));
-    if (const int k = max_fail(q.grp_tres_mins, 0, tt); k >= 0)
-      return sim::to_string(sim::tres_reason(R::kQosGrpTresMins, k));
-    if (const int k = max_fail(q.grp_tres_run_mins, 0, tt); k >= 0)
-      return sim::to_string(sim::tres_reason(R::kQosGrpTresRunMins, k));
+namespace {
+
+// Under strict checking (Flags=DenyOnLimit on either QOS of the pair that binds the job in
+// `partition`: _acct_policy_validate's strict_checking), the limit the request alone breaks, whatever
+// else runs: per-job limits, and what it asks for against group, per-user and per-account caps. The
+// QOS in qos_order first, then the association and the accounts above it; what a QOS sets, the later
+// ones do not check again. Seen on real Slurm 22.05 (docs/fidelity.md, scenarios 14, 28 and 35): the
+// partition's QOS counts as the job's, and an association limit is refused too. "" when none is
+// broken or neither QOS has the flag.
+std::string strict_reason(const sim::SimState& s, const sim::SimJob& j, std::uint16_t partition) {
+  const auto order = qos_order(s, j, partition);
+  if (std::none_of(order.begin(), order.end(), [&](std::int32_t q) {
+        return q >= 0 && has_flag(s.site.qos[static_cast<std::size_t>(q)], "DenyOnLimit");
+      }))
+    return {};
+  JobTres job(s, j);
+  const Tres& t = job.get();
+  // What it asks for: per node over its minimum node count, and times its time limit.
+  Tres per_node{}, tt{};
+  const auto minutes = limit_minutes(s, j);
+  for (std::size_t k = 0; k < t.size(); ++k) {
+    per_node[k] = t[k] / std::max<std::int64_t>(1, j.request.min_nodes);
+    tt[k] = t[k] * minutes;
   }
-  // Submit limits of its QOS and its (first) partition's, the first to set each deciding; what a QOS
-  // sets, the associations skip (acct_policy_validate).
+  const auto name = [](R r) { return std::string(sim::to_string(r)); };
+  bool wall = false;
+  unsigned per_job = 0, pn = 0, min = 0, mins = 0, grp_mins = 0, grp_run = 0, grp = 0, pu = 0, pa = 0;
+  for (const auto qi : order) {
+    if (qi < 0) continue;
+    const auto& l = s.site.qos[static_cast<std::size_t>(qi)].limits;
+    if (l.max_wall && !wall) {
+      wall = true;
+      if (j.time_limit != kUnlimited && j.time_limit > *l.max_wall) return name(R::kQosMaxWall);
+    }
+    if (max_fail(l.max_tres_per_job, per_job, t) >= 0) return name(R::kQosMaxTresPerJob);
+    if (const int k = max_fail(l.max_tres_per_node, pn, per_node); k >= 0)
+      return name(sim::tres_reason(R::kQosMaxTresPerNode, k));
+    if (const int k = first_failing(l.min_tres_per_job, min,
+                                    [&](std::size_t x, std::int64_t cap) { return t[x] < cap; });
+        k >= 0)
+      return name(sim::tres_reason(R::kQosMinTres, k));
+    if (const int k = max_fail(l.max_tres_mins_per_job, mins, tt); k >= 0)
+      return name(sim::tres_reason(R::kQosMaxTresMinsPerJob, k));
+    if (const int k = max_fail(l.grp_tres_mins, grp_mins, tt); k >= 0)
+      return name(sim::tres_reason(R::kQosGrpTresMins, k));
+    if (const int k = max_fail(l.grp_tres_run_mins, grp_run, tt); k >= 0)
+      return name(sim::tres_reason(R::kQosGrpTresRunMins, k));
+    if (const int k = max_fail(l.grp_tres, grp, t); k >= 0) return name(grp_reason(k, true));
+    if (max_fail(l.max_tres_per_user, pu, t) >= 0) return name(R::kQosMaxTresPerUser);
+    if (const int k = max_fail(l.max_tres_per_account, pa, t); k >= 0)
+      return name(sim::tres_reason(R::kQosMaxTresPerAccount, k));
+    per_job |= slots(l.max_tres_per_job);
+    pn |= slots(l.max_tres_per_node);
+    min |= slots(l.min_tres_per_job);
+    mins |= slots(l.max_tres_mins_per_job);
+    grp_mins |= slots(l.grp_tres_mins);
+    grp_run |= slots(l.grp_tres_run_mins);
+    grp |= slots(l.grp_tres);
+    pu |= slots(l.max_tres_per_user);
+    pa |= slots(l.max_tres_per_account);
+  }
+  if (j.assoc < 0) return {};
+  const auto ai = static_cast<std::size_t>(j.assoc);
+  const auto& c = chain_of(s, ai);
+  if (!wall && c.max_wall && j.time_limit != kUnlimited && j.time_limit > *c.max_wall)
+    return name(R::kAssocMaxWall);
+  if (c.max_tres_per_job != nullptr && max_fail(*c.max_tres_per_job, per_job, t) >= 0)
+    return name(R::kAssocMaxTresPerJob);
+  if (c.max_tres_per_node != nullptr)
+    if (const int k = max_fail(*c.max_tres_per_node, pn, per_node); k >= 0)
+      return name(sim::tres_reason(R::kAssocMaxTresPerNode, k));
+  if (c.max_tres_mins_per_job != nullptr)
+    if (const int k = max_fail(*c.max_tres_mins_per_job, mins, tt); k >= 0)
+      return name(sim::tres_reason(R::kAssocMaxTresMinsPerJob, k));
+  const auto group = [&](const Limits& l) -> std::string {
+    if (const int k = max_fail(l.grp_tres, grp, t); k >= 0) return name(grp_reason(k, false));
+    if (const int k = max_fail(l.grp_tres_mins, grp_mins, tt); k >= 0)
+      return name(sim::tres_reason(R::kAssocGrpTresMins, k));
+    if (const int k = max_fail(l.grp_tres_run_mins, grp_run, tt); k >= 0)
+      return name(sim::tres_reason(R::kAssocGrpTresRunMins, k));
+    return {};
+  };
+  if (auto why = group(s.site.associations[ai].limits); !why.empty()) return why;
+  for (const auto acc : c.accounts)
+    if (auto why = group(s.site.accounts[acc].limits); !why.empty()) return why;
+  return {};
+}
+
+// The submit-count limits the job's submission breaks in `partition` (its QOS pair, then the
+// association tree; what a QOS sets, the associations skip: acct_policy_validate), or "".
+std::string count_reason(const sim::SimState& s, const sim::SimJob& j, std::uint16_t partition) {
   bool max_submit = false, max_submit_pa = false, grp_submit = false;
   const auto account = sim::account_of(s, j);
-  for (const auto qi : qos_order(s, j, j.partitions.empty() ? 0 : j.partitions.front())) {
+  for (const auto qi : qos_order(s, j, partition)) {
     if (qi < 0) continue;
     const auto qn = static_cast<std::uint16_t>(qi);
     const auto& l = s.site.qos[qn].limits;
@@ -539,6 +596,20 @@ std::string check_submit_limits(const sim::SimState& s, const sim::SimJob& j) {
         cap && at(s.usage.account_submit, acc) >= *cap)
       return "AssocGrpSubmitJobsLimit";
   return {};
+}
+
+}  // namespace
+
+std::string check_submit_limits(const sim::SimState& s, const sim::SimJob& j) {
+  if (!s.usage.enforced) return "";
+  // Each partition of its list is validated, and the first that fails refuses the job
+  // (acct_policy_validate: list_for_each over part_ptr_list).
+  const std::vector<std::uint16_t> first{0};
+  for (const auto p : j.partitions.empty() ? first : j.partitions) {
+    if (auto why = strict_reason(s, j, p); !why.empty()) return why;
+    if (auto why = count_reason(s, j, p); !why.empty()) return why;
+  }
+  return "";
 }
 
 namespace {

@@ -125,6 +125,57 @@ TEST_CASE(
   CHECK(r.metrics.rejected == 3);
 }
 
+TEST_CASE("DenyOnLimit on either QOS of the pair refuses at submit whatever limit the request breaks") {
+  // _acct_policy_validate: strict_checking is the flag of the partition's QOS or the job's, and then
+  // holds for QOS and association limits alike. Real Slurm 22.05 (35_deny_on_limit) refused the four
+  // jobs below that break a limit under it and kept the two without it pending for good.
+  // Partition p (QOS pq: DenyOnLimit, MaxWall=2 min) on n1, partition lax (QOS pl: MaxWall=2 min) on
+  // n2; QOS dq: DenyOnLimit, no limit; bob's association MaxTRESPerJob=cpu=4.
+  auto site = small_site(2, 8);
+  auto& pq = add_qos(site, "pq");
+  pq.flags.insert("DenyOnLimit");
+  pq.limits.max_wall = 120;
+  add_qos(site, "pl").limits.max_wall = 120;
+  add_qos(site, "dq").flags.insert("DenyOnLimit");
+  site.associations[1].limits.max_tres_per_job = {{"cpu", 4}};
+  site.partitions[0].qos = "pq";
+  site.partitions[0].nodes = {"n1"};
+  auto lax = site.partitions[0];
+  lax.name = "lax";
+  lax.is_default = false;
+  lax.qos = "pl";
+  lax.nodes = {"n2"};
+  site.partitions.push_back(lax);
+  JobSpec bob_p{0, 1, 8, 30, 120}, bob_lax{0, 1, 8, 30, 120}, bob_dq{0, 1, 8, 30, 120};
+  bob_p.user = bob_lax.user = bob_dq.user = "bob";
+  auto trace = make_trace({{0, 1, 4, 30, 180},    // J0 p, 3 min: over pq's MaxWall, pq denies
+                           {0, 1, 4, 30, 180},    // J1 lax, 3 min: over pl's MaxWall, pends
+                           bob_p,                 // J2 p, 8 CPUs: over bob's MaxTRESPerJob, pq denies
+                           bob_lax,               // J3 lax, 8 CPUs: pends
+                           bob_dq,                // J4 lax, QOS dq, 8 CPUs: dq denies
+                           {0, 1, 4, 30, 180},    // J5 lax, QOS dq, 3 min: pl's MaxWall, dq denies
+                           {0, 1, 4, 30, 120}});  // J6 p, within every limit: runs
+  for (const std::size_t k : {1, 3, 4, 5}) trace.jobs[k].partition = trace.partitions.intern("lax");
+  set_qos(trace, 4, "dq");
+  set_qos(trace, 5, "dq");
+  const auto r = replay(site, trace);
+  const auto& jobs = r.state->jobs;
+  CHECK(jobs[0].reject_reason == "QOSMaxWallDurationPerJobLimit");
+  CHECK(jobs[2].reject_reason == "AssocMaxTRESPerJob");
+  CHECK(jobs[4].reject_reason == "AssocMaxTRESPerJob");
+  CHECK(jobs[5].reject_reason == "QOSMaxWallDurationPerJobLimit");
+  CHECK(r.metrics.rejected == 4);
+  CHECK(start_of(r, 1) == kUnsetTime);
+  CHECK(jobs[1].reason == R::kQosMaxWall);
+  CHECK(start_of(r, 3) == kUnsetTime);
+  CHECK(jobs[3].reason == R::kAssocMaxTresPerJob);
+  CHECK(start_of(r, 6) == 3);
+  SUBCASE("a job listing both partitions is refused: each partition of its list is validated") {
+    trace.jobs[1].partition = trace.partitions.intern("lax,p");
+    CHECK(replay(site, trace).state->jobs[1].reject_reason == "QOSMaxWallDurationPerJobLimit");
+  }
+}
+
 TEST_CASE("GrpTRESMins: once a NoDecay QOS's jobs have used its CPU-minutes, its next jobs wait for good") {
   // QOS gmins GrpTRESMins=cpu=7, NoDecay. J1 (4 CPUs) and J2 (2 CPUs) run 60 s from t=1: 6 CPU-min
   // used at t=61. J3 (2 CPUs, t=100): 6 < 7, it starts although 6 + 2 x 2 min > 7 (without

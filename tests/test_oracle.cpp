@@ -1066,3 +1066,30 @@ TEST_CASE("job arrays as real Slurm 22.05 schedules them: task caps and bf_max_j
   if (runs == 0) MESSAGE("SKIPPED: scenario 34 not recorded");
   CHECK((runs == 0 || runs == 3));
 }
+
+TEST_CASE("DenyOnLimit as real Slurm 22.05 applies it at submit: either QOS of the pair, any limit") {
+  // Scenario 35, three real runs. Refused by sbatch: j002 (over partition QOS pq's MaxWall; pq has
+  // DenyOnLimit), j004 (over u3's association MaxTRESPerJob, partition of pq), j006 (the same in QOS
+  // dq: the flag, no limit), j007 (QOS dq, over partition QOS pl's MaxWall; pl has no flag). Pending for
+  // good: j003 and j005, the same requests without any flag. The previous build refused none of them.
+  std::size_t runs = 0;
+  for (const std::string name : {"run1", "run2", "run3"}) {
+    const auto dir = recorded_dir() / "35_deny_on_limit" / name;
+    if (!std::filesystem::exists(dir / "meta.txt")) continue;
+    ++runs;
+    CAPTURE(name);
+    const auto run = experiments::read_recorded_run(dir);
+    CHECK(run.refused == std::set<std::string>{"j002", "j004", "j006", "j007"});
+    CHECK(run.never_started.size() == 2);
+    const auto sim = experiments::simulate_recorded_run(run);
+    for (const auto& [job, runs_of] : run.schedule) {
+      CAPTURE(job);
+      REQUIRE(sim.schedule.count(job) == 1);
+      CHECK(sim.schedule.at(job).back().state == runs_of.back().state);
+    }
+    const auto d = experiments::compare_schedules(run.schedule, sim.schedule);
+    CHECK(d.mean_abs_start <= 0.5);
+  }
+  if (runs == 0) MESSAGE("SKIPPED: scenario 35 not recorded");
+  CHECK((runs == 0 || runs == 3));
+}

@@ -729,4 +729,17 @@ TEST_CASE("SubmitLine's --array / -a gives an array's task cap (%N)") {
   CHECK(find(run.trace, 10, 1) == nullptr);
   REQUIRE(run.report.rejects.size() == 1);
   CHECK(run.report.rejects[0].detail == "bad SubmitLine 'sbatch --array=0-9%x job.sh': bad --array '0-9%x'");
+
+  // A dump taken while an array still pends: its remnant's JobID gives the cap to the tasks that ran
+  // (an --array in the script's #SBATCH lines is in no SubmitLine).
+  Run live;
+  parse(live,
+        "JobID|User|Account|Partition|Submit|Start|End|Timelimit|State|ReqCPUS\n"
+        "11_0|a|x|p|2026-01-01T00:00:00|2026-01-01T00:00:01|2026-01-01T00:01:00|10|COMPLETED|1\n"
+        "11_[1-3%2]|a|x|p|2026-01-01T00:00:00|Unknown|Unknown|10|PENDING|1\n"
+        "12_0|a|x|p|2026-01-01T00:00:00|2026-01-01T00:00:01|2026-01-01T00:01:00|10|COMPLETED|1\n");
+  REQUIRE(find(live.trace, 11, 0) != nullptr);
+  CHECK(find(live.trace, 11, 0)->array_max_running == 2);
+  CHECK(find(live.trace, 11, -1)->array_max_running == 2);  // the remnant itself
+  CHECK(find(live.trace, 12, 0)->array_max_running == 0);
 }

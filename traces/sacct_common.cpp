@@ -4,6 +4,7 @@
 #include <cctype>
 #include <limits>
 
+#include "traces/array_spec.hpp"
 #include "traces/input_limits.hpp"
 #include "traces/text.hpp"
 
@@ -51,6 +52,7 @@ std::optional<SacctJobId> parse_sacct_job_id(std::string_view t) {
           }))
         return std::nullopt;
       id.pending_array = true;
+      if (const auto spec = parse_array_spec(inner)) id.array_max_running = spec->max_running;
       return id;
     }
     const auto task = parse_index(rest);

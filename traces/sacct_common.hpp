@@ -21,8 +21,9 @@ struct SacctJobId {
   std::uint64_t job_id = 0;
   std::int32_t array_task = -1;
   std::int32_t het_component = -1;
-  bool pending_array = false;  // "123_[5-10]": the not yet started tasks of an array, as one record
-  std::string step;            // "" for the job itself
+  bool pending_array = false;           // "123_[5-10]": the not yet started tasks of an array, as one record
+  std::uint32_t array_max_running = 0;  // "123_[5-10%2]": the array's task cap (--array=...%2); 0 = none
+  std::string step;                     // "" for the job itself
 };
 
 /// Parses a sacct JobID / JobIDRaw; nullopt when it is not of any of the forms above.

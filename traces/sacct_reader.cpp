@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -814,6 +815,7 @@ void read_sacct_parsable(std::string_view content, const std::string& file, Trac
   };
 
   JobFolder folder(trace, sink);
+  std::map<std::uint64_t, std::uint32_t> array_caps;  // array job id -> %N of its pending remnant
   std::string record;
   std::vector<std::string> values;
   while (next < lines.size()) {
@@ -892,7 +894,9 @@ void read_sacct_parsable(std::string_view content, const std::string& file, Trac
       continue;
     }
     // A pending array remnant ("123_[5-10%2]") is one record for all its not yet started tasks: it
-    // is kept as one pending job (array_task -1), not expanded into one job per task.
+    // is kept as one pending job (array_task -1), not expanded into one job per task. Its %N is the
+    // cap of the whole array: the tasks that ran carry it only in a SubmitLine given on the command line.
+    if (id->array_max_running > 0) array_caps[id->job_id] = id->array_max_running;
     JobRecord job;
     job.job_id = id->job_id;
     job.array_task = id->array_task;
@@ -908,6 +912,9 @@ void read_sacct_parsable(std::string_view content, const std::string& file, Trac
     folder.add_job(std::move(job));
   }
   folder.finish();
+  for (auto& j : trace.jobs)
+    if (const auto cap = array_caps.find(j.job_id); cap != array_caps.end() && j.array_max_running == 0)
+      j.array_max_running = cap->second;
 }
 
 }  // namespace slurmtwin

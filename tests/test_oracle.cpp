@@ -617,6 +617,41 @@ TEST_CASE("a recorded run: jobs sbatch refused and jobs that could never start")
                        doctest::Contains("never-started.txt:1: NAME: j001 ran"), InputError);
 }
 
+TEST_CASE(
+    "a recorded run with an array: its tasks by jNNN_TASK, a remnant that never started, the log's ids") {
+  // As real Slurm 22.05 records an array (scenario 34): sacct names a task ID_TASK under the line's
+  // jNNN, the tasks that never started as one record ID_[TASKS]; the harness's never-started.txt names
+  // the line; slurmctld's log names a task by its array and its own id, "JobId=7_0(8)".
+  const auto dir = testing::scratch_dir("oracle_array_run");
+  write_text(dir, "meta.txt", "trace_start 1000\ncontroller_start 990.5\n");
+  write_text(dir, "ticks.txt", "");
+  write_text(dir, "slurm.conf", "AuthInfo=cred_expire=30\n");
+  write_text(dir, "jobs.csv",
+             "offset,user,account,partition,qos,nodes,cpus,limit_min,runtime_s,array\n"
+             "0,u1,a1,batch,normal,1,8,2,40,0-3%2\n");
+  write_text(dir, "sacct.txt",
+             "JobID|JobName|Submit|Start|End|State|Flags\n"
+             "7_0|j001|1970-01-01T00:16:40|1970-01-01T00:16:40|1970-01-01T00:17:20|COMPLETED|SchedMain\n"
+             "7_1|j001|1970-01-01T00:16:40|1970-01-01T00:16:40|1970-01-01T00:17:20|COMPLETED|SchedMain\n"
+             "7_[2-3%2]|j001|1970-01-01T00:16:40|None|1970-01-01T00:18:00|CANCELLED by 0|\n");
+  write_text(dir, "submits.txt", "j001 7 1000.2 0\n");
+  write_text(dir, "never-started.txt", "j001 7_[2-3%2] JobArrayTaskLimit\n");
+  write_text(dir, "slurmctld-events.log",
+             "[1970-01-01T00:16:40.358] sched: Allocate JobId=7_0(8) NodeList=n1 #CPUs=8 Partition=batch\n"
+             "[1970-01-01T00:17:20.311] _job_complete: JobId=7_0(8) done\n");
+  const auto run = experiments::read_recorded_run(dir);
+  REQUIRE(run.jobs.size() == 4);
+  CHECK(run.schedule.at("j001_1").front().start == 0);
+  CHECK(run.schedule.at("j001_3").back().state == "PENDING");
+  CHECK(run.never_started.count("j001_2") == 1);
+  CHECK(run.never_started.count("j001_0") == 0);
+  CHECK(run.job_ids.at("j001_3") == 7);
+  CHECK(run.submit_returned.at("j001_2") == 1000.2);
+  CHECK(run.task_ids == std::map<std::pair<std::uint64_t, std::int32_t>, std::uint64_t>{{{7, 0}, 8}});
+  CHECK(run.started_logged.count(8) == 1);
+  CHECK(experiments::end_instants(run) == std::vector<double>{1040.311});
+}
+
 namespace {
 
 std::filesystem::path recorded_dir() {

@@ -581,11 +581,18 @@ RecordedRun read_recorded_run(const std::filesystem::path& dir) {
       if (const auto tasks = tasks_of.find(name); tasks != tasks_of.end()) {
         for (const auto* t : tasks->second) {
           auto& runs = run.schedule[t->name];
-          if (runs.empty() || runs.back().start == kUnsetTime || runs.back().end == runs.back().start) {
-            if (!runs.empty())
-              runs.back().start = runs.back().end = kUnsetTime, runs.back().state = "PENDING";
-            run.never_started[t->name] = reason;
+          if (!runs.empty() && runs.back().start != kUnsetTime && runs.back().end != runs.back().start)
+            continue;          // this task ran
+          if (runs.empty()) {  // no sacct record (sacct lists a remnant as ID_[TASKS]): its array's submit
+            RunOutcome pending;
+            for (const auto* o : tasks->second)
+              if (const auto it = run.schedule.find(o->name); it != run.schedule.end() && !it->second.empty())
+                pending.submit = it->second.front().submit;
+            runs.push_back(pending);
           }
+          runs.back().start = runs.back().end = kUnsetTime;
+          runs.back().state = "PENDING";
+          run.never_started[t->name] = reason;
         }
         continue;
       }

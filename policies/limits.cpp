@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <optional>
+#include <span>
 
 #include "sim/job_resolver.hpp"
 #include "traces/text.hpp"
@@ -604,8 +605,9 @@ std::string check_submit_limits(const sim::SimState& s, const sim::SimJob& j) {
   if (!s.usage.enforced) return "";
   // Each partition of its list is validated, and the first that fails refuses the job
   // (acct_policy_validate: list_for_each over part_ptr_list).
-  const std::vector<std::uint16_t> first{0};
-  for (const auto p : j.partitions.empty() ? first : j.partitions) {
+  static constexpr std::uint16_t kFirst[] = {0};
+  for (const auto p : j.partitions.empty() ? std::span<const std::uint16_t>(kFirst)
+                                           : std::span<const std::uint16_t>(j.partitions)) {
     if (auto why = strict_reason(s, j, p); !why.empty()) return why;
     if (auto why = count_reason(s, j, p); !why.empty()) return why;
   }

@@ -53,8 +53,8 @@ struct GresRequest {
 struct JobRecord {
   std::uint64_t job_id = 0;      // base job id (array master id for array tasks)
   std::int32_t array_task = -1;  // array task id, -1 when not an array task
-  std::uint32_t array_max_running =
-      0;                            // --array=...%N: at most N of the array's tasks run at once; 0 = no cap
+  // --array=...%N: at most N of the array's tasks run at once; 0 = no cap
+  std::uint32_t array_max_running = 0;
   std::int32_t het_component = -1;  // het job component (+N), -1 when not a het job
   NameIndex user = kNoName;
   NameIndex account = kNoName;

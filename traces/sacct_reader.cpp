@@ -411,11 +411,15 @@ std::optional<std::string_view> option_value(const std::vector<std::string_view>
   return std::nullopt;
 }
 
-// The N of an --array spec's "%N" (at most N tasks run at once), 0 without one.
-std::uint32_t array_task_cap(std::string_view spec, std::string_view line) {
+// The N of an --array spec's "%N" (at most N tasks run at once), 0 without one. A spec sbatch would
+// refuse throws BadField where the option surely is --array (`required`); elsewhere (a glued "-aX",
+// which may be a script argument) it gives nullopt.
+std::optional<std::uint32_t> array_task_cap(std::string_view spec, std::string_view line, bool required) {
   const auto parsed = parse_array_spec(spec);
-  if (!parsed) throw BadField{"SubmitLine", fmt::format("bad SubmitLine '{}': bad --array '{}'", line, spec)};
-  return parsed->max_running;
+  if (parsed) return parsed->max_running;
+  if (required)
+    throw BadField{"SubmitLine", fmt::format("bad SubmitLine '{}': bad --array '{}'", line, spec)};
+  return std::nullopt;
 }
 
 /// The sbatch options sacct has no column for, from SubmitLine ("sbatch --exclusive -c 4 job.sh"):
@@ -443,10 +447,9 @@ void read_submit_line(std::string_view line, JobRecord& j) {
     } else if (const auto c2 = count("-c", i)) {
       j.cpus_per_task = *c2;
     } else if (const auto spec = option_value(words, "--array", i)) {
-      j.array_max_running = array_task_cap(*spec, line);
+      j.array_max_running = *array_task_cap(*spec, line, true);
     } else if (const bool separate = words[i] == "-a"; const auto a = option_value(words, "-a", i)) {
-      // "-aX" that is no array spec is a script argument (sbatch refuses a bad --array).
-      if (separate || parse_array_spec(*a)) j.array_max_running = array_task_cap(*a, line);
+      if (const auto cap = array_task_cap(*a, line, separate)) j.array_max_running = *cap;
     }
   }
 }

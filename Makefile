@@ -29,7 +29,9 @@ run: build
 # target runs for CI_FUZZ_SECONDS (a crash fails CI; docs/reliability.md has the cost). The live check mostly waits on real jobs' sleeps,
 # so it runs beside tidy and the sanitizer and fuzz builds, which run at the lowest CPU priority (nice 19) so
 # that real Slurm's daemons keep the CPU when they need it; its log is printed when both are done. The
-# fuzz packages are installed before, so that two apt-get never run at once.
+# fuzz packages are installed before, so that two apt-get never run at once. Both sides call the scripts
+# directly, not the `oracle-ci` and `tidy` targets: those depend on `build`, and two cmake runs configuring
+# $(BUILD) at once race in its TryCompile scratch (stop 42 failed so, in FindMPI).
 CI_FUZZ_SECONDS ?= 10
 test: build
 ifeq ($(CI),true)
@@ -41,8 +43,9 @@ ifeq ($(CI),true)
 	@bash cmake/package-test.sh $(BUILD) --install
 	@$(MAKE) --no-print-directory check-scenarios
 	@bash cmake/install-deps.sh --fuzz
-	@$(MAKE) --no-print-directory oracle-ci > $(BUILD)-oracle-ci.log 2>&1 & oracle=$$!; \
-	  nice -n 19 $(MAKE) --no-print-directory tidy sanitize fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS); rest=$$?; \
+	@bash tests/oracle/ci.sh $(BUILD) $(ORACLE_CI_SCENARIOS) > $(BUILD)-oracle-ci.log 2>&1 & oracle=$$!; \
+	  nice -n 19 bash cmake/run-clang-tidy.sh $(BUILD) && \
+	  nice -n 19 $(MAKE) --no-print-directory sanitize fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS); rest=$$?; \
 	  wait $$oracle; live=$$?; echo "--- oracle-ci (ran beside the sanitizer and fuzz stages):"; \
 	  cat $(BUILD)-oracle-ci.log; echo "oracle-ci exit $$live, sanitize+fuzz exit $$rest"; \
 	  [ $$live -eq 0 ] && [ $$rest -eq 0 ]

@@ -5,6 +5,7 @@
 #include <optional>
 #include <span>
 
+#include "policies/usage.hpp"
 #include "sim/job_resolver.hpp"
 #include "traces/text.hpp"
 
@@ -43,9 +44,19 @@ bool has_flag(const Qos& q, std::string_view flag) {
                      [&](const std::string& f) { return text::iequals(f, flag); });
 }
 
-// What the job counts against limits: what it was allocated once started, else what it asks for
-// (CPUs, memory in MB, nodes, GPUs).
-Tres job_tres(const sim::SimState& s, const sim::SimJob& j) {
+constexpr std::size_t kBilling = 4;  // Tres slot of billing (kLimitTres)
+static_assert(std::string_view(kLimitTres[kBilling]) == "billing");
+
+// Billing of `tres` in `partition` as a TRES count: assoc_mgr_tres_weighted's double stored in a
+// uint64_t count, so truncated (a job billed 10.98 counts 10 against GrpTRES=billing).
+std::int64_t billing_count(const sim::SimState& s, const TresMap& tres, std::uint16_t partition) {
+  return static_cast<std::int64_t>(billable_tres(tres, s.site.partitions[partition].tres_billing_weights,
+                                                 static_cast<BillingMode>(s.usage.billing_mode)));
+}
+
+// What the job counts against limits in `partition`: what it was allocated once started, else what it
+// asks for (CPUs, memory in MB, nodes, GPUs, billing; billing only where a limit reads it).
+Tres job_tres(const sim::SimState& s, const sim::SimJob& j, std::uint16_t partition) {
   const auto& r = j.request;
   const auto gpu = s.cluster.find_gres_kind("gpu");
   const std::int64_t gpus_per_node = gpu < r.gres_per_node.size() ? r.gres_per_node[gpu] : 0;
@@ -53,28 +64,33 @@ Tres job_tres(const sim::SimState& s, const sim::SimJob& j) {
     std::int64_t mem = 0;
     for (const auto& a : j.alloc) mem += a.mem_mb;
     const auto nodes = static_cast<std::int64_t>(j.alloc.size());
-    return {j.alloc_cpus, mem, nodes, gpus_per_node * nodes};
+    // (billing as computed at its start: calc_job_billable_tres)
+    return {j.alloc_cpus, mem, nodes, gpus_per_node * nodes,
+            s.usage.billing ? static_cast<std::int64_t>(j.billing) : 0};
   }
   const std::int64_t nodes = r.min_nodes;
   const std::int64_t mem = r.mem_per_cpu_mb > 0    ? r.mem_per_cpu_mb * r.total_cpus
                            : r.mem_per_node_mb > 0 ? r.mem_per_node_mb * nodes
                                                    : 0;  // all of each node's memory: not known yet
-  return {static_cast<std::int64_t>(r.total_cpus), mem, nodes, gpus_per_node * nodes};
+  return {static_cast<std::int64_t>(r.total_cpus), mem, nodes, gpus_per_node * nodes,
+          s.usage.billing ? billing_count(s, job_tres_counts(s, j), partition) : 0};
 }
 
-// A job's TRES, computed on first use: check_limits runs for every record a pass examines, and most
-// meet no TRES limit at all.
+// A job's TRES in a partition, computed on first use: check_limits runs for every record a pass
+// examines, and most meet no TRES limit at all.
 class JobTres {
  public:
-  JobTres(const sim::SimState& s, const sim::SimJob& j) : s_(s), j_(j) {}
+  JobTres(const sim::SimState& s, const sim::SimJob& j, std::uint16_t partition)
+      : s_(s), j_(j), partition_(partition) {}
   const Tres& get() {
-    if (!tres_) tres_ = job_tres(s_, j_);
+    if (!tres_) tres_ = job_tres(s_, j_, partition_);
     return *tres_;
   }
 
  private:
   const sim::SimState& s_;
   const sim::SimJob& j_;
+  std::uint16_t partition_;
   std::optional<Tres> tres_;
 };
 
@@ -97,8 +113,10 @@ int over(const TresMap& limits, const Tres& used, JobTres& job, unsigned skip = 
 }
 
 R grp_reason(int slot, bool qos) {
-  constexpr std::array<R, 4> kQos = {R::kQosGrpTres, R::kQosGrpMem, R::kQosGrpNode, R::kQosGrpGres};
-  constexpr std::array<R, 4> kAssoc = {R::kAssocGrpTres, R::kAssocGrpMem, R::kAssocGrpNode, R::kAssocGrpGres};
+  constexpr std::array<R, sim::kTresSlots> kQos = {R::kQosGrpTres, R::kQosGrpMem, R::kQosGrpNode,
+                                                   R::kQosGrpGres, R::kQosGrpBilling};
+  constexpr std::array<R, sim::kTresSlots> kAssoc = {R::kAssocGrpTres, R::kAssocGrpMem, R::kAssocGrpNode,
+                                                     R::kAssocGrpGres, R::kAssocGrpBilling};
   return (qos ? kQos : kAssoc)[static_cast<std::size_t>(slot)];
 }
 
@@ -212,6 +230,27 @@ bool tres_minutes_set(const Limits& l, bool per_user_run_mins) {
 
 }  // namespace
 
+TresMap job_tres_counts(const sim::SimState& s, const sim::SimJob& j) {
+  TresMap t;
+  const auto& r = j.request;
+  const bool running = !j.alloc.empty();
+  const std::int64_t nodes = running ? static_cast<std::int64_t>(j.alloc.size()) : r.min_nodes;
+  t["cpu"] = running ? j.alloc_cpus : r.total_cpus;
+  t["node"] = nodes;
+  if (running) {
+    std::int64_t mem = 0;
+    for (const auto& a : j.alloc) mem += a.mem_mb;
+    t["mem"] = mem;
+  } else if (r.mem_per_cpu_mb > 0) {
+    t["mem"] = r.mem_per_cpu_mb * r.total_cpus;
+  } else if (r.mem_per_node_mb > 0) {
+    t["mem"] = r.mem_per_node_mb * nodes;
+  }
+  for (std::size_t k = 0; k < r.gres_per_node.size(); ++k)
+    if (r.gres_per_node[k] > 0) t["gres/" + s.cluster.gres_name(k)] += r.gres_per_node[k] * nodes;
+  return t;
+}
+
 void prepare_limits(sim::SimState& s) {
   auto& u = s.usage;
   auto& chains = u.assoc_chains;
@@ -281,6 +320,17 @@ void prepare_limits(sim::SimState& s) {
   for (const auto& a : s.site.associations) assoc_limits(a.limits);
   for (const auto& a : s.site.accounts) assoc_limits(a.limits);
   if (!u.enforced) u.selected_limits = u.tres_minutes = false;
+  const auto bills = [](const Limits& l) {
+    return std::any_of(kTresLimitFields.begin(), kTresLimitFields.end(),
+                       [&](const TresLimitField& f) { return (l.*f.field).count("billing") != 0; });
+  };
+  u.billing = u.enforced && (std::any_of(s.site.qos.begin(), s.site.qos.end(),
+                                         [&](const Qos& q) { return bills(q.limits); }) ||
+                             std::any_of(s.site.associations.begin(), s.site.associations.end(),
+                                         [&](const UserAssoc& a) { return bills(a.limits); }) ||
+                             std::any_of(s.site.accounts.begin(), s.site.accounts.end(),
+                                         [&](const Account& a) { return bills(a.limits); }));
+  u.billing_mode = static_cast<std::uint8_t>(billing_mode(s.site.scheduler.priority_flags));
   if (u.tres_minutes) {
     u.qos_tres_used.assign(s.site.qos.size(), TresUsed{});
     u.assoc_tres_used.assign(s.site.associations.size(), TresUsed{});
@@ -305,7 +355,7 @@ sim::PendingReason check_limits(const sim::SimState& s, const sim::SimJob& j, st
   }
   const auto& u = s.usage;
   if (!u.enforced) return R::kNone;
-  JobTres job(s, j);
+  JobTres job(s, j, partition);
   // QOS limits first, in qos_order, then the association's and those of every account above it
   // (Slurm's acct_policy_job_runnable_*: QOS, then associations from the user's upwards). What a QOS
   // sets, a later QOS and the associations do not check again.
@@ -385,10 +435,17 @@ sim::PendingReason check_selected_limits(const sim::SimState& s, const sim::SimJ
   const auto gpu = s.cluster.find_gres_kind("gpu");
   const auto& r = j.request;
   const auto nodes = static_cast<std::int64_t>(alloc.size());
-  Tres t{0, 0, nodes, (gpu < r.gres_per_node.size() ? r.gres_per_node[gpu] : 0) * nodes};
+  Tres t{0, 0, nodes, (gpu < r.gres_per_node.size() ? r.gres_per_node[gpu] : 0) * nodes, 0};
   for (const auto& a : alloc) {
     t[0] += a.cpus;
     t[1] += a.mem_mb;
+  }
+  if (u.billing) {  // node_scheduler.c weighs the selected counts with the partition's weights
+    TresMap counts = job_tres_counts(s, j);
+    counts["cpu"] = t[0];
+    counts["mem"] = t[1];
+    counts["node"] = nodes;
+    t[kBilling] = billing_count(s, counts, partition);
   }
   Tres per_node{}, tt{};
   const auto minutes = limit_minutes(s, j);
@@ -485,7 +542,7 @@ std::string strict_reason(const sim::SimState& s, const sim::SimJob& j, std::uin
         return q >= 0 && has_flag(s.site.qos[static_cast<std::size_t>(q)], "DenyOnLimit");
       }))
     return {};
-  JobTres job(s, j);
+  JobTres job(s, j, partition);
   const Tres& t = job.get();
   // What it asks for: per node over its minimum node count, and times its time limit.
   Tres per_node{}, tt{};
@@ -657,7 +714,7 @@ void add_run(Tres& total, const Tres& v, std::int64_t sign) {
 // counts in: its QOS (both, in qos_order), per user and account of each, its association and accounts.
 void count_run_secs(sim::SimState& s, const sim::SimJob& j, std::int64_t secs, std::int64_t sign) {
   auto& u = s.usage;
-  Tres v = job_tres(s, j);
+  Tres v = job_tres(s, j, j.run_partition);
   for (auto& x : v) x *= secs;
   const auto account = j.assoc < 0 ? 0u : chain_of(s, static_cast<std::size_t>(j.assoc)).accounts.front();
   for (const auto qi : qos_order(s, j, j.run_partition)) {
@@ -676,7 +733,7 @@ void count_run_secs(sim::SimState& s, const sim::SimJob& j, std::int64_t secs, s
 // Adds (sign 1) or removes (-1) a running job from every total it counts in.
 void count_running(sim::SimState& s, const sim::SimJob& j, std::int64_t sign) {
   auto& u = s.usage;
-  const Tres job = job_tres(s, j);
+  const Tres job = job_tres(s, j, j.run_partition);
   std::optional<std::uint32_t> account;
   if (u.account_limits) account = sim::account_of(s, j);
   for (const auto qi : qos_order(s, j, j.run_partition)) {
@@ -753,7 +810,7 @@ void charge_tres_minutes(sim::SimState& s, const sim::SimJob& j, Seconds from, S
                          double undecayed) {
   auto& u = s.usage;
   if (!u.tres_minutes) return;
-  const Tres t = job_tres(s, j);
+  const Tres t = job_tres(s, j, j.run_partition);
   const auto charge = [&](TresUsed& used, double secs) {
     for (std::size_t k = 0; k < used.size(); ++k) used[k] += static_cast<double>(t[k]) * secs;
   };
@@ -791,7 +848,7 @@ void find_limit_kills(sim::SimState& s) {
   };
   for (const auto ji : s.running) {
     const auto& j = s.jobs[ji];
-    const Tres t = job_tres(s, j);
+    const Tres t = job_tres(s, j, j.run_partition);
     unsigned taken = 0;
     bool kill = false;
     for (const auto qi : qos_order(s, j, j.run_partition)) {

@@ -10,6 +10,10 @@
 
 namespace slurmtwin::policies {
 
+/// A job's TRES as slurmctld counts them: requested while pending (tres_req_cnt: CPUs, memory in MB
+/// when asked for, min nodes), allocated once running (tres_alloc_cnt); each GRES as "gres/NAME", per
+/// node x nodes (gres_ctld_set_job_tres_cnt). What PriorityWeightTRES and TRESBillingWeights weigh.
+TresMap job_tres_counts(const sim::SimState& state, const sim::SimJob& job);
 /// Resolves every association's tree and inherited limits (LimitUsage::assoc_chains), the QOS order
 /// and which TRES-minute totals to keep, before the first job.
 void prepare_limits(sim::SimState& state);

@@ -14,30 +14,6 @@
 #include "policies/limits.hpp"
 
 namespace slurmtwin::policies {
-namespace {
-
-// Requested TRES of a pending job / allocated TRES of a running one (mem in MB).
-TresMap job_tres(const sim::SimState& s, const sim::SimJob& j) {
-  TresMap t;
-  const auto& r = j.request;
-  const bool running = !j.alloc.empty();
-  const std::int64_t nodes = running ? static_cast<std::int64_t>(j.alloc.size()) : r.min_nodes;
-  t["cpu"] = running ? j.alloc_cpus : r.total_cpus;
-  t["node"] = nodes;
-  if (running) {
-    std::int64_t mem = 0;
-    for (const auto& a : j.alloc) mem += a.mem_mb;
-    t["mem"] = mem;
-  } else if (r.mem_per_cpu_mb > 0) {
-    t["mem"] = r.mem_per_cpu_mb * r.total_cpus;
-  } else if (r.mem_per_node_mb > 0) {
-    t["mem"] = r.mem_per_node_mb * nodes;
-  }
-  (void)s;
-  return t;
-}
-
-}  // namespace
 
 SlurmPolicy::SlurmPolicy(const Site& site, SlurmPolicyOptions options)
     : site_(site),
@@ -121,7 +97,7 @@ PriorityInput priority_input(const sim::SimState& s, const sim::SimJob& j, std::
   in.partition = j.partitions[k];
   in.qos = j.qos;
   in.assoc_priority = ti == kNoAssoc ? 0 : tree.node(ti).priority;
-  in.tres = job_tres(s, j);
+  in.tres = job_tres_counts(s, j);
   in.nice = j.nice;
   return in;
 }
@@ -404,8 +380,8 @@ ChargedJob SlurmPolicy::charged(const sim::SimState& s, const sim::SimJob& j) co
 
 void SlurmPolicy::on_start(sim::SimState& s, std::uint32_t job) {
   auto& j = s.jobs[job];
-  j.billing =
-      billable_tres(job_tres(s, j), site_.partitions[j.run_partition].tres_billing_weights, billing_mode_);
+  j.billing = billable_tres(job_tres_counts(s, j), site_.partitions[j.run_partition].tres_billing_weights,
+                            billing_mode_);
   count_start(s, j);
   if (j.array_slot >= 0) ++s.array_running[static_cast<std::size_t>(j.array_slot)];
   accrue_leave(s, job);

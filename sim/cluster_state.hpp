@@ -49,6 +49,8 @@ class ClusterState {
   std::size_t gres_kinds() const { return gres_names_.size(); }
   /// Index of a gres kind the cluster already knows, else gres_kinds().
   std::uint32_t find_gres_kind(const std::string& name) const;
+  /// The name of gres kind `k` (< gres_kinds()): "gpu".
+  const std::string& gres_name(std::size_t k) const { return gres_names_[k]; }
   /// Index of a constraint expression ("a&b", "a|b", "a,b"): a node mask; 0 means no constraint.
   std::uint32_t constraint(const std::string& expression);
   bool node_has_features(std::uint32_t node, std::uint32_t constraint) const;

@@ -8,6 +8,7 @@
 
 #include "sim/event_queue.hpp"
 #include "traces/job_record.hpp"
+#include "traces/site.hpp"
 
 namespace slurmtwin::sim {
 
@@ -19,6 +20,9 @@ enum class SimJobState : std::uint8_t {
   kDone,       // ended (COMPLETED, TIMEOUT, ...)
   kRejected,   // refused at submit (reason in reject_reason)
 };
+
+/// The TRES slots limits count (kLimitTres: CPUs, memory, nodes, GPUs, billing).
+inline constexpr int kTresSlots = static_cast<int>(kLimitTres.size());
 
 /// Why a pending job did not start in the last pass (squeue's Reason).
 enum class PendingReason : std::uint8_t {
@@ -51,26 +55,29 @@ enum class PendingReason : std::uint8_t {
   kReservation,      // its --reservation is not active (not yet, or ended: then held for good)
   kReqNodeNotAvail,  // would not fit even if every node it may use (in service, not reserved) were idle
   kPnMemLimit,       // memory per node over MaxMemPerNode: held for ever (Slurm: MaxMemPerLimit)
-  // Limits checked once a job's nodes are chosen, one block of four per limit, in Tres slot order
-  // (CPUs, memory, nodes, GPUs): the reason of slot k is the block's first + k (tres_reason).
-  kQosGrpTresMins,                                 // GrpTRESMins used up
-  kQosGrpTresRunMins = kQosGrpTresMins + 4,        // GrpTRESRunMins: running jobs' TRES x time left
-  kQosMaxTresMinsPerJob = kQosGrpTresRunMins + 4,  // TRES x time limit over MaxTRESMinsPerJob
-  kQosMaxTresPerNode = kQosMaxTresMinsPerJob + 4,
-  kQosMinTres = kQosMaxTresPerNode + 4,                          // under MinTRESPerJob
-  kQosMaxTresRunMinsPerUser = kQosMinTres + 4,                   // Slurm >= 24.05
-  kQosMaxTresRunMinsPerAccount = kQosMaxTresRunMinsPerUser + 4,  // Slurm >= 24.05
-  kAssocGrpTresMins = kQosMaxTresRunMinsPerAccount + 4,
-  kAssocGrpTresRunMins = kAssocGrpTresMins + 4,
-  kAssocMaxTresMinsPerJob = kAssocGrpTresRunMins + 4,
-  kAssocMaxTresPerNode = kAssocMaxTresMinsPerJob + 4,
-  kQosMaxTresPerAccount = kAssocMaxTresPerNode + 4,  // QOS MaxTRESPerAccount (squeue: MaxCpuPerAccount, ...)
-  kQosMaxJobsPerAccount = kQosMaxTresPerAccount + 4,
+  // Limits checked once a job's nodes are chosen, one block of five per limit, in Tres slot order
+  // (CPUs, memory, nodes, GPUs, billing): the reason of slot k is the block's first + k (tres_reason).
+  kQosGrpTresMins,                                          // GrpTRESMins used up
+  kQosGrpTresRunMins = kQosGrpTresMins + kTresSlots,        // GrpTRESRunMins: running jobs' TRES x time left
+  kQosMaxTresMinsPerJob = kQosGrpTresRunMins + kTresSlots,  // TRES x time limit over MaxTRESMinsPerJob
+  kQosMaxTresPerNode = kQosMaxTresMinsPerJob + kTresSlots,
+  kQosMinTres = kQosMaxTresPerNode + kTresSlots,                          // under MinTRESPerJob
+  kQosMaxTresRunMinsPerUser = kQosMinTres + kTresSlots,                   // Slurm >= 24.05
+  kQosMaxTresRunMinsPerAccount = kQosMaxTresRunMinsPerUser + kTresSlots,  // Slurm >= 24.05
+  kAssocGrpTresMins = kQosMaxTresRunMinsPerAccount + kTresSlots,
+  kAssocGrpTresRunMins = kAssocGrpTresMins + kTresSlots,
+  kAssocMaxTresMinsPerJob = kAssocGrpTresRunMins + kTresSlots,
+  kAssocMaxTresPerNode = kAssocMaxTresMinsPerJob + kTresSlots,
+  kQosMaxTresPerAccount = kAssocMaxTresPerNode + kTresSlots,  // QOS MaxTRESPerAccount (MaxCpuPerAccount, ...)
+  kQosMaxJobsPerAccount = kQosMaxTresPerAccount + kTresSlots,
   kJobArrayTaskLimit,  // its array's --array=...%N tasks run (job_array_start_test)
+  kQosGrpBilling,      // GrpTRES billing of the QOS (the other slots are kQosGrpTres..kQosGrpGres)
+  kAssocGrpBilling,    // GrpTRES billing of the association or an account above it
   kCount,              // number of reasons (SimJob::reasons_seen's size)
 };
 const char* to_string(PendingReason reason);
-/// The reason of TRES slot `slot` (0 CPUs, 1 memory, 2 nodes, 3 GPUs) in a block that starts at `first`.
+/// The reason of TRES slot `slot` (0 CPUs, 1 memory, 2 nodes, 3 GPUs, 4 billing) in a block that starts at
+/// `first`.
 constexpr PendingReason tres_reason(PendingReason first, int slot) {
   return static_cast<PendingReason>(static_cast<int>(first) + slot);
 }

@@ -20,17 +20,18 @@ namespace slurmtwin::sim {
 struct LimitUsage {
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t> qos_user_jobs;    // (qos, user) -> running
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t> qos_user_submit;  // pending + running
-  std::map<std::pair<std::uint16_t, std::uint32_t>, std::array<std::int64_t, 4>> qos_user_tres;  // see Tres
+  std::map<std::pair<std::uint16_t, std::uint32_t>, std::array<std::int64_t, kTresSlots>>
+      qos_user_tres;  // see Tres
   // (qos, account) -> running jobs, pending + running jobs, running TRES: a QOS's per-account limits,
   // kept only when a QOS sets one (account_limits)
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t> qos_account_jobs, qos_account_submit;
-  std::map<std::pair<std::uint16_t, std::uint32_t>, std::array<std::int64_t, 4>> qos_account_tres;
+  std::map<std::pair<std::uint16_t, std::uint32_t>, std::array<std::int64_t, kTresSlots>> qos_account_tres;
   std::vector<std::int64_t> qos_jobs;    // running per QOS
   std::vector<std::int64_t> assoc_jobs;  // running per user association
   std::map<std::pair<std::uint16_t, std::uint32_t>, std::int64_t>
       assoc_submit;  // (0, assoc) -> pending + running
-  // TRES counted against limits, in this order: CPUs, memory (MB), nodes, GPUs.
-  using Tres = std::array<std::int64_t, 4>;
+  // TRES counted against limits, in kLimitTres order: CPUs, memory (MB), nodes, GPUs, billing.
+  using Tres = std::array<std::int64_t, kTresSlots>;
   std::vector<Tres> qos_tres;    // running per QOS
   std::vector<Tres> assoc_tres;  // running per user association
   // Per user association, what limit checks read of its tree, resolved once per replay (the site is
@@ -69,10 +70,14 @@ struct LimitUsage {
   // one reads TRES-minutes (else the totals below are not kept).
   bool selected_limits = false;
   bool tres_minutes = false;
+  // Whether a limit counts billing (else that slot stays 0), and PriorityFlags' policies::BillingMode
+  // (MAX_TRES...) as its number.
+  bool billing = false;
+  std::uint8_t billing_mode = 0;
   // TRES-minutes: what jobs used (TRES-seconds, decayed as fair-share usage is; GrpTRESMins) and what
   // running jobs have left of their time limit (TRES x s, GrpTRESRunMins), per QOS, user association
   // and account (its subtree), and per (QOS, user) and (QOS, account) for MaxTRESRunMinsPU/PA.
-  using TresUsed = std::array<double, 4>;
+  using TresUsed = std::array<double, kTresSlots>;
   std::vector<TresUsed> qos_tres_used, assoc_tres_used, account_tres_used;
   std::vector<Tres> qos_run_secs, assoc_run_secs, account_run_secs;
   std::map<std::pair<std::uint16_t, std::uint32_t>, Tres> qos_user_run_secs, qos_account_run_secs;

@@ -60,6 +60,29 @@ TEST_CASE("GrpTRESRunMins: a job waits until running CPUs x time limit left, plu
   CHECK(r.state->jobs[2].has_seen(R::kQosGrpTresRunMins));
 }
 
+TEST_CASE(
+    "GrpTRES=billing counts each job's billing TRES, truncated to a whole number as slurmctld stores it") {
+  // TRESBillingWeights=CPU=1.0,Mem=0.5G; DefMemPerCPU 100. J1 and J2: 4 CPUs and 400 MB, billing
+  // 4 + 400 x 0.5 / 1024 = 4.195, counted 4 (assoc_mgr_tres_weighted's double in a uint64_t TRES
+  // count); 4 + 4 <= 8: both start at t=1 (8.39 would hold J2). J3 (1 CPU, 100 MB: 1.049 -> 1) waits,
+  // 8 + 1 > 8, until J1 ends at 61. Seen on real Slurm 22.05 in scenario 36 (GrpTRES=billing=20).
+  for (const bool qos : {false, true}) {
+    CAPTURE(qos);
+    auto site = site_2x8();
+    site.partitions[0].tres_billing_weights = parse_tres_weights("CPU=1.0,Mem=0.5G");
+    (qos ? site.qos[0].limits : site.accounts[1].limits).grp_tres = {{"billing", 8}};
+    JobSpec j2{0, 1, 4, 100, 180};
+    j2.user = "bob";
+    const auto r = replay(site, make_trace({{0, 1, 4, 60, 180}, j2, {0, 1, 1, 60, 180}}));
+    CHECK(start_of(r, 0) == 1);
+    CHECK(start_of(r, 1) == 1);
+    CHECK(start_of(r, 2) == 61);
+    CHECK(r.state->jobs[2].has_seen(qos ? R::kQosGrpBilling : R::kAssocGrpBilling));
+    CHECK(std::string(sim::to_string(qos ? R::kQosGrpBilling : R::kAssocGrpBilling)) ==
+          (qos ? "QOSGrpBilling" : "AssocGrpBilling"));
+  }
+}
+
 TEST_CASE("an account's GrpTRESRunMins binds its users together") {
   // Account acct GrpTRESRunMins=cpu=20: alice's J1 (4 CPUs x 3 min = 12) starts at t=1; bob's J2 (12)
   // waits (12 + 12 > 20) with AssocGrpCPURunMinutesLimit; at t=60 J1 has 4 x 121 s = 484 s = 8 min

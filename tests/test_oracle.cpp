@@ -1128,3 +1128,35 @@ TEST_CASE("DenyOnLimit as real Slurm 22.05 applies it at submit: either QOS of t
   if (runs == 0) MESSAGE("SKIPPED: scenario 35 not recorded");
   CHECK((runs == 0 || runs == 3));
 }
+
+TEST_CASE("GPUs as TRES as real Slurm 22.05 counts them: PriorityWeightTRES and a billing limit") {
+  // Scenario 36, three real runs. Partition gpu: after the blockers j005 (3 GPUs), then j004 (1 GPU),
+  // then j003 (none) started, the reverse of their submission: PriorityWeightTRES=GRES/gpu=2000 over
+  // the partition's 8 GPUs. Partition gpub: account a2's GrpTRES=billing=20 let j006 and j007 (billed
+  // 10.98 each, counted 10) run together and held j008 and j009 until they ended at +65. The previous
+  // build ordered j003 first and left GPUs out of billing and billing limits unenforced.
+  std::size_t runs = 0;
+  for (const std::string name : {"run1", "run2", "run3"}) {
+    const auto dir = recorded_dir() / "36_gpu_tres" / name;
+    if (!std::filesystem::exists(dir / "meta.txt")) continue;
+    ++runs;
+    CAPTURE(name);
+    const auto run = experiments::read_recorded_run(dir);
+    const auto start = [](const experiments::Schedule& s, const char* job) {
+      return s.at(job).front().start;
+    };
+    const auto sim = experiments::simulate_recorded_run(run);
+    for (const auto* schedule : {&run.schedule, &sim.schedule}) {
+      CHECK(start(*schedule, "j005") < start(*schedule, "j004"));
+      CHECK(start(*schedule, "j004") < start(*schedule, "j003"));
+      CHECK(start(*schedule, "j007") == start(*schedule, "j006"));
+      for (const char* held : {"j008", "j009"})
+        CHECK(start(*schedule, held) >= start(*schedule, "j006") + 60);
+    }
+    const auto d = experiments::compare_schedules(run.schedule, sim.schedule);
+    CHECK(d.mean_abs_start <= 0.5);
+    CHECK(d.tau >= 0.98);
+  }
+  if (runs == 0) MESSAGE("SKIPPED: scenario 36 not recorded");
+  CHECK((runs == 0 || runs == 3));
+}

@@ -187,6 +187,31 @@ TEST_CASE("DefMemPerGPU and DefCpuPerGPU set the memory and CPUs of a GPU job wi
   CHECK(jobs[3].alloc.at(0).mem_mb == 1000);
 }
 
+TEST_CASE(
+    "a job's GPUs are TRES: PriorityWeightTRES orders GPU jobs first and TRESBillingWeights bills them") {
+  // priority_multifactor.c _get_tres_prio_weighted over the job's tres_req_cnt, where
+  // gres_ctld_set_job_tres_cnt puts "gres/gpu" = GPUs per node x nodes; calc_job_billable_tres weighs
+  // the same counts (22.05; seen on real Slurm in scenario 36). One node, 8 CPUs, 4 GPUs;
+  // PriorityWeightTRES=GRES/gpu=2000 (no other weight): J4 (3 GPUs) 3/4 x 2000 = 1500, J3 (1 GPU) 500,
+  // J2 (no GPU) 0. The blocker runs 1..61; then J4 at 61, J3 at 101, J2 at 141 (40 s each); by id,
+  // as without the GPU term, J2 would start first. Billing CPU=1,GRES/gpu=4: J4 6 + 3 x 4 = 18.
+  auto site = testing::every_second_site(1, 8);
+  site.nodes[0].gres.push_back({"gpu", "", 4});
+  site.scheduler.weight_tres = parse_tres_weights("GRES/gpu=2000");
+  site.partitions[0].tres_billing_weights = parse_tres_weights("CPU=1.0,GRES/gpu=4.0");
+  auto trace = make_trace({{0, 1, 8, 60}, {1, 1, 6, 40}, {2, 1, 6, 40}, {3, 1, 6, 40}});
+  trace.jobs[2].gres.push_back({"gpu", "", 1, true});
+  trace.jobs[3].gres.push_back({"gpu", "", 3, true});
+  const auto r = replay(site, trace);
+  CHECK(start_of(r, 0) == 1);
+  CHECK(start_of(r, 3) == 61);
+  CHECK(start_of(r, 2) == 101);
+  CHECK(start_of(r, 1) == 141);
+  CHECK(r.state->jobs[3].billing == 18.0);
+  CHECK(r.state->jobs[2].billing == 10.0);
+  CHECK(r.state->jobs[1].billing == 6.0);
+}
+
 TEST_CASE("MaxMemPerCPU gives a job more CPUs per task, and over MaxMemPerNode a job is held for ever") {
   // job_mgr.c _valid_pn_min_mem (22.05), as job_limits_check applies it before scheduling a job.
   SUBCASE("per-CPU memory over MaxMemPerCPU: ceil(mem / cap) times the CPUs per task") {

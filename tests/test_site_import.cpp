@@ -1089,9 +1089,9 @@ TEST_CASE("site YAML loading reports unknown keys, bad types and invalid sites w
         "s.yaml: invalid site: partition 'p': unknown node 'n2'");
 }
 
-TEST_CASE("limits read but not enforced are named: billing and other TRES, and all without enforce=limits") {
-  // QOS and association TRES limits count cpu, mem, node and gres/gpu; GrpTRES=billing=100 or a
-  // license is kept in the site but checked by nothing, so the import (and a replay of the YAML) says so.
+TEST_CASE("limits read but not enforced are named: other TRES, and all without enforce=limits") {
+  // QOS and association TRES limits count cpu, mem, node, gres/gpu and billing; a license or another
+  // GRES is kept in the site but checked by nothing, so the import (and a replay of the YAML) says so.
   Site s;
   s.scheduler.accounting_storage_enforce = {"associations", "limits"};
   Qos q;
@@ -1110,10 +1110,9 @@ TEST_CASE("limits read but not enforced are named: billing and other TRES, and a
   s.associations.push_back(u);
   auto w = unenforced_limits(s);
   REQUIRE(w.size() == 1);
-  CHECK(
-      w[0] ==
-      "limits on TRES billing, gres/tmpdisk, license/matlab (QOS b, account root, 1 user association(s)) are "
-      "read but not enforced: the replay counts cpu, mem, node, gres/gpu only");
+  CHECK(w[0] ==
+        "limits on TRES gres/tmpdisk, license/matlab (account root, 1 user association(s)) are "
+        "read but not enforced: the replay counts cpu, mem, node, gres/gpu, billing only");
   s.qos[0].limits.grp_tres = {{"cpu", 8}};
   s.accounts[0].limits = {};
   s.associations[0].limits = {};

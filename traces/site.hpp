@@ -142,9 +142,10 @@ inline constexpr std::array<CountLimitField, 9> kCountLimitFields = {{
 }};
 
 /// The TRES that QOS and association TRES limits count (in this order: the replay's slots); a limit on
-/// another TRES (billing, a license, another GRES) is read and kept but not enforced
-/// (unenforced_limits says so).
-inline constexpr std::array<const char*, 4> kLimitTres = {"cpu", "mem", "node", "gres/gpu"};
+/// another TRES (a license, another GRES) is read and kept but not enforced (unenforced_limits says so).
+/// billing is the job's TRES weighted by its partition's TRESBillingWeights, truncated to a whole number
+/// as slurmctld stores it in the job's TRES counts.
+inline constexpr std::array<const char*, 5> kLimitTres = {"cpu", "mem", "node", "gres/gpu", "billing"};
 
 /// Limits' TRES-count fields and their key in the site YAML (one table for writing and reading).
 struct TresLimitField {

@@ -356,28 +356,61 @@ sim::PendingReason check_limits(const sim::SimState& s, const sim::SimJob& j, st
   const auto& u = s.usage;
   if (!u.enforced) return R::kNone;
   JobTres job(s, j, partition);
-  // QOS limits first, in qos_order, then the association's and those of every account above it
-  // (Slurm's acct_policy_job_runnable_*: QOS, then associations from the user's upwards). What a QOS
-  // sets, a later QOS and the associations do not check again.
+  // As slurmctld orders them, which decides the reason when several bind: the job-count and time limits
+  // of both QOS (in qos_order) and then of the association tree (acct_policy_job_runnable_pre_select),
+  // then the TRES limits of both QOS and of the tree (..._post_select: slurmctld checks those once nodes
+  // are chosen; they bind the request alike). What a QOS sets, a later QOS and the associations do not
+  // check again. Seen on real Slurm in scenario 13: AssocGrpJobsLimit of an account above the one whose
+  // GrpTRES also binds.
   bool wall = false, max_jobs = false, max_jobs_pa = false, grp_jobs = false;
-  unsigned max_tres = 0, grp_tres = 0, max_tres_pu = 0, max_tres_pa = 0;
   const auto account = sim::account_of(s, j);
-  for (const auto qi : qos_order(s, j, partition)) {
+  const auto order = qos_order(s, j, partition);
+  for (const auto qi : order) {  // _qos_job_runnable_pre_select: GrpJobs, MaxJobsPA, MaxJobsPU, MaxWall
     if (qi < 0) continue;
     const auto q = static_cast<std::uint16_t>(qi);
     const auto& l = s.site.qos[q].limits;
-    if (l.max_wall && !wall) {
-      wall = true;
-      if (j.time_limit != kUnlimited && j.time_limit > *l.max_wall) return R::kQosMaxWall;
+    if (l.grp_jobs && !grp_jobs) {
+      grp_jobs = true;
+      if (at(u.qos_jobs, q) >= *l.grp_jobs) return R::kQosGrpJobs;
     }
-    if (over(l.max_tres_per_job, Tres{}, job, max_tres) >= 0) return R::kQosMaxTresPerJob;
-    max_tres |= slots(l.max_tres_per_job);
-    // The account's jobs and TRES in the QOS (MaxJobsPA before MaxJobsPU, as _qos_job_runnable_pre_select).
     if (l.max_jobs_per_account && !max_jobs_pa && account) {
       max_jobs_pa = true;
       if (sim::count_at(u.qos_account_jobs, q, *account) >= *l.max_jobs_per_account)
         return R::kQosMaxJobsPerAccount;
     }
+    if (l.max_jobs_per_user && !max_jobs) {
+      max_jobs = true;
+      if (sim::count_at(u.qos_user_jobs, q, j.user) >= *l.max_jobs_per_user) return R::kQosMaxJobsPerUser;
+    }
+    if (l.max_wall && !wall) {
+      wall = true;
+      if (j.time_limit != kUnlimited && j.time_limit > *l.max_wall) return R::kQosMaxWall;
+    }
+  }
+  const auto ai = static_cast<std::size_t>(j.assoc);
+  const auto* c = j.assoc < 0 ? nullptr : &chain_of(s, ai);
+  if (c != nullptr) {  // the user's association: GrpJobs, MaxJobs, MaxWall; then each account's GrpJobs
+    const auto& a = s.site.associations[ai];
+    if (!grp_jobs && a.limits.grp_jobs && at(u.assoc_jobs, ai) >= *a.limits.grp_jobs) return R::kAssocGrpJobs;
+    if (!max_jobs && c->max_jobs_per_user && at(u.assoc_jobs, ai) >= *c->max_jobs_per_user)
+      return R::kAssocMaxJobs;
+    if (!wall && c->max_wall && j.time_limit != kUnlimited && j.time_limit > *c->max_wall)
+      return R::kAssocMaxWall;
+    if (c->grp && !grp_jobs)
+      for (const auto acc : c->accounts)
+        if (const auto& cap = s.site.accounts[acc].limits.grp_jobs; cap && at(u.account_jobs, acc) >= *cap)
+          return R::kAssocGrpJobs;
+  }
+  unsigned max_tres = 0, grp_tres = 0, max_tres_pu = 0, max_tres_pa = 0;
+  for (const auto qi : order) {
+    if (qi < 0) continue;
+    const auto q = static_cast<std::uint16_t>(qi);
+    const auto& l = s.site.qos[q].limits;
+    if (const int k = over(l.grp_tres, at(u.qos_tres, q), job, grp_tres); k >= 0) return grp_reason(k, true);
+    grp_tres |= slots(l.grp_tres);
+    if (const int k = over(l.max_tres_per_job, Tres{}, job, max_tres); k >= 0)
+      return sim::tres_reason(R::kQosMaxTresPerJob, k);
+    max_tres |= slots(l.max_tres_per_job);
     if (!l.max_tres_per_account.empty() && account) {
       const auto it = u.qos_account_tres.find({q, *account});
       if (const int k = over(l.max_tres_per_account, it == u.qos_account_tres.end() ? Tres{} : it->second,
@@ -386,43 +419,29 @@ sim::PendingReason check_limits(const sim::SimState& s, const sim::SimJob& j, st
         return sim::tres_reason(R::kQosMaxTresPerAccount, k);
       max_tres_pa |= slots(l.max_tres_per_account);
     }
-    if (l.max_jobs_per_user && !max_jobs) {
-      max_jobs = true;
-      if (sim::count_at(u.qos_user_jobs, q, j.user) >= *l.max_jobs_per_user) return R::kQosMaxJobsPerUser;
-    }
-    if (l.grp_jobs && !grp_jobs) {
-      grp_jobs = true;
-      if (at(u.qos_jobs, q) >= *l.grp_jobs) return R::kQosGrpJobs;
-    }
-    if (const int k = over(l.grp_tres, at(u.qos_tres, q), job, grp_tres); k >= 0) return grp_reason(k, true);
-    grp_tres |= slots(l.grp_tres);
     if (!l.max_tres_per_user.empty()) {
       const auto it = u.qos_user_tres.find({q, j.user});
-      if (over(l.max_tres_per_user, it == u.qos_user_tres.end() ? Tres{} : it->second, job, max_tres_pu) >= 0)
-        return R::kQosMaxTresPerUser;
+      if (const int k =
+              over(l.max_tres_per_user, it == u.qos_user_tres.end() ? Tres{} : it->second, job, max_tres_pu);
+          k >= 0)
+        return sim::tres_reason(R::kQosMaxTresPerUser, k);
       max_tres_pu |= slots(l.max_tres_per_user);
     }
   }
-  if (j.assoc < 0) return R::kNone;
-  const auto ai = static_cast<std::size_t>(j.assoc);
-  const auto& c = chain_of(s, ai);
-  if (!wall && c.max_wall && j.time_limit != kUnlimited && j.time_limit > *c.max_wall)
-    return R::kAssocMaxWall;
-  if (c.max_tres_per_job != nullptr && over(*c.max_tres_per_job, Tres{}, job, max_tres) >= 0)
-    return R::kAssocMaxTresPerJob;
-  if (!max_jobs && c.max_jobs_per_user && at(u.assoc_jobs, ai) >= *c.max_jobs_per_user)
-    return R::kAssocMaxJobs;
-  if (!c.grp) return R::kNone;
-  const auto& a = s.site.associations[ai];
-  if (!grp_jobs && a.limits.grp_jobs && at(u.assoc_jobs, ai) >= *a.limits.grp_jobs) return R::kAssocGrpJobs;
-  if (const int k = over(a.limits.grp_tres, at(u.assoc_tres, ai), job, grp_tres); k >= 0)
-    return grp_reason(k, false);
-  for (const auto acc : c.accounts) {
-    const auto& al = s.site.accounts[acc].limits;
-    if (!grp_jobs && al.grp_jobs && at(u.account_jobs, acc) >= *al.grp_jobs) return R::kAssocGrpJobs;
-    if (const int k = over(al.grp_tres, at(u.account_tres, acc), job, grp_tres); k >= 0)
+  if (c == nullptr) return R::kNone;
+  // The user's association (GrpTRES, then its MaxTRESPerJob as inherited), then each account above.
+  if (c->grp)
+    if (const int k = over(s.site.associations[ai].limits.grp_tres, at(u.assoc_tres, ai), job, grp_tres);
+        k >= 0)
       return grp_reason(k, false);
-  }
+  if (c->max_tres_per_job != nullptr)
+    if (const int k = over(*c->max_tres_per_job, Tres{}, job, max_tres); k >= 0)
+      return sim::tres_reason(R::kAssocMaxTresPerJob, k);
+  if (c->grp)
+    for (const auto acc : c->accounts)
+      if (const int k = over(s.site.accounts[acc].limits.grp_tres, at(u.account_tres, acc), job, grp_tres);
+          k >= 0)
+        return grp_reason(k, false);
   return R::kNone;
 }
 
@@ -561,7 +580,8 @@ std::string strict_reason(const sim::SimState& s, const sim::SimJob& j, std::uin
       wall = true;
       if (j.time_limit != kUnlimited && j.time_limit > *l.max_wall) return name(R::kQosMaxWall);
     }
-    if (max_fail(l.max_tres_per_job, per_job, t) >= 0) return name(R::kQosMaxTresPerJob);
+    if (const int k = max_fail(l.max_tres_per_job, per_job, t); k >= 0)
+      return name(sim::tres_reason(R::kQosMaxTresPerJob, k));
     if (const int k = max_fail(l.max_tres_per_node, pn, per_node); k >= 0)
       return name(sim::tres_reason(R::kQosMaxTresPerNode, k));
     if (const int k = first_failing(l.min_tres_per_job, min,
@@ -575,7 +595,8 @@ std::string strict_reason(const sim::SimState& s, const sim::SimJob& j, std::uin
     if (const int k = max_fail(l.grp_tres_run_mins, grp_run, tt); k >= 0)
       return name(sim::tres_reason(R::kQosGrpTresRunMins, k));
     if (const int k = max_fail(l.grp_tres, grp, t); k >= 0) return name(grp_reason(k, true));
-    if (max_fail(l.max_tres_per_user, pu, t) >= 0) return name(R::kQosMaxTresPerUser);
+    if (const int k = max_fail(l.max_tres_per_user, pu, t); k >= 0)
+      return name(sim::tres_reason(R::kQosMaxTresPerUser, k));
     if (const int k = max_fail(l.max_tres_per_account, pa, t); k >= 0)
       return name(sim::tres_reason(R::kQosMaxTresPerAccount, k));
     per_job |= slots(l.max_tres_per_job);
@@ -593,8 +614,9 @@ std::string strict_reason(const sim::SimState& s, const sim::SimJob& j, std::uin
   const auto& c = chain_of(s, ai);
   if (!wall && c.max_wall && j.time_limit != kUnlimited && j.time_limit > *c.max_wall)
     return name(R::kAssocMaxWall);
-  if (c.max_tres_per_job != nullptr && max_fail(*c.max_tres_per_job, per_job, t) >= 0)
-    return name(R::kAssocMaxTresPerJob);
+  if (c.max_tres_per_job != nullptr)
+    if (const int k = max_fail(*c.max_tres_per_job, per_job, t); k >= 0)
+      return name(sim::tres_reason(R::kAssocMaxTresPerJob, k));
   if (c.max_tres_per_node != nullptr)
     if (const int k = max_fail(*c.max_tres_per_node, pn, per_node); k >= 0)
       return name(sim::tres_reason(R::kAssocMaxTresPerNode, k));

@@ -34,8 +34,8 @@ enum class PendingReason : std::uint8_t {
   kQosMaxJobsPerUser,
   kQosGrpJobs,
   kQosGrpTres,
-  kQosMaxTresPerUser,
-  kAssocMaxJobs,
+  kQosMaxTresPerUser,  // MaxTRESPerUser: a block of five, like those below (tres_reason)
+  kAssocMaxJobs = kQosMaxTresPerUser + kTresSlots,
   kAssocGrpTres,  // GrpTRES cpu of the association or an account above it
   kBeginTime,
   kDependency,                // its dependency does not hold yet
@@ -43,14 +43,14 @@ enum class PendingReason : std::uint8_t {
   kQosGrpMem,
   kQosGrpNode,
   kQosGrpGres,
-  kQosMaxTresPerJob,
-  kQosMaxWall,
+  kQosMaxTresPerJob,  // MaxTRESPerJob (a block of five)
+  kQosMaxWall = kQosMaxTresPerJob + kTresSlots,
   kAssocGrpJobs,
   kAssocGrpMem,
   kAssocGrpNode,
   kAssocGrpGres,
-  kAssocMaxTresPerJob,
-  kAssocMaxWall,
+  kAssocMaxTresPerJob,  // MaxTRESPerJob, inherited (a block of five)
+  kAssocMaxWall = kAssocMaxTresPerJob + kTresSlots,
   kPartitionConfig,  // more CPUs than the partition has (Slurm: ESLURM_TOO_MANY_REQUESTED_CPUS)
   kReservation,      // its --reservation is not active (not yet, or ended: then held for good)
   kReqNodeNotAvail,  // would not fit even if every node it may use (in service, not reserved) were idle

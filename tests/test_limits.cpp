@@ -184,8 +184,8 @@ TEST_CASE("DenyOnLimit on either QOS of the pair refuses at submit whatever limi
   const auto r = replay(site, trace);
   const auto& jobs = r.state->jobs;
   CHECK(jobs[0].reject_reason == "QOSMaxWallDurationPerJobLimit");
-  CHECK(jobs[2].reject_reason == "AssocMaxTRESPerJob");
-  CHECK(jobs[4].reject_reason == "AssocMaxTRESPerJob");
+  CHECK(jobs[2].reject_reason == "AssocMaxCpuPerJobLimit");  // squeue's word on real Slurm (scenario 35)
+  CHECK(jobs[4].reject_reason == "AssocMaxCpuPerJobLimit");
   CHECK(jobs[5].reject_reason == "QOSMaxWallDurationPerJobLimit");
   CHECK(r.metrics.rejected == 4);
   CHECK(start_of(r, 1) == kUnsetTime);
@@ -376,5 +376,58 @@ TEST_CASE("a QOS's per-account limits bind one account's users together, each ac
     CHECK(r.state->jobs[1].state == sim::SimJobState::kRejected);
     CHECK(r.state->jobs[1].reject_reason == "MaxSubmitJobsPerAccount");
     CHECK(start_of(r, 2) == 1);
+  }
+}
+
+TEST_CASE("pending reasons are squeue's words for each TRES of a per-TRES limit") {
+  // job_reason_string in Slurm 22.05's slurm_protocol_defs.c; CPU words as real squeue printed them in
+  // scenarios 09, 13, 14, 27, 28 and 35 (QOSMaxCpuPerJobLimit, AssocMaxCpuPerJobLimit, ...), billing in 36.
+  const auto word = [](R first, int slot) {
+    return std::string(sim::to_string(sim::tres_reason(first, slot)));
+  };
+  CHECK(word(R::kQosMaxTresPerJob, 0) == "QOSMaxCpuPerJobLimit");
+  CHECK(word(R::kQosMaxTresPerJob, 1) == "QOSMaxMemoryPerJob");
+  CHECK(word(R::kQosMaxTresPerJob, 2) == "QOSMaxNodePerJobLimit");
+  CHECK(word(R::kQosMaxTresPerJob, 3) == "QOSMaxGRESPerJob");
+  CHECK(word(R::kQosMaxTresPerJob, 4) == "QOSMaxBillingPerJob");
+  CHECK(word(R::kQosMaxTresPerUser, 0) == "QOSMaxCpuPerUserLimit");
+  CHECK(word(R::kQosMaxTresPerUser, 2) == "QOSMaxNodePerUserLimit");
+  CHECK(word(R::kQosMaxTresPerUser, 4) == "QOSMaxBillingPerUser");
+  CHECK(word(R::kAssocMaxTresPerJob, 0) == "AssocMaxCpuPerJobLimit");
+  CHECK(word(R::kAssocMaxTresPerJob, 1) == "AssocMaxMemPerJob");
+  CHECK(word(R::kAssocMaxTresPerJob, 4) == "AssocMaxBillingPerJob");
+  CHECK(word(R::kQosGrpTresMins, 4) == "QOSGrpBillingMinutes");
+  CHECK(word(R::kAssocMaxTresPerNode, 0) == "AssocMaxCpuPerNode");
+  CHECK(word(R::kAssocMaxTresPerNode, 4) == "AssocMaxBillingPerNode");
+  CHECK(word(R::kQosMaxTresPerAccount, 0) == "MaxCpuPerAccount");
+  CHECK(word(R::kQosMaxTresPerAccount, 4) == "MaxBillingPerAccount");
+  CHECK(std::string(sim::to_string(R::kQosMaxJobsPerAccount)) == "MaxJobsPerAccount");
+  CHECK(std::string(sim::to_string(R::kAssocMaxWall)) == "AssocMaxWallDurationPerJobLimit");
+  CHECK(std::string(sim::to_string(R::kQosMaxWall)) == "QOSMaxWallDurationPerJobLimit");
+  CHECK(std::string(sim::to_string(R::kAssocMaxJobs)) == "AssocMaxJobsLimit");
+  CHECK(std::string(sim::to_string(R::kAssocGrpBilling)) == "AssocGrpBilling");
+}
+
+TEST_CASE(
+    "where job-count and TRES limits both hold a job, the reason is the job-count one, as slurmctld's") {
+  // acct_policy_job_runnable_pre_select checks GrpJobs, MaxJobs and MaxWall of both QOS and of every
+  // level of the association tree before _post_select checks any TRES limit. Account proj
+  // (GrpJobs=1) above acct (GrpTRES=cpu=4): J1 (4 CPUs) runs from t=1; J2 (2 CPUs) is over both, and
+  // its reason is AssocGrpJobsLimit (real Slurm in scenario 13), not acct's AssocGrpCpuLimit met first
+  // walking up. With a QOS GrpTRES=cpu=4 as well, still the association's GrpJobs.
+  auto site = site_2x8();
+  site.accounts.push_back({"proj", "root", {1, false}, 0, {}, "", {}});
+  site.accounts[1].parent = "proj";
+  site.accounts[1].limits.grp_tres = {{"cpu", 4}};
+  site.accounts.back().limits.grp_jobs = 1;
+  for (const bool qos : {false, true}) {
+    CAPTURE(qos);
+    if (qos) site.qos[0].limits.grp_tres = {{"cpu", 4}};
+    const auto r = replay(site, make_trace({{0, 1, 4, 60, 180}, {0, 1, 2, 60, 180}}));
+    CHECK(start_of(r, 0) == 1);
+    CHECK(start_of(r, 1) == 61);
+    CHECK(r.state->jobs[1].has_seen(R::kAssocGrpJobs));
+    CHECK_FALSE(r.state->jobs[1].has_seen(R::kAssocGrpTres));
+    CHECK_FALSE(r.state->jobs[1].has_seen(R::kQosGrpTres));
   }
 }

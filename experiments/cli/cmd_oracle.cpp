@@ -166,10 +166,10 @@ int oracle_compare(const Args& args) {
   const auto f = compare_factors(run, sim);
   std::cout << fmt::format(
       "mean |Δstart| {:.1f} s, tau {:.3f}, pass {}/{}, nodes {}/{}, states {}/{}; sprio bad {}/{}, sshare "
-      "bad "
-      "{}/{}\n",
+      "bad {}/{}, limit reasons bad {}/{}\n",
       d.mean_abs_start, d.tau, d.pass_equal, d.pass_known, d.nodes_equal, d.nodes_known, d.state_equal,
-      d.state_jobs, f.job_rows_bad, f.job_rows, f.share_rows_bad, f.share_rows);
+      d.state_jobs, f.job_rows_bad, f.job_rows, f.share_rows_bad, f.share_rows, f.reason_rows_bad,
+      f.reason_rows);
   for (const auto& e : f.examples) std::cout << "  " << e << "\n";
   if (vm["shares"].as<bool>()) print_sim_shares(run, sim);
   return kExitOk;

@@ -120,6 +120,16 @@ std::optional<RealSprioRow> parse_sprio(std::string_view l, const std::string& f
   return r;
 }
 
+std::optional<RealSqueueRow> parse_squeue(std::string_view l, const std::string& file, std::uint64_t line) {
+  // %i|%j|%T|%r|%Q
+  const auto f = text::split(l, '|');
+  if (f.size() < 5) throw InputError(file, line, "squeue", "expected 5 '|'-separated fields");
+  if (text::trim(f[2]) != "PENDING") return std::nullopt;
+  const auto id = text::parse_int(text::trim(f[0]));
+  if (!id) return std::nullopt;  // an array task or a pending array ("17_0", "17_[1-5%2]")
+  return RealSqueueRow{static_cast<std::uint64_t>(*id), std::string(text::trim(f[3]))};
+}
+
 std::optional<RealSshareRow> parse_sshare(std::string_view l, const std::string& file, std::uint64_t line) {
   // Account|User|RawShares|NormShares|RawUsage|NormUsage|EffectvUsage|LevelFS|FairShare
   if (text::starts_with_i(l, "Account|")) return std::nullopt;
@@ -610,6 +620,8 @@ RecordedRun read_recorded_run(const std::filesystem::path& dir) {
   }
   run.sprio = read_samples<RealSprioRow>(dir / "sprio.txt", parse_sprio);
   run.sshare = read_samples<RealSshareRow>(dir / "sshare.txt", parse_sshare);
+  if (std::filesystem::exists(dir / "squeue.txt"))
+    run.squeue = read_samples<RealSqueueRow>(dir / "squeue.txt", parse_squeue);
   return run;
 }
 
@@ -918,6 +930,16 @@ RealRunsDiffer real_runs_differ(const std::vector<RecordedRun>& runs, std::size_
   return differ;
 }
 
+namespace {
+
+// squeue Reasons of a QOS, association or memory limit (WAIT_QOS_*, WAIT_ASSOC_*, the per-account
+// Max* words, MaxMemPerLimit), which do not follow the sub-second order of passes.
+bool is_limit_reason(std::string_view reason) {
+  return reason.rfind("QOS", 0) == 0 || reason.rfind("Assoc", 0) == 0 || reason.rfind("Max", 0) == 0;
+}
+
+}  // namespace
+
 FactorDiff compare_factors(const RecordedRun& run, const SimulatedRun& sim, double tolerance, double guard,
                            const RealRunsDiffer& differ) {
   FactorDiff d;
@@ -1004,6 +1026,25 @@ FactorDiff compare_factors(const RecordedRun& run, const SimulatedRun& sim, doub
                         "{:.6f} {:.6f} {:.0f}",
                         t_rel, r.account, r.user, it->fairshare, it->effectv_usage, it->raw_usage,
                         r.fairshare, r.effectv_usage, r.raw_usage));
+      }
+    }
+  }
+  // A job real Slurm held on a limit: the simulator's reason for it at that instant. Priority,
+  // Resources and the like follow which pass ran last within the second, so only limits are compared.
+  for (const auto& real : run.squeue) {
+    const auto* s = sim_at(real.at);
+    if (!s) continue;
+    const double t_rel = real.at - static_cast<double>(run.trace_start);
+    for (const auto& r : real.rows) {
+      if (!is_limit_reason(r.reason)) continue;
+      const auto it = std::find_if(s->jobs.begin(), s->jobs.end(),
+                                   [&](const SprioSample& x) { return x.job_id == r.job_id; });
+      if (it == s->jobs.end()) continue;  // not pending in the simulator then: the schedules differ
+      ++d.reason_rows;
+      if (r.reason != sim::to_string(it->reason)) {
+        ++d.reason_rows_bad;
+        note(fmt::format("t+{:.1f} job {}: sim reason {} vs squeue {}", t_rel, r.job_id,
+                         sim::to_string(it->reason), r.reason));
       }
     }
   }
@@ -1143,9 +1184,9 @@ std::string fidelity_report(const std::vector<ScenarioResult>& results, const Ac
           "- sim vs run {}: mean |Δend| {:.1f} s; started in one only: {}; largest |Δstart|: {}; factors: {} "
           "samples "
           "({} near a tick skipped), rows pending on one side only {}, max |Δfactor| {:.2g}, max |Δshare| "
-          "{:.2g}{}\n",
+          "{:.2g}; limit reasons (squeue) differ {}/{}{}\n",
           k + 1, d.mean_abs_end, d.only_one, join(d.worst), f.samples, f.skipped_near_tick, f.only_one,
-          f.max_factor_diff, f.max_share_diff,
+          f.max_factor_diff, f.max_share_diff, f.reason_rows_bad, f.reason_rows,
           f.share_rows_runs_differ == 0
               ? std::string()
               : fmt::format("; sshare rows where the real runs differ (not judged): {}",

@@ -74,6 +74,11 @@ struct RealSprioRow {
   std::string partition;
   double priority = 0, age = 0, fairshare = 0, job_size = 0, partition_factor = 0, qos = 0;
 };
+/// A pending job's squeue row: its job id and Reason (array tasks, "17_0", are left out).
+struct RealSqueueRow {
+  std::uint64_t job_id = 0;
+  std::string reason;
+};
 struct RealSshareRow {
   std::string account, user;
   std::uint32_t depth = 0;  // indentation of Account (0 = root)
@@ -141,6 +146,7 @@ struct RecordedRun {
                       // start; a never-started one: its sacct run as "PENDING", no start or end
   std::vector<Sampled<RealSprioRow>> sprio;
   std::vector<Sampled<RealSshareRow>> sshare;
+  std::vector<Sampled<RealSqueueRow>> squeue;  // pending jobs only
 };
 
 /// Reads a run directory written by `oracle.sh run`.
@@ -201,6 +207,10 @@ struct FactorDiff {
   std::size_t share_rows_bad = 0;          // FairShare off by more than the tolerance
   std::size_t share_samples_near_tie = 0;  // sshare samples not judged (near_tie)
   std::size_t share_rows_runs_differ = 0;  // rows not judged: the real runs differ there (RealRunsDiffer)
+  // squeue's Reason of a job pending on a QOS or association limit (kLimitReasons) against the
+  // simulator's at the same instant (reported, not judged).
+  std::size_t reason_rows = 0;
+  std::size_t reason_rows_bad = 0;
   double max_factor_diff = 0;
   double max_share_diff = 0;          // FairShare
   double max_usage_diff = 0;          // EffectvUsage (reported only: it follows sub-second start times)

@@ -129,7 +129,7 @@ class Sampler final : public sim::ReplayObserver {
       for (std::size_t k = 0; k < j.partitions.size(); ++k) {
         const auto f = policy_.factors_at(s, ji, k, calc);
         sample.jobs.push_back({j.id, s.site.partitions[j.partitions[k]].name, j.part_priority[k], f.age,
-                               f.fairshare, f.job_size, f.partition, f.qos});
+                               f.fairshare, f.job_size, f.partition, f.qos, j.reason});
       }
     }
     std::sort(sample.jobs.begin(), sample.jobs.end(), [](const auto& a, const auto& b) {

@@ -59,6 +59,7 @@ struct SprioSample {
   std::string partition;
   std::uint32_t priority = 0;  // the stored priority the scheduler sorts by
   double age = 0, fairshare = 0, job_size = 0, partition_factor = 0, qos = 0;
+  sim::PendingReason reason = sim::PendingReason::kNone;  // squeue's Reason after the last pass
 };
 
 /// One association as sshare -l shows it.

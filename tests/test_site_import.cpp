@@ -221,6 +221,29 @@ TEST_CASE("continuation lines, quoted '#', case-insensitive keys and several key
   CHECK(msg == "cont2.conf:2: CPUs: 'lots' is not an integer");
 }
 
+TEST_CASE("a TRES weight on a TRES slurmctld does not track is refused with its line, as slurmctld refuses") {
+  // slurm_get_tres_weight_array: "TRES weight 'gres:gpu' is not a configured TRES type" is fatal at
+  // start; GRES are TRES only when AccountingStorageTRES names them (cpu, mem, node, billing, ... always).
+  const auto import = [](const std::string& conf) {
+    std::vector<std::string> w;
+    return import_slurm_conf_text(conf, "w.conf", w);
+  };
+  const std::string nodes = "NodeName=a CPUs=4 Gres=gpu:1\n";
+  CHECK(input_error(
+            [&] { import(nodes + "PriorityWeightTRES=CPU=10,GRES/gpu=100\nPartitionName=p Nodes=a\n"); }) ==
+        "w.conf:2: PriorityWeightTRES: weighs TRES 'gres/gpu', which is not tracked: add it to "
+        "AccountingStorageTRES (slurmctld refuses to start: 'not a configured TRES type')");
+  CHECK(input_error([&] {
+          import(nodes + "PartitionName=p Nodes=a TRESBillingWeights=CPU=1,GRES/gpu=4\n");
+        }).find("w.conf:2: TRESBillingWeights: weighs TRES 'gres/gpu'") == 0);
+  // Tracked (the setting may come after the weights), or only always-tracked TRES weighed: accepted.
+  const auto s = import(nodes + "PriorityWeightTRES=CPU=10,GRES/gpu=100\nAccountingStorageTRES=gres/gpu\n" +
+                        "PartitionName=p Nodes=a TRESBillingWeights=CPU=1,Mem=0.25G,GRES/gpu=4\n");
+  CHECK(s.scheduler.weight_tres.at("gres/gpu") == 100.0);
+  CHECK(import(nodes + "PriorityWeightTRES=CPU=10,Mem=20,Node=5\nPartitionName=p Nodes=a\n")
+            .scheduler.weight_tres.size() == 3);
+}
+
 TEST_CASE("Include resolves relative to the including file and refuses recursion") {
   const auto dir = testing::scratch_dir("slurm_conf_include");
   std::filesystem::create_directories(dir / "sub");

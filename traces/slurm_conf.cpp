@@ -35,6 +35,10 @@ namespace fs = std::filesystem;
 
 constexpr int kMaxIncludeDepth = 16;
 
+// TRES slurmctld always tracks (`scontrol show config` lists them); AccountingStorageTRES adds others.
+const std::set<std::string> kAlwaysTracked = {"cpu",     "mem",     "energy", "node",
+                                              "billing", "fs/disk", "vmem",   "pages"};
+
 /// One Key=Value of a logical line, with where it was written.
 struct Pair {
   std::string key;    // as written
@@ -431,7 +435,24 @@ class SiteBuilder {
     for (const auto& p : line.pairs) global(p);
   }
 
+  // slurmctld refuses to start when PriorityWeightTRES or a TRESBillingWeights weighs a TRES it does not
+  // track ("TRES weight 'gres:gpu' is not a configured TRES type", slurm_get_tres_weight_array): GRES
+  // are tracked only when AccountingStorageTRES names them.
+  void check_weighed_tres() const {
+    std::vector<const Pair*> pairs;
+    if (priority_weight_tres_) pairs.push_back(&*priority_weight_tres_);
+    for (const auto& p : billing_weights_) pairs.push_back(&p);
+    const auto& extra = site_.scheduler.accounting_storage_tres;
+    for (const auto* p : pairs)
+      for (const auto& [tres, weight] : parse_tres_weights(p->value))
+        if (!kAlwaysTracked.count(tres) && std::find(extra.begin(), extra.end(), tres) == extra.end())
+          fail(*p, fmt::format("weighs TRES '{}', which is not tracked: add it to AccountingStorageTRES "
+                               "(slurmctld refuses to start: 'not a configured TRES type')",
+                               tres));
+  }
+
   Site finish() {
+    check_weighed_tres();
     resolve_partitions();
     apply_global_partition_defaults();
     read_topology();
@@ -467,6 +488,10 @@ class SiteBuilder {
   int version_;  // Slurm version whose defaults apply (major * 100 + minor)
   std::string topology_conf_;
   std::optional<Pair> topology_plugin_;  // where TopologyPlugin was set, for errors about topology.conf
+  // Where PriorityWeightTRES (the last) and each TRESBillingWeights were set: every TRES they weigh must
+  // be tracked (check_weighed_tres).
+  std::optional<Pair> priority_weight_tres_;
+  std::vector<Pair> billing_weights_;
   static constexpr int kFairTreeDefault = 1905;
   std::map<std::string, SettingSource> global_sources_;  // lower-case key -> the pair that set it last
 
@@ -768,6 +793,7 @@ class SiteBuilder {
     if (const auto* p = get(t, "gracetime")) part.grace_time = to_u32(*p);
     if (const auto* p = get(t, "overtimelimit")) part.over_time_limit = to_minutes(*p);
     if (const auto* p = get(t, "tresbillingweights")) {
+      billing_weights_.push_back(*p);
       try {
         part.tres_billing_weights = parse_tres_weights(p->value);
       } catch (const std::invalid_argument& e) {
@@ -911,7 +937,8 @@ class SiteBuilder {
         }
       };
     }
-    g["priorityweighttres"] = [s](const Pair& p) {
+    g["priorityweighttres"] = [this, s](const Pair& p) {
+      priority_weight_tres_ = p;
       try {
         s->weight_tres = parse_tres_weights(p.value);
       } catch (const std::invalid_argument& e) {
@@ -1030,12 +1057,9 @@ class SiteBuilder {
       s->accounting_storage_enforce = std::move(out);
     };
     g["accountingstoragetres"] = [s](const Pair& p) {
-      // Slurm always tracks these (`scontrol show config` lists them): keep the extra ones
-      static const std::set<std::string> kAlways = {"cpu",     "mem",     "energy", "node",
-                                                    "billing", "fs/disk", "vmem",   "pages"};
-      s->accounting_storage_tres.clear();
+      s->accounting_storage_tres.clear();  // (the extra ones)
       for (auto& t : to_list(p, true))
-        if (!kAlways.count(t)) s->accounting_storage_tres.push_back(std::move(t));
+        if (!kAlwaysTracked.count(t)) s->accounting_storage_tres.push_back(std::move(t));
     };
     g["firstjobid"] = [s](const Pair& p) {
       s->first_job_id = static_cast<std::uint32_t>(to_int(p, 1, std::numeric_limits<std::uint32_t>::max()));

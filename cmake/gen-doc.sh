@@ -107,13 +107,14 @@ if [[ $CHECK != --check ]]; then
   echo "$OUTPUT written"
   exit 0
 fi
-# Run times (12 s, 1m05s) and file sizes change from run to run; everything else must be the same bytes. A
+# Run times (12 s, 1m05s), rates (0.931 or 12 replays/s: the digits shown follow the size) and file
+# sizes change from run to run; everything else must be the same bytes. A
 # progress line with an ETA is printed every few seconds of a long step (experiments/replay/progress.hpp),
 # so how many there are depends on the machine's load: they are left out of the comparison.
 # In a numbers-vary block's output every number is masked, and so is training's " *" (a validation
 # better than the last best: which ones are depends on the figures).
 mask() {
-  sed -E '/, ETA [0-9?]/d; s/([0-9]+h)?([0-9]+m)?[0-9]+(\.[0-9]+)? ?s\b/N s/g; s/[0-9.]+ points\/s/N points\/s/g; s/\([0-9]+ KiB\)/(N KiB)/g' "$1" |
+  sed -E '/, ETA [0-9?]/d; s/([0-9]+h)?([0-9]+m)?[0-9]+(\.[0-9]+)? ?s\b/N s/g; s/[0-9.]+ ([a-z]+)\/s/N \1\/s/g; s/\([0-9]+ KiB\)/(N KiB)/g' "$1" |
     awk -v mark="$VARY_MARK" '
       $0 == mark { vary = 1; print; next }
       vary == 1 && $0 == "```text" { vary = 2; print; next }

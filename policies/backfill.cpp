@@ -1193,7 +1193,9 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       }
       if (fit->start <= now) {
         // Over a limit on what the chosen nodes give it: skipped, no reservation (ESLURM_ACCOUNTING_POLICY).
-        if (check_selected_limits(s, j, rec.partition, fit->alloc) != sim::PendingReason::kNone) {
+        if (const auto why = check_selected_limits(s, j, rec.partition, fit->alloc);
+            why != sim::PendingReason::kNone) {
+          j.note_reason(why);
           limited = true;
           break;
         }
@@ -1209,8 +1211,15 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       if (!planned_start.empty()) planned_start[rec.job] = 1;
       stats.planned.push_back({rec.job, fit->start, false});
       planned = fit->start;
-      if (no_reserve) break;                 // expected start known, no reservation
       if (fit->start > now + window) break;  // beyond bf_window: no reservation
+      // Over a limit on the planned nodes: no reservation either (backfill.c checks post_select first).
+      if (const auto why = check_selected_limits(s, j, rec.partition, fit->alloc);
+          why != sim::PendingReason::kNone) {
+        j.note_reason(why);
+        limited = true;
+        break;
+      }
+      if (no_reserve) break;  // expected start known, no reservation
       if (map.size() >= max_slots) {
         stop_cycle = true;
         break;

@@ -373,9 +373,9 @@ sim::PendingReason check_limits(const sim::SimState& s, const sim::SimJob& j, st
       grp_jobs = true;
       if (at(u.qos_jobs, q) >= *l.grp_jobs) return R::kQosGrpJobs;
     }
-    if (l.max_jobs_per_account && !max_jobs_pa && account) {
+    if (l.max_jobs_per_account && !max_jobs_pa) {
       max_jobs_pa = true;
-      if (sim::count_at(u.qos_account_jobs, q, *account) >= *l.max_jobs_per_account)
+      if (account && sim::count_at(u.qos_account_jobs, q, *account) >= *l.max_jobs_per_account)
         return R::kQosMaxJobsPerAccount;
     }
     if (l.max_jobs_per_user && !max_jobs) {
@@ -392,7 +392,9 @@ sim::PendingReason check_limits(const sim::SimState& s, const sim::SimJob& j, st
   if (c != nullptr) {  // the user's association: GrpJobs, MaxJobs, MaxWall; then each account's GrpJobs
     const auto& a = s.site.associations[ai];
     if (!grp_jobs && a.limits.grp_jobs && at(u.assoc_jobs, ai) >= *a.limits.grp_jobs) return R::kAssocGrpJobs;
-    if (!max_jobs && c->max_jobs_per_user && at(u.assoc_jobs, ai) >= *c->max_jobs_per_user)
+    // A QOS's MaxJobsPA or MaxJobsPU replaces the association's MaxJobs (acct_policy.c: both must be
+    // INFINITE for it to be checked).
+    if (!max_jobs && !max_jobs_pa && c->max_jobs_per_user && at(u.assoc_jobs, ai) >= *c->max_jobs_per_user)
       return R::kAssocMaxJobs;
     if (!wall && c->max_wall && j.time_limit != kUnlimited && j.time_limit > *c->max_wall)
       return R::kAssocMaxWall;
@@ -445,25 +447,18 @@ sim::PendingReason check_limits(const sim::SimState& s, const sim::SimJob& j, st
   return R::kNone;
 }
 
-sim::PendingReason check_selected_limits(const sim::SimState& s, const sim::SimJob& j,
-                                         std::uint16_t partition, const std::vector<sim::NodeAlloc>& alloc) {
+namespace {
+
+// acct_policy_job_runnable_post_select on the job's totals `t` over `nodes` nodes (CPUs, memory in MB,
+// nodes, GPUs; billing is weighed here from them, as node_scheduler.c does after select).
+R post_select(const sim::SimState& s, const sim::SimJob& j, std::uint16_t partition, Tres t) {
   const auto& u = s.usage;
-  if (!u.selected_limits || alloc.empty()) return R::kNone;
-  // What the chosen nodes give it (Slurm's tres_req_cnt after select), per job and per node, and
-  // times its time limit in minutes.
-  const auto gpu = s.cluster.find_gres_kind("gpu");
-  const auto& r = j.request;
-  const auto nodes = static_cast<std::int64_t>(alloc.size());
-  Tres t{0, 0, nodes, (gpu < r.gres_per_node.size() ? r.gres_per_node[gpu] : 0) * nodes, 0};
-  for (const auto& a : alloc) {
-    t[0] += a.cpus;
-    t[1] += a.mem_mb;
-  }
-  if (u.billing) {  // node_scheduler.c weighs the selected counts with the partition's weights
+  const auto nodes = std::max<std::int64_t>(t[2], 1);
+  if (u.billing) {
     TresMap counts = job_tres_counts(s, j);
     counts["cpu"] = t[0];
     counts["mem"] = t[1];
-    counts["node"] = nodes;
+    counts["node"] = t[2];
     t[kBilling] = billing_count(s, counts, partition);
   }
   Tres per_node{}, tt{};
@@ -544,6 +539,39 @@ sim::PendingReason check_selected_limits(const sim::SimState& s, const sim::SimJ
           why != R::kNone)
         return why;
   return R::kNone;
+}
+
+std::int64_t gpus_per_node(const sim::SimState& s, const sim::SimJob& j) {
+  const auto gpu = s.cluster.find_gres_kind("gpu");
+  return gpu < j.request.gres_per_node.size() ? j.request.gres_per_node[gpu] : 0;
+}
+
+}  // namespace
+
+sim::PendingReason check_selected_limits(const sim::SimState& s, const sim::SimJob& j,
+                                         std::uint16_t partition, const std::vector<sim::NodeAlloc>& alloc) {
+  if (!s.usage.selected_limits || alloc.empty()) return R::kNone;
+  // What the chosen nodes give it (Slurm's tres_req_cnt after select).
+  const auto nodes = static_cast<std::int64_t>(alloc.size());
+  Tres t{0, 0, nodes, gpus_per_node(s, j) * nodes, 0};
+  for (const auto& a : alloc) {
+    t[0] += a.cpus;
+    t[1] += a.mem_mb;
+  }
+  return post_select(s, j, partition, t);
+}
+
+sim::PendingReason check_requested_limits(const sim::SimState& s, const sim::SimJob& j,
+                                          std::uint16_t partition) {
+  if (!s.usage.selected_limits) return R::kNone;
+  // select_nodes' counts when no node was chosen: req_nodes (the job's maximum when it gave one, else
+  // its minimum: _get_req_node_cnt) and the requested CPUs and memory.
+  const auto& r = j.request;
+  const std::int64_t nodes = r.max_nodes == sim::kUnboundedNodes ? r.min_nodes : r.max_nodes;
+  const std::int64_t mem = r.mem_per_cpu_mb > 0    ? r.mem_per_cpu_mb * r.total_cpus
+                           : r.mem_per_node_mb > 0 ? r.mem_per_node_mb * nodes
+                                                   : 0;
+  return post_select(s, j, partition, {r.total_cpus, mem, nodes, gpus_per_node(s, j) * nodes, 0});
 }
 
 namespace {
@@ -646,9 +674,10 @@ std::string count_reason(const sim::SimState& s, const sim::SimJob& j, std::uint
     if (qi < 0) continue;
     const auto qn = static_cast<std::uint16_t>(qi);
     const auto& l = s.site.qos[qn].limits;
-    if (l.max_submit_jobs_per_account && !max_submit_pa && account) {
+    if (l.max_submit_jobs_per_account && !max_submit_pa) {
       max_submit_pa = true;
-      if (sim::count_at(s.usage.qos_account_submit, qn, *account) >= *l.max_submit_jobs_per_account)
+      if (account &&
+          sim::count_at(s.usage.qos_account_submit, qn, *account) >= *l.max_submit_jobs_per_account)
         return "MaxSubmitJobsPerAccount";
     }
     if (l.max_submit_jobs_per_user && !max_submit) {
@@ -667,7 +696,7 @@ std::string count_reason(const sim::SimState& s, const sim::SimJob& j, std::uint
   const auto& a = s.site.associations[ai];
   const auto& c = chain_of(s, ai);
   const auto submitted = sim::count_at(s.usage.assoc_submit, 0, static_cast<std::uint32_t>(j.assoc));
-  if (!max_submit && c.max_submit_jobs_per_user && submitted >= *c.max_submit_jobs_per_user)
+  if (!max_submit && !max_submit_pa && c.max_submit_jobs_per_user && submitted >= *c.max_submit_jobs_per_user)
     return "AssocMaxSubmitJobLimit";
   if (grp_submit) return {};
   if (a.limits.grp_submit_jobs && submitted >= *a.limits.grp_submit_jobs) return "AssocGrpSubmitJobsLimit";

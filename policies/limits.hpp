@@ -24,6 +24,12 @@ sim::PendingReason check_limits(const sim::SimState& state, const sim::SimJob& j
 /// MaxTRESPerNode, MinTRESPerJob (and MaxTRESRunMinsPU/PA from Slurm 24.05), or kNone.
 sim::PendingReason check_selected_limits(const sim::SimState& state, const sim::SimJob& job,
                                          std::uint16_t partition, const std::vector<sim::NodeAlloc>& alloc);
+/// check_selected_limits when no nodes could be chosen: on what the job asks for (select_nodes'
+/// req_nodes: its maximum node count when it gave one, else its minimum; the requested CPUs and memory).
+/// slurmctld checks them even then; a job over one is held by that limit (ESLURM_ACCOUNTING_POLICY),
+/// not by Resources, and neither blocks its partition nor preempts (node_scheduler.c select_nodes).
+sim::PendingReason check_requested_limits(const sim::SimState& state, const sim::SimJob& job,
+                                          std::uint16_t partition);
 /// The submit-time limit a new job would exceed (QOS MaxSubmitJobsPerUser / GrpSubmitJobs, association
 /// MaxSubmitJobs; a DenyOnLimit QOS's per-job limits), as the reason Slurm refuses it with; "" when it
 /// may be submitted.

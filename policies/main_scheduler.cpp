@@ -220,6 +220,16 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
       arrays.accept();
       continue;
     }
+    // No nodes now, yet slurmctld checks the post-select limits, on the request's counts where no
+    // preemption chose nodes: over one, the job waits on that limit (ESLURM_ACCOUNTING_POLICY) and
+    // blocks no partition. Seen on real Slurm in scenario 28: QOSMaxCpuPerNode while every node was busy.
+    const bool preemptor = preemption_ != nullptr && preemption_->may_preempt(j, rec.partition);
+    const auto held_by_limit = [&] {
+      const auto why = check_requested_limits(s, j, rec.partition);
+      if (why != R::kNone) note(j, why);
+      return why != R::kNone;
+    };
+    if (!preemptor && held_by_limit()) continue;
     // Nodes it may not use (reserved, out of service) are not "busy": if it would not fit even with
     // the others idle, Slurm says ReqNodeNotAvail and the partition stays open (ESLURM_NODE_NOT_AVAIL).
     if ((!blocked.empty() || s.cluster.out_of_service() > 0) &&
@@ -234,6 +244,8 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
       continue;
     } else if (p == Preempted::kWaiting) {
       ++stats.preempted;
+    } else if (preemptor && held_by_limit()) {
+      continue;
     }
     bool fail_by_part = true;
     if (params_.bf_min_age_reserve > 0 && s.now - j.eligible < params_.bf_min_age_reserve)

@@ -13,8 +13,6 @@
 namespace slurmtwin::sim {
 namespace {
 
-constexpr std::uint32_t kUnboundedNodes = 1u << 30;
-
 /// The (user, account) part of a SiteIndex association key; the partition name follows it.
 std::string assoc_key(std::string_view user, std::string_view account) {
   std::string key;

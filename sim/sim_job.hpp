@@ -86,6 +86,9 @@ constexpr PendingReason tres_reason(PendingReason first, int slot) {
 /// suspend it until its preemptor ends (SUSPEND).
 enum class PreemptAction : std::uint8_t { kNone, kCancel, kRequeue, kSuspend };
 
+/// NodeRequest::max_nodes of a job that gave no -N (or no maximum): it may spread over any number.
+inline constexpr std::uint32_t kUnboundedNodes = 1u << 30;
+
 /// Resource needs of a job on each node it uses (cons_tres view).
 struct NodeRequest {
   std::uint32_t min_nodes = 1;

@@ -129,6 +129,47 @@ TEST_CASE("MaxTRESPerNode, MaxTRESMinsPerJob and MinTRESPerJob hold a job for ev
   CHECK(start_of(r, 5) == 3);
 }
 
+TEST_CASE("a job over a post-select limit while no node is free waits on the limit and blocks no partition") {
+  // select_nodes checks acct_policy_job_runnable_post_select even when no nodes were chosen, on the
+  // request's counts (req_nodes: -N1 here), and returns ESLURM_ACCOUNTING_POLICY, which schedule()
+  // does not count against the partition. Real Slurm 22.05 (28_tres_job_limits) showed
+  // QOSMaxCpuPerNode, not Resources, for an 8-CPU one-node job while every node was busy.
+  // Two 8-CPU nodes, main scheduler only: J0 and J1 take 6 CPUs of each; J2 (-N1 -n8, QOS
+  // MaxTRESPerNode=cpu=4) cannot be placed; J3 (2 CPUs, after it in the queue) starts beside them.
+  auto site = small_site(2, 8);
+  site.scheduler.scheduler_type = "sched/builtin";
+  site.qos[0].limits.max_tres_per_node = {{"cpu", 4}};
+  add_qos(site, "free");
+  auto trace = make_trace({{0, 1, 6, 100, 300}, {0, 1, 6, 100, 300}, {0, 1, 8, 30, 120}, {0, 1, 2, 30, 120}});
+  for (const std::size_t i : {0, 1, 3}) set_qos(trace, i, "free");
+  const auto r = replay(site, trace);
+  const auto& jobs = r.state->jobs;
+  CHECK(start_of(r, 3) == start_of(r, 0));  // was: when J0 ended (J2 Resources blocked the partition)
+  CHECK(start_of(r, 2) == kUnsetTime);
+  CHECK(jobs[2].reason == R::kQosMaxTresPerNode);
+  CHECK(!jobs[2].has_seen(R::kResources));
+}
+
+TEST_CASE("backfill reserves no nodes for a job over a post-select limit on the nodes it planned") {
+  // backfill.c checks acct_policy_job_runnable_post_select on the planned nodes before it adds a
+  // reservation ("adding reservation ... blocked by acct_policy_job_runnable_post_select": continue).
+  // Two 8-CPU nodes: J0 fills n1 for 1,000 s; J1 holds one CPU of n2 until 141 s (limit 150 s).
+  // J2 (--exclusive, 2 CPUs, QOS MaxTRESPerNode=cpu=4) passes on its request (2 CPUs on 1 node) but
+  // would be given all 8 CPUs of n2 once J1 ends: no reservation there, so J3 (7 CPUs, 300 s) is
+  // backfilled on n2 at once rather than when J1 ends.
+  auto site = small_site(2, 8);
+  add_qos(site, "pn").limits.max_tres_per_node = {{"cpu", 4}};
+  auto trace =
+      make_trace({{0, 1, 8, 1000, 2000}, {0, 1, 1, 140, 150}, {1, 1, 2, 30, 120}, {2, 1, 7, 30, 300}});
+  set_qos(trace, 2, "pn");
+  trace.jobs[2].exclusive = true;
+  const auto r = replay(site, trace);
+  CHECK(start_of(r, 2) == kUnsetTime);
+  CHECK(r.state->jobs[2].reason == R::kQosMaxTresPerNode);
+  CHECK(start_of(r, 3) == 30);  // the first backfill cycle (bf_interval 30 s); was 143: behind J2's
+                                // reservation of n2 from 150 s, started by the main pass once J1 ended
+}
+
 TEST_CASE(
     "a DenyOnLimit QOS refuses at submit what MaxTRESPerNode, MaxTRESMins or MinTRESPerJob would hold") {
   // Real Slurm 22.05 (28_tres_job_limits, j011-j013): sbatch: error: QOSMaxCpuPerNode / ...
@@ -376,6 +417,31 @@ TEST_CASE("a QOS's per-account limits bind one account's users together, each ac
     CHECK(r.state->jobs[1].state == sim::SimJobState::kRejected);
     CHECK(r.state->jobs[1].reject_reason == "MaxSubmitJobsPerAccount");
     CHECK(start_of(r, 2) == 1);
+  }
+  // acct_policy.c checks an association's MaxJobs and MaxSubmitJobs only where no QOS of the job sets
+  // the per-account or the per-user count (both must be INFINITE): a QOS MaxJobsPA of 3 replaces
+  // alice's MaxJobs=1 and her second job runs beside her first; without it, it waits.
+  SUBCASE("a QOS's MaxJobsPerAccount replaces the association's MaxJobs") {
+    trace = make_trace({{0, 1, 4, 100, 180}, {0, 1, 4, 100, 180}});
+    site.associations[0].limits.max_jobs_per_user = 1;
+    site.qos[0].limits.max_jobs_per_account = 3;
+    const auto r = replay(site, trace);
+    CHECK(start_of(r, 0) == 1);
+    CHECK(start_of(r, 1) == 1);
+    site.qos[0].limits.max_jobs_per_account.reset();
+    const auto held = replay(site, trace);
+    CHECK(start_of(held, 1) >= 101);
+    CHECK(held.state->jobs[1].has_seen(R::kAssocMaxJobs));
+  }
+  SUBCASE("a QOS's MaxSubmitJobsPerAccount replaces the association's MaxSubmitJobs") {
+    trace = make_trace({{0, 1, 4, 100, 180}, {0, 1, 4, 100, 180}});
+    site.associations[0].limits.max_submit_jobs_per_user = 1;
+    site.qos[0].limits.max_submit_jobs_per_account = 3;
+    const auto r = replay(site, trace);
+    CHECK(r.metrics.rejected == 0);
+    site.qos[0].limits.max_submit_jobs_per_account.reset();
+    const auto refused = replay(site, trace);
+    CHECK(refused.state->jobs[1].reject_reason == "AssocMaxSubmitJobLimit");
   }
 }
 

@@ -54,26 +54,40 @@ std::int64_t billing_count(const sim::SimState& s, const TresMap& tres, std::uin
                                                  static_cast<BillingMode>(s.usage.billing_mode)));
 }
 
-// What the job counts against limits in `partition`: what it was allocated once started, else what it
-// asks for (CPUs, memory in MB, nodes, GPUs, billing; billing only where a limit reads it).
-Tres job_tres(const sim::SimState& s, const sim::SimJob& j, std::uint16_t partition) {
-  const auto& r = j.request;
-  const auto gpu = s.cluster.find_gres_kind("gpu");
-  const std::int64_t gpus_per_node = gpu < r.gres_per_node.size() ? r.gres_per_node[gpu] : 0;
+// The CPUs, memory (MB) and nodes a job counts: what it was allocated once started, else what it asks
+// for over `nodes` nodes (memory 0 when it asks for each node's whole memory: not known until placed).
+struct BaseCounts {
+  std::int64_t cpus = 0;
+  std::int64_t mem = 0;
+  std::int64_t nodes = 0;
+};
+BaseCounts base_counts(const sim::SimJob& j, std::int64_t nodes) {
   if (!j.alloc.empty()) {
     std::int64_t mem = 0;
     for (const auto& a : j.alloc) mem += a.mem_mb;
-    const auto nodes = static_cast<std::int64_t>(j.alloc.size());
-    // (billing as computed at its start: calc_job_billable_tres)
-    return {j.alloc_cpus, mem, nodes, gpus_per_node * nodes,
-            s.usage.billing ? static_cast<std::int64_t>(j.billing) : 0};
+    return {j.alloc_cpus, mem, static_cast<std::int64_t>(j.alloc.size())};
   }
-  const std::int64_t nodes = r.min_nodes;
+  const auto& r = j.request;
   const std::int64_t mem = r.mem_per_cpu_mb > 0    ? r.mem_per_cpu_mb * r.total_cpus
                            : r.mem_per_node_mb > 0 ? r.mem_per_node_mb * nodes
-                                                   : 0;  // all of each node's memory: not known yet
-  return {static_cast<std::int64_t>(r.total_cpus), mem, nodes, gpus_per_node * nodes,
-          s.usage.billing ? billing_count(s, job_tres_counts(s, j), partition) : 0};
+                                                   : 0;
+  return {r.total_cpus, mem, nodes};
+}
+
+std::int64_t gpus_per_node(const sim::SimState& s, const sim::SimJob& j) {
+  const auto gpu = s.cluster.find_gres_kind("gpu");
+  return gpu < j.request.gres_per_node.size() ? j.request.gres_per_node[gpu] : 0;
+}
+
+// What the job counts against limits in `partition` (CPUs, memory in MB, nodes, GPUs, billing; billing
+// only where a limit reads it): pending, its minimum node count.
+Tres job_tres(const sim::SimState& s, const sim::SimJob& j, std::uint16_t partition) {
+  const auto c = base_counts(j, j.request.min_nodes);
+  // (billing as computed at its start, calc_job_billable_tres, once running)
+  const std::int64_t billing = !s.usage.billing  ? 0
+                               : j.alloc.empty() ? billing_count(s, job_tres_counts(s, j), partition)
+                                                 : static_cast<std::int64_t>(j.billing);
+  return {c.cpus, c.mem, c.nodes, gpus_per_node(s, j) * c.nodes, billing};
 }
 
 // A job's TRES in a partition, computed on first use: check_limits runs for every record a pass
@@ -231,23 +245,11 @@ bool tres_minutes_set(const Limits& l, bool per_user_run_mins) {
 }  // namespace
 
 TresMap job_tres_counts(const sim::SimState& s, const sim::SimJob& j) {
-  TresMap t;
   const auto& r = j.request;
-  const bool running = !j.alloc.empty();
-  const std::int64_t nodes = running ? static_cast<std::int64_t>(j.alloc.size()) : r.min_nodes;
-  t["cpu"] = running ? j.alloc_cpus : r.total_cpus;
-  t["node"] = nodes;
-  if (running) {
-    std::int64_t mem = 0;
-    for (const auto& a : j.alloc) mem += a.mem_mb;
-    t["mem"] = mem;
-  } else if (r.mem_per_cpu_mb > 0) {
-    t["mem"] = r.mem_per_cpu_mb * r.total_cpus;
-  } else if (r.mem_per_node_mb > 0) {
-    t["mem"] = r.mem_per_node_mb * nodes;
-  }
+  const auto c = base_counts(j, r.min_nodes);
+  TresMap t{{"cpu", c.cpus}, {"mem", c.mem}, {"node", c.nodes}};
   for (std::size_t k = 0; k < r.gres_per_node.size(); ++k)
-    if (r.gres_per_node[k] > 0) t["gres/" + s.cluster.gres_name(k)] += r.gres_per_node[k] * nodes;
+    if (r.gres_per_node[k] > 0) t["gres/" + s.cluster.gres_name(k)] += r.gres_per_node[k] * c.nodes;
   return t;
 }
 
@@ -541,11 +543,6 @@ R post_select(const sim::SimState& s, const sim::SimJob& j, std::uint16_t partit
   return R::kNone;
 }
 
-std::int64_t gpus_per_node(const sim::SimState& s, const sim::SimJob& j) {
-  const auto gpu = s.cluster.find_gres_kind("gpu");
-  return gpu < j.request.gres_per_node.size() ? j.request.gres_per_node[gpu] : 0;
-}
-
 }  // namespace
 
 sim::PendingReason check_selected_limits(const sim::SimState& s, const sim::SimJob& j,
@@ -567,11 +564,8 @@ sim::PendingReason check_requested_limits(const sim::SimState& s, const sim::Sim
   // select_nodes' counts when no node was chosen: req_nodes (the job's maximum when it gave one, else
   // its minimum: _get_req_node_cnt) and the requested CPUs and memory.
   const auto& r = j.request;
-  const std::int64_t nodes = r.max_nodes == sim::kUnboundedNodes ? r.min_nodes : r.max_nodes;
-  const std::int64_t mem = r.mem_per_cpu_mb > 0    ? r.mem_per_cpu_mb * r.total_cpus
-                           : r.mem_per_node_mb > 0 ? r.mem_per_node_mb * nodes
-                                                   : 0;
-  return post_select(s, j, partition, {r.total_cpus, mem, nodes, gpus_per_node(s, j) * nodes, 0});
+  const auto c = base_counts(j, r.max_nodes == sim::kUnboundedNodes ? r.min_nodes : r.max_nodes);
+  return post_select(s, j, partition, {c.cpus, c.mem, c.nodes, gpus_per_node(s, j) * c.nodes, 0});
 }
 
 namespace {

@@ -1054,7 +1054,12 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     if (reserved && !reservations_->may_run_now(s, j, now)) continue;  // not queued (job_independent)
     if (arrays.skip(s, rec.job, rec.partition) || sim::array_capped(s, j)) continue;
     j.priority = rec.priority;
-    if (check_limits(s, j, rec.partition) != sim::PendingReason::kNone) continue;
+    // Over a limit: skipped, with the limit as its reason (acct_policy_job_runnable_pre_select sets it, and
+    // the main pass keeps it while the job's partition is blocked; real Slurm in scenario 17).
+    if (const auto why = check_limits(s, j, rec.partition); why != sim::PendingReason::kNone) {
+      j.note_reason(why);
+      continue;
+    }
     const bool no_reserve =
         (params_.bf_min_prio_reserve > 0 &&
          static_cast<std::int64_t>(rec.priority) < params_.bf_min_prio_reserve) ||

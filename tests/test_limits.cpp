@@ -150,6 +150,28 @@ TEST_CASE("a job over a post-select limit while no node is free waits on the lim
   CHECK(!jobs[2].has_seen(R::kResources));
 }
 
+TEST_CASE("a job over a limit behind a blocked partition keeps the limit as its reason") {
+  // backfill.c sets the reason of a job over a limit (acct_policy_job_runnable_* set state_reason);
+  // schedule() replaces only None and Resources by Priority in a blocked partition. Real Slurm 22.05
+  // (17_site_files) showed AssocGrpCpuLimit there, where the twin showed Priority in 50-66 of ~180 rows.
+  // Account acct GrpTRES=cpu=8: alice's J0 (8 CPUs) runs; carol's J1 (16 CPUs, account other) waits
+  // for both nodes and blocks the partition; alice's J2 (4 CPUs) is over acct's limit until J0 ends.
+  auto site = site_2x8();
+  site.accounts[1].limits.grp_tres = {{"cpu", 8}};
+  site.accounts.push_back({"other", "root", {1, false}, 0, {}, "", {}});
+  site.users.push_back({"carol", "other", "None"});
+  site.associations.push_back({"carol", "other", "", {1, false}, 0, {}, "", {}});
+  JobSpec carol{0, 2, 16, 50, 180};
+  carol.user = "carol";
+  auto trace = make_trace({{0, 1, 8, 100, 180}, carol, {5, 1, 4, 30, 180}});
+  trace.jobs[1].account = trace.accounts.intern("other");
+  const auto r = replay(site, trace);
+  const auto& j2 = r.state->jobs[2];
+  CHECK(j2.has_seen(R::kAssocGrpTres));  // was Priority throughout (never checked by the main pass)
+  CHECK(start_of(r, 1) == 101);
+  CHECK(start_of(r, 2) == 151);
+}
+
 TEST_CASE("backfill reserves no nodes for a job over a post-select limit on the nodes it planned") {
   // backfill.c checks acct_policy_job_runnable_post_select on the planned nodes before it adds a
   // reservation ("adding reservation ... blocked by acct_policy_job_runnable_post_select": continue).

@@ -451,8 +451,8 @@ sim::PendingReason check_limits(const sim::SimState& s, const sim::SimJob& j, st
 
 namespace {
 
-// acct_policy_job_runnable_post_select on the job's totals `t` over `nodes` nodes (CPUs, memory in MB,
-// nodes, GPUs; billing is weighed here from them, as node_scheduler.c does after select).
+// acct_policy_job_runnable_post_select on the job's totals `t` (CPUs, memory in MB, nodes, GPUs; billing
+// is weighed here from them with the partition's weights, as node_scheduler.c does after select).
 R post_select(const sim::SimState& s, const sim::SimJob& j, std::uint16_t partition, Tres t) {
   const auto& u = s.usage;
   const auto nodes = std::max<std::int64_t>(t[2], 1);

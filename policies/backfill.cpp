@@ -1196,11 +1196,15 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
         later_start = fit->start + (fit->start == start_res ? res : 0);
         continue;
       }
+      // Over a limit on what the chosen nodes give it (ESLURM_ACCOUNTING_POLICY): noted, and the job is
+      // skipped, neither started nor reserved for.
+      const auto over_limit = [&] {
+        const auto why = check_selected_limits(s, j, rec.partition, fit->alloc);
+        if (why != sim::PendingReason::kNone) j.note_reason(why);
+        return why != sim::PendingReason::kNone;
+      };
       if (fit->start <= now) {
-        // Over a limit on what the chosen nodes give it: skipped, no reservation (ESLURM_ACCOUNTING_POLICY).
-        if (const auto why = check_selected_limits(s, j, rec.partition, fit->alloc);
-            why != sim::PendingReason::kNone) {
-          j.note_reason(why);
+        if (over_limit()) {
           limited = true;
           break;
         }
@@ -1217,10 +1221,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
       stats.planned.push_back({rec.job, fit->start, false});
       planned = fit->start;
       if (fit->start > now + window) break;  // beyond bf_window: no reservation
-      // Over a limit on the planned nodes: no reservation either (backfill.c checks post_select first).
-      if (const auto why = check_selected_limits(s, j, rec.partition, fit->alloc);
-          why != sim::PendingReason::kNone) {
-        j.note_reason(why);
+      if (over_limit()) {  // on the planned nodes: backfill.c checks post_select before reserving
         limited = true;
         break;
       }

@@ -223,13 +223,16 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
     // No nodes now, yet slurmctld checks the post-select limits, on the request's counts where no
     // preemption chose nodes: over one, the job waits on that limit (ESLURM_ACCOUNTING_POLICY) and
     // blocks no partition. Seen on real Slurm in scenario 28: QOSMaxCpuPerNode while every node was busy.
-    const bool preemptor = preemption_ != nullptr && preemption_->may_preempt(j, rec.partition);
+    // A job that may preempt is checked once it found no victims (below). Most sites set no such limit:
+    // then nothing is asked of preemption here, on the path of every job that does not fit.
+    const bool after_victims =
+        s.usage.selected_limits && preemption_ != nullptr && preemption_->may_preempt(j, rec.partition);
     const auto held_by_limit = [&] {
       const auto why = check_requested_limits(s, j, rec.partition);
       if (why != R::kNone) note(j, why);
       return why != R::kNone;
     };
-    if (!preemptor && held_by_limit()) continue;
+    if (!after_victims && held_by_limit()) continue;
     // Nodes it may not use (reserved, out of service) are not "busy": if it would not fit even with
     // the others idle, Slurm says ReqNodeNotAvail and the partition stays open (ESLURM_NODE_NOT_AVAIL).
     if ((!blocked.empty() || s.cluster.out_of_service() > 0) &&
@@ -244,7 +247,7 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
       continue;
     } else if (p == Preempted::kWaiting) {
       ++stats.preempted;
-    } else if (preemptor && held_by_limit()) {
+    } else if (after_victims && held_by_limit()) {
       continue;
     }
     bool fail_by_part = true;

@@ -207,8 +207,8 @@ struct FactorDiff {
   std::size_t share_rows_bad = 0;          // FairShare off by more than the tolerance
   std::size_t share_samples_near_tie = 0;  // sshare samples not judged (near_tie)
   std::size_t share_rows_runs_differ = 0;  // rows not judged: the real runs differ there (RealRunsDiffer)
-  // squeue's Reason of a job pending on a QOS or association limit (kLimitReasons) against the
-  // simulator's at the same instant (reported, not judged).
+  // squeue's Reason of a job pending on a QOS, association or memory limit (is_limit_reason in
+  // oracle_compare.cpp) against the simulator's at the same instant (reported, not judged).
   std::size_t reason_rows = 0;
   std::size_t reason_rows_bad = 0;
   double max_factor_diff = 0;

@@ -599,6 +599,27 @@ TEST_CASE("scancel: a pending job leaves the queue at its cancel time, a running
   CHECK(s.state->jobs[0].end - kT0 == 50);
   CHECK(s.state->jobs[0].end_state == JobState::kCancelled);
   CHECK(start_of(s, 1) == 50);
+
+  // The same two cancellations from a UB toolkit events trace, whose -cancel-in S runs scancel S s after
+  // the submit (run_slurm.py): J1 (dt 0, -cancel-in 50) ends CANCELLED at 50 while running; J2 (dt 1,
+  // -cancel-in 30.7: scancel at 31.7) leaves the queue at 31; J3 starts at 50.
+  const std::string events =
+      "-dt 0 -e submit_batch_job | -sim-walltime 100 --uid=alice -A acct -p p -N 1 -n 4 -cancel-in 50 j\n"
+      "-dt 1 -e submit_batch_job | -sim-walltime 50 --uid=alice -A acct -p p -N 1 -n 4 -cancel-in 30.7 j\n"
+      "-dt 2 -e submit_batch_job | -sim-walltime 10 --uid=alice -A acct -p p -N 1 -n 4 j\n";
+  Trace ev;
+  ev.origin = kT0;
+  ReadReport report;
+  RejectSink sink(report, ReadOptions{.strict = true});
+  read_events(events, "scancel.events", ev, sink, {});
+  REQUIRE(ev.jobs.size() == 3);
+  const auto e = replay(small_site(1, 4), ev);
+  CHECK(e.state->jobs[0].end - kT0 == 50);
+  CHECK(e.state->jobs[0].end_state == JobState::kCancelled);
+  CHECK(e.state->jobs[1].start == kUnsetTime);
+  CHECK(e.state->jobs[1].end - kT0 == 31);
+  CHECK(e.state->jobs[1].end_state == JobState::kCancelled);
+  CHECK(start_of(e, 2) == 50);
 }
 
 TEST_CASE("a job in a partition where its user has that partition's own association is charged to it") {

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -426,8 +427,16 @@ TEST_CASE("events: real UB medium-cluster workloads") {
     CHECK(t.jobs[18].source_line == 21);
     CHECK(t.jobs[18].submit == 2);
     CHECK(t.user_name(t.jobs[18]) == "user002");
-    REQUIRE(r.warnings.size() == 1);
-    CHECK(r.warnings[0].find("2 job(s) have -cancel-in") != std::string::npos);
+    // lines 16 and 25: -dt 3 with -cancel-in 10 and 10.5: scancel at 13 s
+    for (const auto line : {16u, 25u}) {
+      const auto j =
+          std::find_if(t.jobs.begin(), t.jobs.end(), [&](const auto& x) { return x.source_line == line; });
+      REQUIRE(j != t.jobs.end());
+      CHECK(j->cancel == 13);
+    }
+    CHECK(std::count_if(t.jobs.begin(), t.jobs.end(), [](const auto& x) { return x.cancel != kUnsetTime; }) ==
+          2);
+    CHECK(r.warnings.empty());
   }
 }
 
@@ -438,7 +447,8 @@ TEST_CASE("events: every option form") {
       "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice -N 2 -n 8 -c 4 -t 10 pseudo.job\n"
       "-dt 1.9 -e submit_batch_job | -sim-walltime 0 --uid alice --nodes=3 --ntasks 6 --cpus-per-task=2 "
       "--time=1:00:00 --partition=debug,general --qos normal --account=special --job-name 'my job' "
-      "--constraint=CPU-Gold-6130 --dependency afterok:1 --exclusive --mem-per-cpu=2G script.sh\n"
+      "--constraint=CPU-Gold-6130 --dependency afterok:1 --exclusive --mem-per-cpu=2G -cancel-in 8.5 "
+      "script.sh\n"
       "  -dt    2   -e   submit_batch_job   |   -sim-walltime   -1   --uid=bob   -N1   -n4   -t2-00:00:00 "
       "-p gpu -q   high -J x -C \"a&b\" -d afterany:2 --gres=gpu:v100:2,mps:100 --mem 1T job\n"
       "-dt 3 -e submit_batch_job | -sim-walltime 5.6 --uid=bob -N 2 --ntasks-per-node 16 -A other "
@@ -464,6 +474,7 @@ TEST_CASE("events: every option form") {
   CHECK(t.account_name(a) == "physics");  // default account of alice
   CHECK(a.mem_mb == -1);
   CHECK(a.qos == kNoName);
+  CHECK(a.cancel == kUnsetTime);
 
   const auto& b = t.jobs[1];
   CHECK(b.job_id == 2);
@@ -482,6 +493,7 @@ TEST_CASE("events: every option form") {
   CHECK(b.exclusive);
   CHECK(b.mem_mb == 2048);
   CHECK(b.mem_per_cpu);
+  CHECK(b.cancel == 110);  // scancel at dt + 8.5 = 10.4 s after the origin
 
   const auto& c = t.jobs[2];
   CHECK(c.runtime == kUnlimited);  // -sim-walltime -1: runs until its time limit

@@ -13,9 +13,9 @@
 //  - -sim-walltime (real run time, s, rounded to the nearest second) >= 0; 0 is allowed (the job ends
 //    at once). -1 means "runs until its time limit" (the simulator's convention) and is stored as
 //    runtime = kUnlimited, so the simulator ends it as TIMEOUT. Any other negative value is rejected.
-//  - -cancel-in S (the job is cancelled S seconds after submit) is accepted but JobRecord has no
-//    field for it: the job is kept without it and report.warnings gets one line with the count.
-//    TODO(simulator): model scheduled cancellation once JobRecord carries a cancel time.
+//  - -cancel-in S: the toolkit runs `scancel` S seconds after the submit (run_slurm.py inserts a
+//    cancel_job event at dt + S), whatever the job's state then: cancel = trace.origin + floor(dt + S),
+//    so a job still pending leaves the queue and a running one ends CANCELLED (JobRecord::cancel).
 //  - tasks = -n; without -n, N * --ntasks-per-node when that is given, else max(N, 1) (Slurm gives
 //    every allocated node at least one CPU). req_cpus = tasks * cpus_per_task.
 //  - -N "min-max" keeps the minimum. --exclusive (and =user / =mcs, approximated) sets exclusive.
@@ -258,10 +258,10 @@ std::optional<std::vector<GresRequest>> parse_gres(std::string_view s) {
   return out;
 }
 
-/// Parses one record line into `j`; returns the problem, if any. Sets `cancel_in` when -cancel-in given.
+/// Parses one record line into `j`; returns the problem, if any.
 std::optional<Bad> parse_line(std::string_view line, Trace& trace,
                               const std::map<std::string, std::string>& user_default_accounts, JobRecord& j,
-                              bool& cancel_in, bool& exclusive_approx) {
+                              bool& exclusive_approx) {
   std::vector<std::string> toks;
   try {
     toks = tokenize(line);
@@ -379,9 +379,9 @@ std::optional<Bad> parse_line(std::string_view line, Trace& trace,
   }
   if (o.cancel_in) {
     const auto v = text::parse_double(*o.cancel_in);
-    if (!v || *v < 0)
+    if (!v || *v < 0 || *v > kMaxParsedNumber)
       return Bad{"bad -cancel-in", "-cancel-in", fmt::format("'{}' is not a delay >= 0 s", *o.cancel_in)};
-    cancel_in = true;
+    j.cancel = trace.origin + static_cast<Seconds>(std::floor(*dt_s + *v));
   }
   std::string account;
   if (o.account) {
@@ -418,7 +418,7 @@ void read_events(std::string_view content, const std::string& file, Trace& trace
   csv::require_text(content, file, "events");
   const csv::CallCounts counts(report);
   trace.source = trace.source.empty() ? file : trace.source + "," + file;
-  std::uint64_t cancel_count = 0, exclusive_approx_count = 0;
+  std::uint64_t exclusive_approx_count = 0;
   std::uint64_t line_no = 0;
   for (const auto raw : text::split(content, '\n')) {
     ++line_no;
@@ -426,8 +426,8 @@ void read_events(std::string_view content, const std::string& file, Trace& trace
     if (line.empty() || line.starts_with('#')) continue;
     ++report.records;
     JobRecord j;
-    bool cancel_in = false, exclusive_approx = false;
-    if (auto bad = parse_line(line, trace, user_default_accounts, j, cancel_in, exclusive_approx)) {
+    bool exclusive_approx = false;
+    if (auto bad = parse_line(line, trace, user_default_accounts, j, exclusive_approx)) {
       sink.reject(line_no, bad->field, bad->reason, bad->detail, line);
       continue;
     }
@@ -436,13 +436,8 @@ void read_events(std::string_view content, const std::string& file, Trace& trace
     if (!accept_within_limits(j, line_no, sink, line)) continue;
     trace.jobs.push_back(std::move(j));
     ++report.accepted;
-    cancel_count += cancel_in;
     exclusive_approx_count += exclusive_approx;
   }
-  if (cancel_count > 0)
-    report.warnings.push_back(fmt::format(
-        "{}: {} job(s) have -cancel-in; scheduled cancellation is not modelled, they run their -sim-walltime",
-        file, cancel_count));
   if (exclusive_approx_count > 0)
     report.warnings.push_back(
         fmt::format("{}: {} job(s) have --exclusive=user/mcs; modelled as whole-node --exclusive", file,

@@ -517,6 +517,42 @@ TEST_CASE("scenario jobs.csv: columns by name, empty cells for options not given
   CHECK(old[0].time_limit == 120);
 }
 
+TEST_CASE("scenario jobs.csv: --exclusive, --nice and --begin (scenario 37)") {
+  const auto dir = testing::scratch_dir("oracle_jobs_excl_nice_begin");
+  const auto jobs = experiments::read_scenario_jobs(
+      write_text(dir, "jobs.csv",
+                 "offset,user,account,partition,qos,cpus,limit_min,runtime_s,exclusive,nice,begin_s\n"
+                 "0,u1,a1,batch,normal,2,1,10,1,,\n"
+                 "3,u1,a1,batch,normal,2,1,10,0,3000,90\n"
+                 "4,u1,a1,batch,normal,2,1,10,,,\n"));
+  REQUIRE(jobs.size() == 3);
+  CHECK(jobs[0].exclusive);
+  CHECK(jobs[0].nice == 0);
+  CHECK(jobs[0].begin == kUnsetTime);
+  CHECK_FALSE(jobs[1].exclusive);
+  CHECK(jobs[1].nice == 3000);
+  CHECK(jobs[1].begin == 90);
+  CHECK_FALSE(jobs[2].exclusive);
+  Trace trace;
+  const auto r0 = experiments::scenario_job_request(jobs[0], trace);
+  CHECK(r0.exclusive);
+  const auto r1 = experiments::scenario_job_request(jobs[1], trace);
+  CHECK_FALSE(r1.exclusive);
+  CHECK(r1.nice == 3000);
+
+  const std::string head =
+      "offset,user,account,partition,qos,cpus,limit_min,runtime_s,exclusive,nice,begin_s\n";
+  const auto has = [](const std::string& error, const std::string& what) {
+    CAPTURE(error);
+    CHECK(error.find(what) != std::string::npos);
+  };
+  has(jobs_csv_error(head + "0,u1,a1,b,normal,2,1,10,yes,,\n"),
+      "jobs.csv:2: exclusive: 'yes' is not 1, 0 or empty");
+  has(jobs_csv_error(head + "0,u1,a1,b,normal,2,1,10,,-5,\n"), "jobs.csv:2: nice:");
+  has(jobs_csv_error(head + "0,u1,a1,b,normal,2,1,10,,2147483646,\n"), "jobs.csv:2: nice: more than");
+  has(jobs_csv_error(head + "9,u1,a1,b,normal,2,1,10,,,5\n"), "jobs.csv:2: begin_s: before the job's offset");
+}
+
 TEST_CASE("scenario jobs.csv: a bad value names file, line and column") {
   const std::string head =
       "offset,user,account,partition,qos,nodes,cpus,ntasks_per_node,mem_mb,mem_per_cpu_mb,gres,"

@@ -247,7 +247,7 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
   static const std::set<std::string> kColumns = {
       "offset",          "user",     "account",        "partition", "qos",       "nodes", "cpus",
       "ntasks_per_node", "mem_mb",   "mem_per_cpu_mb", "limit_min", "runtime_s", "gres",  "constraint",
-      "dependency",      "cancel_s", "reservation",    "array"};
+      "dependency",      "cancel_s", "reservation",    "array",     "exclusive", "nice",  "begin_s"};
   {
     std::set<std::string> seen;
     for (const auto& name : r.fields) {
@@ -266,7 +266,9 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
              c_mem = header.find("mem_mb"), c_mpc = header.find("mem_per_cpu_mb"),
              c_gres = header.find("gres"), c_cons = header.find("constraint"),
              c_dep = header.find("dependency"), c_cancel = header.find("cancel_s"),
-             c_resv = header.find("reservation"), c_array = header.find("array");
+             c_resv = header.find("reservation"), c_array = header.find("array"),
+             c_excl = header.find("exclusive"), c_nice = header.find("nice"),
+             c_begin = header.find("begin_s");
   // An optional column's cell, trimmed; empty when the column or the cell is absent.
   const auto cell = [&](std::optional<std::size_t> c) {
     return c && *c < r.fields.size() ? std::string(text::trim(r.fields[*c])) : std::string();
@@ -278,6 +280,7 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
     return *n;
   };
   constexpr std::int64_t kMaxCount = 1'000'000;
+  constexpr std::int64_t kMaxNice = 2'147'483'645;  // sbatch --nice's bound (NICE_OFFSET - 3)
   std::vector<ScenarioJob> jobs;
   std::size_t lines = 0;
   while (next()) {
@@ -329,6 +332,19 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
     if (const auto v = cell(c_cancel); !v.empty()) {
       j.cancel = number(v, "cancel_s", 0);
       if (j.cancel < j.offset) throw InputError(path, r.line, "cancel_s", "before the job's offset");
+    }
+    if (const auto v = cell(c_excl); !v.empty() && v != "0") {
+      if (v != "1") throw InputError(path, r.line, "exclusive", fmt::format("'{}' is not 1, 0 or empty", v));
+      j.exclusive = true;
+    }
+    if (const auto v = cell(c_nice); !v.empty()) {
+      const auto n = number(v, "nice", 0);
+      if (n > kMaxNice) throw InputError(path, r.line, "nice", fmt::format("more than {}", kMaxNice));
+      j.nice = static_cast<std::int32_t>(n);
+    }
+    if (const auto v = cell(c_begin); !v.empty()) {
+      j.begin = number(v, "begin_s", 0);
+      if (j.begin < j.offset) throw InputError(path, r.line, "begin_s", "before the job's offset");
     }
     if (const auto v = cell(c_array); !v.empty()) {
       const auto spec = parse_array_spec(v);
@@ -667,6 +683,8 @@ JobRecord scenario_job_request(const ScenarioJob& j, Trace& trace) {
   if (!j.reservation.empty()) rec.reservation = trace.strings.intern(j.reservation);
   rec.array_task = j.array_task;
   rec.array_max_running = j.array_cap;
+  rec.exclusive = j.exclusive;
+  rec.nice = j.nice;
   return rec;
 }
 
@@ -733,7 +751,8 @@ SimulatedRun simulate_recorded_run(const RecordedRun& run) {
     rec.job_id = id != run.job_ids.end() ? id->second : next_id++;  // refused by sbatch: no record
     const auto submit = run.submit_times.find(j.name);
     rec.submit = submit != run.submit_times.end() ? submit->second : run.trace_start + j.offset;
-    rec.eligible = rec.submit;
+    // sbatch --begin: not eligible before the trace start + begin_s (a whole second).
+    rec.eligible = j.begin != kUnsetTime ? std::max(rec.submit, run.trace_start + j.begin) : rec.submit;
     // The harness runs scancel at the trace start + cancel_s on a job still pending (cancels.txt).
     if (j.cancel != kUnsetTime) rec.cancel = std::max(rec.submit, run.trace_start + j.cancel);
     if (!j.dependency.empty())

@@ -41,6 +41,10 @@
 #                    `scancel --state=PENDING` if it still pends then (a running or ended job is left
 #                    alone); an empty cell (or no column): never. What happened is in cancels.txt.
 #   reservation      -> --reservation=NAME (an advanced reservation of admin.csv); empty: none
+#   exclusive        1 -> --exclusive (whole nodes); empty or 0: not given
+#   nice             -> --nice=N (N >= 0: lowers the job's priority by N); empty: not given
+#   begin_s          seconds after the trace start (>= offset) -> --begin=YYYY-MM-DDTHH:MM:SS, the
+#                    job is not eligible before then; empty: not given
 #   array            -> --array=SPEC: task ids as N, N-M, N-M:STEP, joined by ',', then an optional
 #                    %MAX (at most MAX tasks run at once), e.g. 0-5%2; every task sleeps runtime_s.
 #                    sacct lists each task as ID_TASK with the line's jNNN as its name
@@ -288,14 +292,14 @@ check_nodes_conf() {
 }
 
 # read_jobs JOBS_CSV: checks a scenario's jobs.csv (its columns by the header's names) and fills
-# JOB_OFF, JOB_USER, JOB_RUNTIME, JOB_DEP, JOB_CANCEL (cancel_s, empty: none) and JOB_OPTS (sbatch
-# options, one word each) per job.
-JOB_COLUMNS=" offset user account partition qos nodes cpus ntasks_per_node mem_mb mem_per_cpu_mb limit_min runtime_s gres constraint dependency cancel_s reservation array "
+# JOB_OFF, JOB_USER, JOB_RUNTIME, JOB_DEP, JOB_CANCEL (cancel_s, empty: none), JOB_BEGIN (begin_s,
+# empty: none) and JOB_OPTS (sbatch options, one word each) per job.
+JOB_COLUMNS=" offset user account partition qos nodes cpus ntasks_per_node mem_mb mem_per_cpu_mb limit_min runtime_s gres constraint dependency cancel_s reservation array exclusive nice begin_s "
 read_jobs() {
   local f=$1 line lno=0 c k
   local -A col=()
   local -a field=()
-  JOB_OFF=() JOB_USER=() JOB_RUNTIME=() JOB_DEP=() JOB_CANCEL=() JOB_OPTS=()
+  JOB_OFF=() JOB_USER=() JOB_RUNTIME=() JOB_DEP=() JOB_CANCEL=() JOB_BEGIN=() JOB_OPTS=()
   # cell VAR NAME: the trimmed field of column NAME in this line (empty if no such column).
   cell() {
     local v=""
@@ -327,12 +331,13 @@ read_jobs() {
       done
       continue
     fi
-    local off user acct part qos nodes cpus tpn mem mpc limit runtime gres cons dep cancel resv array
+    local off user acct part qos nodes cpus tpn mem mpc limit runtime gres cons dep cancel resv array excl nice begin
     cell off offset; cell user user; cell acct account; cell part partition; cell qos qos
     cell nodes nodes; cell cpus cpus; cell tpn ntasks_per_node; cell mem mem_mb; cell mpc mem_per_cpu_mb
     cell limit limit_min; cell runtime runtime_s; cell gres gres; cell cons constraint; cell dep dependency
-    cell cancel cancel_s; cell resv reservation; cell array array
-    for c in off user acct part qos nodes cpus tpn mem mpc limit runtime gres cons dep cancel resv array; do
+    cell cancel cancel_s; cell resv reservation; cell array array; cell excl exclusive; cell nice nice
+    cell begin begin_s
+    for c in off user acct part qos nodes cpus tpn mem mpc limit runtime gres cons dep cancel resv array excl nice begin; do
       [[ ${!c} != *[[:space:]]* ]] || bad "$c" "no blanks inside a field"
     done
     uint "$off" offset 0
@@ -367,8 +372,13 @@ read_jobs() {
       [[ $array =~ ^$range(,$range)*(%[1-9][0-9]{0,5})?$ ]] || bad array "'$array' is not N[-M[:STEP]][,...][%MAX]"
       opts+=" --array=$array"
     fi
+    [[ -z $excl || $excl == 0 || $excl == 1 ]] || bad exclusive "'$excl' is not 1, 0 or empty"
+    [[ $excl != 1 ]] || opts+=" --exclusive"
+    [[ -z $nice ]] || { uint "$nice" nice 0; opts+=" --nice=$nice"; }
     [[ -z $cancel ]] || uint "$cancel" cancel_s "$off"
+    [[ -z $begin ]] || uint "$begin" begin_s "$off"
     JOB_OFF+=("$off") JOB_USER+=("$user") JOB_RUNTIME+=("$runtime") JOB_DEP+=("$dep") JOB_CANCEL+=("$cancel")
+    JOB_BEGIN+=("$begin")
     JOB_OPTS+=("$opts")
   done < "$f"
   ((${#col[@]})) || die "$f: no header line"
@@ -713,6 +723,8 @@ run() {
     fi
     local opts=()
     read -ra opts <<< "${JOB_OPTS[$k]}"
+    # begin_s: the trace start + N s as local time (the harness runs with TZ=UTC), whole seconds.
+    [[ -z ${JOB_BEGIN[$k]} ]] || opts+=(--begin="$(date -d "@$((t0 + JOB_BEGIN[$k]))" +%Y-%m-%dT%H:%M:%S)")
     id=$(runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" sbatch --parsable -J "$name" "${opts[@]}" \
       -o /dev/null "${depend[@]}" -D /tmp --wrap "$work" 2> "$out/.sbatch.err" || echo REFUSED)
     # What sbatch said (errors of a refusal, warnings of an accepted job), each line named by the job.

@@ -1036,8 +1036,16 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     bool no_reserve;
     bool counted;                    // reached the will-run test
     std::optional<Seconds> planned;  // start estimate without a reservation
+    std::uint32_t cpus;              // of the last allocation its will-run tests found (0: none)
   };
   std::vector<Outcome> memo;  // since the last start or reservation
+  // A will-run test that finds nodes sets job_ptr->total_cpus to their CPUs (cons_common job_test),
+  // which the job size priority factor counts from the next recalculation on.
+  const auto note_size = [&](std::uint32_t ji, std::uint32_t cpus) {
+    if (s.jobs[ji].size_cpus == cpus) return;
+    s.jobs[ji].size_cpus = cpus;
+    stats.sized.push_back(ji);
+  };
   ArrayReject arrays;
   // The array whose tasks got the last reservations and how many in a row: at bf_max_job_array_resv
   // its record is done for the cycle (backfill.c test_array_job_id / test_array_count).
@@ -1091,6 +1099,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     });
     if (seen != memo.end()) {
       if (seen->counted) ++stats.tested;
+      if (seen->cpus > 0) note_size(rec.job, seen->cpus);
       if (seen->planned) {
         if (!planned_start.empty()) planned_start[rec.job] = 1;
         stats.planned.push_back({rec.job, *seen->planned, false});
@@ -1102,6 +1111,7 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     bool limited = false;            // held by a limit on its chosen nodes: depends on more than the request
     bool changed = false;            // started a job or added a reservation
     std::optional<Seconds> planned;  // start estimate found without a reservation
+    std::uint32_t fit_cpus = 0;      // CPUs of the last allocation a will-run test found
     Seconds later_start = now;       // TRY_LATER target; the first attempt is at now
     bool stop_cycle = false;
     while (true) {  // TRY_LATER
@@ -1189,6 +1199,9 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
         if (can_retry) continue;
         break;
       }
+      fit_cpus = 0;
+      for (const auto& a : fit->alloc) fit_cpus += a.cpus;
+      note_size(rec.job, fit_cpus);
       chosen.assign((node_count + 63) / 64, 0);
       for (const auto& a : fit->alloc) put(chosen, a.node);
       auto [start_q, end_q] = slot_time(fit->start, limit, res, end_up);
@@ -1247,7 +1260,8 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     if (changed)
       memo.clear();
     else if (!preemptor && !limited)
-      memo.push_back({&j.request, rec.partition, limit, j.reservation, no_reserve, counted, planned});
+      memo.push_back(
+          {&j.request, rec.partition, limit, j.reservation, no_reserve, counted, planned, fit_cpus});
   }
   stats.slots = static_cast<std::uint32_t>(map.size());
   return stats;

@@ -64,6 +64,7 @@ struct BackfillStats {
   // start_time sets last_job_update): the next cycle has work even if nothing else happens.
   bool updated_jobs = false;
   std::vector<PlannedStart> planned;  // future starts found, in queue order
+  std::vector<std::uint32_t> sized;   // jobs whose SimJob::size_cpus a will-run test changed
 };
 
 /// Optional model of how long a real backfill cycle takes (FastSim-style, spec §1 and §11): off when

@@ -729,8 +729,10 @@ std::optional<std::vector<sim::NodeAlloc>> select_nodes(const sim::ClusterState&
   return choose(cluster, r, sc);
 }
 
-bool fits_when_idle(const sim::ClusterState& cluster, const sim::NodeRequest& request,
-                    const std::vector<std::uint32_t>& candidates, const std::vector<bool>& excluded) {
+std::optional<std::vector<sim::NodeAlloc>> select_when_idle(const sim::ClusterState& cluster,
+                                                            const sim::NodeRequest& request,
+                                                            const std::vector<std::uint32_t>& candidates,
+                                                            const std::vector<bool>& excluded) {
   std::vector<std::uint64_t> avail(cluster.node_words(), 0);
   std::vector<std::uint32_t> usable(cluster.nodes().size(), 0);
   for (const auto n : candidates) {
@@ -741,7 +743,12 @@ bool fits_when_idle(const sim::ClusterState& cluster, const sim::NodeRequest& re
                                     sim::NodeFree{node.cpus, 0, node.memory_mb, false}, node.gres.data());
     avail[n / 64] |= std::uint64_t{1} << (n % 64);
   }
-  return select_nodes(cluster, request, candidates, avail, usable).has_value();
+  return select_nodes(cluster, request, candidates, avail, usable);
+}
+
+bool fits_when_idle(const sim::ClusterState& cluster, const sim::NodeRequest& request,
+                    const std::vector<std::uint32_t>& candidates, const std::vector<bool>& excluded) {
+  return select_when_idle(cluster, request, candidates, excluded).has_value();
 }
 
 }  // namespace slurmtwin::policies

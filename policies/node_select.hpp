@@ -49,8 +49,13 @@ std::optional<std::vector<sim::NodeAlloc>> select_nodes_in(const sim::ClusterSta
                                                            const std::vector<std::uint64_t>& partition,
                                                            const std::vector<bool>& available);
 
-/// Whether `request` could start on `candidates` if every one of them were idle, less those set in
-/// `excluded` (may be empty) and those out of service (Slurm's test for ReqNodeNotAvail vs Resources).
+/// Where `request` would start on `candidates` if every one of them were idle, less those set in
+/// `excluded` (may be empty) and those out of service; nullopt if nowhere.
+std::optional<std::vector<sim::NodeAlloc>> select_when_idle(const sim::ClusterState& cluster,
+                                                            const sim::NodeRequest& request,
+                                                            const std::vector<std::uint32_t>& candidates,
+                                                            const std::vector<bool>& excluded);
+/// Whether select_when_idle finds nodes (Slurm's test for ReqNodeNotAvail vs Resources).
 bool fits_when_idle(const sim::ClusterState& cluster, const sim::NodeRequest& request,
                     const std::vector<std::uint32_t>& candidates, const std::vector<bool>& excluded);
 

@@ -137,7 +137,7 @@ PriorityFactors PriorityModel::compute(const PriorityInput& in) const {
     }
   }
   if (s.weight_fairshare != 0) out.fairshare = in.fs_factor;
-  if (s.weight_job_size != 0 && cluster_nodes_ != 0 && cluster_cpus_ != 0) out.job_size = job_size_factor(in);
+  out.job_size = job_size(in);
   const std::uint32_t part_factor = part_factor_.at(in.partition);
   if (s.weight_partition != 0 && part_factor != 0) {
     out.partition = flags_.no_normal_part ? static_cast<double>(part_factor)

@@ -113,6 +113,13 @@ class PriorityModel {
     return settings_.weight_age == 0 || accrue_time == kUnsetTime || now - accrue_time >= settings_.max_age;
   }
 
+  /// The job size term (factor x PriorityWeightJobSize) of compute(input), the same bits.
+  double weighted_job_size(const PriorityInput& input) const {
+    return job_size(input) * settings_.weight_job_size;
+  }
+  /// The job size factor counts (PriorityWeightJobSize is set).
+  bool sizes_jobs() const { return settings_.weight_job_size != 0; }
+
   const PriorityFlags& flags() const { return flags_; }
   /// max over partitions of PriorityJobFactor (starts at 1).
   std::uint32_t max_partition_factor() const { return max_part_factor_; }
@@ -127,6 +134,10 @@ class PriorityModel {
 
  private:
   double job_size_factor(const PriorityInput& in) const;
+  /// compute()'s job size factor (0 without its weight or an empty cluster).
+  double job_size(const PriorityInput& in) const {
+    return sizes_jobs() && cluster_nodes_ != 0 && cluster_cpus_ != 0 ? job_size_factor(in) : 0.0;
+  }
   double age_factor(Seconds now, Seconds accrue) const {
     if (settings_.weight_age == 0 || accrue == kUnsetTime) return 0.0;
     const Seconds diff = std::max<Seconds>(0, now - accrue);

@@ -12,6 +12,7 @@
 #include "policies/accrue.hpp"
 #include "policies/fair_tree.hpp"
 #include "policies/limits.hpp"
+#include "policies/node_select.hpp"
 
 namespace slurmtwin::policies {
 
@@ -85,14 +86,16 @@ Seconds job_accrue_time(const PriorityFlags& flags, const sim::SimState& s, cons
   return accrue_time(flags, j.submit, age_from(s, j), now);
 }
 
+// `size_cpus`: the job's size CPUs its priority was last computed with (0: the request's).
 PriorityInput priority_input(const sim::SimState& s, const sim::SimJob& j, std::size_t k,
-                             const PriorityFlags& flags, const AssocTree& tree, AssocIndex ti) {
+                             const PriorityFlags& flags, const AssocTree& tree, AssocIndex ti,
+                             std::uint32_t size_cpus) {
   PriorityInput in;
   in.now = s.now;
   in.accrue_time = job_accrue_time(flags, s, j, s.now);
   in.fs_factor = ti == kNoAssoc ? 0.0 : tree.node(ti).fs_factor;
   in.min_nodes = j.request.min_nodes;
-  in.cpu_count = j.alloc_cpus > 0 ? j.alloc_cpus : j.request.total_cpus;
+  in.cpu_count = j.alloc_cpus > 0 ? j.alloc_cpus : size_cpus > 0 ? size_cpus : j.request.total_cpus;
   in.time_limit = j.time_limit;
   in.partition = j.partitions[k];
   in.qos = j.qos;
@@ -140,21 +143,22 @@ void SlurmPolicy::check_invariants(const sim::SimState& s) const {
 
 PriorityFactors SlurmPolicy::factors(const sim::SimState& s, std::uint32_t ji, std::size_t k) const {
   const auto& j = s.jobs[ji];
-  return priority_.compute(
-      priority_input(s, j, k, priority_.flags(), tree_, tree_index_[static_cast<std::size_t>(j.assoc)]));
+  return priority_.compute(priority_input(
+      s, j, k, priority_.flags(), tree_, tree_index_[static_cast<std::size_t>(j.assoc)], priced_size(ji, k)));
 }
 
 PriorityFactors SlurmPolicy::factors_with(const PriorityModel& model, const sim::SimState& s,
                                           std::uint32_t ji, std::size_t k) const {
   const auto& j = s.jobs[ji];
-  return model.compute(
-      priority_input(s, j, k, model.flags(), tree_, tree_index_[static_cast<std::size_t>(j.assoc)]));
+  return model.compute(priority_input(s, j, k, model.flags(), tree_,
+                                      tree_index_[static_cast<std::size_t>(j.assoc)], priced_size(ji, k)));
 }
 
 PriorityFactors SlurmPolicy::factors_at(const sim::SimState& s, std::uint32_t ji, std::size_t k,
                                         Seconds at) const {
   const auto& j = s.jobs[ji];
-  auto in = priority_input(s, j, k, priority_.flags(), tree_, tree_index_[static_cast<std::size_t>(j.assoc)]);
+  auto in = priority_input(s, j, k, priority_.flags(), tree_, tree_index_[static_cast<std::size_t>(j.assoc)],
+                           priced_size(ji, k));
   in.now = at;
   in.accrue_time = job_accrue_time(priority_.flags(), s, j, at);
   return priority_.compute(in);
@@ -188,7 +192,7 @@ void SlurmPolicy::set_priority(sim::SimState& s, std::uint32_t ji) {
   }
   j.priority = 0;
   for (std::size_t k = 0; k < count; ++k) {
-    const auto in = priority_input(s, j, k, priority_.flags(), tree_, ti);
+    const auto in = priority_input(s, j, k, priority_.flags(), tree_, ti, j.size_cpus);
     const auto f = priority_.compute(in);
     auto& e = entries_[at + k];
     e.terms = PriorityModel::static_terms(f, in);
@@ -199,11 +203,57 @@ void SlurmPolicy::set_priority(sim::SimState& s, std::uint32_t ji) {
     e.k = static_cast<std::uint16_t>(k);
     e.count = static_cast<std::uint16_t>(count);
     e.priority = f.priority;
+    e.size_cpus = j.size_cpus;
     e.queued = false;
     e.age_final = false;
     j.part_priority[k] = f.priority;
     j.priority = std::max(j.priority, f.priority);
   }
+}
+
+std::uint32_t SlurmPolicy::priced_size(std::uint32_t ji, std::size_t k) const {
+  const auto at = ji < entries_at_.size() ? entries_at_[ji] : kNoEntries;
+  return at == kNoEntries ? 0 : entries_[at + k].size_cpus;
+}
+
+void SlurmPolicy::apply_sizes(sim::SimState& s) {
+  for (const auto ji : resized_) {
+    const auto& j = s.jobs[ji];
+    if (entries_at_[ji] == kNoEntries || j.state != sim::SimJobState::kPending) continue;
+    auto* e = &entries_[entries_at_[ji]];
+    for (std::size_t k = 0, n = j.partitions.size(); k < n; ++k) {
+      if (e[k].size_cpus == j.size_cpus) continue;
+      PriorityInput in;
+      in.min_nodes = j.request.min_nodes;
+      in.cpu_count = j.size_cpus > 0 ? j.size_cpus : j.request.total_cpus;
+      in.time_limit = j.time_limit;
+      in.partition = j.partitions[k];
+      e[k].terms.job_size = priority_.weighted_job_size(in);
+      e[k].size_cpus = j.size_cpus;
+      e[k].age_final = false;
+    }
+  }
+  resized_.clear();
+}
+
+std::uint32_t SlurmPolicy::idle_size_cpus(const sim::SimState& s, const sim::SimJob& j) {
+  // Cached per partition and request while every node is in service (the selection reads nothing
+  // else of the cluster then).
+  const bool cacheable = s.cluster.out_of_service() == 0;
+  for (const auto p : j.partitions) {
+    IdleKey key{p, j.request};
+    if (cacheable)
+      if (const auto it = idle_cpus_.find(key); it != idle_cpus_.end()) {
+        if (it->second > 0) return it->second;
+        continue;
+      }
+    std::uint32_t cpus = 0;
+    if (const auto alloc = select_when_idle(s.cluster, j.request, s.partition_nodes[p], {}))
+      for (const auto& a : *alloc) cpus += a.cpus;
+    if (cacheable) idle_cpus_.emplace(std::move(key), cpus);
+    if (cpus > 0) return cpus;
+  }
+  return 0;
 }
 
 void SlurmPolicy::update_priority(sim::SimState& s, std::uint32_t ji) {
@@ -226,6 +276,7 @@ void SlurmPolicy::update_priority(sim::SimState& s, std::uint32_t ji) {
 }
 
 void SlurmPolicy::recalculate_queued(sim::SimState& s) {
+  apply_sizes(s);
   // Fair-share factors now, and whether each moved since the last recalculation.
   const auto& nodes = tree_.nodes();
   if (fs_now_.size() != nodes.size()) {
@@ -280,6 +331,12 @@ void SlurmPolicy::on_submit(sim::SimState& s, std::uint32_t job) {
   accrue_wait(s, job);
   if (j.past_runs.empty() || !options_.requeue_keeps_priority) {
     set_priority(s, job);
+    // slurmctld computes the priority, then tests the job on idle nodes (select_nodes, test_only):
+    // that test's CPUs count from the next recalculation on.
+    if (j.past_runs.empty() && priority_.sizes_jobs()) {
+      s.jobs[job].size_cpus = idle_size_cpus(s, j);
+      resized_.push_back(job);
+    }
     return;
   }
   // Requeued: slurmctld does not recompute the priority then, so the job keeps the one (and the
@@ -481,6 +538,8 @@ std::optional<SlurmPolicy::BackfillCycle> SlurmPolicy::backfill_pass(sim::SimSta
   if (site_.scheduler.scheduler_type != "sched/backfill") return std::nullopt;
   count_accrue(s);
   last_backfill_ = backfill_.run(s, launcher, sorted_queue(s), &profiles_);
+  if (priority_.sizes_jobs())
+    resized_.insert(resized_.end(), last_backfill_.sized.begin(), last_backfill_.sized.end());
   return BackfillCycle{backfill_.cost_model().duration(site_.scheduler.params, last_backfill_.tested),
                        last_backfill_.updated_jobs};
 }

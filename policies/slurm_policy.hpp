@@ -2,6 +2,8 @@
 // Slurm's scheduling as one policy for the controller: multifactor priority, fair-share usage with
 // decay (Fair Tree or classic), QOS/partition limits, the main scheduling pass and sched/backfill.
 // Preemption plugs in here as it is built.
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "policies/assoc_tree.hpp"
@@ -74,6 +76,14 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   void set_priority(sim::SimState& state, std::uint32_t job);
   /// Recalculation of one job from its cached static terms (age and fair-share move).
   void update_priority(sim::SimState& state, std::uint32_t job);
+  /// The size CPUs the priority of the job's k-th partition was last computed with (0: the request's).
+  std::uint32_t priced_size(std::uint32_t job, std::size_t k) const;
+  /// At a recalculation: the job size terms of the jobs whose SimJob::size_cpus moved since the last
+  /// one (resized_) are computed again.
+  void apply_sizes(sim::SimState& state);
+  /// The CPUs node selection gives the job on idle nodes (in the first of its partitions where it
+  /// fits; 0: none, or no job size weight).
+  std::uint32_t idle_size_cpus(const sim::SimState& state, const sim::SimJob& job);
   /// Recalculation of every queued job at a decay tick (the same arithmetic as update_priority).
   void recalculate_queued(sim::SimState& state);
   /// Accrue limits: counts the jobs that may accrue age now (build_job_queue), at each pass's start.
@@ -113,11 +123,12 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
     Seconds eligible = 0;        // what its age runs from: eligible time, or accrue time under accrue limits
     AssocIndex tree = kNoAssoc;  // where its fair-share factor is read
     std::uint32_t job = 0;
-    std::uint32_t priority = 0;  // last computed (= SimJob::part_priority[k])
-    std::uint16_t k = 0;         // index into SimJob::partitions
-    std::uint16_t count = 0;     // the job's partitions (its entries are contiguous)
-    bool queued = false;         // in SimState::pending: recalculated at every tick
-    bool age_final = false;      // its age factor cannot change any more (PriorityModel::age_final)
+    std::uint32_t priority = 0;   // last computed (= SimJob::part_priority[k])
+    std::uint32_t size_cpus = 0;  // SimJob::size_cpus its job size term was computed with
+    std::uint16_t k = 0;          // index into SimJob::partitions
+    std::uint16_t count = 0;      // the job's partitions (its entries are contiguous)
+    bool queued = false;          // in SimState::pending: recalculated at every tick
+    bool age_final = false;       // its age factor cannot change any more (PriorityModel::age_final)
   };
   // A job's entries are contiguous from entries_at_[job]; ranges of started jobs are reused
   // (free_entries_, by length).
@@ -134,6 +145,20 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   std::vector<std::uint32_t> queue_counts_;  // records of queue_ per partition (for the main pass)
   std::vector<std::size_t> descents_;        // scratch: out-of-order neighbours after a refresh
   UnsettledJobs unsettled_;                  // pending jobs whose reason may be None or Resources
+  // idle_size_cpus per (partition, request): what node selection gives on idle nodes.
+  struct IdleKey {
+    std::uint16_t partition;
+    sim::NodeRequest request;
+    auto tie() const {
+      const auto& r = request;
+      return std::tie(partition, r.min_nodes, r.max_nodes, r.total_cpus, r.cpus_per_task, r.cpus_per_node,
+                      r.mem_per_node_mb, r.mem_per_cpu_mb, r.gres_per_node, r.gres_mem_floor_mb, r.exclusive,
+                      r.features);
+    }
+    bool operator<(const IdleKey& o) const { return tie() < o.tie(); }
+  };
+  std::map<IdleKey, std::uint32_t> idle_cpus_;
+  std::vector<std::uint32_t> resized_;  // jobs whose SimJob::size_cpus moved since the last recalculation
 };
 
 }  // namespace slurmtwin::policies

@@ -524,6 +524,7 @@ void Controller::requeue(std::uint32_t job) {
   ++j.restarts;
   j.alloc.clear();
   j.alloc_cpus = 0;
+  j.size_cpus = 0;  // job_requeue clears total_cpus
   j.start = j.end = kUnsetTime;
   j.started_by = SchedulerPass::kUnknown;
   j.end_state = JobState::kUnknown;

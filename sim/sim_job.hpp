@@ -182,6 +182,11 @@ struct SimJob {
   JobState end_state = JobState::kUnknown;
   std::vector<NodeAlloc> alloc;
   std::uint32_t alloc_cpus = 0;
+  // slurmctld's job_ptr->total_cpus while pending: the CPUs of the last allocation its node selection
+  // found (the test on idle nodes at submit, a backfill plan): whole nodes for --exclusive, whole cores
+  // under CR_Core with threads. The job size priority factor counts these; 0 (none yet, or requeued):
+  // the request's CPUs.
+  std::uint32_t size_cpus = 0;
   double billing = 0;                 // billable TRES, cached at start
   Seconds last_charged = kUnsetTime;  // usage charged up to here
   std::string reject_reason;

@@ -260,6 +260,41 @@ TEST_CASE("a requeued job keeps the priority of its last recalculation until the
     if (row.job_id == 1) CHECK(row.age == 0.0);
 }
 
+TEST_CASE("the job size factor of a pending --exclusive job counts whole nodes after the next decay run") {
+  // Real Slurm 22.05 (scenario 37): slurmctld computes a job's priority at submit from its request's
+  // CPUs, then tests it on idle nodes (select_nodes, test_only), which sets job_ptr->total_cpus to the
+  // CPUs of that allocation: whole nodes for --exclusive. The job size factor counts total_cpus from
+  // the next recalculation on (sprio: 0.25 for -n2 --exclusive on 4 nodes x 8 CPUs, where the request
+  // gives 0.15625). 4 x 8 CPUs; J1 takes all 32 CPUs for 200 s; J2 (-N1 -n2 --exclusive) and J3
+  // (-N1 -n2) are submitted at 10 and pend; decay runs every 60 s. PriorityFavorSmall=NO:
+  // factor = (min_nodes / 4 + cpus / 32) / 2.
+  auto site = small_site(4, 8);
+  site.scheduler.calc_period = 60;
+  site.scheduler.weight_job_size = 1000;
+  auto trace = make_trace({{0, 4, 32, 200}, {10, 1, 2, 50}, {10, 1, 2, 50}});
+  trace.jobs[1].exclusive = true;
+  experiments::ReplayOptions o;
+  o.check_invariants = true;
+  o.sample_at = {kT0 + 30, kT0 + 70};  // before and after the decay run at 60
+  const auto r = experiments::run_replay(site, trace, o);
+  REQUIRE(r.samples.size() == 2);
+  const auto size_of = [&](std::size_t i, std::uint64_t id) {
+    for (const auto& row : r.samples[i].jobs)
+      if (row.job_id == id)
+        return std::optional<std::pair<double, std::uint32_t>>({row.job_size, row.priority});
+    return std::optional<std::pair<double, std::uint32_t>>();
+  };
+  for (std::size_t i = 0; i < 2; ++i) REQUIRE((size_of(i, 2) && size_of(i, 3)));
+  CHECK(size_of(0, 2)->first == doctest::Approx((1.0 / 4 + 2.0 / 32) / 2));  // as computed at submit
+  CHECK(size_of(0, 2)->second == 156);
+  CHECK(size_of(1, 2)->first == doctest::Approx((1.0 / 4 + 8.0 / 32) / 2));  // the whole node's 8 CPUs
+  CHECK(size_of(1, 2)->second == 250);
+  CHECK(size_of(1, 3)->first == doctest::Approx((1.0 / 4 + 2.0 / 32) / 2));  // shares its node: 2 CPUs
+  CHECK(size_of(1, 3)->second == 156);
+  CHECK(r.state->jobs[1].start - kT0 == 203);  // J2 first (higher priority), J3 beside it on another node
+  CHECK(r.state->jobs[1].alloc_cpus == 8);
+}
+
 TEST_CASE("a time-limit check after the decay run of the same second: the last slice is not decayed") {
   // Real Slurm 22.05 (scenario 10): a decay run and a time-limit check fell in the same second; their
   // threads' sub-second phases drift, so either may come first, and the timed-out job's last usage

@@ -115,7 +115,7 @@ oracle-report: build
 # run1 (the real-vs-real spread) and the simulator; exit status 1 when one is not accepted. Prints
 # "SKIPPED: <reason>" and succeeds where the machine cannot run real Slurm (tests/oracle/ci.sh). Only
 # scenarios accepted in docs/fidelity.md belong here; time measured there ("Live check").
-ORACLE_CI_SCENARIOS ?= 07_preempt_qos_cancel 08_preempt_suspend 09_limits 11_dependencies 12_node_select 13_assoc_limits 14_qos_user_limits 16_impossible 17_site_files 18_outages_reservations 19_topology 20_one_node_fit 22_node_order 23_cons_res_topology 25_max_mem 26_def_per_gpu 29_partition_qos
+ORACLE_CI_SCENARIOS ?= 07_preempt_qos_cancel 08_preempt_suspend 09_limits 11_dependencies 12_node_select 13_assoc_limits 14_qos_user_limits 16_impossible 17_site_files 18_outages_reservations 19_topology 20_one_node_fit 22_node_order 23_cons_res_topology 25_max_mem 26_def_per_gpu 29_partition_qos 37_exclusive_nice_begin
 oracle-ci: build
 	@bash tests/oracle/ci.sh $(BUILD) $(ORACLE_CI_SCENARIOS)
 

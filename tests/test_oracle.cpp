@@ -588,6 +588,26 @@ TEST_CASE("scenario jobs.csv: --exclusive, --nice and --begin (scenario 37)") {
   has(jobs_csv_error(head + "9,u1,a1,b,normal,2,1,10,,,5\n"), "jobs.csv:2: begin_s: before the job's offset");
 }
 
+TEST_CASE("scenario jobs.csv: cpus_per_task is -c, the job asks tasks x CPUs per task (scenario 38)") {
+  const auto dir = testing::scratch_dir("oracle_jobs_cpus_per_task");
+  const std::string head = "offset,user,account,partition,qos,nodes,cpus,cpus_per_task,limit_min,runtime_s\n";
+  const auto jobs = experiments::read_scenario_jobs(
+      write_text(dir, "jobs.csv", head + "0,u1,a1,batch,normal,,2,3,1,10\n1,u1,a1,batch,normal,1,4,,1,10\n"));
+  REQUIRE(jobs.size() == 2);
+  CHECK(jobs[0].cpus == 2);
+  CHECK(jobs[0].cpus_per_task == 3);
+  CHECK(jobs[1].cpus_per_task == 1);  // not given
+  Trace trace;
+  const auto r0 = experiments::scenario_job_request(jobs[0], trace);
+  CHECK(r0.tasks == 2);
+  CHECK(r0.cpus_per_task == 3);
+  CHECK(r0.req_cpus == 6);
+  CHECK(jobs_csv_error(head + "0,u1,a1,b,normal,,2,0,1,10\n").find("jobs.csv:2: cpus_per_task:") !=
+        std::string::npos);
+  CHECK(jobs_csv_error(head + "0,u1,a1,b,normal,,1000,2000,1,10\n")
+            .find("jobs.csv:2: cpus: more than a million") != std::string::npos);
+}
+
 TEST_CASE("scenario jobs.csv: a bad value names file, line and column") {
   const std::string head =
       "offset,user,account,partition,qos,nodes,cpus,ntasks_per_node,mem_mb,mem_per_cpu_mb,gres,"

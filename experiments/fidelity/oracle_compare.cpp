@@ -244,10 +244,28 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
     return false;
   };
   if (!next()) throw InputError(path, 1, "header", "empty scenario");
-  static const std::set<std::string> kColumns = {
-      "offset",          "user",     "account",        "partition", "qos",       "nodes", "cpus",
-      "ntasks_per_node", "mem_mb",   "mem_per_cpu_mb", "limit_min", "runtime_s", "gres",  "constraint",
-      "dependency",      "cancel_s", "reservation",    "array",     "exclusive", "nice",  "begin_s"};
+  static const std::set<std::string> kColumns = {"offset",
+                                                 "user",
+                                                 "account",
+                                                 "partition",
+                                                 "qos",
+                                                 "nodes",
+                                                 "cpus",
+                                                 "cpus_per_task",
+                                                 "ntasks_per_node",
+                                                 "mem_mb",
+                                                 "mem_per_cpu_mb",
+                                                 "limit_min",
+                                                 "runtime_s",
+                                                 "gres",
+                                                 "constraint",
+                                                 "dependency",
+                                                 "cancel_s",
+                                                 "reservation",
+                                                 "array",
+                                                 "exclusive",
+                                                 "nice",
+                                                 "begin_s"};
   {
     std::set<std::string> seen;
     for (const auto& name : r.fields) {
@@ -263,11 +281,11 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
              c_cpus = header.require("cpus", path, r.line), c_lim = header.require("limit_min", path, r.line),
              c_run = header.require("runtime_s", path, r.line);
   const auto c_nodes = header.find("nodes"), c_tpn = header.find("ntasks_per_node"),
-             c_mem = header.find("mem_mb"), c_mpc = header.find("mem_per_cpu_mb"),
-             c_gres = header.find("gres"), c_cons = header.find("constraint"),
-             c_dep = header.find("dependency"), c_cancel = header.find("cancel_s"),
-             c_resv = header.find("reservation"), c_array = header.find("array"),
-             c_excl = header.find("exclusive"), c_nice = header.find("nice"),
+             c_cpt = header.find("cpus_per_task"), c_mem = header.find("mem_mb"),
+             c_mpc = header.find("mem_per_cpu_mb"), c_gres = header.find("gres"),
+             c_cons = header.find("constraint"), c_dep = header.find("dependency"),
+             c_cancel = header.find("cancel_s"), c_resv = header.find("reservation"),
+             c_array = header.find("array"), c_excl = header.find("exclusive"), c_nice = header.find("nice"),
              c_begin = header.find("begin_s");
   // An optional column's cell, trimmed; empty when the column or the cell is absent.
   const auto cell = [&](std::optional<std::size_t> c) {
@@ -309,8 +327,11 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
     } else {
       throw InputError(path, r.line, "cpus", "empty (allowed only with nodes and ntasks_per_node)");
     }
-    if (j.nodes > kMaxCount || j.tasks_per_node > kMaxCount || j.cpus > kMaxCount)
-      throw InputError(path, r.line, "cpus", "more than a million nodes or tasks");
+    if (const auto v = cell(c_cpt); !v.empty())
+      j.cpus_per_task = static_cast<std::uint32_t>(number(v, "cpus_per_task", 1));
+    if (j.nodes > kMaxCount || j.tasks_per_node > kMaxCount ||
+        static_cast<std::int64_t>(j.cpus) * j.cpus_per_task > kMaxCount)
+      throw InputError(path, r.line, "cpus", "more than a million nodes or CPUs");
     if (j.nodes > 0 && j.cpus < j.nodes) throw InputError(path, r.line, "cpus", "needs cpus >= nodes");
     const auto mem = cell(c_mem), mpc = cell(c_mpc);
     if (!mem.empty() && !mpc.empty())
@@ -675,7 +696,8 @@ JobRecord scenario_job_request(const ScenarioJob& j, Trace& trace) {
   rec.nodes = j.nodes;  // 0: no -N, the scheduler decides
   rec.tasks = j.cpus;
   rec.tasks_per_node = j.tasks_per_node;
-  rec.req_cpus = j.cpus;
+  rec.cpus_per_task = j.cpus_per_task;
+  rec.req_cpus = j.cpus * j.cpus_per_task;
   rec.mem_mb = j.mem_mb;  // -1: no memory option
   rec.mem_per_cpu = j.mem_per_cpu;
   rec.gres = j.gres;

@@ -30,9 +30,10 @@ struct ScenarioJob {
   Seconds offset = 0;            // submit offset after the trace start, s
   std::string user, account, partition, qos;
   std::uint32_t nodes = 0;           // -N; 0: not given (empty cell or no column)
-  std::uint32_t cpus = 1;            // -n, one CPU per task (nodes * tasks_per_node when -n was not given)
+  std::uint32_t cpus = 1;            // -n, tasks (nodes * tasks_per_node when -n was not given)
   bool cpus_given = true;            // false: the cpus cell was empty, -n was not passed
   std::uint32_t tasks_per_node = 0;  // --ntasks-per-node; 0: not given
+  std::uint32_t cpus_per_task = 1;   // -c (cpus_per_task column); 1: not given
   std::int64_t mem_mb = -1;          // --mem (MB per node) or --mem-per-cpu (MB per CPU); -1: neither
   bool mem_per_cpu = false;          // mem_mb is --mem-per-cpu
   std::vector<GresRequest> gres;     // --gres (per node), at most one entry
@@ -49,7 +50,7 @@ struct ScenarioJob {
 
 /// Reads a scenario jobs.csv. Columns are found by the header's names, in any order (the format is
 /// documented at the top of tests/oracle/oracle.sh): offset, user, account, partition, qos, cpus,
-/// limit_min, runtime_s are required; nodes, ntasks_per_node, mem_mb, mem_per_cpu_mb, gres,
+/// limit_min, runtime_s are required; nodes, ntasks_per_node, cpus_per_task, mem_mb, mem_per_cpu_mb, gres,
 /// constraint, dependency, cancel_s, reservation, array, exclusive, nice, begin_s are optional, and an empty
 /// cell means the option was not given. An array line gives one job per task. Lines starting with # are
 /// skipped (as the harness does). Unknown columns, quoted fields and bad fields throw InputError naming file,

@@ -32,6 +32,7 @@
 #   runtime_s        what the job sleeps, s                                       (required)
 #   nodes            node count -> -N; an empty cell (or no column): no -N
 #   ntasks_per_node  -> --ntasks-per-node (empty: not given)
+#   cpus_per_task    -> -c (CPUs per task; the job asks cpus x cpus_per_task CPUs); empty: not given
 #   mem_mb           MB per node -> --mem=NM; mem_per_cpu_mb: MB per CPU -> --mem-per-cpu=NM; at
 #                    most one of the two in a line, both empty: no memory option
 #   gres             one GRES request, name[:type]:count per node -> --gres= (e.g. gpu:1)
@@ -294,7 +295,7 @@ check_nodes_conf() {
 # read_jobs JOBS_CSV: checks a scenario's jobs.csv (its columns by the header's names) and fills
 # JOB_OFF, JOB_USER, JOB_RUNTIME, JOB_DEP, JOB_CANCEL (cancel_s, empty: none), JOB_BEGIN (begin_s,
 # empty: none) and JOB_OPTS (sbatch options, one word each) per job.
-JOB_COLUMNS=" offset user account partition qos nodes cpus ntasks_per_node mem_mb mem_per_cpu_mb limit_min runtime_s gres constraint dependency cancel_s reservation array exclusive nice begin_s "
+JOB_COLUMNS=" offset user account partition qos nodes cpus ntasks_per_node cpus_per_task mem_mb mem_per_cpu_mb limit_min runtime_s gres constraint dependency cancel_s reservation array exclusive nice begin_s "
 read_jobs() {
   local f=$1 line lno=0 c k
   local -A col=()
@@ -331,13 +332,14 @@ read_jobs() {
       done
       continue
     fi
-    local off user acct part qos nodes cpus tpn mem mpc limit runtime gres cons dep cancel resv array excl nice begin
+    local off user acct part qos nodes cpus tpn cpt mem mpc limit runtime gres cons dep cancel resv array excl nice begin
     cell off offset; cell user user; cell acct account; cell part partition; cell qos qos
-    cell nodes nodes; cell cpus cpus; cell tpn ntasks_per_node; cell mem mem_mb; cell mpc mem_per_cpu_mb
+    cell nodes nodes; cell cpus cpus; cell tpn ntasks_per_node; cell cpt cpus_per_task; cell mem mem_mb
+    cell mpc mem_per_cpu_mb
     cell limit limit_min; cell runtime runtime_s; cell gres gres; cell cons constraint; cell dep dependency
     cell cancel cancel_s; cell resv reservation; cell array array; cell excl exclusive; cell nice nice
     cell begin begin_s
-    for c in off user acct part qos nodes cpus tpn mem mpc limit runtime gres cons dep cancel resv array excl nice begin; do
+    for c in off user acct part qos nodes cpus tpn cpt mem mpc limit runtime gres cons dep cancel resv array excl nice begin; do
       [[ ${!c} != *[[:space:]]* ]] || bad "$c" "no blanks inside a field"
     done
     uint "$off" offset 0
@@ -345,6 +347,7 @@ read_jobs() {
     local opts="-A $acct -p $part -q $qos"
     [[ -z $nodes ]] || { uint "$nodes" nodes 1; opts+=" -N $nodes"; }
     [[ -z $tpn ]] || { uint "$tpn" ntasks_per_node 1; opts+=" --ntasks-per-node=$tpn"; }
+    [[ -z $cpt ]] || { uint "$cpt" cpus_per_task 1; opts+=" -c $cpt"; }
     if [[ -n $cpus ]]; then
       uint "$cpus" cpus 1
       [[ -z $nodes ]] || ((cpus >= nodes)) || bad cpus "needs cpus >= nodes"

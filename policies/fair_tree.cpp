@@ -129,13 +129,40 @@ void compute_fair_tree(AssocTree& tree, TieMode mode) {
   ranker.visit(tree.children(tree.root()), /*tied_in=*/false);
 }
 
-void compute_classic_fair_share(AssocTree& tree, std::uint32_t dampening, bool depth_oblivious) {
+namespace {
+
+/// `_set_assoc_usage_efctv` for node i (its fs-parent's usage_efctv already set).
+void classic_usage_efctv(AssocTree& tree, AssocIndex i, bool depth_oblivious) {
+  AssocNode& n = tree.node(i);
+  const AssocNode& p = tree.node(n.fs_parent);
+  if (n.fs_parent == tree.root()) {
+    n.usage_efctv = n.usage_norm;
+  } else if (n.shares_parent) {  // NOLINT(bugprone-branch-clone): Slurm's two cases, as its code has them
+    n.usage_efctv = p.usage_efctv;
+  } else if (depth_oblivious) {
+    n.usage_efctv = depth_oblivious_usage_efctv(tree, i);
+  } else if (n.level_shares == 0) {  // NOLINT(bugprone-branch-clone): Slurm's two cases, as its code has them
+    n.usage_efctv = p.usage_efctv;
+  } else {
+    n.usage_efctv = n.usage_norm + (p.usage_efctv - n.usage_norm) * static_cast<double>(n.shares_raw) /
+                                       static_cast<double>(n.level_shares);
+  }
+}
+
+/// `set_assoc_usage_norm`: usage_raw / root usage_raw, at most 1.
+void classic_usage_norm(AssocTree& tree, AssocIndex i) {
+  const double root_usage = tree.node(tree.root()).usage_raw;
+  AssocNode& n = tree.node(i);
+  n.usage_norm = root_usage > 0.0 ? std::min(1.0, n.usage_raw / root_usage) : 0.0;
+}
+
+}  // namespace
+
+void classic_accounts(AssocTree& tree, bool depth_oblivious) {
   const AssocIndex root = tree.root();
-  const double root_usage = tree.node(root).usage_raw;
-  // shares_norm (`_normalize_assoc_shares_traditional`) and usage_norm (`set_assoc_usage_norm`).
+  // shares_norm (`_normalize_assoc_shares_traditional`) of every association.
   for (AssocIndex i : tree.top_down()) {
     AssocNode& n = tree.node(i);
-    n.usage_norm = root_usage > 0.0 ? std::min(1.0, n.usage_raw / root_usage) : 0.0;
     if (n.shares_parent && n.fs_parent != kNoAssoc) {
       n.shares_norm = tree.node(n.fs_parent).shares_norm;  // fs-parent precedes in top_down()
       continue;
@@ -152,34 +179,48 @@ void compute_classic_fair_share(AssocTree& tree, std::uint32_t dampening, bool d
     }
     n.shares_norm = s;
   }
-  // usage_efctv top-down (`_set_assoc_usage_efctv`); root's is 1.0 (plugin init).
+  // Accounts' usage, pre-order (`_set_children_usage_efctv`); root's usage_efctv is 1.0 (plugin init).
+  // Each account's usage_norm is set just before its usage_efctv, so a depth-oblivious account reads
+  // its siblings' as they are then: new for those before it, from the last run for those after.
+  // Siblings go in slurmdbd's order, the reverse of their creation (real Slurm 22.05, scenario 40:
+  // a2 before a1).
+  classic_usage_norm(tree, root);
   tree.node(root).usage_efctv = 1.0;
-  for (AssocIndex i : tree.top_down()) {
-    if (i == root) continue;
-    AssocNode& n = tree.node(i);
-    const AssocNode& p = tree.node(n.fs_parent);
-    if (n.fs_parent == root) {
-      n.usage_efctv = n.usage_norm;
-    } else if (n.shares_parent) {  // NOLINT(bugprone-branch-clone): Slurm's two cases, as its code has them
-      n.usage_efctv = p.usage_efctv;
-    } else if (depth_oblivious) {
-      n.usage_efctv = depth_oblivious_usage_efctv(tree, i);
-    } else if (n.level_shares ==
-               0) {  // NOLINT(bugprone-branch-clone): Slurm's two cases, as its code has them
-      n.usage_efctv = p.usage_efctv;
-    } else {
-      n.usage_efctv = n.usage_norm + (p.usage_efctv - n.usage_norm) * static_cast<double>(n.shares_raw) /
-                                         static_cast<double>(n.level_shares);
+  const auto visit = [&](auto&& self, AssocIndex i) -> void {
+    const auto& kids = tree.children(i);
+    for (std::size_t k = kids.size(); k-- > 0;) {
+      const AssocIndex c = kids[k];
+      if (tree.node(c).is_user) continue;
+      classic_usage_norm(tree, c);
+      classic_usage_efctv(tree, c, depth_oblivious);
+      self(self, c);
     }
-  }
-  // fs_factor (`priority_p_calc_fs_factor` on the job's association, or its fs-parent for
-  // Fairshare=parent).
+  };
+  visit(visit, root);
+}
+
+void classic_user(AssocTree& tree, AssocIndex user, bool depth_oblivious) {
+  classic_usage_norm(tree, user);
+  classic_usage_efctv(tree, user, depth_oblivious);
+}
+
+void classic_fs_factors(AssocTree& tree, std::uint32_t dampening) {
+  // `priority_p_calc_fs_factor` on the job's association, or its fs-parent for Fairshare=parent.
   const double damp = static_cast<double>(std::max<std::uint32_t>(dampening, 1));
   for (AssocIndex i : tree.top_down()) {
     AssocNode& n = tree.node(i);
     const AssocNode& f = (n.shares_parent && n.fs_parent != kNoAssoc) ? tree.node(n.fs_parent) : n;
     n.fs_factor = f.shares_norm <= 0.0 ? 0.0 : std::pow(2.0, -((f.usage_efctv / f.shares_norm) / damp));
   }
+}
+
+void compute_classic_fair_share(AssocTree& tree, std::uint32_t dampening, bool depth_oblivious) {
+  classic_accounts(tree, depth_oblivious);
+  for (AssocIndex i : tree.top_down())
+    if (tree.node(i).is_user) classic_usage_norm(tree, i);
+  for (AssocIndex i : tree.top_down())
+    if (tree.node(i).is_user) classic_usage_efctv(tree, i, depth_oblivious);
+  classic_fs_factors(tree, dampening);
 }
 
 }  // namespace slurmtwin::policies

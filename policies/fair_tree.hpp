@@ -26,5 +26,14 @@ void compute_fair_tree(AssocTree& tree, TieMode mode = TieMode::kCode);
 /// ≤ 1), usage_efctv (top-down, §2.7) and fs_factor = 2^(-(usage_efctv/shares_norm)/dampening)
 /// (0 when shares_norm is 0); a Fairshare=parent association uses its fs-parent's values.
 void compute_classic_fair_share(AssocTree& tree, std::uint32_t dampening, bool depth_oblivious);
+/// compute_classic_fair_share in the steps slurmctld's decay thread takes (real Slurm 22.05, scenario
+/// 39). At the start of a run, before it decays and charges anything: every association's shares_norm
+/// and every account's usage_norm and usage_efctv (`_set_children_usage_efctv`).
+void classic_accounts(AssocTree& tree, bool depth_oblivious);
+/// A user's usage_norm and usage_efctv from the usage now, against its fs-parent's usage_efctv
+/// (slurmctld computes them when a job of the user first needs them after the start of a run).
+void classic_user(AssocTree& tree, AssocIndex user, bool depth_oblivious);
+/// Every association's fs_factor from its (or its fs-parent's, for Fairshare=parent) usage_efctv.
+void classic_fs_factors(AssocTree& tree, std::uint32_t dampening);
 
 }  // namespace slurmtwin::policies

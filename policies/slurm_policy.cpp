@@ -480,26 +480,60 @@ void SlurmPolicy::decay_tick(sim::SimState& s) {
     reset_usage(tree_, qos_usage_);
     reset_tres_minutes(s);
   }
+  // Classic fair share: accounts' usage from before this run decays and charges anything; each
+  // user's once a job of it needs it (fair_tree.hpp).
+  const bool classic = !priority_.flags().fair_tree;
+  const bool oblivious = priority_.flags().depth_oblivious;
+  if (classic) {
+    classic_accounts(tree_, oblivious);
+    user_fresh_.assign(tree_.nodes().size(), 0);
+  }
   if (last_decay_ != kUnsetTime && t > last_decay_) {
     decay_.decay(tree_, qos_usage_, t - last_decay_);
     decay_tres_minutes(s, decay_.factor(t - last_decay_));
     // Running and suspended jobs: slurmctld's decay thread charges every job that has started and is
     // not pending or finished, so a suspended job keeps accruing usage (spec §2.6, §7.6).
-    for (const auto* jobs : {&s.running, &s.suspended})
-      for (auto ji : *jobs) {
+    const auto charge = [&](std::uint32_t ji) {
+      const auto& j = s.jobs[ji];
+      if (tree_index_[static_cast<std::size_t>(j.assoc)] == kNoAssoc) return;
+      const auto c = decay_.charge_slice(tree_, qos_usage_, charged(s, j), last_decay_, t, /*at_end=*/false);
+      charge_tres_minutes(s, j, last_decay_, t, c.wall, c.wall_nodecay);
+    };
+    if (!classic) {
+      for (const auto* jobs : {&s.running, &s.suspended})
+        for (auto ji : *jobs) charge(ji);
+    } else {
+      // In the job list's order (creation: job ids ascending), a running job is charged where the list
+      // reaches it, and a pending job's user gets its usage from the usage then, before the jobs after
+      // it are charged (decay_apply_new_usage, then _get_fairshare_priority).
+      list_order_.clear();
+      for (const auto* jobs : {&s.running, &s.suspended, &s.pending})
+        list_order_.insert(list_order_.end(), jobs->begin(), jobs->end());
+      std::sort(list_order_.begin(), list_order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return std::tie(s.jobs[a].id, s.jobs[a].array_task) < std::tie(s.jobs[b].id, s.jobs[b].array_task);
+      });
+      for (const auto ji : list_order_) {
         const auto& j = s.jobs[ji];
-        if (tree_index_[static_cast<std::size_t>(j.assoc)] == kNoAssoc) continue;
-        const auto c =
-            decay_.charge_slice(tree_, qos_usage_, charged(s, j), last_decay_, t, /*at_end=*/false);
-        charge_tres_minutes(s, j, last_decay_, t, c.wall, c.wall_nodecay);
+        if (j.state != sim::SimJobState::kPending) {
+          charge(ji);
+          continue;
+        }
+        const auto ti = tree_index_[static_cast<std::size_t>(j.assoc)];
+        if (ti == kNoAssoc || user_fresh_[ti] != 0) continue;
+        classic_user(tree_, ti, oblivious);
+        user_fresh_[ti] = 1;
       }
+    }
     find_limit_kills(s);
   }
-  if (priority_.flags().fair_tree)
+  if (classic) {
+    // Users no job needed yet: from the usage now (sshare or the next submit would compute them so).
+    for (const auto ti : tree_.top_down())
+      if (tree_.node(ti).is_user && user_fresh_[ti] == 0) classic_user(tree_, ti, oblivious);
+    classic_fs_factors(tree_, site_.scheduler.fairshare_dampening_factor);
+  } else {
     compute_fair_tree(tree_, options_.fair_tree_ties);
-  else
-    compute_classic_fair_share(tree_, site_.scheduler.fairshare_dampening_factor,
-                               priority_.flags().depth_oblivious);
+  }
   recalculate_queued(s);
   if (priority_.flags().calculate_running)
     for (auto ji : s.running) set_priority(s, ji);

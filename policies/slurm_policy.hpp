@@ -149,16 +149,17 @@ class SlurmPolicy final : public sim::SchedulingPolicy {
   struct IdleKey {
     std::uint16_t partition;
     sim::NodeRequest request;
-    auto tie() const {
-      const auto& r = request;
-      return std::tie(partition, r.min_nodes, r.max_nodes, r.total_cpus, r.cpus_per_task, r.cpus_per_node,
-                      r.mem_per_node_mb, r.mem_per_cpu_mb, r.gres_per_node, r.gres_mem_floor_mb, r.exclusive,
-                      r.features);
+    auto key() const {
+      return std::tuple_cat(std::tie(partition, request.min_nodes, request.max_nodes), request.shape_tie());
     }
-    bool operator<(const IdleKey& o) const { return tie() < o.tie(); }
+    bool operator<(const IdleKey& o) const { return key() < o.key(); }
   };
   std::map<IdleKey, std::uint32_t> idle_cpus_;
   std::vector<std::uint32_t> resized_;  // jobs whose SimJob::size_cpus moved since the last recalculation
+  // Classic fair share at a decay run: the jobs in slurmctld's job list order, and per tree node
+  // whether the user's usage was computed in this run.
+  std::vector<std::uint32_t> list_order_;
+  std::vector<char> user_fresh_;
 };
 
 }  // namespace slurmtwin::policies

@@ -4,6 +4,7 @@
 #include <bitset>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sim/event_queue.hpp"
@@ -109,6 +110,12 @@ struct NodeRequest {
   std::uint32_t node_bound() const {
     const std::uint32_t tasks = total_cpus / (cpus_per_task > 0 ? cpus_per_task : 1);
     return tasks > 0 && max_nodes > tasks ? (tasks > min_nodes ? tasks : min_nodes) : max_nodes;
+  }
+  /// What decides how the request uses a node (ClusterState::usable_cpus reads nothing else of it), as
+  /// a tuple of references for comparing requests.
+  auto shape_tie() const {
+    return std::tie(total_cpus, cpus_per_task, cpus_per_node, mem_per_node_mb, mem_per_cpu_mb, gres_per_node,
+                    gres_mem_floor_mb, exclusive, features);
   }
   /// The CPUs asked of one node when its usable CPUs are counted (ClusterState::usable_cpus):
   /// --ntasks-per-node's fixed count, else all the node can give (cons_tres compares nodes by what

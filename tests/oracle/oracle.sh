@@ -801,9 +801,15 @@ run() {
   local ctld_start
   ctld_start=$(grep -m1 'Running as primary controller' "$ROOT/log/slurmctld.log" | sed -E 's/^\[([^]]+)\].*/\1/')
   echo "controller_start $(date -d "$ctld_start" +%s.%3N)" >> "$out/meta.txt"
-  # Each run of the decay thread logs the Fair Tree walk from root (DebugFlags=Priority).
-  grep -E '_ft_debug: +root \(root\)' "$ROOT/log/slurmctld.log" | sed -E 's/^\[([^]]+)\].*/\1/' |
-    while read -r ts; do date -d "$ts" +%s.%3N; done > "$out/ticks.txt"
+  # Each run of the decay thread logs the Fair Tree walk from root (DebugFlags=Priority); without Fair
+  # Tree (NO_FAIR_TREE, DEPTH_OBLIVIOUS) it logs the usage of each account under root, in the same
+  # millisecond: the first line of each such group is the run.
+  local tick_re='_ft_debug: +root \(root\)'
+  grep -qE "$tick_re" "$ROOT/log/slurmctld.log" ||
+    tick_re='_priority_p_set_assoc_usage_debug: Normalized usage for account [^ ]+ off root\(root\)'
+  grep -E "$tick_re" "$ROOT/log/slurmctld.log" | sed -E 's/^\[([^]]+)\].*/\1/' |
+    while read -r ts; do date -d "$ts" +%s.%3N; done |
+    awk 'NR == 1 || $1 - last > 0.5 { print } { last = $1 }' > "$out/ticks.txt"
   grep -E 'sched: Allocate|backfill: Started|sched/backfill|preempt|Requeu|TIMEOUT|[Tt]ime limit|_slurm_rpc_submit_batch_job: |_job_complete: JobId=[0-9_()]+ done|[Rr]eservation|update_node' \
     "$ROOT/log/slurmctld.log" > "$out/slurmctld-events.log" || true
   sacct -M oracle -a -D -X -P -S "$(date -d @$((t0 - 600)) +%Y-%m-%dT%H:%M:%S)" -E now \

@@ -6,10 +6,7 @@
 namespace slurmtwin::policies {
 
 bool same_shape(const sim::NodeRequest& a, const sim::NodeRequest& b) {
-  return a.total_cpus == b.total_cpus && a.cpus_per_task == b.cpus_per_task &&
-         a.cpus_per_node == b.cpus_per_node && a.mem_per_node_mb == b.mem_per_node_mb &&
-         a.mem_per_cpu_mb == b.mem_per_cpu_mb && a.exclusive == b.exclusive && a.features == b.features &&
-         a.gres_per_node == b.gres_per_node && a.gres_mem_floor_mb == b.gres_mem_floor_mb;
+  return a.shape_tie() == b.shape_tie();
 }
 
 void ProfileCache::start(const sim::ClusterState& cluster) {

@@ -528,6 +528,27 @@ TEST_CASE("events: every option form") {
   CHECK(r.warnings.empty());
 }
 
+TEST_CASE("events: -jid gives the job id (the UB toolkit's micro-cluster traces), once per id") {
+  // jobs500.events of slurm_sim_tools' micro cluster: "-dt 0 -e submit_batch_job | -jid  1001
+  // -sim-walltime 15 --uid=user5 ..." -- every line has -jid; before it was read, all 500 were refused.
+  const std::string ev =
+      "-dt 0 -e submit_batch_job | -jid  1001 -sim-walltime 15 --uid=alice -n 12 pseudo.job\n"
+      "-dt 1 -e submit_batch_job | -jid 1002 -sim-walltime 15 --uid=alice -n 1 pseudo.job\n"
+      "-dt 2 -e submit_batch_job | -sim-walltime 15 --uid=alice -n 1 pseudo.job\n"
+      "-dt 3 -e submit_batch_job | -jid 1002 -sim-walltime 15 --uid=bob -n 1 pseudo.job\n"
+      "-dt 4 -e submit_batch_job | -jid 0 -sim-walltime 15 --uid=bob -n 1 pseudo.job\n";
+  Trace t;
+  const auto r = read_events_string(ev, t);
+  CHECK(r.balanced());
+  CHECK(r.records == 5);
+  REQUIRE(r.accepted == 3);
+  CHECK(t.jobs[0].job_id == 1001);
+  CHECK(t.jobs[1].job_id == 1002);
+  CHECK(t.jobs[2].job_id == 1003);  // no -jid: one past the largest so far
+  CHECK(r.rejected_by_reason.at("duplicate -jid") == 1);
+  CHECK(r.rejected_by_reason.at("bad -jid") == 1);
+}
+
 TEST_CASE("events: bad lines are rejected by reason, strict mode names line and field") {
   const std::string good = "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice -N 1 pseudo.job\n";
   const std::string ev =

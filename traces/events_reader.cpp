@@ -8,8 +8,9 @@
 // (as sbatch does).
 //
 // Decisions:
-//  - submit = trace.origin + floor(-dt); -dt must be >= 0. job_id = trace.jobs.size() + 1 when the
-//    job is accepted (line order of the accepted jobs, 1-based for a fresh trace).
+//  - submit = trace.origin + floor(-dt); -dt must be >= 0. job_id = -jid N (the simulator's own job id,
+//    as the UB toolkit's micro-cluster traces give it; a second line with the same id is rejected),
+//    else one past the largest id so far (1, 2, ... in line order for a trace without -jid).
 //  - -sim-walltime (real run time, s, rounded to the nearest second) >= 0; 0 is allowed (the job ends
 //    at once). -1 means "runs until its time limit" (the simulator's convention) and is stored as
 //    runtime = kUnlimited, so the simulator ends it as TIMEOUT. Any other negative value is rejected.
@@ -34,6 +35,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "traces/csv.hpp"
@@ -89,13 +91,14 @@ enum class Opt {
   kDependency,
   kSimWalltime,
   kCancelIn,
+  kJid,
 };
 
 struct OptSpec {
   Opt opt;
   const char* long_name;  // without dashes
   char short_name;        // 0 = none
-  bool single_dash;       // the simulator's own "-sim-walltime", "-cancel-in"
+  bool single_dash;       // the simulator's own "-sim-walltime", "-cancel-in", "-jid"
   bool value_optional;    // "--exclusive" or "--exclusive=user"
 };
 
@@ -118,7 +121,10 @@ constexpr OptSpec kOptions[] = {
     {Opt::kDependency, "dependency", 'd', false, false},
     {Opt::kSimWalltime, "sim-walltime", 0, true, false},
     {Opt::kCancelIn, "cancel-in", 0, true, false},
+    {Opt::kJid, "jid", 0, true, false},
 };
+
+constexpr std::int64_t kMaxJid = 0xFFFFFFFF;  // Slurm job ids are 32-bit
 
 /// A rejected line: counting key, field and detail.
 struct Bad {
@@ -130,7 +136,7 @@ struct Bad {
 /// Everything the option part of one line says.
 struct Options {
   std::optional<std::string> nodes, ntasks, ntasks_per_node, cpus_per_task, mem, mem_per_cpu, gres, time,
-      partition, qos, account, uid, job_name, constraint, exclusive, dependency, sim_walltime, cancel_in;
+      partition, qos, account, uid, job_name, constraint, exclusive, dependency, sim_walltime, cancel_in, jid;
   std::optional<std::string> script;
 
   std::optional<std::string>& slot(Opt o) {
@@ -171,6 +177,8 @@ struct Options {
         return sim_walltime;
       case Opt::kCancelIn:
         return cancel_in;
+      case Opt::kJid:
+        return jid;
     }
     return script;  // unreachable
   }
@@ -377,6 +385,12 @@ std::optional<Bad> parse_line(std::string_view line, Trace& trace,
     j.exclusive = true;
     exclusive_approx = *o.exclusive == "user" || *o.exclusive == "mcs";
   }
+  if (o.jid) {
+    const auto v = text::parse_int(*o.jid);
+    if (!v || *v < 1 || *v > kMaxJid)
+      return Bad{"bad -jid", "-jid", fmt::format("'{}' is not a job id >= 1", *o.jid)};
+    j.job_id = static_cast<std::uint64_t>(*v);
+  }
   if (o.cancel_in) {
     const auto v = text::parse_double(*o.cancel_in);
     if (!v || *v < 0 || *v > kMaxParsedNumber)
@@ -419,6 +433,11 @@ void read_events(std::string_view content, const std::string& file, Trace& trace
   const csv::CallCounts counts(report);
   trace.source = trace.source.empty() ? file : trace.source + "," + file;
   std::uint64_t exclusive_approx_count = 0;
+  // Job ids: -jid's, else one past the largest so far (1, 2, ... for a trace without -jid).
+  std::uint64_t next_id = 1;
+  for (const auto& j : trace.jobs) next_id = std::max(next_id, j.job_id + 1);
+  std::unordered_set<std::uint64_t> ids;
+  for (const auto& j : trace.jobs) ids.insert(j.job_id);
   std::uint64_t line_no = 0;
   for (const auto raw : text::split(content, '\n')) {
     ++line_no;
@@ -432,8 +451,16 @@ void read_events(std::string_view content, const std::string& file, Trace& trace
       continue;
     }
     j.source_line = line_no;
-    j.job_id = trace.jobs.size() + 1;
+    if (j.job_id == 0) {
+      j.job_id = next_id;
+    } else if (!ids.insert(j.job_id).second) {
+      sink.reject(line_no, "-jid", "duplicate -jid",
+                  fmt::format("job id {} is given on an earlier line", j.job_id), line);
+      continue;
+    }
     if (!accept_within_limits(j, line_no, sink, line)) continue;
+    ids.insert(j.job_id);
+    next_id = std::max(next_id, j.job_id + 1);
     trace.jobs.push_back(std::move(j));
     ++report.accepted;
     exclusive_approx_count += exclusive_approx;

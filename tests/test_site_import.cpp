@@ -682,7 +682,10 @@ TEST_CASE("node Gres values parse with types, comma lists, K suffixes and socket
   CHECK_THROWS_AS(parse_node_gres(":2"), std::invalid_argument);
 }
 
-TEST_CASE("gres.conf counts override and fill slurm.conf GRES") {
+TEST_CASE("gres.conf fills slurm.conf GRES, and where its count differs slurm.conf's is scheduled, with a warning") {
+  // gres.c _node_config_validate: gres_cnt_avail = gres_cnt_config (slurm.conf's Gres=), whatever
+  // slurmd finds; a node that finds fewer is drained unless SlurmdParameters=config_overrides (which
+  // slurm_sim_tools' micro cluster sets: its gres.conf gives g1 one gpu where slurm.conf has gpu:2).
   const char* conf = "NodeName=g[1-2] Gres=gpu:v100:4\nNodeName=c1\n";
   std::vector<std::string> w;
   Site s = import_slurm_conf_text(conf, "slurm.conf", w);
@@ -694,12 +697,14 @@ NodeName=c1 Name=nvme Count=1K
 NodeName=zz Name=gpu Count=1
 )";
   apply_gres_conf(gres, "gres.conf", s, w);
-  CHECK(s.find_node("g1")->gres == std::vector<NodeGres>{{"gpu", "v100", 2}});
-  CHECK(s.find_node("g2")->gres == std::vector<NodeGres>{{"gpu", "v100", 3}});
+  CHECK(s.find_node("g1")->gres == std::vector<NodeGres>{{"gpu", "v100", 4}});
+  CHECK(s.find_node("g2")->gres == std::vector<NodeGres>{{"gpu", "v100", 4}});
   CHECK(s.find_node("c1")->gres == std::vector<NodeGres>{{"nvme", "", 1024}});
   CHECK(count_containing(w, "node zz") == 1);
   CHECK(count_containing(w, "AutoDetect") == 1);
-  CHECK(count_containing(w, "count on g1") == 1);
+  CHECK(count_containing(w, "gres.conf gives 2 gpu on g1 (and others alike) where slurm.conf configures 4") ==
+        1);
+  CHECK(count_containing(w, "drains such a node") == 2);  // g1 (2 < 4) and g2 (3 < 4)
   const auto msg =
       input_error([&] { apply_gres_conf("NodeName=g1 Name=gpu Count=two\n", "gres2.conf", s, w); });
   CHECK(msg == "gres2.conf:1: Count: 'two' is not a count");

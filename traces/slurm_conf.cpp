@@ -1328,11 +1328,19 @@ void apply_gres_conf(std::string_view content, const std::string& file_name, Sit
     if (match.empty()) {
       node.gres.push_back({name, type, count});
     } else if (match.size() == 1) {
-      if (match.front()->count != count)
-        warn_once(fmt::format("gres-count:{}:{}:{}", name, type, match.front()->count), at,
-                  fmt::format("gres.conf sets {} count on {} (and others alike) to {} (slurm.conf: {})", name,
-                              node.name, count, match.front()->count));
-      match.front()->count = count;
+      // slurmctld schedules the count slurm.conf configures (gres.c _node_config_validate sets
+      // gres_cnt_avail to gres_cnt_config; excess devices are ignored); a node whose slurmd finds fewer
+      // is drained ("count too low") unless SlurmdParameters=config_overrides.
+      const auto configured = match.front()->count;
+      if (configured != count)
+        warn_once(
+            fmt::format("gres-count:{}:{}:{}", name, type, configured), at,
+            fmt::format("gres.conf gives {} {} on {} (and others alike) where slurm.conf configures {}: "
+                        "slurm.conf's count is scheduled{}",
+                        count, name, node.name, configured,
+                        count < configured ? " (slurmctld drains such a node unless SlurmdParameters="
+                                             "config_overrides; the twin keeps it in service)"
+                                           : ", the excess ignored"));
     } else {
       warn_once("gres-ambiguous:" + node.name + ":" + name, at,
                 fmt::format("untyped gres.conf line for {} on {} matches several typed GRES; ignored", name,

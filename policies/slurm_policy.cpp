@@ -86,7 +86,12 @@ Seconds job_accrue_time(const PriorityFlags& flags, const sim::SimState& s, cons
   return accrue_time(flags, j.submit, age_from(s, j), now);
 }
 
-// `size_cpus`: the job's size CPUs its priority was last computed with (0: the request's).
+// The CPUs the job size factor counts (slurmctld's total_cpus, else the request's): those allocated
+// while it runs, else `size_cpus`, the size CPUs its priority was last computed with (0: none).
+std::uint32_t size_cpu_count(const sim::SimJob& j, std::uint32_t size_cpus) {
+  return j.alloc_cpus > 0 ? j.alloc_cpus : size_cpus > 0 ? size_cpus : j.request.total_cpus;
+}
+
 PriorityInput priority_input(const sim::SimState& s, const sim::SimJob& j, std::size_t k,
                              const PriorityFlags& flags, const AssocTree& tree, AssocIndex ti,
                              std::uint32_t size_cpus) {
@@ -95,7 +100,7 @@ PriorityInput priority_input(const sim::SimState& s, const sim::SimJob& j, std::
   in.accrue_time = job_accrue_time(flags, s, j, s.now);
   in.fs_factor = ti == kNoAssoc ? 0.0 : tree.node(ti).fs_factor;
   in.min_nodes = j.request.min_nodes;
-  in.cpu_count = j.alloc_cpus > 0 ? j.alloc_cpus : size_cpus > 0 ? size_cpus : j.request.total_cpus;
+  in.cpu_count = size_cpu_count(j, size_cpus);
   in.time_limit = j.time_limit;
   in.partition = j.partitions[k];
   in.qos = j.qos;
@@ -225,7 +230,7 @@ void SlurmPolicy::apply_sizes(sim::SimState& s) {
       if (e[k].size_cpus == j.size_cpus) continue;
       PriorityInput in;
       in.min_nodes = j.request.min_nodes;
-      in.cpu_count = j.size_cpus > 0 ? j.size_cpus : j.request.total_cpus;
+      in.cpu_count = size_cpu_count(j, j.size_cpus);
       in.time_limit = j.time_limit;
       in.partition = j.partitions[k];
       e[k].terms.job_size = priority_.weighted_job_size(in);

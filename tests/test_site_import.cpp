@@ -682,7 +682,9 @@ TEST_CASE("node Gres values parse with types, comma lists, K suffixes and socket
   CHECK_THROWS_AS(parse_node_gres(":2"), std::invalid_argument);
 }
 
-TEST_CASE("gres.conf fills slurm.conf GRES, and where its count differs slurm.conf's is scheduled, with a warning") {
+TEST_CASE(
+    "gres.conf fills slurm.conf GRES, and where its count differs slurm.conf's is scheduled, with a "
+    "warning") {
   // gres.c _node_config_validate: gres_cnt_avail = gres_cnt_config (slurm.conf's Gres=), whatever
   // slurmd finds; a node that finds fewer is drained unless SlurmdParameters=config_overrides (which
   // slurm_sim_tools' micro cluster sets: its gres.conf gives g1 one gpu where slurm.conf has gpu:2).

@@ -435,9 +435,11 @@ void read_events(std::string_view content, const std::string& file, Trace& trace
   std::uint64_t exclusive_approx_count = 0;
   // Job ids: -jid's, else one past the largest so far (1, 2, ... for a trace without -jid).
   std::uint64_t next_id = 1;
-  for (const auto& j : trace.jobs) next_id = std::max(next_id, j.job_id + 1);
   std::unordered_set<std::uint64_t> ids;
-  for (const auto& j : trace.jobs) ids.insert(j.job_id);
+  for (const auto& j : trace.jobs) {
+    next_id = std::max(next_id, j.job_id + 1);
+    ids.insert(j.job_id);
+  }
   std::uint64_t line_no = 0;
   for (const auto raw : text::split(content, '\n')) {
     ++line_no;

@@ -203,20 +203,26 @@ TEST_CASE("sacctmgr show event gives node outages and refuses other states") {
       "Cluster|NodeName|TimeStart|TimeEnd|State|Reason|User\n"
       "oracle||2026-11-25T20:46:52|Unknown||Cluster Registered TRES|\n"
       "oracle|n2|2026-11-25T20:50:00|2026-11-25T20:52:00|DRAIN|maint|root(0)\n"
-      "oracle|n3|2026-11-25T20:49:00|Unknown|DOWN*|Not responding|slurm(64030)\n";
+      "oracle|n3|2026-11-25T20:49:00|Unknown|DOWN*|Not responding|slurm(64030)\n"
+      // Real 22.05.8's line for a node whose slurmd reported fewer GPUs than slurm.conf gives (scenario 41).
+      "oracle|g1|2026-11-29T07:41:59|Unknown|INVAL|gres/gpu count reported lower than configured (0 < 2)|"
+      "slurm(64030)\n";
   const auto o = read_node_events(text, "event.txt", utc);
-  REQUIRE(o.size() == 2);
+  REQUIRE(o.size() == 3);
   CHECK(o[0].node == "n3");  // sorted by start
   CHECK(o[0].state == "DOWN");
   CHECK(o[0].end == kUnlimited);
   CHECK(o[1].node == "n2");
   CHECK(o[1].end - o[1].start == 120);
   CHECK(o[1].reason == "maint");
+  CHECK(o[2].node == "g1");
+  CHECK(o[2].state == "DRAIN");  // drained, its registration refused: it starts no job
   auto bad = text;
   bad.replace(bad.find("DRAIN|"), 6, "IDLE|");
-  CHECK_THROWS_WITH_AS(read_node_events(bad, "event.txt", utc),
-                       "event.txt:3: State: 'IDLE' is not a node outage state (DOWN, DRAIN or FAIL)",
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      read_node_events(bad, "event.txt", utc),
+      "event.txt:3: State: 'IDLE' is not a node outage state (DOWN, DRAIN, DRNG, FAIL, FAILG or INVAL)",
+      InputError);
 }
 
 TEST_CASE("a drain recorded when its node went idle holds the node from the twin's earlier job end") {

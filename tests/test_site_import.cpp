@@ -683,33 +683,82 @@ TEST_CASE("node Gres values parse with types, comma lists, K suffixes and socket
 }
 
 TEST_CASE(
-    "gres.conf fills slurm.conf GRES, and where its count differs slurm.conf's is scheduled, with a "
-    "warning") {
+    "gres.conf fills slurm.conf GRES, where its count differs slurm.conf's is scheduled, and a node given "
+    "fewer is refused at registration") {
   // gres.c _node_config_validate: gres_cnt_avail = gres_cnt_config (slurm.conf's Gres=), whatever
-  // slurmd finds; a node that finds fewer is drained unless SlurmdParameters=config_overrides (which
-  // slurm_sim_tools' micro cluster sets: its gres.conf gives g1 one gpu where slurm.conf has gpu:2).
-  const char* conf = "NodeName=g[1-2] Gres=gpu:v100:4\nNodeName=c1\n";
+  // slurmd finds; a node that finds fewer is refused (INVALID_REG, drained) in 22.05 whatever
+  // SlurmdParameters says, as real 22.05 did with slurm_sim_tools' micro cluster (its gres.conf gives
+  // g1 `Name=gpu` without Count where slurm.conf has gpu:2: "gres/gpu count reported lower than
+  // configured (0 < 2)", docs/fidelity.md scenario 41).
+  const char* conf = "NodeName=g[1-2] Gres=gpu:v100:4\nNodeName=c1\nNodeName=g3 Gres=gpu:2\n";
   std::vector<std::string> w;
   Site s = import_slurm_conf_text(conf, "slurm.conf", w);
   const char* gres = R"(
 AutoDetect=off
-NodeName=g1 Name=gpu Count=2                 # untyped: sets the node's only gpu GRES
+NodeName=g1 Name=gpu File=/dev/nvidia[0-1]   # untyped: sets the node's only gpu GRES
 NodeName=g2 Name=gpu Type=v100 File=/dev/nvidia[0-2]
 NodeName=c1 Name=nvme Count=1K
-NodeName=zz Name=gpu Count=1
+NodeName=c1 Name=gpu Count=1                 # no File: slurmd discards it
+NodeName=g3 Name=gpu File=/dev/nvidia[0-2]
+NodeName=zz Name=gpu File=/dev/nvidia0
 )";
   apply_gres_conf(gres, "gres.conf", s, w);
   CHECK(s.find_node("g1")->gres == std::vector<NodeGres>{{"gpu", "v100", 4}});
   CHECK(s.find_node("g2")->gres == std::vector<NodeGres>{{"gpu", "v100", 4}});
   CHECK(s.find_node("c1")->gres == std::vector<NodeGres>{{"nvme", "", 1024}});
+  CHECK(s.find_node("g3")->gres == std::vector<NodeGres>{{"gpu", "", 2}});  // the excess is ignored
   CHECK(count_containing(w, "node zz") == 1);
-  CHECK(count_containing(w, "AutoDetect") == 1);
+  CHECK(count_containing(w, "option AutoDetect") == 0);  // read: off, so GPUs need File=
+  CHECK(count_containing(w, "gres.conf:6: a GPU line without File=") == 1);
   CHECK(count_containing(w, "gres.conf gives 2 gpu on g1 (and others alike) where slurm.conf configures 4") ==
         1);
-  CHECK(count_containing(w, "drains such a node") == 2);  // g1 (2 < 4) and g2 (3 < 4)
+  CHECK(count_containing(w, "refuses such a node's registration") == 2);  // g1 (2 < 4) and g2 (3 < 4)
+  CHECK(count_containing(w, "the excess ignored") == 1);                  // g3 (3 > 2)
+  // g1 and g2 are out of service from the start (time 0) to the end, drained with slurmctld's reason.
+  CHECK(s.outages ==
+        std::vector<NodeOutage>{
+            {"g1", 0, kUnlimited, "DRAIN", "gres/gpu count reported lower than configured (2 < 4)"},
+            {"g2", 0, kUnlimited, "DRAIN", "gres/gpu count reported lower than configured (3 < 4)"}});
   const auto msg =
       input_error([&] { apply_gres_conf("NodeName=g1 Name=gpu Count=two\n", "gres2.conf", s, w); });
   CHECK(msg == "gres2.conf:1: Count: 'two' is not a count");
+}
+
+TEST_CASE("a node given fewer GRES than slurm.conf stays in service where the site's Slurm keeps it") {
+  // The override of _node_config_validate per version: FastSchedule=2 up to 18.08, FastSchedule other
+  // than 1 in 19.05, SlurmdParameters=config_overrides in 20.02-21.08, none from 22.05; a front end.
+  const auto outages = [](const std::string& settings, const std::string& version,
+                          const std::string& gres_conf = "NodeName=g1 Name=gpu\n") {
+    SlurmConfigFiles files;
+    files.slurm_version = version;
+    const auto dir = testing::scratch_dir("low_gres");
+    files.slurm_conf = (dir / "slurm.conf").string();
+    write(files.slurm_conf, settings + "\nGresTypes=gpu\nNodeName=g1 Gres=gpu:2\n");
+    write((dir / "gres.conf").string(), gres_conf);  // beside slurm.conf: read
+    std::vector<std::string> w;
+    const Site site = import_slurm_config(files, w);
+    CHECK(site.find_node("g1")->gres == std::vector<NodeGres>{{"gpu", "", 2}});
+    return site.outages;
+  };
+  // slurmctld 22.05.8's words for the micro cluster's g1 (slurmd discards a GPU without File= since 20.02).
+  CHECK(outages("SlurmdParameters=config_overrides", "22.05") ==
+        std::vector<NodeOutage>{
+            {"g1", 0, kUnlimited, "DRAIN", "gres/gpu count reported lower than configured (0 < 2)"}});
+  CHECK(outages("SlurmdParameters=config_overrides", "21.08").empty());
+  CHECK(outages("SlurmdParameters=shutdown_on_reboot", "20.02").size() == 1);
+  CHECK(outages("FastSchedule=0", "19.05").empty());
+  CHECK(outages("FastSchedule=1", "19.05").front().reason ==
+        "gres/gpu count reported lower than configured (1 < 2)");  // 19.05 counts a GPU without File
+  CHECK(outages("FastSchedule=0", "17.11").size() == 1);
+  CHECK(outages("FastSchedule=2", "17.11").empty());
+  CHECK(outages("", "17.11").size() == 1);  // FastSchedule=1 by default
+  // A front end registers the nodes (ubccr's simulated sites: FrontendName=localhost, gres.conf GPUs
+  // without File=, which their real runs scheduled): nodes kept, counts as written.
+  CHECK(outages("FrontendName=localhost", "22.05").empty());
+  // With AutoDetect, slurmd finds the GPUs itself: the lines' counts stand for what it finds.
+  CHECK(outages("", "22.05", "AutoDetect=nvml\nNodeName=g1 Name=gpu Count=2\n").empty());
+  CHECK(outages("", "22.05", "AutoDetect=nvml\nNodeName=g1 Name=gpu\n").front().reason ==
+        "gres/gpu count reported lower than configured (1 < 2)");
 }
 
 // ----------------------------------------------------------------------------------------------------

@@ -226,10 +226,15 @@ std::vector<NodeOutage> read_node_events(std::string_view content, const std::st
     auto state = text::to_upper(r.fields[c_state]);
     while (!state.empty() && std::string_view("*$~#!%@^-").find(state.back()) != std::string_view::npos)
       state.pop_back();
+    // DRNG: draining (jobs still on it); FAILG: failing; INVAL: its registration refused (INVALID_REG,
+    // drained: e.g. slurmd reported fewer GRES than slurm.conf gives). Each starts no job, as DRAIN/FAIL.
+    if (state == "DRNG" || state == "INVAL") state = "DRAIN";
+    if (state == "FAILG") state = "FAIL";
     if (state != "DOWN" && state != "DRAIN" && state != "FAIL")
       throw InputError(
           file_name, r.line, "State",
-          fmt::format("'{}' is not a node outage state (DOWN, DRAIN or FAIL)", r.fields[c_state]));
+          fmt::format("'{}' is not a node outage state (DOWN, DRAIN, DRNG, FAIL, FAILG or INVAL)",
+                      r.fields[c_state]));
     const auto start = wall_time(r.fields[c_start], zone, file_name, r.line, "TimeStart");
     const auto end = wall_time(r.fields[c_end], zone, file_name, r.line, "TimeEnd");
     for (auto& node : node_names(r.fields[c_node], file_name, r.line, "NodeName"))

@@ -53,8 +53,11 @@ Site import_site(const SiteFiles& files, std::vector<std::string>& warnings,
     if (!files.reservations.empty())
       site.reservations =
           read_reservations(read_input_file(files.reservations), files.reservations, zone, warnings);
-    if (!files.node_events.empty())
-      site.outages = read_node_events(read_input_file(files.node_events), files.node_events, zone);
+    if (!files.node_events.empty()) {
+      // After the nodes gres.conf made unusable from the start (import_slurm_config), if any.
+      auto events = read_node_events(read_input_file(files.node_events), files.node_events, zone);
+      site.outages.insert(site.outages.end(), events.begin(), events.end());
+    }
   }
   validate(site);
   for (auto& w : unenforced_limits(site)) warnings.push_back(std::move(w));

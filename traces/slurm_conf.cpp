@@ -427,6 +427,7 @@ class SiteBuilder {
     if (kind == "nodename") return node_line(line);
     if (kind == "partitionname") return partition_line(line);
     if (kind == "nodeset") return nodeset_line(line);
+    if (kind == "frontendname") front_end_ = true;
     if (kind == "frontendname" || kind == "downnodes" || kind == "switchname") {
       warn_once(kind, line.pairs.front(),
                 fmt::format("{} lines are not modelled; ignored", line.pairs.front().key));
@@ -449,6 +450,19 @@ class SiteBuilder {
           fail(*p, fmt::format("weighs TRES '{}', which is not tracked: add it to AccountingStorageTRES "
                                "(slurmctld refuses to start: 'not a configured TRES type')",
                                tres));
+  }
+
+  /// How slurmctld checks a node's GRES at registration. A node whose slurmd reports fewer of a GRES
+  /// than slurm.conf configures is kept with the configured count up to 18.08 with FastSchedule=2, in
+  /// 19.05 unless FastSchedule=1, from 20.02 to 21.08 with SlurmdParameters=config_overrides, from 22.05
+  /// never; else its registration is refused (INVALID_REG, drained).
+  GresCheck gres_check() const {
+    if (front_end_) return GresCheck::kFrontEnd;
+    const bool keep = version_ >= 2205   ? false
+                      : version_ >= 2002 ? config_overrides_
+                      : version_ >= 1905 ? fast_schedule_ != 1
+                                         : fast_schedule_ == 2;
+    return keep ? GresCheck::kKeepLow : GresCheck::kRefuseLow;
   }
 
   Site finish() {
@@ -476,6 +490,9 @@ class SiteBuilder {
   };
 
   Site site_;
+  bool config_overrides_ = false;  // SlurmdParameters=config_overrides
+  int fast_schedule_ = 1;          // FastSchedule (before 20.02)
+  bool front_end_ = false;         // a FrontEndName line
   Table node_defaults_, part_defaults_;
   std::vector<PendingPartition> pending_;
   std::map<std::string, Table> nodesets_;  // NodeSet name -> its pairs
@@ -919,6 +936,12 @@ class SiteBuilder {
       g[std::string(gd.key)] = [this, gd](const Pair& p) {
         global_gpu_defaults_[gd.key] = to_int(p, 0, gd.max);
       };
+    g["slurmdparameters"] = [this](const Pair& p) {
+      config_overrides_ = false;
+      for (const auto& v : to_list(p, false))
+        config_overrides_ = config_overrides_ || text::iequals(v, "config_overrides");
+    };
+    g["fastschedule"] = [this](const Pair& p) { fast_schedule_ = to_int(p, 0, 2); };
     g["clustername"] = [this](const Pair& p) {
       if (text::trim(p.value).empty()) fail(p, "empty ClusterName");
       site_.cluster_name = text::to_lower(text::trim(p.value));  // slurmctld lower-cases it
@@ -1098,9 +1121,10 @@ class SiteBuilder {
 
 Site build_site(const ConfReader& reader, std::vector<std::string>& warnings, bool lenient,
                 std::vector<SettingSource>* sources = nullptr, int version = kModelledSlurmVersion,
-                std::string topology_conf = {}) {
+                std::string topology_conf = {}, GresCheck* gres_check = nullptr) {
   SiteBuilder builder(warnings, lenient, sources, version, std::move(topology_conf));
   for (const auto& line : reader.lines) builder.apply(line);
+  if (gres_check) *gres_check = builder.gres_check();
   Site site = builder.finish();
   order_nodes_as_slurmctld(site);
   return site;
@@ -1227,7 +1251,8 @@ Site import_slurm_config(const SlurmConfigFiles& files, std::vector<std::string>
   std::string topology = files.topology_conf;
   if (topology.empty() && !files.slurm_conf.empty())
     topology = (fs::path(files.slurm_conf).parent_path() / "topology.conf").string();
-  Site site = build_site(reader, warnings, lenient, sources, version, topology);
+  auto gres_check = GresCheck::kRefuseLow;
+  Site site = build_site(reader, warnings, lenient, sources, version, topology, &gres_check);
   // scontrol prints the cluster's PreemptMode for a partition that sets none: the same as unset
   if (own_partitions)
     for (auto& p : site.partitions)
@@ -1238,12 +1263,12 @@ Site import_slurm_config(const SlurmConfigFiles& files, std::vector<std::string>
     std::error_code ec;
     if (fs::is_regular_file(beside, ec)) gres = beside.string();
   }
-  if (!gres.empty()) import_gres_conf(gres, site, warnings);
+  if (!gres.empty()) import_gres_conf(gres, site, warnings, gres_check);
   return site;
 }
 
 void apply_gres_conf(std::string_view content, const std::string& file_name, Site& site,
-                     std::vector<std::string>& warnings) {
+                     std::vector<std::string>& warnings, GresCheck check) {
   ConfReader reader;
   reader.read(content, file_name, 0);
   std::unordered_map<std::string, std::size_t> index;
@@ -1257,7 +1282,14 @@ void apply_gres_conf(std::string_view content, const std::string& file_name, Sit
   std::map<std::tuple<std::size_t, std::string, std::string>, std::int64_t> counts;
   std::vector<std::tuple<std::size_t, std::string, std::string>> order;
   std::map<std::tuple<std::size_t, std::string, std::string>, Pair> where;
-  static const std::set<std::string> kKnown = {"nodename", "name", "type", "count", "file"};
+  static const std::set<std::string> kKnown = {"nodename", "name", "type", "count", "file", "autodetect"};
+  // Whether slurmd detects GPUs itself (AutoDetect=nvml, rsmi, ...; off by default): the twin then takes
+  // the lines' counts as what it finds.
+  const bool autodetect = std::any_of(reader.lines.begin(), reader.lines.end(), [](const ConfLine& l) {
+    return std::any_of(l.pairs.begin(), l.pairs.end(), [](const Pair& p) {
+      return text::iequals(p.key, "autodetect") && !text::iequals(text::trim(p.value), "off");
+    });
+  });
   for (const auto& line : reader.lines) {
     Table t;
     for (const auto& p : line.pairs) t[text::to_lower(p.key)] = p;
@@ -1278,6 +1310,14 @@ void apply_gres_conf(std::string_view content, const std::string& file_name, Sit
       } catch (const std::invalid_argument& e) {
         fail(*f, e.what());
       }
+    }
+    // From 20.02 slurmd discards a GPU neither detected nor given a File= ("Discarding the following
+    // config-only GPU due to lack of File specification", gres_gpu.c): it reports none of it.
+    if (text::iequals(text::trim(name->value), "gpu") && !get(t, "file") && !autodetect &&
+        site.scheduler.slurm_version >= 2002 && check != GresCheck::kFrontEnd && count > 0) {
+      warn_once("gres-nofile", *name,
+                "a GPU line without File= (and AutoDetect off): slurmd discards it, reporting 0 such GPUs");
+      count = 0;
     }
     const std::string type = get(t, "type") ? std::string(text::trim(get(t, "type")->value)) : std::string();
     std::vector<std::size_t> nodes;
@@ -1317,6 +1357,7 @@ void apply_gres_conf(std::string_view content, const std::string& file_name, Sit
       counts[key] += count;
     }
   }
+  std::map<std::size_t, std::string> refused_nodes;  // node index -> why slurmctld refuses it
   for (const auto& key : order) {
     const auto& [i, name, type] = key;
     auto& node = site.nodes[i];
@@ -1326,31 +1367,42 @@ void apply_gres_conf(std::string_view content, const std::string& file_name, Sit
       if (g.name == name && (type.empty() || g.type == type)) match.push_back(&g);
     const Pair& at = where.at(key);
     if (match.empty()) {
-      node.gres.push_back({name, type, count});
+      if (count > 0) node.gres.push_back({name, type, count});
     } else if (match.size() == 1) {
       // slurmctld schedules the count slurm.conf configures (gres.c _node_config_validate sets
       // gres_cnt_avail to gres_cnt_config; excess devices are ignored); a node whose slurmd finds fewer
-      // is drained ("count too low") unless SlurmdParameters=config_overrides.
+      // is refused at registration (INVALID_REG, drained) unless the version's override holds.
       const auto configured = match.front()->count;
+      const bool refused = count < configured && check == GresCheck::kRefuseLow;
       if (configured != count)
         warn_once(
             fmt::format("gres-count:{}:{}:{}", name, type, configured), at,
-            fmt::format("gres.conf gives {} {} on {} (and others alike) where slurm.conf configures {}: "
-                        "slurm.conf's count is scheduled{}",
+            fmt::format("gres.conf gives {} {} on {} (and others alike) where slurm.conf configures {}: {}",
                         count, name, node.name, configured,
-                        count < configured ? " (slurmctld drains such a node unless SlurmdParameters="
-                                             "config_overrides; the twin keeps it in service)"
-                                           : ", the excess ignored"));
+                        count > configured ? "slurm.conf's count is scheduled, the excess ignored"
+                        : refused          ? "slurmctld refuses such a node's registration (INVALID_REG, "
+                                             "drained from the start: it runs no job)"
+                                           : "slurm.conf's count is scheduled (the site's Slurm keeps "
+                                             "such a node: config_overrides, FastSchedule or a front end)"));
+      if (refused)  // the first reason per node, as slurmctld's reason_down
+        refused_nodes.emplace(i, fmt::format("gres/{} count reported lower than configured ({} < {})", name,
+                                             count, configured));
     } else {
       warn_once("gres-ambiguous:" + node.name + ":" + name, at,
                 fmt::format("untyped gres.conf line for {} on {} matches several typed GRES; ignored", name,
                             node.name));
     }
   }
+  // Out of service from before any trace (start 0) to the end, ahead of the sacctmgr events.
+  std::vector<NodeOutage> out;
+  for (const auto& [i, reason] : refused_nodes)
+    out.push_back({site.nodes[i].name, 0, kUnlimited, "DRAIN", reason});
+  site.outages.insert(site.outages.begin(), out.begin(), out.end());
 }
 
-void import_gres_conf(const std::string& path, Site& site, std::vector<std::string>& warnings) {
-  apply_gres_conf(read_input_file(path), path, site, warnings);
+void import_gres_conf(const std::string& path, Site& site, std::vector<std::string>& warnings,
+                      GresCheck check) {
+  apply_gres_conf(read_input_file(path), path, site, warnings, check);
 }
 
 }  // namespace slurmtwin

@@ -64,13 +64,25 @@ Site import_slurm_conf(const std::string& path, std::vector<std::string>& warnin
 Site import_slurm_conf_text(std::string_view content, const std::string& file_name,
                             std::vector<std::string>& warnings, bool lenient = false);
 
+/// How slurmctld checks the GRES a node's slurmd reports at registration against slurm.conf's Gres=
+/// (gres.c _node_config_validate), by the site's Slurm and settings (import_slurm_config decides).
+enum class GresCheck : std::uint8_t {
+  kRefuseLow,  // a node reporting fewer is refused (INVALID_REG): 22.05 on, and older without overrides
+  kKeepLow,    // such a node is kept with slurm.conf's count (config_overrides, FastSchedule)
+  kFrontEnd,   // FrontEndName: a front end registers the nodes; gres.conf's counts as written, nodes kept
+};
+
 /// Applies gres.conf lines ("NodeName=g[1-8] Name=gpu [Type=v100] Count=2|File=/dev/nvidia[0-1]") to
-/// the site's nodes: per node, name and type the summed count replaces the slurm.conf count (an untyped
-/// line sets the node's only GRES of that name). Lines without NodeName apply to every node.
+/// the site's nodes. Lines without NodeName apply to every node; per node, name and type the counts add
+/// up (from 20.02, outside kFrontEnd, a GPU line without File= counts 0 unless AutoDetect is on: slurmd
+/// discards it). A GRES slurm.conf lacks is added; where slurm.conf has it (an untyped line matches the
+/// node's only GRES of that name), slurm.conf's count stays, as slurmctld schedules it, and under
+/// kRefuseLow a node given fewer is out of service from time 0 (an outage, DRAIN, slurmctld's reason).
 void apply_gres_conf(std::string_view content, const std::string& file_name, Site& site,
-                     std::vector<std::string>& warnings);
+                     std::vector<std::string>& warnings, GresCheck check = GresCheck::kRefuseLow);
 /// apply_gres_conf on the file at `path`.
-void import_gres_conf(const std::string& path, Site& site, std::vector<std::string>& warnings);
+void import_gres_conf(const std::string& path, Site& site, std::vector<std::string>& warnings,
+                      GresCheck check = GresCheck::kRefuseLow);
 
 /// Parses a node Gres= value: "gpu:tesla_v100:2,nvme:1", "gpu:4K" (K/M/G = 1024 multipliers), "gpu"
 /// (count 1); socket bindings "(S:0-1)" are dropped. Throws std::invalid_argument.

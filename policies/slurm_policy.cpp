@@ -99,7 +99,7 @@ PriorityInput priority_input(const sim::SimState& s, const sim::SimJob& j, std::
   in.now = s.now;
   in.accrue_time = job_accrue_time(flags, s, j, s.now);
   in.fs_factor = ti == kNoAssoc ? 0.0 : tree.node(ti).fs_factor;
-  in.min_nodes = j.request.min_nodes;
+  in.min_nodes = j.asked_nodes;
   in.cpu_count = size_cpu_count(j, size_cpus);
   in.time_limit = j.time_limit;
   in.partition = j.partitions[k];
@@ -229,7 +229,7 @@ void SlurmPolicy::apply_sizes(sim::SimState& s) {
     for (std::size_t k = 0, n = j.partitions.size(); k < n; ++k) {
       if (e[k].size_cpus == j.size_cpus) continue;
       PriorityInput in;
-      in.min_nodes = j.request.min_nodes;
+      in.min_nodes = j.asked_nodes;
       in.cpu_count = size_cpu_count(j, j.size_cpus);
       in.time_limit = j.time_limit;
       in.partition = j.partitions[k];

@@ -187,9 +187,9 @@ void Controller::unpark_timers() {
 void Controller::request_pass() {
   pass_requested_ = true;
   note_change();
-  // A job submitted after this second's main pass is first seen by the background loop's next run.
-  const bool after_main = current_phase_ == phase(EventPhase::kSubmitAfterMain) ||
-                          current_phase_ == phase(EventPhase::kSubmitAfterPasses);
+  // A request after this second's background loop run (a submission after its main pass, the late
+  // end of a job the backfill pass started) is first seen by the loop's next run.
+  const bool after_main = current_phase_ > phase(EventPhase::kBackground);
   schedule_background(std::max(state_.now + (after_main ? 1 : 0),
                                last_sched_ + state_.site.scheduler.params.batch_sched_delay));
 }
@@ -317,7 +317,7 @@ void Controller::handle(const Cancel& e) {
     queue_.cancel(j.end_event);
     j.preempt = PreemptAction::kNone;  // even in a preemption's grace time: no requeue follows
     j.end_state = JobState::kCancelled;
-    end_job(e.job);
+    end_job(e.job, /*killed=*/true);
     return;
   }
   if (j.state != SimJobState::kPending) return;  // suspended: left to run when resumed
@@ -413,11 +413,16 @@ void Controller::start_job(std::uint32_t job, std::uint16_t partition, std::vect
 }
 
 void Controller::handle(const JobEnd& e) {
-  end_job(e.job);
+  const auto& j = state_.jobs[e.job];
+  // Killed (preempted, or by the limit check before its work was done) or ended by itself.
+  const bool killed = j.preempt != PreemptAction::kNone ||
+                      (j.end_state == JobState::kTimeout &&
+                       (j.runtime == kUnlimited || state_.now - j.start - j.suspended_total < j.runtime));
+  end_job(e.job, killed);
   if (state_.jobs[e.job].preempt == PreemptAction::kRequeue) requeue(e.job);
 }
 
-void Controller::end_job(std::uint32_t job) {
+void Controller::end_job(std::uint32_t job, bool killed) {
   auto& j = state_.jobs[job];
   state_.cluster.release(j.request, j.alloc);
   if (!drain_on_idle_.empty())
@@ -436,7 +441,13 @@ void Controller::end_job(std::uint32_t job) {
   if (!state_.suspended.empty()) resume_suspended();
   for (auto* o : observers_) o->on_end(state_, job);
   note_change();
-  if (!end_pass_scheduled_) {
+  // slurmd answers the kill request of a job whose steps are gone (no Epilog) ALREADY_COMPLETE, on
+  // which slurmctld's agent, from 22.05, only queues a pass (queue_job_scheduler: the background loop's
+  // next limited pass, batch_sched_delay after the last); a job slurmd has to kill ends with an
+  // epilog-complete RPC that runs a pass at once (_slurm_rpc_epilog_complete), as every end did before.
+  if (!killed && state_.site.scheduler.slurm_version >= 2205) {
+    request_pass();
+  } else if (!end_pass_scheduled_) {
     end_pass_scheduled_ = true;
     queue_.schedule(state_.now, phase(EventPhase::kEndPass), 0, EndPass{});
   }
@@ -456,7 +467,7 @@ void Controller::preempt_job(std::uint32_t job, PreemptAction action, Seconds gr
   const Seconds at = std::min(j.end, state_.now + std::max<Seconds>(0, grace));
   queue_.cancel(j.end_event);
   if (at <= state_.now) {
-    end_job(job);
+    end_job(job, /*killed=*/true);
     if (action == PreemptAction::kRequeue) requeue(job);
     return;
   }

@@ -241,7 +241,7 @@ class Controller final : public JobLauncher {
   void note_change();
   void schedule_backfill(Seconds at);
   /// Ends running job `job` now (its end event has fired or was cancelled).
-  void end_job(std::uint32_t job);
+  void end_job(std::uint32_t job, bool killed);
   void requeue(std::uint32_t job);
   void suspend(std::uint32_t job, std::uint32_t preemptor);
   /// Resumes suspended jobs whose preemptor is gone and whose CPUs are free, lowest job id first.

@@ -281,6 +281,7 @@ std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterSt
     req.cpus_per_task = std::max<std::uint32_t>(1, r.cpus_per_task);
     req.total_cpus = std::max<std::uint32_t>({1, r.req_cpus, r.tasks * req.cpus_per_task});
     req.min_nodes = std::max<std::uint32_t>(1, r.nodes);
+    j.asked_nodes = req.min_nodes;
     req.max_nodes = r.nodes == 0 ? kUnboundedNodes : r.nodes;
     if (r.tasks_per_node > 0) {
       // --ntasks-per-node: that many tasks on each node, on as many nodes as the tasks need (Slurm's

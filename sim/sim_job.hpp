@@ -162,6 +162,9 @@ struct SimJob {
   Seconds cancel = kUnsetTime;  // scancel at this time (absolute), kUnsetTime = never
   Seconds runtime = 0;          // s, what it would run if unlimited
   NodeRequest request;
+  // slurmctld's details->min_nodes, which the job size factor counts: -N's minimum (1 without). The
+  // request's min_nodes may be higher (--ntasks-per-node raises it in node selection only).
+  std::uint32_t asked_nodes = 1;
   std::int32_t nice = 0;
   // --reservation: the index in Site::reservations of the first period of that name; -1 for none.
   std::int32_t reservation = -1;

@@ -17,7 +17,8 @@
 #   jobs.csv           one job a line, submitted as `sbatch --wrap "sleep RUNTIME"` (see below)
 #   nodes.conf         optional: NodeName lines that replace the four default ones of
 #                      conf/slurm.conf.in (n1-n4 with NodeAddr 10.77.0.11-14; other CPUs, memory,
-#                      Features=..., Gres=...)
+#                      Features=..., Gres=...). One node a line, any names, each with its own
+#                      NodeAddr=10.77.0.X (11 <= X <= 40): each runs its slurmd in a namespace there
 #   gres.conf          optional: copied beside slurm.conf (e.g. `NodeName=n4 Name=gpu Count=2`)
 #   topology.conf      optional: copied beside slurm.conf (for TopologyPlugin=topology/tree in sched.conf)
 #   work-loop          optional: jobs run a loop of 1 s sleeps (suspended time is not work done)
@@ -86,7 +87,9 @@ ROOT="${ORACLE_ROOT:-/var/lib/slurmtwin-oracle}"
 export SLURM_CONF="$ROOT/etc/slurm.conf"
 BRIDGE=br-storacle
 NET=10.77.0
+# The nodes of the scenario at hand (its nodes.conf's, else the template's) and their addresses.
 NODES=(n1 n2 n3 n4)
+declare -A NODE_ADDR=([n1]=$NET.11 [n2]=$NET.12 [n3]=$NET.13 [n4]=$NET.14)
 PIDS="$ROOT/run/pids"  # one file per daemon we started: NAME -> PID
 
 log() { echo "[oracle $(date +%H:%M:%S)] $*" >&2; }
@@ -135,14 +138,14 @@ setup() {
   chmod 0600 "$ROOT/etc/slurmdbd.conf"
   # Base slurm.conf so that client commands work before the first scenario.
   [[ -s "$SLURM_CONF" ]] || sed -e "s#@ROOT@#$ROOT#g" -e "s#@HOST@#$(hostname -s)#g" "$HERE/conf/slurm.conf.in" > "$SLURM_CONF"
-  for n in "${NODES[@]}"; do mkdir -p "$ROOT/spool/$n" && chown slurm:slurm "$ROOT/spool/$n"; done
   log "setup done ($ROOT)"
 }
 
 # Linux users named in a sacctmgr script ("add user NAME ...").
 ensure_users() {
   local name
-  for name in $(grep -ioE '^\s*(sacctmgr\s+(-i\s+)?)?(add|create)\s+user\s+[a-z0-9_]+' "$1" | awk '{print $NF}'); do
+  # "add user NAME ..." or, as sacctmgr also takes it, "add user name=NAME ...".
+  for name in $(grep -ioE '^\s*(sacctmgr\s+(-i\s+)?)?(add|create)\s+user\s+(name=)?[a-z0-9_]+' "$1" | awk '{print $NF}' | sed 's/^name=//I'); do
     id "$name" > /dev/null 2>&1 || useradd -M -s /bin/bash "$name"
   done
 }
@@ -187,26 +190,31 @@ net_up() {
   addrs=$(ip -4 addr show dev "$BRIDGE")
   [[ $addrs == *"$NET.1/24"* ]] || ip addr add "$NET.1/24" dev "$BRIDGE"
   ip link set "$BRIDGE" up
-  local k=11 n
+  local n
   for n in "${NODES[@]}"; do
-    local ns="st-$n" veth="vst$n"
+    local ns="st-$n" veth="vst$n" addr=${NODE_ADDR[$n]}
+    # A namespace left by a scenario that gave this node another address is made anew.
+    if [[ -e "/run/netns/$ns" ]] && ! ip -n "$ns" -4 addr show dev eth0 | grep -q " $addr/24 "; then
+      ip netns del "$ns"
+      ip link del "$veth" 2> /dev/null || true
+    fi
     if [[ ! -e "/run/netns/$ns" ]]; then
       ip netns add "$ns"
       ip link add "$veth" type veth peer name eth0 netns "$ns"
       ip link set "$veth" master "$BRIDGE" up
-      ip -n "$ns" addr add "$NET.$k/24" dev eth0
+      ip -n "$ns" addr add "$addr/24" dev eth0
       ip -n "$ns" link set eth0 up
       ip -n "$ns" link set lo up
     fi
-    k=$((k + 1))
   done
 }
 
 net_down() {
-  local n
-  for n in "${NODES[@]}"; do
-    [[ -e "/run/netns/st-$n" ]] && ip netns del "st-$n"
-    ip link del "vst$n" 2> /dev/null || true
+  local ns
+  for ns in /run/netns/st-*; do
+    [[ -e $ns ]] || continue
+    ip netns del "$(basename "$ns")"
+    ip link del "v${ns##*/}" 2> /dev/null || true
   done
   ip link del "$BRIDGE" 2> /dev/null || true
 }
@@ -239,19 +247,25 @@ start_ctld() {
   spawn slurmctld slurmctld -D -i  # drops to SlurmUser itself
   wait_for 60 slurmctld scontrol ping
   local n
+  net_up
   for n in "${NODES[@]}"; do
+    mkdir -p "$ROOT/spool/$n" && chown slurm:slurm "$ROOT/spool/$n"
     spawn "slurmd-$n" nsenter --net="/run/netns/st-$n" env SLURM_CONF="$SLURM_CONF" slurmd -D -N "$n"
   done
-  wait_for 90 "idle nodes" bash -c "[[ \$(scontrol -o show node | grep -c 'State=IDLE ') == ${#NODES[@]} ]]"
+  # Every node registered: idle, or refused at registration (INVALID_REG, e.g. slurmd reports fewer
+  # GRES than slurm.conf gives: slurmctld keeps it drained, as on a real site with that gres.conf).
+  wait_for 90 "registered nodes" bash -c "[[ \$(scontrol -o show node | grep -cE 'State=IDLE |INVALID_REG') == ${#NODES[@]} ]]"
 }
 
 cancel_all() { squeue -h -o %i 2> /dev/null | xargs -r scancel 2> /dev/null || true; }
 
 stop_slurm() {
-  local n
+  local f
   if alive slurmctld; then cancel_all; fi
   stop_one slurmctld
-  for n in "${NODES[@]}"; do stop_one "slurmd-$n"; done
+  # Every slurmd started, whichever scenario's nodes they were.
+  for f in "$PIDS"/slurmd-*; do [[ -e $f ]] && stop_one "$(basename "$f")"; done
+  return 0
 }
 
 stop() {
@@ -274,22 +288,28 @@ status() {
 }
 
 # ---------------------------------------------------------------- one scenario
-# A scenario's nodes.conf: NodeName lines (and comments) for exactly n1-n4, each at its address.
+# A scenario's nodes.conf: NodeName lines (and comments), one node each, every node at its own
+# address NET.X (11 <= X <= 40). Sets NODES (in the file's order) and NODE_ADDR.
 check_nodes_conf() {
-  local f=$1 line name seen=" " k=11 n
+  local f=$1 line name addr addr_re="[[:space:]]NodeAddr=(${NET//./\\.}\\.([0-9]+))([[:space:]]|$)"
+  local -A seen_addr=()
+  NODES=()
+  NODE_ADDR=()
   while IFS= read -r line || [[ -n $line ]]; do
     [[ -z "${line// /}" || $line == \#* ]] && continue
-    [[ $line =~ ^NodeName=([a-z0-9]+)[[:space:]] ]] || die "$f: only NodeName lines (and # comments): $line"
+    [[ $line =~ ^NodeName=([a-z][a-z0-9]{0,11})[[:space:]] ]] ||
+      die "$f: only NodeName lines (one node each, a name of at most 12 lower-case letters and digits) and # comments: $line"
     name=${BASH_REMATCH[1]}
-    [[ " ${NODES[*]} " == *" $name "* ]] || die "$f: node $name is not one of ${NODES[*]}"
-    [[ $seen != *" $name "* ]] || die "$f: node $name twice"
-    seen+="$name "
+    [[ -z ${NODE_ADDR[$name]:-} ]] || die "$f: node $name twice"
+    [[ $line =~ $addr_re ]] && ((BASH_REMATCH[2] >= 11 && BASH_REMATCH[2] <= 40)) ||
+      die "$f: $name needs NodeAddr=$NET.X with 11 <= X <= 40"
+    addr=${BASH_REMATCH[1]}
+    [[ -z ${seen_addr[$addr]:-} ]] || die "$f: $name and ${seen_addr[$addr]} both at $addr"
+    seen_addr[$addr]=$name
+    NODES+=("$name")
+    NODE_ADDR[$name]=$addr
   done < "$f"
-  for n in "${NODES[@]}"; do
-    [[ $seen == *" $n "* ]] || die "$f: no NodeName line for $n"
-    grep -qE "^NodeName=${n}[[:space:]].*NodeAddr=${NET}\.${k}([[:space:]]|$)" "$f" || die "$f: $n needs NodeAddr=$NET.$k"
-    k=$((k + 1))
-  done
+  ((${#NODES[@]})) || die "$f: no NodeName line"
 }
 
 # read_jobs JOBS_CSV: checks a scenario's jobs.csv (its columns by the header's names) and fills
@@ -455,6 +475,8 @@ reset_for() {
   mysql_q "DROP DATABASE IF EXISTS slurm_acct_db;"
   rm -rf "${ROOT:?}/state" && mkdir -p "$ROOT/state" && chown slurm:slurm "$ROOT/state"
   local nodes_conf=""
+  NODES=(n1 n2 n3 n4)
+  NODE_ADDR=([n1]=$NET.11 [n2]=$NET.12 [n3]=$NET.13 [n4]=$NET.14)
   [[ -f "$sc/nodes.conf" ]] && nodes_conf="$sc/nodes.conf" && check_nodes_conf "$nodes_conf"
   # A sched.conf that sets SelectType (e.g. select/cons_res) replaces the template's two Select lines.
   local own_select=""

@@ -528,6 +528,40 @@ TEST_CASE("events: every option form") {
   CHECK(r.warnings.empty());
 }
 
+TEST_CASE("events: --nice, --begin now+N and --reservation, as sbatch reads them") {
+  const std::string ev =
+      "-dt 10 -e submit_batch_job | -sim-walltime 60 --uid=alice --nice --begin=now+90 job\n"
+      "-dt 10.5 -e submit_batch_job | -sim-walltime 60 --uid=alice --nice=-5 -b now+2hours "
+      "--reservation maint job\n"
+      "-dt 11 -e submit_batch_job | -sim-walltime 60 --uid=alice --nice=7 --begin NOW+1Minute job\n"
+      "-dt 12 -e submit_batch_job | -sim-walltime 60 --uid=alice --begin=now job\n";
+  Trace t;
+  t.origin = 1000;
+  const auto r = read_events_string(ev, t);
+  REQUIRE(r.accepted == 4);
+  CHECK(t.jobs[0].nice == 100);  // --nice alone
+  CHECK(t.jobs[0].eligible == 1010 + 90);
+  CHECK(t.jobs[1].nice == -5);
+  CHECK(t.jobs[1].eligible == 1010 + 2 * 3600);
+  CHECK(t.strings.name(t.jobs[1].reservation) == "maint");
+  CHECK(t.jobs[2].nice == 7);
+  CHECK(t.jobs[2].eligible == 1011 + 60);
+  CHECK(t.jobs[3].eligible == 1012);
+  // A date or clock time names the day the toolkit ran, not a time of the trace: refused by reason.
+  for (const char* bad : {"--begin=16:00", "--begin=2026-11-29T10:00:00", "--begin=now+5fortnights",
+                          "--begin=now-5", "--nice=lots"}) {
+    CAPTURE(bad);
+    Trace u;
+    const auto rb =
+        read_events_string(fmt::format("-dt 0 -e submit_batch_job | -sim-walltime 6 --uid=alice {} job\n"
+                                       "-dt 0 -e submit_batch_job | -sim-walltime 6 --uid=alice job\n",
+                                       bad),
+                           u);
+    CHECK(rb.accepted == 1);
+    CHECK(rb.rejected() == 1);
+  }
+}
+
 TEST_CASE("events: -jid gives the job id (the UB toolkit's micro-cluster traces), once per id") {
   // jobs500.events of slurm_sim_tools' micro cluster: "-dt 0 -e submit_batch_job | -jid  1001
   // -sim-walltime 15 --uid=user5 ..." -- every line has -jid; before it was read, all 500 were refused.

@@ -22,6 +22,8 @@
 //  - -N "min-max" keeps the minimum. --exclusive (and =user / =mcs, approximated) sets exclusive.
 //  - --mem and --mem-per-cpu are MB by default (K/M/G/T suffixes), mutually exclusive as in sbatch.
 //  - --gres "gpu", "gpu:2", "gpu:type:2", comma lists: per node.
+//  - --nice[=N] (alone: 100), --reservation=NAME; --begin=now[+N[unit]] sets eligible = submit + the
+//    delay (a date or clock time is rejected: it would name the day the toolkit ran, not a trace time).
 //  - account: -A, else user_default_accounts[user], else the line is rejected.
 //  - unknown options are rejected ("unknown option --foo"), and so is a second positional argument.
 #include <fmt/format.h>
@@ -89,6 +91,9 @@ enum class Opt {
   kConstraint,
   kExclusive,
   kDependency,
+  kNice,
+  kBegin,
+  kReservation,
   kSimWalltime,
   kCancelIn,
   kJid,
@@ -119,6 +124,9 @@ constexpr OptSpec kOptions[] = {
     {Opt::kConstraint, "constraint", 'C', false, false},
     {Opt::kExclusive, "exclusive", 0, false, true},
     {Opt::kDependency, "dependency", 'd', false, false},
+    {Opt::kNice, "nice", 0, false, true},
+    {Opt::kBegin, "begin", 'b', false, false},
+    {Opt::kReservation, "reservation", 0, false, false},
     {Opt::kSimWalltime, "sim-walltime", 0, true, false},
     {Opt::kCancelIn, "cancel-in", 0, true, false},
     {Opt::kJid, "jid", 0, true, false},
@@ -136,7 +144,8 @@ struct Bad {
 /// Everything the option part of one line says.
 struct Options {
   std::optional<std::string> nodes, ntasks, ntasks_per_node, cpus_per_task, mem, mem_per_cpu, gres, time,
-      partition, qos, account, uid, job_name, constraint, exclusive, dependency, sim_walltime, cancel_in, jid;
+      partition, qos, account, uid, job_name, constraint, exclusive, dependency, nice, begin, reservation,
+      sim_walltime, cancel_in, jid;
   std::optional<std::string> script;
 
   std::optional<std::string>& slot(Opt o) {
@@ -173,6 +182,12 @@ struct Options {
         return exclusive;
       case Opt::kDependency:
         return dependency;
+      case Opt::kNice:
+        return nice;
+      case Opt::kBegin:
+        return begin;
+      case Opt::kReservation:
+        return reservation;
       case Opt::kSimWalltime:
         return sim_walltime;
       case Opt::kCancelIn:
@@ -226,6 +241,27 @@ std::optional<Bad> parse_options(const std::vector<std::string>& toks, std::size
     }
     o.slot(spec->opt) = value.value_or("");
   }
+  return std::nullopt;
+}
+
+/// --begin as a trace can give it: "now" or "now+N[unit]" (sbatch's parse_time: seconds by default, or
+/// seconds, minutes, hours, days, weeks, singular or plural) -> the delay after submission, s.
+std::optional<Seconds> begin_delay(std::string_view s) {
+  if (!text::iequals(s.substr(0, 3), "now")) return std::nullopt;
+  s.remove_prefix(3);
+  if (s.empty()) return 0;
+  if (s.front() != '+') return std::nullopt;
+  s.remove_prefix(1);
+  std::size_t digits = 0;
+  while (digits < s.size() && s[digits] >= '0' && s[digits] <= '9') ++digits;
+  const auto n = text::parse_int(s.substr(0, digits));
+  if (!n || *n < 0 || *n > kMaxParsedNumber) return std::nullopt;
+  auto unit = std::string(s.substr(digits));
+  if (unit.size() > 1 && (unit.back() == 's' || unit.back() == 'S')) unit.pop_back();
+  static constexpr std::pair<const char*, Seconds> kUnits[] = {
+      {"", 1}, {"second", 1}, {"minute", 60}, {"hour", 3600}, {"day", 86400}, {"week", 7 * 86400}};
+  for (const auto& [name, scale] : kUnits)
+    if (text::iequals(unit, name)) return *n * scale;
   return std::nullopt;
 }
 
@@ -396,6 +432,28 @@ std::optional<Bad> parse_line(std::string_view line, Trace& trace,
     if (!v || *v < 0 || *v > kMaxParsedNumber)
       return Bad{"bad -cancel-in", "-cancel-in", fmt::format("'{}' is not a delay >= 0 s", *o.cancel_in)};
     j.cancel = trace.origin + static_cast<Seconds>(std::floor(*dt_s + *v));
+  }
+  if (o.nice) {
+    // sbatch: --nice alone is 100; at most NICE_OFFSET - 3 either way (negative: administrators only).
+    constexpr std::int64_t kMaxNice = 2147483645;
+    const auto v = o.nice->empty() ? std::optional<std::int64_t>(100) : text::parse_int(*o.nice);
+    if (!v || *v < -kMaxNice || *v > kMaxNice)
+      return Bad{"bad --nice", "--nice",
+                 fmt::format("'{}' is not a nice value (|N| <= {})", *o.nice, kMaxNice)};
+    j.nice = static_cast<std::int32_t>(*v);
+  }
+  if (o.begin) {
+    const auto v = begin_delay(*o.begin);
+    if (!v)
+      return Bad{"bad --begin", "--begin",
+                 fmt::format("'{}' is not now or now+N[seconds|minutes|hours|days|weeks] (a date or a clock "
+                             "time has no meaning against a trace's offsets)",
+                             *o.begin)};
+    j.eligible = j.submit + *v;
+  }
+  if (o.reservation) {
+    if (o.reservation->empty()) return Bad{"bad --reservation", "--reservation", "empty reservation name"};
+    j.reservation = trace.strings.intern(*o.reservation);
   }
   std::string account;
   if (o.account) {

@@ -190,7 +190,13 @@ net_up() {
   addrs=$(ip -4 addr show dev "$BRIDGE")
   [[ $addrs == *"$NET.1/24"* ]] || ip addr add "$NET.1/24" dev "$BRIDGE"
   ip link set "$BRIDGE" up
-  local n
+  local n old
+  # Namespaces of another scenario's nodes go: one could hold an address a node here is given.
+  for old in /run/netns/st-*; do
+    [[ -e $old && -z ${NODE_ADDR[${old#/run/netns/st-}]:-} ]] || continue
+    ip netns del "${old##*/}"
+    ip link del "v${old##*/}" 2> /dev/null || true
+  done
   for n in "${NODES[@]}"; do
     local ns="st-$n" veth="vst$n" addr=${NODE_ADDR[$n]}
     # A namespace left by a scenario that gave this node another address is made anew.

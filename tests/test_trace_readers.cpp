@@ -562,6 +562,49 @@ TEST_CASE("events: --nice, --begin now+N and --reservation, as sbatch reads them
   }
 }
 
+TEST_CASE("events: --array makes one job per task, each a record, with the line's id and task cap") {
+  const std::string ev =
+      "-dt 0 -e submit_batch_job | -sim-walltime 60 --uid=alice --array=0-3%2 -J arr job\n"
+      "-dt 1 -e submit_batch_job | -sim-walltime 60 --uid=alice -a 1,5 job\n"
+      "-dt 2 -e submit_batch_job | -sim-walltime 60 --uid=alice job\n"
+      "-dt 3 -e submit_batch_job | -sim-walltime 60 --uid=alice --array=3-1 job\n"
+      "-dt 4 -e submit_batch_job | -sim-walltime 60 --uid=alice --array=0-100001 job\n";
+  Trace t;
+  const auto r = read_events_string(ev, t);
+  CHECK(r.records == 4 + 2 + 1 + 1 + 1);  // a task is a record, as sacct lists it
+  CHECK(r.accepted == 7);
+  CHECK(r.rejected_by_reason.at("bad --array") == 2);  // a range backwards; 100,002 tasks
+  CHECK(r.balanced());
+  REQUIRE(t.jobs.size() == 7);
+  for (int k = 0; k < 4; ++k) {
+    CHECK(t.jobs[k].job_id == 1);
+    CHECK(t.jobs[k].array_task == k);
+    CHECK(t.jobs[k].array_max_running == 2);
+  }
+  CHECK(t.jobs[4].job_id == 2);
+  CHECK(t.jobs[4].array_task == 1);
+  CHECK(t.jobs[5].array_task == 5);
+  CHECK(t.jobs[5].array_max_running == 0);
+  CHECK(t.jobs[6].job_id == 3);  // the next line's id follows the array's
+  CHECK(t.jobs[6].array_task == -1);
+}
+
+TEST_CASE("events: the --array lines of one file name at most a million tasks") {
+  // One line of a few bytes could otherwise make millions of jobs (the fuzzer's 16 KiB inputs: ~230
+  // lines of 100,001 tasks, 6 GB).
+  std::string ev;
+  for (int i = 0; i < 10; ++i)
+    ev += fmt::format("-dt {} -e submit_batch_job | -sim-walltime 1 --uid=alice -a 0-99999 j\n", i);
+  ev += "-dt 10 -e submit_batch_job | -sim-walltime 1 --uid=alice -a 0-1 j\n";
+  ev += "-dt 11 -e submit_batch_job | -sim-walltime 1 --uid=alice j\n";
+  Trace t;
+  const auto r = read_events_string(ev, t);
+  CHECK(r.accepted == 1'000'001);
+  CHECK(r.rejected_by_reason.at("too many array tasks") == 1);
+  CHECK(r.balanced());
+  CHECK(t.jobs.back().array_task == -1);
+}
+
 TEST_CASE("events: -jid gives the job id (the UB toolkit's micro-cluster traces), once per id") {
   // jobs500.events of slurm_sim_tools' micro cluster: "-dt 0 -e submit_batch_job | -jid  1001
   // -sim-walltime 15 --uid=user5 ..." -- every line has -jid; before it was read, all 500 were refused.

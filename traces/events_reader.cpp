@@ -22,6 +22,9 @@
 //  - -N "min-max" keeps the minimum. --exclusive (and =user / =mcs, approximated) sets exclusive.
 //  - --mem and --mem-per-cpu are MB by default (K/M/G/T suffixes), mutually exclusive as in sbatch.
 //  - --gres "gpu", "gpu:2", "gpu:type:2", comma lists: per node.
+//  - --array=SPEC (-a): one job per task id, all with the line's job id, each task counted as a record
+//    (as sacct lists them); %MAX caps the tasks running at once. At most 100,001 tasks a line and
+//    1,000,000 a file (a line past that is rejected by reason).
 //  - --nice[=N] (alone: 100), --reservation=NAME; --begin=now[+N[unit]] sets eligible = submit + the
 //    delay (a date or clock time is rejected: it would name the day the toolkit ran, not a trace time).
 //  - account: -A, else user_default_accounts[user], else the line is rejected.
@@ -40,6 +43,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "traces/array_spec.hpp"
 #include "traces/csv.hpp"
 #include "traces/dependency.hpp"
 #include "traces/input_limits.hpp"
@@ -94,6 +98,7 @@ enum class Opt {
   kNice,
   kBegin,
   kReservation,
+  kArray,
   kSimWalltime,
   kCancelIn,
   kJid,
@@ -127,12 +132,19 @@ constexpr OptSpec kOptions[] = {
     {Opt::kNice, "nice", 0, false, true},
     {Opt::kBegin, "begin", 'b', false, false},
     {Opt::kReservation, "reservation", 0, false, false},
+    {Opt::kArray, "array", 'a', false, false},
     {Opt::kSimWalltime, "sim-walltime", 0, true, false},
     {Opt::kCancelIn, "cancel-in", 0, true, false},
     {Opt::kJid, "jid", 0, true, false},
 };
 
 constexpr std::int64_t kMaxJid = 0xFFFFFFFF;  // Slurm job ids are 32-bit
+// Most tasks one --array line may name: a MaxArraySize of 100,001 is already far above Slurm's default
+// (1,001); more from one line of a trace is taken for a typo, not millions of jobs. And most tasks all
+// the --array lines of one file may name: a file's jobs stay in proportion to its size otherwise
+// (about 250 MiB for a million tasks).
+constexpr std::size_t kMaxEventArrayTasks = 100'001;
+constexpr std::uint64_t kMaxEventArrayTasksPerFile = 1'000'000;
 
 /// A rejected line: counting key, field and detail.
 struct Bad {
@@ -145,7 +157,7 @@ struct Bad {
 struct Options {
   std::optional<std::string> nodes, ntasks, ntasks_per_node, cpus_per_task, mem, mem_per_cpu, gres, time,
       partition, qos, account, uid, job_name, constraint, exclusive, dependency, nice, begin, reservation,
-      sim_walltime, cancel_in, jid;
+      array, sim_walltime, cancel_in, jid;
   std::optional<std::string> script;
 
   std::optional<std::string>& slot(Opt o) {
@@ -188,6 +200,8 @@ struct Options {
         return begin;
       case Opt::kReservation:
         return reservation;
+      case Opt::kArray:
+        return array;
       case Opt::kSimWalltime:
         return sim_walltime;
       case Opt::kCancelIn:
@@ -305,7 +319,7 @@ std::optional<std::vector<GresRequest>> parse_gres(std::string_view s) {
 /// Parses one record line into `j`; returns the problem, if any.
 std::optional<Bad> parse_line(std::string_view line, Trace& trace,
                               const std::map<std::string, std::string>& user_default_accounts, JobRecord& j,
-                              bool& exclusive_approx) {
+                              bool& exclusive_approx, std::optional<ArraySpec>& array) {
   std::vector<std::string> toks;
   try {
     toks = tokenize(line);
@@ -451,6 +465,16 @@ std::optional<Bad> parse_line(std::string_view line, Trace& trace,
                              *o.begin)};
     j.eligible = j.submit + *v;
   }
+  if (o.array) {
+    array = parse_array_spec(*o.array);
+    if (!array)
+      return Bad{"bad --array", "--array", fmt::format("'{}' is not N[-M[:STEP]][,...][%MAX]", *o.array)};
+    if (array->tasks.size() > kMaxEventArrayTasks)
+      return Bad{"bad --array", "--array",
+                 fmt::format("'{}' names {} tasks, more than {}", *o.array, array->tasks.size(),
+                             kMaxEventArrayTasks)};
+    j.array_max_running = array->max_running;
+  }
   if (o.reservation) {
     if (o.reservation->empty()) return Bad{"bad --reservation", "--reservation", "empty reservation name"};
     j.reservation = trace.strings.intern(*o.reservation);
@@ -491,6 +515,7 @@ void read_events(std::string_view content, const std::string& file, Trace& trace
   const csv::CallCounts counts(report);
   trace.source = trace.source.empty() ? file : trace.source + "," + file;
   std::uint64_t exclusive_approx_count = 0;
+  std::uint64_t array_tasks = 0;  // named by the --array lines accepted so far
   // Job ids: -jid's, else one past the largest so far (1, 2, ... for a trace without -jid).
   std::uint64_t next_id = 1;
   std::unordered_set<std::uint64_t> ids;
@@ -506,7 +531,8 @@ void read_events(std::string_view content, const std::string& file, Trace& trace
     ++report.records;
     JobRecord j;
     bool exclusive_approx = false;
-    if (auto bad = parse_line(line, trace, user_default_accounts, j, exclusive_approx)) {
+    std::optional<ArraySpec> array;
+    if (auto bad = parse_line(line, trace, user_default_accounts, j, exclusive_approx, array)) {
       sink.reject(line_no, bad->field, bad->reason, bad->detail, line);
       continue;
     }
@@ -518,12 +544,32 @@ void read_events(std::string_view content, const std::string& file, Trace& trace
                   fmt::format("job id {} is given on an earlier line", j.job_id), line);
       continue;
     }
-    if (!accept_within_limits(j, line_no, sink, line)) continue;
+    // An --array line is one record per task (each a job, as sacct lists them), all of the line's id.
+    if (array) {
+      if (array_tasks + array->tasks.size() > kMaxEventArrayTasksPerFile) {
+        sink.reject(line_no, "--array", "too many array tasks",
+                    fmt::format("{} more array tasks would make more than {} in this file",
+                                array->tasks.size(), kMaxEventArrayTasksPerFile),
+                    line);
+        continue;
+      }
+      array_tasks += array->tasks.size();
+      report.records += array->tasks.size() - 1;
+    }
+    const std::vector<std::int32_t> tasks = array ? std::move(array->tasks) : std::vector<std::int32_t>{-1};
+    bool any = false;
+    for (const auto task : tasks) {
+      auto t = j;
+      t.array_task = task;
+      if (!accept_within_limits(t, line_no, sink, line)) continue;
+      trace.jobs.push_back(std::move(t));
+      ++report.accepted;
+      exclusive_approx_count += exclusive_approx;
+      any = true;
+    }
+    if (!any) continue;
     ids.insert(j.job_id);
     next_id = std::max(next_id, j.job_id + 1);
-    trace.jobs.push_back(std::move(j));
-    ++report.accepted;
-    exclusive_approx_count += exclusive_approx;
   }
   if (exclusive_approx_count > 0)
     report.warnings.push_back(

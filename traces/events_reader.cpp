@@ -24,7 +24,7 @@
 //  - --gres "gpu", "gpu:2", "gpu:type:2", comma lists: per node.
 //  - --array=SPEC (-a): one job per task id, all with the line's job id, each task counted as a record
 //    (as sacct lists them); %MAX caps the tasks running at once. At most 100,001 tasks a line and
-//    1,000,000 a file (a line past that is rejected by reason).
+//    200,000 a file (a line past that is rejected by reason).
 //  - --nice[=N] (alone: 100), --reservation=NAME; --begin=now[+N[unit]] sets eligible = submit + the
 //    delay (a date or clock time is rejected: it would name the day the toolkit ran, not a trace time).
 //  - account: -A, else user_default_accounts[user], else the line is rejected.
@@ -141,10 +141,10 @@ constexpr OptSpec kOptions[] = {
 constexpr std::int64_t kMaxJid = 0xFFFFFFFF;  // Slurm job ids are 32-bit
 // Most tasks one --array line may name: a MaxArraySize of 100,001 is already far above Slurm's default
 // (1,001); more from one line of a trace is taken for a typo, not millions of jobs. And most tasks all
-// the --array lines of one file may name: a file's jobs stay in proportion to its size otherwise
-// (about 250 MiB for a million tasks).
+// the --array lines of one file may name, so that a file's jobs stay in proportion to its size (about
+// 50 MiB for 200,000 tasks; the UB toolkit's traces have a few thousand jobs).
 constexpr std::size_t kMaxEventArrayTasks = 100'001;
-constexpr std::uint64_t kMaxEventArrayTasksPerFile = 1'000'000;
+constexpr std::uint64_t kMaxEventArrayTasksPerFile = 200'000;
 
 /// A rejected line: counting key, field and detail.
 struct Bad {

@@ -448,8 +448,7 @@ std::optional<Bad> parse_line(std::string_view line, Trace& trace,
     j.cancel = trace.origin + static_cast<Seconds>(std::floor(*dt_s + *v));
   }
   if (o.nice) {
-    // sbatch: --nice alone is 100; at most NICE_OFFSET - 3 either way (negative: administrators only).
-    constexpr std::int64_t kMaxNice = 2147483645;
+    // sbatch: --nice alone is 100.
     const auto v = o.nice->empty() ? std::optional<std::int64_t>(100) : text::parse_int(*o.nice);
     if (!v || *v < -kMaxNice || *v > kMaxNice)
       return Bad{"bad --nice", "--nice",

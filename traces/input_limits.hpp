@@ -35,6 +35,8 @@ inline constexpr std::int64_t kMaxGresCount = 1'000'000;
 /// record checks above: 10^12 s is ~31,700 years, and sums of a few such values stay far inside
 /// int64, so the conversions (llround, casts) are defined. Beyond it the field is damaged.
 inline constexpr double kMaxParsedNumber = 1e12;
+/// Largest |--nice| sbatch takes (NICE_OFFSET - 3; a negative one is for administrators only).
+inline constexpr std::int64_t kMaxNice = 2'147'483'645;
 
 /// What is wrong with a record: the field (as JobRecord names it) and why.
 struct RecordLimitProblem {

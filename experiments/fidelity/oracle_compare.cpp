@@ -13,6 +13,7 @@
 #include "traces/array_spec.hpp"
 #include "traces/csv.hpp"
 #include "traces/file_io.hpp"
+#include "traces/input_limits.hpp"
 #include "traces/read_report.hpp"
 #include "traces/sacct_common.hpp"
 #include "traces/site_import.hpp"
@@ -298,7 +299,6 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
     return *n;
   };
   constexpr std::int64_t kMaxCount = 1'000'000;
-  constexpr std::int64_t kMaxNice = 2'147'483'645;  // sbatch --nice's bound (NICE_OFFSET - 3)
   std::vector<ScenarioJob> jobs;
   std::size_t lines = 0;
   while (next()) {

@@ -194,15 +194,13 @@ net_up() {
   # Namespaces of another scenario's nodes go: one could hold an address a node here is given.
   for old in /run/netns/st-*; do
     [[ -e $old && -z ${NODE_ADDR[${old#/run/netns/st-}]:-} ]] || continue
-    ip netns del "${old##*/}"
-    ip link del "v${old##*/}" 2> /dev/null || true
+    ns_del "${old#/run/netns/st-}"
   done
   for n in "${NODES[@]}"; do
     local ns="st-$n" veth="vst$n" addr=${NODE_ADDR[$n]}
     # A namespace left by a scenario that gave this node another address is made anew.
     if [[ -e "/run/netns/$ns" ]] && ! ip -n "$ns" -4 addr show dev eth0 | grep -q " $addr/24 "; then
-      ip netns del "$ns"
-      ip link del "$veth" 2> /dev/null || true
+      ns_del "$n"
     fi
     if [[ ! -e "/run/netns/$ns" ]]; then
       ip netns add "$ns"
@@ -215,12 +213,17 @@ net_up() {
   done
 }
 
+# ns_del NODE: the node's namespace (st-NODE) and its veth on the bridge (vstNODE; gone with the
+# namespace's end of the pair as a rule).
+ns_del() {
+  ip netns del "st-$1"
+  ip link del "vst$1" 2> /dev/null || true
+}
+
 net_down() {
   local ns
   for ns in /run/netns/st-*; do
-    [[ -e $ns ]] || continue
-    ip netns del "$(basename "$ns")"
-    ip link del "v${ns##*/}" 2> /dev/null || true
+    [[ -e $ns ]] && ns_del "${ns#/run/netns/st-}"
   done
   ip link del "$BRIDGE" 2> /dev/null || true
 }

@@ -1086,6 +1086,9 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
     ++uc;
     ++pc;
     ++upc;
+    // Licences short now: skipped, no plan for it (backfill.c without bf_licenses: "not runable now
+    // due to licenses"), after the bf_max_job_* counters have counted it.
+    if (!sim::licenses_free(s, j)) continue;
     ++stats.examined;
 
     const Seconds limit = j.time_limit == kUnlimited ? kYear : j.time_limit;

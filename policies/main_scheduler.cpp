@@ -193,6 +193,11 @@ MainPassStats MainScheduler::run(sim::SimState& s, sim::JobLauncher& launcher, b
       note(j, why);
       continue;
     }
+    // Licences short: it waits, blocking no partition and reserving nothing (schedule()).
+    if (!sim::licenses_free(s, j)) {
+      note(j, R::kLicenses);
+      continue;
+    }
     const auto& nodes = s.partition_nodes[rec.partition];
     // Reserved nodes are kept from this job only (job_test_resv at now over its time limit).
     const std::vector<bool>* job_avail = &avail;

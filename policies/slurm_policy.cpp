@@ -63,6 +63,7 @@ void SlurmPolicy::init(sim::SimState& state) {
   std::size_t arrays = 0;
   for (const auto& j : state.jobs) arrays = std::max(arrays, static_cast<std::size_t>(j.array_slot + 1));
   state.array_running.assign(arrays, 0);
+  state.licenses_used.assign(site_.licenses.size(), 0);
   prepare_limits(state);
   prepare_accrue(state, priority_.flags().accrue_always);
 }
@@ -115,6 +116,15 @@ PriorityInput priority_input(const sim::SimState& s, const sim::SimJob& j, std::
 void SlurmPolicy::check_invariants(const sim::SimState& s) const {
   const auto fail = [](const std::string& what) { throw std::logic_error("policy invariant: " + what); };
   check_accrue(s);
+  // Licences held: those of the started jobs not yet ended (running and suspended), never over a count.
+  std::vector<std::uint32_t> held(s.licenses_used.size(), 0);
+  for (const auto* list : {&s.running, &s.suspended})
+    for (const auto ji : *list)
+      for (const auto& l : s.jobs[ji].licenses) held[l.license] += l.count;
+  for (std::size_t k = 0; k < held.size(); ++k)
+    if (held[k] != s.licenses_used[k] || held[k] > site_.licenses[k].count)
+      fail(fmt::format("licence {}: {} counted in use, {} held by jobs, {} configured",
+                       site_.licenses[k].name, s.licenses_used[k], held[k], site_.licenses[k].count));
   for (const auto ji : s.pending) {
     const auto& j = s.jobs[ji];
     const auto at = ji < entries_at_.size() ? entries_at_[ji] : kNoEntries;
@@ -446,6 +456,7 @@ void SlurmPolicy::on_start(sim::SimState& s, std::uint32_t job) {
                             billing_mode_);
   count_start(s, j);
   if (j.array_slot >= 0) ++s.array_running[static_cast<std::size_t>(j.array_slot)];
+  for (const auto& l : j.licenses) s.licenses_used[l.license] += l.count;  // allocate_nodes: license_job_get
   accrue_leave(s, job);
   // Its entries are not read again until a requeue (which computes them anew).
   leave_queue(s, job, /*keep_entries=*/priority_.flags().calculate_running);
@@ -477,6 +488,7 @@ void SlurmPolicy::on_end(sim::SimState& s, std::uint32_t job) {
   }
   count_end(s, j);
   if (j.array_slot >= 0) --s.array_running[static_cast<std::size_t>(j.array_slot)];
+  for (const auto& l : j.licenses) s.licenses_used[l.license] -= l.count;  // cleanup_completing
 }
 
 void SlurmPolicy::decay_tick(sim::SimState& s) {

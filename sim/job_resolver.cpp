@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "traces/text.hpp"
@@ -42,6 +43,25 @@ struct SiteIndex {
     for (const auto& u : s.users) default_account[u.name] = u.default_account;
   }
 };
+
+// A job's -L against the site: its licences, or why slurmctld refuses it at submit ("" if it does not).
+std::string resolve_licenses(const Site& site, const std::string& spec, std::vector<LicenseUse>& out) {
+  std::vector<LicenseCount> asked;
+  try {
+    asked = parse_licenses(spec);
+  } catch (const std::invalid_argument&) {
+    return "invalid licence specification";
+  }
+  for (const auto& a : asked) {
+    const auto it = std::find_if(site.licenses.begin(), site.licenses.end(),
+                                 [&](const LicenseCount& l) { return l.name == a.name; });
+    if (it == site.licenses.end()) return "unknown licence (not in the site's Licenses=)";
+    if (a.count > it->count && !site.scheduler.params.allow_zero_lic)
+      return "more licences than the site has (Licenses=)";
+    if (a.count > 0) out.push_back({static_cast<std::uint32_t>(it - site.licenses.begin()), a.count});
+  }
+  return {};
+}
 
 // The QOS a job gets when it names none: the association's default, then its accounts' upwards,
 // then "normal" when the site has it, else the first QOS.
@@ -243,6 +263,15 @@ std::vector<SimJob> resolve_jobs(const Trace& trace, const Site& site, ClusterSt
         continue;
       }
       j.reservation = static_cast<std::int32_t>(it - site.reservations.begin());
+    }
+
+    // Licences: names the site has, and no more than it has unless allow_zero_lic (_job_create's
+    // license_validate; sbatch: "Invalid license specification").
+    if (r.licenses != kNoName) {
+      if (const auto why = resolve_licenses(site, trace.strings.name(r.licenses), j.licenses); !why.empty()) {
+        reject(why);
+        continue;
+      }
     }
 
     // Time limit: requested, else the first partition's DefaultTime, else its MaxTime.

@@ -115,6 +115,7 @@ constexpr std::array<const char*, static_cast<std::size_t>(PendingReason::kCount
     "JobArrayTaskLimit",
     "QOSGrpBilling",
     "AssocGrpBilling",
+    "Licenses",
 };
 
 }  // namespace

@@ -74,6 +74,7 @@ enum class PendingReason : std::uint8_t {
   kJobArrayTaskLimit,  // its array's --array=...%N tasks run (job_array_start_test)
   kQosGrpBilling,      // GrpTRES billing of the QOS (the other slots are kQosGrpTres..kQosGrpGres)
   kAssocGrpBilling,    // GrpTRES billing of the association or an account above it
+  kLicenses,           // fewer of a licence it asks (-L) are free than it needs
   kCount,              // number of reasons (SimJob::reasons_seen's size)
 };
 const char* to_string(PendingReason reason);
@@ -123,6 +124,13 @@ struct NodeRequest {
   std::uint32_t per_node_ask() const { return cpus_per_node > 0 ? cpus_per_node : 0xFFFFFFFFu; }
 };
 
+/// Licences a job holds while it runs (and while suspended: slurmctld returns them once it ends).
+struct LicenseUse {
+  std::uint32_t license = 0;  // index into Site::licenses
+  std::uint32_t count = 0;
+  bool operator==(const LicenseUse&) const = default;
+};
+
 /// One allocation on one node.
 struct NodeAlloc {
   std::uint32_t node = 0;
@@ -168,6 +176,7 @@ struct SimJob {
   std::int32_t nice = 0;
   // --reservation: the index in Site::reservations of the first period of that name; -1 for none.
   std::int32_t reservation = -1;
+  std::vector<LicenseUse> licenses;  // -L, against the site's Licenses=
 
   // run-time state
   SimJobState state = SimJobState::kFuture;

@@ -110,6 +110,7 @@ struct SimState {
   LimitUsage usage;
   std::vector<std::uint32_t>
       array_running;  // per capped array (SimJob::array_slot): tasks started, not ended
+  std::vector<std::uint32_t> licenses_used;  // per Site::licenses: held by started jobs not yet ended
   Seconds now = 0;
   Seconds origin = 0;  // controller start (timer phase reference)
 };
@@ -118,6 +119,14 @@ struct SimState {
 /// (job_array_start_test; a suspended task still counts, it has not ended).
 inline bool array_capped(const SimState& s, const SimJob& j) {
   return j.array_slot >= 0 && s.array_running[static_cast<std::size_t>(j.array_slot)] >= j.array_cap;
+}
+
+/// Whether every licence `j` asks is free now (licenses.c license_job_test: no planning ahead without
+/// SchedulerParameters=bf_licenses, which is not modelled).
+inline bool licenses_free(const SimState& s, const SimJob& j) {
+  for (const auto& l : j.licenses)
+    if (s.licenses_used[l.license] + l.count > s.site.licenses[l.license].count) return false;
+  return true;
 }
 
 /// A (QOS, user or account) count of LimitUsage's maps, 0 where none was kept.

@@ -25,6 +25,7 @@
 //  - --array=SPEC (-a): one job per task id, all with the line's job id, each task counted as a record
 //    (as sacct lists them); %MAX caps the tasks running at once. At most 100,001 tasks a line and
 //    200,000 a file (a line past that is rejected by reason).
+//  - -L/--licenses=name[:count],... (checked as slurmctld reads it; the site's counts at replay).
 //  - --nice[=N] (alone: 100), --reservation=NAME; --begin=now[+N[unit]] sets eligible = submit + the
 //    delay (a date or clock time is rejected: it would name the day the toolkit ran, not a trace time).
 //  - account: -A, else user_default_accounts[user], else the line is rejected.
@@ -47,6 +48,7 @@
 #include "traces/csv.hpp"
 #include "traces/dependency.hpp"
 #include "traces/input_limits.hpp"
+#include "traces/licenses.hpp"
 #include "traces/readers.hpp"
 #include "traces/text.hpp"
 #include "traces/time_format.hpp"
@@ -98,6 +100,7 @@ enum class Opt {
   kNice,
   kBegin,
   kReservation,
+  kLicenses,
   kArray,
   kSimWalltime,
   kCancelIn,
@@ -132,6 +135,7 @@ constexpr OptSpec kOptions[] = {
     {Opt::kNice, "nice", 0, false, true},
     {Opt::kBegin, "begin", 'b', false, false},
     {Opt::kReservation, "reservation", 0, false, false},
+    {Opt::kLicenses, "licenses", 'L', false, false},
     {Opt::kArray, "array", 'a', false, false},
     {Opt::kSimWalltime, "sim-walltime", 0, true, false},
     {Opt::kCancelIn, "cancel-in", 0, true, false},
@@ -157,7 +161,7 @@ struct Bad {
 struct Options {
   std::optional<std::string> nodes, ntasks, ntasks_per_node, cpus_per_task, mem, mem_per_cpu, gres, time,
       partition, qos, account, uid, job_name, constraint, exclusive, dependency, nice, begin, reservation,
-      array, sim_walltime, cancel_in, jid;
+      licenses, array, sim_walltime, cancel_in, jid;
   std::optional<std::string> script;
 
   std::optional<std::string>& slot(Opt o) {
@@ -200,6 +204,8 @@ struct Options {
         return begin;
       case Opt::kReservation:
         return reservation;
+      case Opt::kLicenses:
+        return licenses;
       case Opt::kArray:
         return array;
       case Opt::kSimWalltime:
@@ -493,6 +499,14 @@ std::optional<Bad> parse_line(std::string_view line, Trace& trace,
   if (o.qos) j.qos = trace.qos.intern(*o.qos);
   if (o.job_name) j.name = trace.strings.intern(*o.job_name);
   if (o.constraint) j.constraints = trace.strings.intern(*o.constraint);
+  if (o.licenses) {
+    try {
+      parse_licenses(*o.licenses);  // whether the site has them is the replay's question
+    } catch (const std::invalid_argument& e) {
+      return Bad{"bad --licenses", "--licenses", e.what()};
+    }
+    j.licenses = trace.strings.intern(*o.licenses);
+  }
   if (o.dependency) {
     try {
       parse_dependency(*o.dependency);

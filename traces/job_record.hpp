@@ -67,6 +67,7 @@ struct JobRecord {
   // sacct ReservationId (0: none): slurmdbd leaves the name empty for a job that started in the
   // reservation's first second, but not the id (real Slurm 22.05, docs/simulator.md).
   std::uint32_t reservation_id = 0;
+  NameIndex licenses = kNoName;  // -L / --licenses, as given ("matlab:2,ansys"; traces/licenses.hpp)
 
   Seconds submit = kUnsetTime;      // absolute
   Seconds eligible = kUnsetTime;    // absolute (sacct Eligible / begin time)

@@ -48,6 +48,7 @@ std::string encode_native_trace(const Trace& t, bool with_source) {
     w.put(j.reservation);
     w.put(j.reservation_id);
     w.put(j.array_max_running);
+    w.put(j.licenses);
     for (auto c : {j.nodes, j.tasks, j.tasks_per_node, j.cpus_per_task, j.req_cpus, j.alloc_cpus}) w.put(c);
     w.put(j.mem_mb);
     w.put(static_cast<std::uint8_t>(j.mem_per_cpu | (j.exclusive << 1)));
@@ -99,16 +100,19 @@ Trace decode_native_trace(const std::string& bytes, const std::string& file) {
     for (auto* p : {&j.submit, &j.eligible, &j.start, &j.end, &j.runtime, &j.time_limit})
       *p = r.get<Seconds>();
     if (version >= 2) j.cancel = r.get<Seconds>();
-    if (version >= 3) {
-      j.reservation = r.get<NameIndex>();
-      j.reservation_id = r.get<std::uint32_t>();
-      if (j.reservation != kNoName && j.reservation >= t.strings.size())
+    const auto string_entry = [&](NameIndex index, const char* what) {
+      if (index != kNoName && index >= t.strings.size())
         throw InputError(file, 0, "",
-                         fmt::format("native trace job {} names reservation entry {} of a "
-                                     "{}-entry dictionary",
-                                     j.job_id, j.reservation, t.strings.size()));
+                         fmt::format("native trace job {} names {} entry {} of a {}-entry dictionary",
+                                     j.job_id, what, index, t.strings.size()));
+      return index;
+    };
+    if (version >= 3) {
+      j.reservation = string_entry(r.get<NameIndex>(), "reservation");
+      j.reservation_id = r.get<std::uint32_t>();
     }
     if (version >= 4) j.array_max_running = r.get<std::uint32_t>();
+    if (version >= 5) j.licenses = string_entry(r.get<NameIndex>(), "licences");
     for (auto* p : {&j.nodes, &j.tasks, &j.tasks_per_node, &j.cpus_per_task, &j.req_cpus, &j.alloc_cpus})
       *p = r.get<std::uint32_t>();
     j.mem_mb = r.get<std::int64_t>();

@@ -13,7 +13,8 @@ namespace slurmtwin {
 
 // 2: JobRecord::cancel after time_limit (version 1 files read with no cancellations)
 // 3: JobRecord::reservation and reservation_id after cancel (older files read with no reservations)
-inline constexpr std::uint32_t kNativeTraceVersion = 4;
+// 4: JobRecord::array_max_running after them; 5: JobRecord::licenses after that (older: none)
+inline constexpr std::uint32_t kNativeTraceVersion = 5;
 
 /// Serialises a trace to the native format. Without `with_source` the trace's source (the files it was
 /// read from) is written empty: the bytes then depend on the jobs alone, for content fingerprints.

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "traces/licenses.hpp"
 #include "traces/read_report.hpp"
 #include "traces/readers.hpp"
 #include "traces/sacct_common.hpp"
@@ -188,6 +189,14 @@ JobRecord read_job(const YAML::Node& j, Trace& trace, bool& pending_array) {
   if (const auto v = string_of(j["qos"])) job.qos = trace.qos.intern(*v);
   if (const auto v = string_of(j["name"])) job.name = trace.strings.intern(*v);
   if (const auto v = string_of(j["constraints"])) job.constraints = trace.strings.intern(*v);
+  if (const auto v = string_of(j["licenses"]); v && !v->empty()) {  // data_parser v0.0.39 on (23.02)
+    try {
+      parse_licenses(*v);
+    } catch (const std::invalid_argument& e) {
+      bad("licenses", e.what());
+    }
+    job.licenses = trace.strings.intern(*v);
+  }
 
   const auto time = j["time"];
   if (time && time.IsMap()) {

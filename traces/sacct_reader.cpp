@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "traces/array_spec.hpp"
+#include "traces/licenses.hpp"
 #include "traces/read_report.hpp"
 #include "traces/readers.hpp"
 #include "traces/sacct_common.hpp"
@@ -382,6 +383,7 @@ enum Field : std::uint8_t {
   kReservation,
   kReservationId,
   kSubmitLine,
+  kLicenses,
   kFieldCount
 };
 constexpr std::array<std::string_view, kFieldCount> kFieldNames = {
@@ -389,7 +391,7 @@ constexpr std::array<std::string_view, kFieldCount> kFieldNames = {
     "Eligible", "Start",     "End",         "Elapsed",       "ElapsedRaw", "Timelimit", "TimelimitRaw",
     "NNodes",   "ReqNodes",  "NCPUS",       "AllocCPUS",     "ReqCPUS",    "NTasks",    "ReqMem",
     "ReqTRES",  "AllocTRES", "ReqGRES",     "Constraints",   "State",      "Flags",     "Restarts",
-    "Priority", "JobName",   "Reservation", "ReservationId", "SubmitLine"};
+    "Priority", "JobName",   "Reservation", "ReservationId", "SubmitLine", "Licenses"};
 
 /// A bad value in one field of a record (turned into a rejection "bad <field>").
 struct BadField {
@@ -427,7 +429,7 @@ std::optional<std::uint32_t> array_task_cap(std::string_view spec, std::string_v
 /// -c, and the task cap of --array / -a ("0-9%2": at most 2 tasks at once). Options given in the script's
 /// #SBATCH lines are not in SubmitLine; a script argument spelt like one of these options would be read as
 /// it. Throws BadField on a bad count.
-void read_submit_line(std::string_view line, JobRecord& j) {
+void read_submit_line(std::string_view line, JobRecord& j, NameDictionary& licenses) {
   const auto words = text::split_ws(line);
   const auto count = [&](std::string_view option, std::size_t& i) -> std::optional<std::uint32_t> {
     const auto value = option_value(words, option, i);
@@ -446,6 +448,10 @@ void read_submit_line(std::string_view line, JobRecord& j) {
       j.cpus_per_task = *c;
     } else if (const auto c2 = count("-c", i)) {
       j.cpus_per_task = *c2;
+    } else if (const auto lic = option_value(words, "--licenses", i)) {
+      j.licenses = licenses.intern(*lic);
+    } else if (const auto lic2 = option_value(words, "-L", i)) {
+      j.licenses = licenses.intern(*lic2);
     } else if (const auto spec = option_value(words, "--array", i)) {
       j.array_max_running = *array_task_cap(*spec, line, true);
     } else if (const bool separate = words[i] == "-a"; const auto a = option_value(words, "-a", i)) {
@@ -571,6 +577,30 @@ std::optional<std::int64_t> tres_value(const TresMap& m, const char* key) {
   return it->second;
 }
 
+/// The job's licences: the Licenses column (sacct 23.02 on), else the submit line's -L (already in
+/// `j`), else ReqTRES's license/NAME=N (a site that tracks them: AccountingStorageTRES=license/NAME).
+void read_licenses(const RecordView& r, Trace& trace, JobRecord& j) {
+  if (const auto v = r.get(kLicenses); v && text::trim(*v) != "(null)")
+    j.licenses = trace.strings.intern(text::trim(*v));
+  if (j.licenses == kNoName)
+    if (const auto v = r.get(kReqTRES)) {
+      std::string spec;  // names as given: slurmctld compares them case-sensitively
+      for (auto item : text::split(*v, ',')) {
+        item = text::trim(item);
+        const auto eq = item.find('=');
+        if (!item.starts_with("license/") || eq == std::string_view::npos) continue;
+        spec += fmt::format("{}{}:{}", spec.empty() ? "" : ",", item.substr(8, eq - 8), item.substr(eq + 1));
+      }
+      if (!spec.empty()) j.licenses = trace.strings.intern(spec);
+    }
+  if (j.licenses == kNoName) return;
+  try {
+    parse_licenses(trace.strings.name(j.licenses));
+  } catch (const std::invalid_argument& e) {
+    RecordView::bad(kLicenses, trace.strings.name(j.licenses), e.what());
+  }
+}
+
 /// Fills `j` from the fields of one (non-step) record; throws BadField.
 void fill_job(const RecordView& r, Trace& trace, JobRecord& j, bool pending_array) {
   if (const auto v = r.get(kUser)) j.user = trace.users.intern(text::trim(*v));
@@ -582,7 +612,7 @@ void fill_job(const RecordView& r, Trace& trace, JobRecord& j, bool pending_arra
   if (const auto v = r.get(kReservation); v && !text::trim(*v).empty())
     j.reservation = trace.strings.intern(text::trim(*v));
   if (const auto id = r.integer(kReservationId, 0, kMaxU32)) j.reservation_id = to_u32(*id);
-  if (const auto v = r.get(kSubmitLine)) read_submit_line(*v, j);
+  if (const auto v = r.get(kSubmitLine)) read_submit_line(*v, j, trace.strings);
 
   j.submit = r.time(kSubmit).value_or(kUnsetTime);
   j.eligible = r.time(kEligible).value_or(kUnsetTime);
@@ -680,6 +710,7 @@ void fill_job(const RecordView& r, Trace& trace, JobRecord& j, bool pending_arra
   if (j.gres.empty()) {
     if (const auto v = r.get(kReqGRES)) j.gres = gres_from_req_gres(*v);
   }
+  read_licenses(r, trace, j);
 
   if (const auto v = r.get(kState)) {
     try {

@@ -68,8 +68,9 @@ std::map<std::uint64_t, std::string> capped_array_specs(const Trace& t) {
 
 /// What sacct has no column for, as SubmitLine shows it (the sacct reader reads these options back);
 /// `array_spec` is the task ids of its array when it is a task of an array with a cap.
-std::string submit_line(const JobRecord& j, const std::string* array_spec) {
+std::string submit_line(const Trace& t, const JobRecord& j, const std::string* array_spec) {
   std::string opts;
+  if (j.licenses != kNoName) opts += fmt::format(" --licenses={}", t.strings.name(j.licenses));
   if (array_spec) opts += fmt::format(" --array={}%{}", *array_spec, j.array_max_running);
   if (j.exclusive) opts += " --exclusive";
   if (j.tasks_per_node > 0) opts += fmt::format(" --ntasks-per-node={}", j.tasks_per_node);
@@ -130,7 +131,7 @@ std::string format_sacct_parsable(const Trace& t, const std::vector<std::string>
         j.priority < 0 ? std::string("") : std::to_string(j.priority), flags(j.started_by), j.restarts,
         t.strings.name(j.constraints), t.strings.name(j.reservation),
         j.reservation_id == 0 ? std::string() : std::to_string(j.reservation_id),
-        submit_line(j, spec == array_specs.end() ? nullptr : &spec->second));
+        submit_line(t, j, spec == array_specs.end() ? nullptr : &spec->second));
   }
   return out;
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "traces/job_record.hpp"
+#include "traces/licenses.hpp"
 #include "traces/slurm_version.hpp"
 
 namespace slurmtwin {
@@ -229,6 +230,7 @@ struct SchedulerParameters {
   std::uint32_t partition_job_depth = 0;  // 0 = unlimited
   bool defer = false;
   bool defer_batch = false;
+  bool allow_zero_lic = false;  // a job may ask more licences than the site has (then never starts)
   // backfill
   Seconds bf_interval = 30;
   Seconds bf_window = 1440 * 60;  // bf_window is given in minutes in slurm.conf; stored in seconds
@@ -340,8 +342,9 @@ struct Site {
   std::vector<User> users;
   SchedulerSettings scheduler;
   std::vector<Reservation> reservations;
-  std::vector<NodeOutage> outages;  // sorted by start
-  std::vector<Switch> switches;     // topology.conf, file order; empty: none
+  std::vector<NodeOutage> outages;     // sorted by start
+  std::vector<Switch> switches;        // topology.conf, file order; empty: none
+  std::vector<LicenseCount> licenses;  // slurm.conf Licenses=: the cluster's licences, by name
   bool operator==(const Site&) const = default;
 
   /// Whether jobs are placed by the switch tree (topology/tree with switches, without TopoOptional:

@@ -138,6 +138,11 @@ std::vector<Reservation> read_scontrol(std::string_view content, const std::stri
           fmt::format("{}:{}: reservation '{}': Groups= is not modelled (no Unix groups): "
                       "its group members cannot use it",
                       file, g->second->line, r.name));
+    if (const auto l = item.find("Licenses"); l != item.end() && l->second->value != "(null)")
+      warnings.push_back(
+          fmt::format("{}:{}: reservation '{}': Licenses={} is not modelled: its licences "
+                      "stay free for every job",
+                      file, l->second->line, r.name, l->second->value));
     if (item.count("CoreIDs") > 0)
       warnings.push_back(
           fmt::format("{}:{}: reservation '{}' holds some cores of its nodes (CoreCnt): "
@@ -157,7 +162,7 @@ std::vector<Reservation> read_sacctmgr(std::string_view content, const std::stri
   const csv::Header h(r.fields);
   const auto c_name = h.require("Name", file, r.line), c_start = h.require("TimeStart", file, r.line),
              c_end = h.require("TimeEnd", file, r.line), c_nodes = h.require("NodeName", file, r.line);
-  const auto c_flags = h.find("Flags"), c_id = h.find("ID");
+  const auto c_flags = h.find("Flags"), c_id = h.find("ID"), c_tres = h.find("TRES");
   while (reader.next(r)) {
     if (r.fields.size() != h.size())
       throw InputError(file, r.line, "line",
@@ -169,6 +174,11 @@ std::vector<Reservation> read_sacctmgr(std::string_view content, const std::stri
     res.end = wall_time(r.fields[c_end], zone, file, r.line, "TimeEnd");
     if (!r.fields[c_nodes].empty()) res.nodes = node_names(r.fields[c_nodes], file, r.line, "NodeName");
     if (c_flags) res.flags = read_flags(r.fields[*c_flags], res.name, file, r.line, warnings);
+    if (c_tres && r.fields[*c_tres].find("license/") != std::string::npos)
+      warnings.push_back(
+          fmt::format("{}:{}: reservation '{}': its licences ({}) are not modelled: they "
+                      "stay free for every job",
+                      file, r.line, res.name, r.fields[*c_tres]));
     if (c_id) {
       const auto id = text::parse_int(r.fields[*c_id]);
       if (!id || *id <= 0 || *id > 0xFFFFFFFF)

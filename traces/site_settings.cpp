@@ -60,6 +60,9 @@ const std::array kSettings{
     SiteSetting{"defer", "defer", true, K::kFlag, 1, 0, 1, kNoUnset, false, SETTING_FIELD(params.defer)},
     SiteSetting{"defer_batch", "defer_batch", true, K::kFlag, 1, 0, 1, kNoUnset, false,
                 SETTING_FIELD(params.defer_batch)},
+    // A job may ask more licences than the site has (it then waits for good) instead of being refused.
+    SiteSetting{"allow_zero_lic", "allow_zero_lic", true, K::kFlag, 1, 0, 1, kNoUnset, false,
+                SETTING_FIELD(params.allow_zero_lic)},
     // -1: no backfill cycles.
     SiteSetting{"bf_interval", "bf_interval_s", true, K::kCount, 1, -1, 10800, kNoUnset, true,
                 SETTING_FIELD(params.bf_interval)},

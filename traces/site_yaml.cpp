@@ -318,6 +318,7 @@ void emit_scheduler(YAML::Emitter& out, const SchedulerSettings& s) {
   out << YAML::Key << "partition_job_depth" << YAML::Value << p.partition_job_depth;
   out << YAML::Key << "defer" << YAML::Value << p.defer;
   out << YAML::Key << "defer_batch" << YAML::Value << p.defer_batch;
+  out << YAML::Key << "allow_zero_lic" << YAML::Value << p.allow_zero_lic;
   emit_duration(out, "bf_interval_s", p.bf_interval);
   emit_duration(out, "bf_window_s", p.bf_window);
   emit_duration(out, "bf_resolution_s", p.bf_resolution);
@@ -844,6 +845,14 @@ void read_topology(const Reader& r, const YAML::Node& m, Site& site) {
   }
 }
 
+std::vector<LicenseCount> read_licenses(const Reader& r, const YAML::Node& n) {
+  try {
+    return parse_licenses(r.scalar(n, "licenses"));
+  } catch (const std::invalid_argument& e) {
+    r.fail(n, "licenses", e.what());
+  }
+}
+
 std::vector<User> read_users(const Reader& r, const YAML::Node& seq) {
   if (!seq.IsSequence()) r.fail(seq, "users", "expected a list");
   std::vector<User> out;
@@ -993,6 +1002,9 @@ std::string site_yaml_section(const Site& site, SiteSection section) {
   switch (section) {
     case SiteSection::kHeader:
       out << YAML::Key << "cluster_name" << YAML::Value << site.cluster_name;
+      // slurm.conf's Licenses= as slurmctld lists it ("name:count" joined by ',').
+      if (!site.licenses.empty())
+        out << YAML::Key << "licenses" << YAML::Value << format_licenses(site.licenses);
       break;
     case SiteSection::kNodes:
       emit_nodes(out, site.nodes);
@@ -1059,7 +1071,7 @@ std::string site_yaml_section(const Site& site, SiteSection section) {
 bool same_site_section(const Site& a, const Site& b, SiteSection section) {
   switch (section) {
     case SiteSection::kHeader:
-      return a.cluster_name == b.cluster_name;
+      return a.cluster_name == b.cluster_name && a.licenses == b.licenses;
     case SiteSection::kNodes:
       return a.nodes == b.nodes;
     case SiteSection::kPartitions:
@@ -1108,8 +1120,8 @@ Site parse_site_yaml(std::string_view content, const std::string& file_name) {
   const Reader r(file_name);
   if (!root.IsMap()) r.fail(root, "", "a site YAML is a map (cluster_name, nodes, partitions, ...)", 1);
   r.check_map(root, "site",
-              {"cluster_name", "nodes", "partitions", "qos", "accounts", "associations", "users", "scheduler",
-               "reservations", "outages", "topology"});
+              {"cluster_name", "licenses", "nodes", "partitions", "qos", "accounts", "associations", "users",
+               "scheduler", "reservations", "outages", "topology"});
   Site site;
   std::optional<YAML::Node> topology;  // read after the scheduler, whose topology fields it sets
   try {
@@ -1118,6 +1130,8 @@ Site parse_site_yaml(std::string_view content, const std::string& file_name) {
       const auto& v = kv.second;
       if (key == "cluster_name")
         site.cluster_name = r.scalar(v, key);
+      else if (key == "licenses")
+        site.licenses = read_licenses(r, v);
       else if (key == "nodes")
         site.nodes = read_nodes(r, v);
       else if (key == "partitions")

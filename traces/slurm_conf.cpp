@@ -18,6 +18,7 @@
 #include "traces/file_io.hpp"
 #include "traces/hostlist.hpp"
 #include "traces/input_limits.hpp"
+#include "traces/licenses.hpp"
 #include "traces/node_order.hpp"
 #include "traces/plugins.hpp"
 #include "traces/read_report.hpp"
@@ -942,6 +943,14 @@ class SiteBuilder {
         config_overrides_ = config_overrides_ || text::iequals(v, "config_overrides");
     };
     g["fastschedule"] = [this](const Pair& p) { fast_schedule_ = to_int(p, 0, 2); };
+    // Cluster-wide licences; slurmctld refuses to start on a list it cannot read (license_init: fatal).
+    g["licenses"] = [this](const Pair& p) {
+      try {
+        site_.licenses = parse_licenses(p.value);
+      } catch (const std::invalid_argument& e) {
+        fail(p, e.what());
+      }
+    };
     g["clustername"] = [this](const Pair& p) {
       if (text::trim(p.value).empty()) fail(p, "empty ClusterName");
       site_.cluster_name = text::to_lower(text::trim(p.value));  // slurmctld lower-cases it

@@ -305,7 +305,6 @@ constexpr std::array kSchedulingEffects = {
            "preemption tuning (reorder_count, strict_order, youngest_first, ...) is not modelled"},
     Effect{"MaxJobCount", "the cap on jobs in the controller is not enforced"},
     Effect{"MaxArraySize", "the array size cap is not enforced"},
-    Effect{"Licenses", "licenses are not modelled: jobs never wait for them"},
     Effect{"PrologFlags", "prolog timing is not modelled"},
     Effect{"PriorityParameters", "priority plugin options are not modelled"},
     Effect{"PrioritySiteFactorPlugin", "a site factor plugin's values are not modelled"},

@@ -14,6 +14,7 @@
 #include "traces/csv.hpp"
 #include "traces/file_io.hpp"
 #include "traces/input_limits.hpp"
+#include "traces/licenses.hpp"
 #include "traces/read_report.hpp"
 #include "traces/sacct_common.hpp"
 #include "traces/site_import.hpp"
@@ -266,7 +267,8 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
                                                  "array",
                                                  "exclusive",
                                                  "nice",
-                                                 "begin_s"};
+                                                 "begin_s",
+                                                 "licenses"};
   {
     std::set<std::string> seen;
     for (const auto& name : r.fields) {
@@ -287,7 +289,7 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
              c_cons = header.find("constraint"), c_dep = header.find("dependency"),
              c_cancel = header.find("cancel_s"), c_resv = header.find("reservation"),
              c_array = header.find("array"), c_excl = header.find("exclusive"), c_nice = header.find("nice"),
-             c_begin = header.find("begin_s");
+             c_begin = header.find("begin_s"), c_lic = header.find("licenses");
   // An optional column's cell, trimmed; empty when the column or the cell is absent.
   const auto cell = [&](std::optional<std::size_t> c) {
     return c && *c < r.fields.size() ? std::string(text::trim(r.fields[*c])) : std::string();
@@ -366,6 +368,14 @@ std::vector<ScenarioJob> read_scenario_jobs(const std::string& path) {
     if (const auto v = cell(c_begin); !v.empty()) {
       j.begin = number(v, "begin_s", 0);
       if (j.begin < j.offset) throw InputError(path, r.line, "begin_s", "before the job's offset");
+    }
+    if (const auto v = cell(c_lic); !v.empty()) {
+      try {
+        parse_licenses(v);
+      } catch (const std::invalid_argument& e) {
+        throw InputError(path, r.line, "licenses", e.what());
+      }
+      j.licenses = v;
     }
     if (const auto v = cell(c_array); !v.empty()) {
       const auto spec = parse_array_spec(v);
@@ -707,6 +717,7 @@ JobRecord scenario_job_request(const ScenarioJob& j, Trace& trace) {
   rec.array_max_running = j.array_cap;
   rec.exclusive = j.exclusive;
   rec.nice = j.nice;
+  if (!j.licenses.empty()) rec.licenses = trace.strings.intern(j.licenses);
   return rec;
 }
 
@@ -974,9 +985,11 @@ RealRunsDiffer real_runs_differ(const std::vector<RecordedRun>& runs, std::size_
 namespace {
 
 // squeue Reasons of a QOS, association or memory limit (WAIT_QOS_*, WAIT_ASSOC_*, the per-account
-// Max* words, MaxMemPerLimit), which do not follow the sub-second order of passes.
+// Max* words, MaxMemPerLimit) or of licences (WAIT_LICENSES), which do not follow the sub-second order
+// of passes.
 bool is_limit_reason(std::string_view reason) {
-  return reason.rfind("QOS", 0) == 0 || reason.rfind("Assoc", 0) == 0 || reason.rfind("Max", 0) == 0;
+  return reason.rfind("QOS", 0) == 0 || reason.rfind("Assoc", 0) == 0 || reason.rfind("Max", 0) == 0 ||
+         reason == "Licenses";
 }
 
 }  // namespace

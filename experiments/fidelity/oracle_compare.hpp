@@ -46,15 +46,16 @@ struct ScenarioJob {
   bool exclusive = false;       // --exclusive (exclusive column 1)
   std::int32_t nice = 0;        // --nice=N (nice column); 0: not given
   Seconds begin = kUnsetTime;   // --begin at this offset after the trace start (begin_s); unset: none
+  std::string licenses;         // -L (licenses column: name[:count] joined by ';'); empty: none
 };
 
 /// Reads a scenario jobs.csv. Columns are found by the header's names, in any order (the format is
 /// documented at the top of tests/oracle/oracle.sh): offset, user, account, partition, qos, cpus,
 /// limit_min, runtime_s are required; nodes, ntasks_per_node, cpus_per_task, mem_mb, mem_per_cpu_mb, gres,
-/// constraint, dependency, cancel_s, reservation, array, exclusive, nice, begin_s are optional, and an empty
-/// cell means the option was not given. An array line gives one job per task. Lines starting with # are
-/// skipped (as the harness does). Unknown columns, quoted fields and bad fields throw InputError naming file,
-/// line and column.
+/// constraint, dependency, cancel_s, reservation, array, exclusive, nice, begin_s, licenses are optional, and
+/// an empty cell means the option was not given. An array line gives one job per task. Lines starting with #
+/// are skipped (as the harness does). Unknown columns, quoted fields and bad fields throw InputError naming
+/// file, line and column.
 std::vector<ScenarioJob> read_scenario_jobs(const std::string& path);
 
 /// The request of a scenario job as a trace record (no ids or times): nodes 0 when -N was not given

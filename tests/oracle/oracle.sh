@@ -47,6 +47,8 @@
 #   nice             -> --nice=N (N >= 0: lowers the job's priority by N); empty: not given
 #   begin_s          seconds after the trace start (>= offset) -> --begin=YYYY-MM-DDTHH:MM:SS, the
 #                    job is not eligible before then; empty: not given
+#   licenses         -> -L SPEC: name[:count] joined by ';' (slurmctld splits at ',' and ';'; a CSV
+#                    field has no commas), e.g. matlab:2;ansys; empty: none
 #   array            -> --array=SPEC: task ids as N, N-M, N-M:STEP, joined by ',', then an optional
 #                    %MAX (at most MAX tasks run at once), e.g. 0-5%2; every task sleeps runtime_s.
 #                    sacct lists each task as ID_TASK with the line's jNNN as its name
@@ -324,7 +326,7 @@ check_nodes_conf() {
 # read_jobs JOBS_CSV: checks a scenario's jobs.csv (its columns by the header's names) and fills
 # JOB_OFF, JOB_USER, JOB_RUNTIME, JOB_DEP, JOB_CANCEL (cancel_s, empty: none), JOB_BEGIN (begin_s,
 # empty: none) and JOB_OPTS (sbatch options, one word each) per job.
-JOB_COLUMNS=" offset user account partition qos nodes cpus ntasks_per_node cpus_per_task mem_mb mem_per_cpu_mb limit_min runtime_s gres constraint dependency cancel_s reservation array exclusive nice begin_s "
+JOB_COLUMNS=" offset user account partition qos nodes cpus ntasks_per_node cpus_per_task mem_mb mem_per_cpu_mb limit_min runtime_s gres constraint dependency cancel_s reservation array exclusive nice begin_s licenses "
 read_jobs() {
   local f=$1 line lno=0 c k
   local -A col=()
@@ -361,14 +363,14 @@ read_jobs() {
       done
       continue
     fi
-    local off user acct part qos nodes cpus tpn cpt mem mpc limit runtime gres cons dep cancel resv array excl nice begin
+    local off user acct part qos nodes cpus tpn cpt mem mpc limit runtime gres cons dep cancel resv array excl nice begin lic
     cell off offset; cell user user; cell acct account; cell part partition; cell qos qos
     cell nodes nodes; cell cpus cpus; cell tpn ntasks_per_node; cell cpt cpus_per_task; cell mem mem_mb
     cell mpc mem_per_cpu_mb
     cell limit limit_min; cell runtime runtime_s; cell gres gres; cell cons constraint; cell dep dependency
     cell cancel cancel_s; cell resv reservation; cell array array; cell excl exclusive; cell nice nice
-    cell begin begin_s
-    for c in off user acct part qos nodes cpus tpn cpt mem mpc limit runtime gres cons dep cancel resv array excl nice begin; do
+    cell begin begin_s; cell lic licenses
+    for c in off user acct part qos nodes cpus tpn cpt mem mpc limit runtime gres cons dep cancel resv array excl nice begin lic; do
       [[ ${!c} != *[[:space:]]* ]] || bad "$c" "no blanks inside a field"
     done
     uint "$off" offset 0
@@ -395,6 +397,11 @@ read_jobs() {
       opts+=" --gres=$gres"
     fi
     [[ -z $cons ]] || opts+=" --constraint=$cons"
+    if [[ -n $lic ]]; then
+      local one='[A-Za-z0-9_.@-]+(:(0|[1-9][0-9]{0,5}))?'
+      [[ $lic =~ ^$one(\;$one)*$ ]] || bad licenses "'$lic' is not name[:count] joined by ';'"
+      opts+=" -L $lic"
+    fi
     if [[ -n $resv ]]; then
       [[ $resv =~ ^[A-Za-z0-9_.-]+$ ]] || bad reservation "'$resv' is not a reservation name"
       opts+=" --reservation=$resv"

@@ -89,9 +89,9 @@ TEST_CASE("backfill makes no reservation for a job short of licences") {
 }
 
 TEST_CASE("licences a site lacks are refused at submit, more than it has unless allow_zero_lic") {
-  const auto trace =
-      with_licenses(make_trace({{0, 1, 1, 10, 600}, {0, 1, 1, 10, 600}, {0, 1, 1, 10, 600}, {0, 1, 1, 10, 600}}),
-                    {"nosuch", "lic:3", "lic:2,lic", "lic:0"});
+  const auto trace = with_licenses(
+      make_trace({{0, 1, 1, 10, 600}, {0, 1, 1, 10, 600}, {0, 1, 1, 10, 600}, {0, 1, 1, 10, 600}}),
+      {"nosuch", "lic:3", "lic:2,lic", "lic:0"});
   auto site = licensed_site(1, 4, "lic:2");
   {
     const auto r = testing::checked_replay(site, trace);
@@ -99,7 +99,7 @@ TEST_CASE("licences a site lacks are refused at submit, more than it has unless 
     CHECK(jobs[0].reject_reason == "unknown licence (not in the site's Licenses=)");
     CHECK(jobs[1].reject_reason == "more licences than the site has (Licenses=)");
     CHECK(jobs[2].reject_reason == "more licences than the site has (Licenses=)");  // 2 + 1 of lic
-    CHECK(jobs[3].state == sim::SimJobState::kDone);  // lic:0 asks nothing
+    CHECK(jobs[3].state == sim::SimJobState::kDone);                                // lic:0 asks nothing
     CHECK(jobs[3].licenses.empty());
   }
   site.scheduler.params.allow_zero_lic = true;  // such a job is queued, and waits for good
@@ -182,11 +182,15 @@ TEST_CASE("licences held by an advanced reservation are not modelled, and a warn
       "   Users=root Groups=(null) Accounts=(null) Licenses=matlab:2 State=ACTIVE BurstBuffer=(null)\n",
       "r.txt", utc, w);
   REQUIRE(w.size() == 1);
-  CHECK(w[0] == "r.txt:3: reservation 'lic': Licenses=matlab:2 is not modelled: its licences stay free for every job");
+  CHECK(
+      w[0] ==
+      "r.txt:3: reservation 'lic': Licenses=matlab:2 is not modelled: its licences stay free for every job");
   w.clear();
-  read_reservations("Name|TimeStart|TimeEnd|NodeName|TRES\nlic|2026-11-25T23:46:25|2026-11-25T23:48:25|n1|"
-                    "cpu=8,license/matlab=2\n",
-                    "r.sacctmgr", utc, w);
+  read_reservations(
+      "Name|TimeStart|TimeEnd|NodeName|TRES\nlic|2026-11-25T23:46:25|2026-11-25T23:48:25|n1|"
+      "cpu=8,license/matlab=2\n",
+      "r.sacctmgr", utc, w);
   REQUIRE(w.size() == 1);
-  CHECK(w[0].find("reservation 'lic': its licences (cpu=8,license/matlab=2) are not modelled") != std::string::npos);
+  CHECK(w[0].find("reservation 'lic': its licences (cpu=8,license/matlab=2) are not modelled") !=
+        std::string::npos);
 }

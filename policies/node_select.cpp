@@ -580,6 +580,7 @@ std::vector<sim::NodeAlloc> choose_single_flat(const sim::ClusterState& cluster,
 /// a switch (evaluate_switches fails there and choose() goes on to heavier nodes).
 std::optional<std::vector<sim::NodeAlloc>> choose_single_tree(const sim::ClusterState& cluster,
                                                               const sim::NodeRequest& r,
+                                                              const std::vector<std::uint64_t>& available,
                                                               const std::vector<std::uint32_t>& holders,
                                                               const std::vector<std::uint32_t>& usable,
                                                               std::uint32_t weight) {
@@ -610,13 +611,11 @@ std::optional<std::vector<sim::NodeAlloc>> choose_single_tree(const sim::Cluster
     if (tree.switches[i].level == 0 && sc.count[i] > 0 && (leaf == kNone || sc.count[i] < sc.count[leaf]))
       leaf = i;
   if (leaf == kNone) return std::nullopt;
-  // The leaf's first candidate: its nodes and the holders are both ascending.
-  const auto& in_leaf = tree.switches[leaf].nodes;
-  auto h = holders.begin();
-  for (const auto n : in_leaf) {
-    h = std::lower_bound(h, holders.end(), n);
-    if (h == holders.end()) break;
-    if (*h != n || !candidate(n)) continue;
+  // The leaf's first candidate, in node order: a holder (available, holding the job) of that weight
+  // under the top switch.
+  for (const auto n : tree.switches[leaf].nodes) {
+    const bool holder = ((available[n >> 6] >> (n & 63)) & 1u) != 0 && usable[n] >= r.total_cpus;
+    if (!holder || !candidate(n)) continue;
     Need need(r);
     Usable u{n, usable[n], weight};
     std::vector<sim::NodeAlloc> out;
@@ -643,7 +642,8 @@ SingleChoice choose_single(const sim::ClusterState& cluster, const sim::NodeRequ
   const auto weight = find_holders(cluster, r, available, usable, holders);
   if (weight == kNoNode) return {true, std::nullopt};
   if (cluster.switch_tree().empty()) return {true, choose_single_flat(cluster, r, holders, usable, weight)};
-  if (auto a = choose_single_tree(cluster, r, holders, usable, weight)) return {true, std::move(a)};
+  if (auto a = choose_single_tree(cluster, r, available, holders, usable, weight))
+    return {true, std::move(a)};
   return {};
 }
 

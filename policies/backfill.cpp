@@ -264,9 +264,13 @@ class Planner {
   /// `cluster` is s.cluster. Profiles are computed by releasing running jobs from it and allocating
   /// them back, which leaves it exactly as it was (integer counters), so no copy is needed.
   /// `cache` (may be null) keeps each shape's values across cycles.
-  Planner(const sim::SimState& s, sim::ClusterState& cluster, ProfileCache* cache)
+  /// `running` (default s.running): the running jobs whose releases it plans with; the others' resources
+  /// must be free in `cluster` (a preemptor's plan without the jobs it may preempt).
+  Planner(const sim::SimState& s, sim::ClusterState& cluster, ProfileCache* cache,
+          const std::vector<std::uint32_t>* running = nullptr)
       : snap_every_(std::max<std::size_t>(64, std::bit_ceil(cluster.nodes().size() / 8))),
         s_(s),
+        running_(running != nullptr ? *running : s.running),
         cluster_(cluster),
         cache_(cache != nullptr ? cache : &own_cache_) {
     const auto& sc = s.site.scheduler;
@@ -486,21 +490,21 @@ class Planner {
     }
     const std::uint32_t running = 2 * ++cache_->release_serial;  // this planner's marks
     const std::uint32_t placed = running + 1;
-    for (auto ji : s_.running) mark[ji] = running;
-    releases_.reserve(s_.running.size());
+    for (auto ji : running_) mark[ji] = running;
+    releases_.reserve(running_.size());
     for (const auto& [end, ji] : cache_->releases)
       if (ji < mark.size() && mark[ji] == running && planned_end(ji) == end) {
         releases_.push_back({end, ji});
         mark[ji] = placed;
       }
     const auto kept = static_cast<std::ptrdiff_t>(releases_.size());
-    for (auto ji : s_.running)
+    for (auto ji : running_)
       if (mark[ji] != placed) releases_.push_back({planned_end(ji), ji});
     std::sort(releases_.begin() + kept, releases_.end(), release_before);
     std::inplace_merge(releases_.begin(), releases_.begin() + kept, releases_.end(), release_before);
     if (cache_->check()) {  // tests: the same list as sorting every release
       std::vector<Release> all;
-      for (auto ji : s_.running) all.push_back({planned_end(ji), ji});
+      for (auto ji : running_) all.push_back({planned_end(ji), ji});
       std::sort(all.begin(), all.end(), release_before);
       if (!std::equal(all.begin(), all.end(), releases_.begin(), releases_.end(),
                       [](const Release& a, const Release& b) { return a.end == b.end && a.job == b.job; }))
@@ -904,6 +908,7 @@ class Planner {
   }
 
   const sim::SimState& s_;
+  const std::vector<std::uint32_t>& running_;  // the jobs whose releases are planned
   sim::ClusterState& cluster_;
   ProfileCache own_cache_;  // when the caller keeps none: every value computed anew
   ProfileCache* cache_;
@@ -1055,6 +1060,28 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
   std::vector<bool> avail_nodes;            // scratch: avail for preemption
   std::vector<std::uint32_t> victim_nodes;  // scratch
 
+  // The will-run of a job that may preempt: the running jobs it may preempt released from the cluster
+  // (and given back after: allocate is release's exact inverse), a planner over the others.
+  std::vector<std::uint32_t> kept_running, preemptable;  // scratch
+  const auto plan_without_preemptable = [&](sim::SimState& st, const sim::SimJob& job,
+                                            std::uint16_t partition, const Words& on, Seconds from,
+                                            Seconds until, bool only_now) -> std::optional<Fit> {
+    kept_running.clear();
+    preemptable.clear();
+    for (const auto ri : st.running)
+      (preemption_->can_preempt(st, job, partition, st.jobs[ri]) ? preemptable : kept_running).push_back(ri);
+    if (preemptable.empty()) return std::nullopt;
+    for (const auto v : preemptable) st.cluster.release(st.jobs[v].request, st.jobs[v].alloc);
+    std::optional<Fit> fit;
+    {
+      Planner without(st, st.cluster, nullptr, &kept_running);
+      fit = without.will_run(job, on, from, until, only_now);
+    }
+    for (auto k = preemptable.size(); k-- > 0;)
+      st.cluster.allocate(st.jobs[preemptable[k]].request, st.jobs[preemptable[k]].alloc);
+    return fit;
+  };
+
   for (const auto& rec : queue) {
     if (stats.tested >= max_test) break;
     auto& j = s.jobs[rec.job];
@@ -1198,6 +1225,13 @@ BackfillStats Backfill::run(sim::SimState& s, sim::JobLauncher& launcher,
           break;
         }
       }
+      // It cannot start now, even by preempting: slurmctld's will-run plans a job that may preempt with
+      // the jobs it may preempt gone from now on (cons_common _will_run_test: "Remove preemptable job
+      // now"), so only the others' releases decide its start.
+      if (preemptor && (!fit || fit->start > now))
+        if (auto f = plan_without_preemptable(s, j, rec.partition, avail, start_res, later_start, no_reserve);
+            f && f->start > now && (!fit || f->start < fit->start))
+          fit = std::move(f);
       if (!fit) {
         if (can_retry) continue;
         break;

@@ -247,6 +247,22 @@ struct Spec {
 };
 
 // Jobs 1..N of user alice, in the order given.
+/// preempt_site with nodes n1..nK (4 CPUs each) in both partitions, preempt/partition_prio REQUEUE.
+Site tiers_site(std::uint32_t nodes) {
+  auto site = preempt_site();
+  for (std::uint32_t k = 2; k <= nodes; ++k) {
+    site.nodes.push_back(site.nodes[0]);
+    site.nodes.back().name = "n" + std::to_string(k);
+  }
+  for (auto& p : site.partitions) {
+    p.nodes.clear();
+    for (const auto& n : site.nodes) p.nodes.push_back(n.name);
+  }
+  site.scheduler.preempt_type = "preempt/partition_prio";
+  site.scheduler.preempt_mode = PreemptMode::kRequeue;
+  return site;
+}
+
 Trace trace_of(const std::vector<Spec>& specs) {
   Trace t;
   for (std::size_t i = 0; i < specs.size(); ++i) {
@@ -340,19 +356,11 @@ TEST_CASE("backfill preempts for a job the main scheduler does not reach") {
   // planned ends); H2 does not fit now, but does once L1 (lowest tier, fewest nodes, lowest id) is
   // preempted: L1 is requeued at 100 and n2 is reserved for H2. The end-triggered pass at 100 starts
   // nothing (H1 blocks), the next backfill cycle (100 + bf_interval 30 = 130) starts H2 on n2.
-  auto site = preempt_site();
-  site.nodes.push_back(site.nodes[0]);
-  site.nodes.push_back(site.nodes[0]);
-  site.nodes[1].name = "n2";
-  site.nodes[2].name = "n3";
-  for (auto& p : site.partitions) p.nodes = {"n1", "n2", "n3"};
-  site.scheduler.preempt_type = "preempt/partition_prio";
-  site.scheduler.preempt_mode = PreemptMode::kRequeue;
-  const auto r = replay(site, trace_of({{0, "high", "normal", 1, 4, 5000, 6000},
-                                        {0, "low", "normal", 1, 4, 5000, 6000},
-                                        {0, "low", "normal", 1, 4, 5000, 6000},
-                                        {100, "high", "normal", 3, 12, 100, 200},
-                                        {100, "high", "normal", 1, 4, 100, 200}}));
+  const auto r = replay(tiers_site(3), trace_of({{0, "high", "normal", 1, 4, 5000, 6000},
+                                                 {0, "low", "normal", 1, 4, 5000, 6000},
+                                                 {0, "low", "normal", 1, 4, 5000, 6000},
+                                                 {100, "high", "normal", 3, 12, 100, 200},
+                                                 {100, "high", "normal", 1, 4, 100, 200}}));
   const auto& jobs = r.state->jobs;
   REQUIRE(jobs[1].past_runs.size() == 1);
   CHECK(jobs[1].past_runs[0].end - kT0 == 100);
@@ -360,6 +368,26 @@ TEST_CASE("backfill preempts for a job the main scheduler does not reach") {
   CHECK(jobs[4].start - kT0 == 130);
   CHECK(jobs[4].started_by == SchedulerPass::kBackfill);
   CHECK(r.metrics.preemptions == 1);
+}
+
+TEST_CASE("backfill plans a job that may preempt without the jobs it may preempt") {
+  // Nodes n1..n4 (4 CPUs), partitions low (tier 1) and high (tier 2) over all four, partition_prio
+  // REQUEUE. t=0: R (high) on n1 until its planned end 3 + 6000; L1 and L2 (low, preemptable by high)
+  // on n2 and n3 until 3 + 9000; n4 stays free. t=100: H (high) wants all four nodes: preempting L1
+  // and L2 is not enough while R runs. slurmctld's will-run plans H with L1 and L2 gone, at R's planned
+  // end 6003 (without them gone it would be their planned end, 9003), so B (low, one node, limit 7000:
+  // it would run until 7100) may not backfill onto n4 at 100, as real Slurm kept such a job off the free
+  // node (docs/fidelity.md, scenario 43). R ends at 5003: H preempts L1 and L2 and starts then, runs
+  // 100 s; B starts when H ends, at 5103 (L1 and L2 are eligible again only at 5003 + 121).
+  const auto r = replay(tiers_site(4), trace_of({{0, "high", "normal", 1, 4, 5000, 6000},
+                                                 {0, "low", "normal", 1, 4, 8000, 9000},
+                                                 {0, "low", "normal", 1, 4, 8000, 9000},
+                                                 {100, "high", "normal", 4, 16, 100, 200},
+                                                 {100, "low", "normal", 1, 4, 100, 7000}}));
+  const auto& jobs = r.state->jobs;
+  CHECK(jobs[3].start - kT0 == 5003);
+  CHECK(jobs[4].start - kT0 == 5103);
+  CHECK(r.metrics.preemptions == 2);
 }
 
 TEST_CASE("a requeued job does not start before it is eligible again, however long the queue") {

@@ -8,12 +8,14 @@
 // then job id; every_second_site runs a main pass and a backfill cycle every second, the first main
 // pass at 1; a job that ends by itself at t is followed by a pass that starts the next job at t.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <filesystem>
 
 #include "replay_support.hpp"
 #include "scenario_support.hpp"
 #include "test_support.hpp"
+#include "traces/file_io.hpp"
 #include "traces/licenses.hpp"
 #include "traces/native_format.hpp"
 #include "traces/readers.hpp"
@@ -193,4 +195,32 @@ TEST_CASE("licences held by an advanced reservation are not modelled, and a warn
   REQUIRE(w.size() == 1);
   CHECK(w[0].find("reservation 'lic': its licences (cpu=8,license/matlab=2) are not modelled") !=
         std::string::npos);
+}
+
+TEST_CASE("a replay warns when the site has licences and no job of the trace asks for one") {
+  // Real Slurm 22.05's own files of scenario 42: its sacct dump has no SubmitLine column, so the -L of
+  // its jobs is nowhere in it, and the replay says so rather than run them as if they needed none.
+  const auto admin =
+      std::filesystem::path(SLURMTWIN_SOURCE_DIR) / "tests/oracle/recorded/42_licenses/run1/admin";
+  const auto out = testing::scratch_dir("licence_warning");
+  const auto site = fmt::format(
+      "--scontrol-config {0}/scontrol-show-config.txt --scontrol-nodes {0}/scontrol-show-nodes.txt "
+      "--scontrol-partitions {0}/scontrol-show-partition.txt --qos-dump {0}/sacctmgr-show-qos.txt "
+      "--sacctmgr-dump {0}/sacctmgr-dump.cfg --timezone UTC",
+      admin.string());
+  const auto r = testing::run_cli(
+      fmt::format("replay {} --trace {}/sacct.txt --out {}", site, admin.string(), (out / "a").string()));
+  CHECK(r.code == 0);
+  CHECK(r.out.find("warning: the site has licences (matlab:3,ansys:2,comsol:1) but no job of the trace asks "
+                   "for one") != std::string::npos);
+  // A trace that asks for some: no such warning.
+  const auto trace = out / "l.sacct";
+  write_file_atomic(trace.string(),
+                    "JobID|User|Account|Partition|QOS|Submit|Start|End|Timelimit|State|ReqTRES|SubmitLine\n"
+                    "1|u1|a1|batch|normal|2026-11-29T11:15:34|2026-11-29T11:15:34|2026-11-29T11:16:24|"
+                    "00:02:00|COMPLETED|cpu=1|sbatch -L matlab:2 job.sh\n");
+  const auto with = testing::run_cli(
+      fmt::format("replay {} --trace {} --out {}", site, trace.string(), (out / "b").string()));
+  CHECK(with.code == 0);
+  CHECK(with.out.find("no job of the trace asks") == std::string::npos);
 }

@@ -1,6 +1,7 @@
 // slurmtwin replay: a trace on a site -> per-job results, sacct output and metrics.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "experiments/replay/stopwatch.hpp"
 #include "experiments/replay/trace_input.hpp"
 #include "traces/file_io.hpp"
+#include "traces/licenses.hpp"
 #include "traces/synthetic.hpp"
 #include "traces/time_format.hpp"
 
@@ -66,6 +68,15 @@ int command_replay(const Args& args) {
       report.file = trace.source;
       report.records = report.accepted = trace.jobs.size();
     }
+    // Licences the site has but no job asks for: most often a sacct dump without the column that carries
+    // them, which would replay every licence-bound job as if it needed none.
+    if (!site.licenses.empty() && vm.count("trace") &&
+        std::none_of(trace.jobs.begin(), trace.jobs.end(),
+                     [](const JobRecord& j) { return j.licenses != kNoName; }))
+      std::cerr << fmt::format(
+          "warning: the site has licences ({}) but no job of the trace asks for one: sacct gives them in "
+          "SubmitLine (-L, 22.05) or Licenses (23.02 on), or ReqTRES where they are tracked as TRES\n",
+          format_licenses(site.licenses));
     ReplayOptions ro;
     ro.add_missing_associations = !vm["no-auto-assoc"].as<bool>();
     ro.check_invariants = vm["check-invariants"].as<bool>();

@@ -54,10 +54,12 @@ TraceReadOptions trace_read_options(const po::variables_map& vm) {
 
 namespace {
 // The sacct columns docs/getting-started.md asks for (each one sacct 22.05 accepts: it refuses Restarts;
-// requeued runs come from -D).
+// requeued runs come from -D). SubmitLine (21.08 on) carries what no other column does: --exclusive,
+// --ntasks-per-node, -c, an array's %N and -L, when given on the command line.
 constexpr const char* kRecommendedSacctColumns =
     "JobID,JobIDRaw,JobName,User,Account,Partition,QOS,Submit,Eligible,Start,End,Elapsed,Timelimit,State,"
-    "NNodes,ReqNodes,NCPUS,ReqCPUS,ReqMem,ReqTRES,NodeList,Priority,Flags,Constraints";
+    "NNodes,ReqNodes,NCPUS,ReqCPUS,ReqMem,ReqTRES,NodeList,Priority,Flags,Constraints,Reservation,"
+    "ReservationId,SubmitLine";
 }  // namespace
 
 Trace load_traces(const std::vector<std::string>& paths, const po::variables_map& vm, ReadReport& report,

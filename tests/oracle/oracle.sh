@@ -613,7 +613,7 @@ admin_run() {
 # the Slurm commands themselves while slurmctld and slurmdbd run, so that the project's importers are
 # tested on real 22.05 output rather than on what we believe it prints.
 # (sacct 22.05 has no Restarts field: "Invalid field requested"; it is left out.)
-ADMIN_SACCT_FORMAT=JobID,JobIDRaw,JobName,User,Account,Partition,QOS,Submit,Eligible,Start,End,Elapsed,Timelimit,State,NNodes,ReqNodes,NCPUS,ReqCPUS,ReqMem,ReqTRES,NodeList,Priority,Flags,Constraints,Reservation,ReservationId
+ADMIN_SACCT_FORMAT=JobID,JobIDRaw,JobName,User,Account,Partition,QOS,Submit,Eligible,Start,End,Elapsed,Timelimit,State,NNodes,ReqNodes,NCPUS,ReqCPUS,ReqMem,ReqTRES,NodeList,Priority,Flags,Constraints,Reservation,ReservationId,SubmitLine
 # Every field sacctmgr 22.05 has for reservations (Assocs: association ids). Naming a format also drops
 # the default time window of a bare `show reservation` (since yesterday 00:00, up to now: a reservation
 # still to start is left out), so every reservation is listed.

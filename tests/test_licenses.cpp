@@ -12,6 +12,7 @@
 
 #include <filesystem>
 
+#include "experiments/sweep/sweep_spec.hpp"
 #include "replay_support.hpp"
 #include "scenario_support.hpp"
 #include "test_support.hpp"
@@ -223,4 +224,32 @@ TEST_CASE("a replay warns when the site has licences and no job of the trace ask
       fmt::format("replay {} --trace {} --out {}", site, trace.string(), (out / "b").string()));
   CHECK(with.code == 0);
   CHECK(with.out.find("no job of the trace asks") == std::string::npos);
+}
+
+TEST_CASE("a sweep may vary how many of a licence the site has: Licenses/<name>") {
+  // "What if we bought another licence?" The trace of the first scheduling test: J1 takes both of
+  // lic's 2 licences, J2 (one) waits for them until 101, J3 (none) starts at 1.
+  const auto trace = with_licenses(make_trace({{0, 1, 4, 100, 600}, {0, 1, 1, 50, 600}, {0, 1, 1, 50, 600}}),
+                                   {"lic:2", "lic:1", ""});
+  const auto site = licensed_site(2, 4, "lic:2");
+  bool integer = false;
+  CHECK(experiments::setting_is_known("Licenses/lic", integer));
+  CHECK(integer);
+  CHECK(experiments::current_setting(site, "Licenses/lic") == 2);
+  const auto with = [&](double count) {
+    auto s = site;
+    experiments::apply_setting(s, "Licenses/lic", count);
+    CHECK(experiments::current_setting(s, "Licenses/lic") == count);
+    return testing::checked_replay(s, trace);
+  };
+  const auto three = with(3);  // room for J1 and J2 at once
+  CHECK(three.state->jobs[1].start - kT0 == 1);
+  const auto one = with(1);  // J1 asks more than the site has: refused at submit, as slurmctld does
+  CHECK(one.state->jobs[0].reject_reason == "more licences than the site has (Licenses=)");
+  CHECK(one.state->jobs[1].start - kT0 == 1);
+  auto s = site;
+  CHECK_THROWS_WITH_AS(experiments::apply_setting(s, "Licenses/nosuch", 1),
+                       "Licenses/nosuch: the site has no licence 'nosuch' (Licenses=)",
+                       std::invalid_argument);
+  CHECK_THROWS_AS(experiments::apply_setting(s, "Licenses/lic", -1), std::invalid_argument);
 }

@@ -42,6 +42,24 @@ std::string qos_of(const std::string& setting) {
   return setting.substr(kPrefix.size(), setting.size() - kPrefix.size() - kSuffix.size());
 }
 
+/// "Licenses/<name>" -> name ("" when not of that form): the count of one of the site's licences.
+std::string license_of(const std::string& setting) {
+  constexpr std::string_view kPrefix = "Licenses/";
+  return setting.size() > kPrefix.size() && setting.starts_with(kPrefix) ? setting.substr(kPrefix.size())
+                                                                         : "";
+}
+
+/// The site's licence named by a Licenses/<name> setting (SiteT: Site or const Site); throws when it has
+/// none of that name.
+template <class SiteT>
+auto& site_license(SiteT& site, const std::string& setting, const std::string& name) {
+  const auto it = std::find_if(site.licenses.begin(), site.licenses.end(),
+                               [&](const LicenseCount& l) { return l.name == name; });
+  if (it == site.licenses.end())
+    throw std::invalid_argument(fmt::format("{}: the site has no licence '{}' (Licenses=)", setting, name));
+  return *it;
+}
+
 std::uint32_t to_u32(const std::string& name, double v) {
   if (!(v >= 0) || v > std::numeric_limits<std::uint32_t>::max())
     throw std::invalid_argument(fmt::format("{}: value {} out of range", name, v));
@@ -118,7 +136,7 @@ bool setting_is_known(const std::string& name, bool& integer) {
     integer = false;
     return true;
   }
-  if (!qos_of(name).empty()) {
+  if (!qos_of(name).empty() || !license_of(name).empty()) {
     integer = true;
     return true;
   }
@@ -148,6 +166,13 @@ void apply_setting(Site& site, const std::string& name, double value) {
     if (it == site.qos.end())
       throw std::invalid_argument(fmt::format("{}: the site has no QOS '{}'", name, q));
     it->priority = to_u32(name, value);
+  } else if (const auto l = license_of(name); !l.empty()) {
+    // How many the site has: a job asking more is refused at submit, as slurmctld refuses it.
+    auto& lic = site_license(site, name, l);
+    const auto count = to_u32(name, value);
+    if (count > kMaxLicenseCount)
+      throw std::invalid_argument(fmt::format("{}: value {} out of range", name, value));
+    lic.count = count;
   } else {
     throw std::invalid_argument(fmt::format("unknown sweep setting '{}'", name));
   }
@@ -171,6 +196,7 @@ double current_setting(const Site& site, const std::string& name) {
       throw std::invalid_argument(fmt::format("{}: the site has no QOS '{}'", name, q));
     return it->priority;
   }
+  if (const auto l = license_of(name); !l.empty()) return site_license(site, name, l).count;
   throw std::invalid_argument(fmt::format("unknown sweep setting '{}'", name));
 }
 

@@ -104,10 +104,10 @@ SweepSpec load_sweep_spec(const std::string& path);
 /// Names: PriorityWeight{Age,Fairshare,JobSize,Partition,QOS,Assoc}, PriorityWeightTRES/<tres>,
 /// PriorityMaxAge (s), PriorityDecayHalfLife (s), PriorityFavorSmall (0/1), bf_interval (s),
 /// bf_window (min, as slurm.conf), bf_resolution (s), bf_max_job_test, bf_max_job_user,
-/// default_queue_depth, sched_interval (s), QOS/<name>/Priority.
+/// default_queue_depth, sched_interval (s), QOS/<name>/Priority, Licenses/<name> (the site's count).
 bool setting_is_known(const std::string& name, bool& integer);
-/// Sets one setting on `site`; throws std::invalid_argument for an unknown setting, a QOS the site
-/// lacks, or a value out of the setting's range.
+/// Sets one setting on `site`; throws std::invalid_argument for an unknown setting, a QOS or licence
+/// the site lacks, or a value out of the setting's range.
 void apply_setting(Site& site, const std::string& name, double value);
 /// The value `site` has for a setting, in the unit apply_setting takes (bf_window: minutes;
 /// PriorityWeightTRES/x: 0 when the site weights no x); throws as apply_setting.

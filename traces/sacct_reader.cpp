@@ -426,10 +426,10 @@ std::optional<std::uint32_t> array_task_cap(std::string_view spec, std::string_v
 
 /// The sbatch options sacct has no column for, from SubmitLine ("sbatch --exclusive -c 4 job.sh"):
 /// --exclusive (the node-exclusive form, not =user/=mcs/=topo), --ntasks-per-node, --cpus-per-task /
-/// -c, and the task cap of --array / -a ("0-9%2": at most 2 tasks at once). Options given in the script's
-/// #SBATCH lines are not in SubmitLine; a script argument spelt like one of these options would be read as
-/// it. Throws BadField on a bad count.
-void read_submit_line(std::string_view line, JobRecord& j, NameDictionary& licenses) {
+/// -c, the task cap of --array / -a ("0-9%2": at most 2 tasks at once) and --licenses / -L (interned in
+/// `strings`). Options given in the script's #SBATCH lines are not in SubmitLine; a script argument spelt
+/// like one of these options would be read as it. Throws BadField on a bad count.
+void read_submit_line(std::string_view line, JobRecord& j, NameDictionary& strings) {
   const auto words = text::split_ws(line);
   const auto count = [&](std::string_view option, std::size_t& i) -> std::optional<std::uint32_t> {
     const auto value = option_value(words, option, i);
@@ -449,9 +449,9 @@ void read_submit_line(std::string_view line, JobRecord& j, NameDictionary& licen
     } else if (const auto c2 = count("-c", i)) {
       j.cpus_per_task = *c2;
     } else if (const auto lic = option_value(words, "--licenses", i)) {
-      j.licenses = licenses.intern(*lic);
+      j.licenses = strings.intern(*lic);
     } else if (const auto lic2 = option_value(words, "-L", i)) {
-      j.licenses = licenses.intern(*lic2);
+      j.licenses = strings.intern(*lic2);
     } else if (const auto spec = option_value(words, "--array", i)) {
       j.array_max_running = *array_task_cap(*spec, line, true);
     } else if (const bool separate = words[i] == "-a"; const auto a = option_value(words, "-a", i)) {

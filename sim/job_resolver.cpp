@@ -53,12 +53,11 @@ std::string resolve_licenses(const Site& site, const std::string& spec, std::vec
     return "invalid licence specification";
   }
   for (const auto& a : asked) {
-    const auto it = std::find_if(site.licenses.begin(), site.licenses.end(),
-                                 [&](const LicenseCount& l) { return l.name == a.name; });
-    if (it == site.licenses.end()) return "unknown licence (not in the site's Licenses=)";
-    if (a.count > it->count && !site.scheduler.params.allow_zero_lic)
+    const auto* lic = site.find_license(a.name);
+    if (lic == nullptr) return "unknown licence (not in the site's Licenses=)";
+    if (a.count > lic->count && !site.scheduler.params.allow_zero_lic)
       return "more licences than the site has (Licenses=)";
-    if (a.count > 0) out.push_back({static_cast<std::uint32_t>(it - site.licenses.begin()), a.count});
+    if (a.count > 0) out.push_back({static_cast<std::uint32_t>(lic - site.licenses.data()), a.count});
   }
   return {};
 }

@@ -204,11 +204,7 @@ TEST_CASE("a replay warns when the site has licences and no job of the trace ask
   const auto admin =
       std::filesystem::path(SLURMTWIN_SOURCE_DIR) / "tests/oracle/recorded/42_licenses/run1/admin";
   const auto out = testing::scratch_dir("licence_warning");
-  const auto site = fmt::format(
-      "--scontrol-config {0}/scontrol-show-config.txt --scontrol-nodes {0}/scontrol-show-nodes.txt "
-      "--scontrol-partitions {0}/scontrol-show-partition.txt --qos-dump {0}/sacctmgr-show-qos.txt "
-      "--sacctmgr-dump {0}/sacctmgr-dump.cfg --timezone UTC",
-      admin.string());
+  const auto site = testing::admin_site_options(admin) + " --timezone UTC";
   const auto r = testing::run_cli(
       fmt::format("replay {} --trace {}/sacct.txt --out {}", site, admin.string(), (out / "a").string()));
   CHECK(r.code == 0);

@@ -434,11 +434,9 @@ TEST_CASE("end to end: scenario 17's admin files and its sacct dump replay to wi
   const auto admin =
       std::filesystem::path(SLURMTWIN_SOURCE_DIR) / "tests/oracle/recorded/17_site_files/run1/admin";
   const auto scratch = testing::scratch_dir("e2e17");
-  const auto run = testing::run_cli(fmt::format(
-      "replay --scontrol-config {0}/scontrol-show-config.txt --scontrol-nodes {0}/scontrol-show-nodes.txt "
-      "--scontrol-partitions {0}/scontrol-show-partition.txt --qos-dump {0}/sacctmgr-show-qos.txt "
-      "--sacctmgr-dump {0}/sacctmgr-dump.cfg --trace {0}/sacct.txt --timezone UTC --out {1}",
-      admin.string(), (scratch / "run").string()));
+  const auto run = testing::run_cli(fmt::format("replay {} --trace {}/sacct.txt --timezone UTC --out {}",
+                                                testing::admin_site_options(admin), admin.string(),
+                                                (scratch / "run").string()));
   REQUIRE(run.code == 0);
   // every job accounted for: 23 ran, j009 was cancelled while pending, as recorded
   CHECK(run.out.find(
@@ -516,11 +514,8 @@ TEST_CASE("end to end: scenario 18's reservations and node events replay to with
   const auto admin = std::filesystem::path(SLURMTWIN_SOURCE_DIR) /
                      "tests/oracle/recorded/18_outages_reservations/run1/admin";
   const auto scratch = testing::scratch_dir("e2e18");
-  const auto site = fmt::format(
-      "--scontrol-config {0}/scontrol-show-config.txt --scontrol-nodes {0}/scontrol-show-nodes.txt "
-      "--scontrol-partitions {0}/scontrol-show-partition.txt --qos-dump {0}/sacctmgr-show-qos.txt "
-      "--sacctmgr-dump {0}/sacctmgr-dump.cfg --trace {0}/sacct.txt --timezone UTC",
-      admin.string());
+  const auto site = fmt::format("{} --trace {}/sacct.txt --timezone UTC", testing::admin_site_options(admin),
+                                admin.string());
   const auto replay = [&](const std::string& extra, const char* out) {
     return testing::run_cli(fmt::format("replay {} {} --out {}", site, extra, (scratch / out).string()));
   };

@@ -78,6 +78,17 @@ inline CliRun run_cli(const std::string& args) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(capture)};
 }
 
+/// The replay options naming the site files a real site's admin gives, as a recorded run's admin/
+/// holds them (tests/oracle/recorded/SCENARIO/runK/admin): scontrol show config, nodes and partition,
+/// sacctmgr show qos and sacctmgr dump.
+inline std::string admin_site_options(const std::filesystem::path& admin) {
+  return fmt::format(
+      "--scontrol-config {0}/scontrol-show-config.txt --scontrol-nodes {0}/scontrol-show-nodes.txt "
+      "--scontrol-partitions {0}/scontrol-show-partition.txt --qos-dump {0}/sacctmgr-show-qos.txt "
+      "--sacctmgr-dump {0}/sacctmgr-dump.cfg",
+      admin.string());
+}
+
 /// The message of the InputError that `f` throws ("" when it throws none).
 template <class F>
 std::string input_error(F&& f) {

@@ -100,11 +100,7 @@ TEST_CASE("--timezone: an unknown zone is a usage error, a known one shifts the 
 
   // A replay of Berlin-time sacct writes its jobs.sacct in Berlin time too: job 1's Submit there is
   // the recorded one, as sacct printed it.
-  const std::string site = fmt::format(
-      "--scontrol-config {0}/scontrol-show-config.txt --scontrol-nodes {0}/scontrol-show-nodes.txt "
-      "--scontrol-partitions {0}/scontrol-show-partition.txt --qos-dump {0}/sacctmgr-show-qos.txt "
-      "--sacctmgr-dump {0}/sacctmgr-dump.cfg",
-      admin.string());
+  const std::string site = testing::admin_site_options(admin);
   const auto out = (dir / "run").string();
   const auto r = testing::run_cli(fmt::format(
       "replay {} --trace {}/sacct-local.txt --timezone Europe/Berlin --out {}", site, admin.string(), out));

@@ -87,6 +87,9 @@ const Partition* Site::find_partition(std::string_view name) const {
 const Qos* Site::find_qos(std::string_view name) const {
   return find_by_name(qos, name);
 }
+const LicenseCount* Site::find_license(std::string_view name) const {
+  return find_by_name(licenses, name);
+}
 const Account* Site::find_account(std::string_view name) const {
   return find_by_name(accounts, name);
 }

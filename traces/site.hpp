@@ -355,6 +355,7 @@ struct Site {
   const Qos* find_qos(std::string_view name) const;
   const Account* find_account(std::string_view name) const;
   const User* find_user(std::string_view name) const;
+  const LicenseCount* find_license(std::string_view name) const;
   /// Throwing twins: name the missing key.
   const Partition& partition(std::string_view name) const;
   const Qos& qos_named(std::string_view name) const;

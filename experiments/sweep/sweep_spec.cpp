@@ -49,15 +49,13 @@ std::string license_of(const std::string& setting) {
                                                                          : "";
 }
 
-/// The site's licence named by a Licenses/<name> setting (SiteT: Site or const Site); throws when it has
-/// none of that name.
-template <class SiteT>
-auto& site_license(SiteT& site, const std::string& setting, const std::string& name) {
-  const auto it = std::find_if(site.licenses.begin(), site.licenses.end(),
-                               [&](const LicenseCount& l) { return l.name == name; });
-  if (it == site.licenses.end())
+/// The index in Site::licenses of the licence a Licenses/<name> setting names; throws when the site
+/// has none of that name.
+std::size_t license_index(const Site& site, const std::string& setting, const std::string& name) {
+  const auto* lic = site.find_license(name);
+  if (lic == nullptr)
     throw std::invalid_argument(fmt::format("{}: the site has no licence '{}' (Licenses=)", setting, name));
-  return *it;
+  return static_cast<std::size_t>(lic - site.licenses.data());
 }
 
 std::uint32_t to_u32(const std::string& name, double v) {
@@ -168,11 +166,11 @@ void apply_setting(Site& site, const std::string& name, double value) {
     it->priority = to_u32(name, value);
   } else if (const auto l = license_of(name); !l.empty()) {
     // How many the site has: a job asking more is refused at submit, as slurmctld refuses it.
-    auto& lic = site_license(site, name, l);
+    const auto k = license_index(site, name, l);
     const auto count = to_u32(name, value);
     if (count > kMaxLicenseCount)
       throw std::invalid_argument(fmt::format("{}: value {} out of range", name, value));
-    lic.count = count;
+    site.licenses[k].count = count;
   } else {
     throw std::invalid_argument(fmt::format("unknown sweep setting '{}'", name));
   }
@@ -196,7 +194,7 @@ double current_setting(const Site& site, const std::string& name) {
       throw std::invalid_argument(fmt::format("{}: the site has no QOS '{}'", name, q));
     return it->priority;
   }
-  if (const auto l = license_of(name); !l.empty()) return site_license(site, name, l).count;
+  if (const auto l = license_of(name); !l.empty()) return site.licenses[license_index(site, name, l)].count;
   throw std::invalid_argument(fmt::format("unknown sweep setting '{}'", name));
 }
 
